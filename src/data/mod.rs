@@ -1,0 +1,233 @@
+//! Borrowed, validated views over caller-owned buffers.
+//!
+//! A [`PairwiseView`] holds the pairwise feature differences `x_i = φ(s_i, a_i¹) − φ(s_i, a_i⁰)`
+//! as a row-major `n × d` slice, binary labels `y_i ∈ {0, 1}` (`1` = `a¹` preferred) and optional
+//! non-negative sample weights with *frequency* semantics: weight `k` is the same as the row
+//! repeated `k` times (Chowdhury, Zhou & Natarajan 2024, §2, eq. 1). Nothing is copied. All
+//! validation happens once, at construction, with errors that name the row and column.
+
+#[cfg(feature = "npy")]
+pub mod npy;
+
+use crate::error::{DataErrorKind, Error, Location, Result};
+use rayon::prelude::*;
+
+/// Borrowed pairwise preference data: features `x` (`n × d`, row-major), labels `y ∈ {0,1}`,
+/// optional weights. See the module docs.
+#[derive(Debug, Clone, Copy)]
+pub struct PairwiseView<'a> {
+    x: &'a [f64],
+    y: &'a [u8],
+    weights: Option<&'a [f64]>,
+    n: usize,
+    d: usize,
+    total_weight: f64,
+}
+
+impl<'a> PairwiseView<'a> {
+    /// Validates and wraps the buffers. `x.len()` must be `n·d` with `n, d ≥ 1`; features must
+    /// be finite; labels must be 0 or 1; weights (if any) finite, non-negative, not all zero.
+    pub fn new(x: &'a [f64], n: usize, d: usize, y: &'a [u8], weights: Option<&'a [f64]>) -> Result<Self> {
+        check_shape(x.len(), n, d)?;
+        if y.len() != n {
+            return Err(Error::Shape(format!("y has {} labels but x has {n} rows", y.len())));
+        }
+        check_finite_rows(x, d)?;
+        check_labels(y, 2)?;
+        let total_weight = match weights {
+            None => n as f64,
+            Some(w) => check_weights(w, n)?,
+        };
+        Ok(PairwiseView { x, y, weights, n, d, total_weight })
+    }
+
+    /// Number of samples (rows).
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.n
+    }
+    /// Number of features (columns).
+    #[inline]
+    pub fn d(&self) -> usize {
+        self.d
+    }
+    /// Row-major features, `n·d` values.
+    #[inline]
+    pub fn x(&self) -> &'a [f64] {
+        self.x
+    }
+    /// Row `i` of the features.
+    #[inline]
+    pub fn row(&self, i: usize) -> &'a [f64] {
+        &self.x[i * self.d..(i + 1) * self.d]
+    }
+    /// Labels.
+    #[inline]
+    pub fn y(&self) -> &'a [u8] {
+        self.y
+    }
+    /// Sample weights, if any.
+    #[inline]
+    pub fn weights(&self) -> Option<&'a [f64]> {
+        self.weights
+    }
+    /// `Σ w_i` (equals `n` without weights): the effective sample size used by the objective.
+    #[inline]
+    pub fn total_weight(&self) -> f64 {
+        self.total_weight
+    }
+    /// The same features and weights with other labels (e.g. privatised ones), validated.
+    pub fn with_labels<'b>(&self, y: &'b [u8]) -> Result<PairwiseView<'b>>
+    where
+        'a: 'b,
+    {
+        if y.len() != self.n {
+            return Err(Error::Shape(format!("y has {} labels but x has {} rows", y.len(), self.n)));
+        }
+        check_labels(y, 2)?;
+        Ok(PairwiseView { y, ..*self })
+    }
+    /// `max_i ‖x_i‖₂`, or with `centered`, `max_i ‖P x_i‖₂` where `P = I − 11ᵀ/d` (the bound on
+    /// `|x_iᵀθ| / ‖θ‖` over the sum-zero subspace, spec §1.1).
+    pub fn max_row_norm(&self, centered: bool) -> f64 {
+        let d = self.d;
+        self.x
+            .par_chunks(d)
+            .map(|r| {
+                let ss: f64 = r.iter().map(|v| v * v).sum();
+                if centered {
+                    let m: f64 = r.iter().sum::<f64>() / d as f64;
+                    (ss - d as f64 * m * m).max(0.0).sqrt()
+                } else {
+                    ss.sqrt()
+                }
+            })
+            .reduce(|| 0.0, f64::max)
+    }
+}
+
+/// Owned pairwise data (from a file or a simulator); [`PairwiseData::view`] validates it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairwiseData {
+    /// Row-major `n × d` features.
+    pub x: Vec<f64>,
+    /// Labels in {0, 1}.
+    pub y: Vec<u8>,
+    /// Optional sample weights.
+    pub weights: Option<Vec<f64>>,
+    /// Rows.
+    pub n: usize,
+    /// Columns.
+    pub d: usize,
+}
+
+impl PairwiseData {
+    /// A validated view of this data.
+    pub fn view(&self) -> Result<PairwiseView<'_>> {
+        PairwiseView::new(&self.x, self.n, self.d, &self.y, self.weights.as_deref())
+    }
+}
+
+/// Checks `len == n·d` with `n, d ≥ 1`.
+pub(crate) fn check_shape(len: usize, n: usize, d: usize) -> Result<()> {
+    if n == 0 {
+        return Err(Error::Shape("no samples (n = 0)".into()));
+    }
+    if d == 0 {
+        return Err(Error::Shape("no features (d = 0)".into()));
+    }
+    match n.checked_mul(d) {
+        Some(nd) if nd == len => Ok(()),
+        _ => Err(Error::Shape(format!("x has {len} values, expected n·d = {n}·{d}"))),
+    }
+}
+
+/// First non-finite feature, reported with its row and column.
+pub(crate) fn check_finite_rows(x: &[f64], d: usize) -> Result<()> {
+    let bad_row = x.par_chunks(d).position_first(|r| r.iter().any(|v| !v.is_finite()));
+    if let Some(row) = bad_row {
+        let r = &x[row * d..(row + 1) * d];
+        let col = r.iter().position(|v| !v.is_finite()).unwrap_or(0);
+        let kind = if r[col].is_nan() { DataErrorKind::NaN } else { DataErrorKind::Infinite };
+        return Err(Error::Data { input: "x", at: Location { row, col: Some(col) }, kind });
+    }
+    Ok(())
+}
+
+/// First label `>= bound`, reported with its row.
+pub(crate) fn check_labels(y: &[u8], bound: u8) -> Result<()> {
+    if let Some(row) = y.iter().position(|&l| l >= bound) {
+        return Err(Error::Data {
+            input: "y",
+            at: Location { row, col: None },
+            kind: DataErrorKind::LabelOutOfRange { label: y[row] as u64, bound: bound as u64 },
+        });
+    }
+    Ok(())
+}
+
+/// Validates weights and returns their sum.
+pub(crate) fn check_weights(w: &[f64], n: usize) -> Result<f64> {
+    if w.len() != n {
+        return Err(Error::Shape(format!("weights has {} values but x has {n} rows", w.len())));
+    }
+    for (row, &v) in w.iter().enumerate() {
+        let kind = if !v.is_finite() {
+            DataErrorKind::NonFiniteWeight
+        } else if v < 0.0 {
+            DataErrorKind::NegativeWeight
+        } else {
+            continue;
+        };
+        return Err(Error::Data { input: "weights", at: Location { row, col: None }, kind });
+    }
+    let total: f64 = w.iter().sum();
+    if !(total > 0.0) {
+        return Err(Error::param("weights", "all sample weights are zero"));
+    }
+    if !total.is_finite() {
+        return Err(Error::param("weights", "the sum of the sample weights overflows"));
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_row_and_column() {
+        let x = [1.0, 2.0, 3.0, f64::NAN, 5.0, 6.0];
+        let e = PairwiseView::new(&x, 3, 2, &[0, 1, 0], None).unwrap_err();
+        assert!(matches!(e, Error::Data { input: "x", at: Location { row: 1, col: Some(1) }, kind: DataErrorKind::NaN }), "{e}");
+        let x = [1.0, f64::NEG_INFINITY];
+        let e = PairwiseView::new(&x, 1, 2, &[0], None).unwrap_err();
+        assert!(matches!(e, Error::Data { at: Location { row: 0, col: Some(1) }, kind: DataErrorKind::Infinite, .. }), "{e}");
+        let x = [1.0; 6];
+        let e = PairwiseView::new(&x, 3, 2, &[0, 1, 2], None).unwrap_err();
+        assert!(matches!(e, Error::Data { input: "y", at: Location { row: 2, col: None }, kind: DataErrorKind::LabelOutOfRange { label: 2, bound: 2 } }), "{e}");
+        assert!(matches!(PairwiseView::new(&x, 3, 2, &[0, 1], None), Err(Error::Shape(_))));
+        assert!(matches!(PairwiseView::new(&x, 2, 2, &[0, 1], None), Err(Error::Shape(_))));
+        assert!(matches!(PairwiseView::new(&[], 0, 2, &[], None), Err(Error::Shape(_))));
+        assert!(matches!(PairwiseView::new(&[], 3, 0, &[0, 0, 0], None), Err(Error::Shape(_))));
+        let e = PairwiseView::new(&x, 3, 2, &[0, 1, 1], Some(&[1.0, -1.0, 1.0])).unwrap_err();
+        assert!(matches!(e, Error::Data { input: "weights", at: Location { row: 1, col: None }, kind: DataErrorKind::NegativeWeight }), "{e}");
+        let e = PairwiseView::new(&x, 3, 2, &[0, 1, 1], Some(&[0.0, 0.0, 0.0])).unwrap_err();
+        assert!(matches!(e, Error::InvalidParam { name: "weights", .. }), "{e}");
+        let e = PairwiseView::new(&x, 3, 2, &[0, 1, 1], Some(&[1.0, f64::NAN, 0.0])).unwrap_err();
+        assert!(matches!(e, Error::Data { kind: DataErrorKind::NonFiniteWeight, .. }), "{e}");
+        assert!(matches!(PairwiseView::new(&x, 3, 2, &[0, 1, 1], Some(&[1.0])), Err(Error::Shape(_))));
+    }
+
+    #[test]
+    fn total_weight_and_norms() {
+        let x = [3.0, 4.0, 1.0, 1.0];
+        let v = PairwiseView::new(&x, 2, 2, &[1, 0], Some(&[2.0, 0.5])).unwrap();
+        assert_eq!(v.total_weight(), 2.5);
+        assert_eq!(v.max_row_norm(false), 5.0);
+        // P(3,4) = (-0.5, 0.5): norm sqrt(0.5)
+        assert!((v.max_row_norm(true) - 0.5f64.sqrt()).abs() < 1e-15);
+        let v = PairwiseView::new(&x, 2, 2, &[1, 0], None).unwrap();
+        assert_eq!(v.total_weight(), 2.0);
+    }
+}

@@ -1,0 +1,168 @@
+//! `.npy` input/output for the CLI and examples (via the `npyz` crate).
+//!
+//! * Features: 2-D `float64` or `float32` (converted to f64), C or Fortran order.
+//! * Labels: 1-D (or `n × 1`) integer or bool arrays of any width (`u8`…`i64`); values must fit
+//!   the label set, checked with the row named.
+//! * Vectors (weights, linear terms): 1-D (or `n × 1`) `float64`/`float32`.
+
+use crate::error::{DataErrorKind, Error, Location, Result};
+use npyz::{DType, NpyFile, TypeChar, WriterBuilder};
+use std::io::BufReader;
+use std::path::Path;
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Io { path: path.display().to_string(), message: e.to_string() }
+}
+
+fn open(path: &Path) -> Result<NpyFile<BufReader<std::fs::File>>> {
+    let f = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+    NpyFile::new(BufReader::new(f)).map_err(|e| io_err(path, format!("not a valid .npy file: {e}")))
+}
+
+fn type_of(path: &Path, dtype: &DType) -> Result<(TypeChar, u64)> {
+    match dtype {
+        DType::Plain(ts) => Ok((ts.type_char(), ts.size_field())),
+        other => Err(io_err(path, format!("unsupported dtype {}", other.descr()))),
+    }
+}
+
+/// Reads numeric data as f64 from an opened file (float32/float64 only).
+fn read_floats(path: &Path, npy: NpyFile<BufReader<std::fs::File>>) -> Result<Vec<f64>> {
+    let (tc, size) = type_of(path, &npy.dtype())?;
+    match (tc, size) {
+        (TypeChar::Float, 8) => npy.into_vec::<f64>().map_err(|e| io_err(path, e)),
+        (TypeChar::Float, 4) => Ok(npy.into_vec::<f32>().map_err(|e| io_err(path, e))?.into_iter().map(f64::from).collect()),
+        _ => Err(io_err(path, format!("expected float64 or float32 data, found dtype {}", npy.dtype().descr()))),
+    }
+}
+
+/// A 2-D float matrix as row-major `(values, rows, cols)`.
+pub fn read_matrix(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize)> {
+    let path = path.as_ref();
+    let npy = open(path)?;
+    let shape = npy.shape().to_vec();
+    let fortran = npy.order() == npyz::Order::Fortran;
+    let (n, d) = match shape[..] {
+        [n, d] => (n as usize, d as usize),
+        _ => return Err(io_err(path, format!("expected a 2-D array (n × d), found shape {shape:?}"))),
+    };
+    let v = read_floats(path, npy)?;
+    if !fortran {
+        return Ok((v, n, d));
+    }
+    let mut r = vec![0.0; n * d];
+    for j in 0..d {
+        for i in 0..n {
+            r[i * d + j] = v[j * n + i];
+        }
+    }
+    Ok((r, n, d))
+}
+
+fn vector_len(path: &Path, shape: &[u64]) -> Result<usize> {
+    match shape {
+        [n] | [n, 1] => Ok(*n as usize),
+        _ => Err(io_err(path, format!("expected a 1-D array, found shape {shape:?}"))),
+    }
+}
+
+/// A 1-D float vector (also accepts `n × 1`).
+pub fn read_vector(path: impl AsRef<Path>) -> Result<Vec<f64>> {
+    let path = path.as_ref();
+    let npy = open(path)?;
+    vector_len(path, npy.shape())?;
+    read_floats(path, npy)
+}
+
+/// A 1-D label vector of any integer or bool dtype, as `u8`. Values outside `0..bound` are an
+/// error naming the row (`bound ≤ 256`).
+pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
+    let path = path.as_ref();
+    let npy = open(path)?;
+    vector_len(path, npy.shape())?;
+    let (tc, size) = type_of(path, &npy.dtype())?;
+    let descr = npy.dtype().descr();
+    let wide: Vec<i128> = match (tc, size) {
+        (TypeChar::Bool, 1) => npy.into_vec::<bool>().map_err(|e| io_err(path, e))?.into_iter().map(i128::from).collect(),
+        (TypeChar::Uint, 1) => conv(npy.into_vec::<u8>(), path)?,
+        (TypeChar::Uint, 2) => conv(npy.into_vec::<u16>(), path)?,
+        (TypeChar::Uint, 4) => conv(npy.into_vec::<u32>(), path)?,
+        (TypeChar::Uint, 8) => conv(npy.into_vec::<u64>(), path)?,
+        (TypeChar::Int, 1) => conv(npy.into_vec::<i8>(), path)?,
+        (TypeChar::Int, 2) => conv(npy.into_vec::<i16>(), path)?,
+        (TypeChar::Int, 4) => conv(npy.into_vec::<i32>(), path)?,
+        (TypeChar::Int, 8) => conv(npy.into_vec::<i64>(), path)?,
+        _ => return Err(io_err(path, format!("labels must be an integer or bool array, found dtype {descr}"))),
+    };
+    let mut out = Vec::with_capacity(wide.len());
+    for (row, &v) in wide.iter().enumerate() {
+        if v < 0 || v >= bound as i128 {
+            return Err(Error::Data {
+                input: "y",
+                at: Location { row, col: None },
+                kind: DataErrorKind::LabelOutOfRange { label: v.clamp(0, u64::MAX as i128) as u64, bound: bound as u64 },
+            });
+        }
+        out.push(v as u8);
+    }
+    Ok(out)
+}
+
+fn conv<T: Into<i128>>(r: std::io::Result<Vec<T>>, path: &Path) -> Result<Vec<i128>> {
+    Ok(r.map_err(|e| io_err(path, e))?.into_iter().map(Into::into).collect())
+}
+
+/// Writes a C-order float64 array of the given shape.
+pub fn write_f64(path: impl AsRef<Path>, data: &[f64], shape: &[usize]) -> Result<()> {
+    write_any(path.as_ref(), data, shape)
+}
+
+/// Writes a 1-D uint8 array.
+pub fn write_u8(path: impl AsRef<Path>, data: &[u8]) -> Result<()> {
+    write_any(path.as_ref(), data, &[data.len()])
+}
+
+fn write_any<T: npyz::AutoSerialize + Copy>(path: &Path, data: &[T], shape: &[usize]) -> Result<()> {
+    let count: usize = shape.iter().product();
+    if count != data.len() {
+        return Err(Error::Shape(format!("cannot write {} values as shape {shape:?}", data.len())));
+    }
+    let shape: Vec<u64> = shape.iter().map(|&s| s as u64).collect();
+    let f = std::fs::File::create(path).map_err(|e| io_err(path, e))?;
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&shape)
+        .writer(std::io::BufWriter::new(f))
+        .begin_nd()
+        .map_err(|e| io_err(path, e))?;
+    w.extend(data.iter().copied()).map_err(|e| io_err(path, e))?;
+    w.finish().map_err(|e| io_err(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_label_checks() {
+        let dir = std::env::temp_dir().join(format!("privpref-npy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let xp = dir.join("x.npy");
+        write_f64(&xp, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]).unwrap();
+        let (x, n, d) = read_matrix(&xp).unwrap();
+        assert_eq!((n, d), (3, 2));
+        assert_eq!(x, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let yp = dir.join("y.npy");
+        write_u8(&yp, &[0, 1, 1]).unwrap();
+        assert_eq!(read_labels(&yp, 2).unwrap(), vec![0, 1, 1]);
+        write_u8(&yp, &[0, 1, 7]).unwrap();
+        let e = read_labels(&yp, 2).unwrap_err();
+        assert!(matches!(e, Error::Data { at: Location { row: 2, .. }, .. }), "{e}");
+        // Labels from a float array are refused.
+        assert!(read_labels(&xp, 2).is_err());
+        // A matrix is not a vector.
+        assert!(read_vector(&xp).is_err());
+        assert!(read_matrix(dir.join("missing.npy")).is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,143 @@
+//! The crate's error type.
+//!
+//! `Err` is returned for invalid input (bad data, bad parameters, I/O) and for failures that
+//! make a result meaningless. Numerical trouble inside a solver is *not* an error: it is a
+//! [`Termination`](crate::solver::Termination) recorded in the
+//! [`SolveReport`](crate::solver::SolveReport), which can never be mistaken for convergence.
+
+use std::fmt;
+
+/// What is wrong with one entry of the input data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DataErrorKind {
+    /// A feature is NaN.
+    NaN,
+    /// A feature is +inf or -inf.
+    Infinite,
+    /// A label is outside the loss's label set (e.g. not 0/1).
+    LabelOutOfRange {
+        /// The offending label.
+        label: u64,
+        /// Labels must be `< bound`.
+        bound: u64,
+    },
+    /// A sample weight is negative.
+    NegativeWeight,
+    /// A sample weight is NaN or infinite.
+    NonFiniteWeight,
+}
+
+impl fmt::Display for DataErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataErrorKind::NaN => write!(f, "feature is NaN"),
+            DataErrorKind::Infinite => write!(f, "feature is infinite"),
+            DataErrorKind::LabelOutOfRange { label, bound } => {
+                write!(f, "label {label} is out of range (labels must be in 0..{bound})")
+            }
+            DataErrorKind::NegativeWeight => write!(f, "sample weight is negative"),
+            DataErrorKind::NonFiniteWeight => write!(f, "sample weight is NaN or infinite"),
+        }
+    }
+}
+
+/// Where a data error is: a row, and a column when the error is about one feature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Location {
+    /// Row (sample) index, 0-based.
+    pub row: usize,
+    /// Column (feature) index, 0-based, when the error is about one feature.
+    pub col: Option<usize>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.col {
+            Some(c) => write!(f, "row {}, column {}", self.row, c),
+            None => write!(f, "row {}", self.row),
+        }
+    }
+}
+
+/// The crate's error type.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// One entry of the input data is invalid.
+    #[error("invalid data in {input} at {at}: {kind}")]
+    Data {
+        /// Which input (`"x"`, `"y"`, `"weights"`, ...).
+        input: &'static str,
+        /// Row and column.
+        at: Location,
+        /// What is wrong.
+        kind: DataErrorKind,
+    },
+    /// Inputs have inconsistent or empty shapes.
+    #[error("shape error: {0}")]
+    Shape(String),
+    /// A parameter is outside its valid range (eps <= 0, delta outside (0,1), radius <= 0, ...).
+    #[error("invalid parameter `{name}`: {reason}")]
+    InvalidParam {
+        /// Parameter name as the user sees it.
+        name: &'static str,
+        /// Why it is invalid (includes the value).
+        reason: String,
+    },
+    /// A numerical failure that makes the result meaningless (e.g. a non-finite objective at the
+    /// starting point).
+    #[error("numerical failure: {0}")]
+    Numerical(String),
+    /// A privacy-accounting or mechanism failure (e.g. OS entropy unavailable for the CSPRNG).
+    #[error("privacy: {0}")]
+    Privacy(String),
+    /// File input/output.
+    #[error("{path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// `Result<T, privpref::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Shorthand for [`Error::InvalidParam`].
+    pub fn param(name: &'static str, reason: impl Into<String>) -> Self {
+        Error::InvalidParam {
+            name,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Checks `eps` is a finite positive privacy parameter.
+pub fn check_eps(eps: f64) -> Result<()> {
+    if eps.is_finite() && eps > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::param("eps", format!("must be finite and > 0, got {eps}")))
+    }
+}
+
+/// Checks `delta` lies in the open interval (0, 1).
+pub fn check_delta(delta: f64) -> Result<()> {
+    if delta > 0.0 && delta < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::param("delta", format!("must be in (0, 1), got {delta}")))
+    }
+}
+
+/// Checks a ball radius is finite and positive.
+pub fn check_radius(radius: f64) -> Result<()> {
+    if radius.is_finite() && radius > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::param("radius", format!("must be finite and > 0, got {radius}")))
+    }
+}

@@ -1,0 +1,613 @@
+//! Passes over the row-major feature matrix `X` (`n × d`).
+//!
+//! Every pass cuts the rows into fixed blocks ([`Blocks`], sized from `d` only), runs one
+//! `pulp` dispatch per block (AVX-512 / AVX2 / scalar chosen at run time), and combines block
+//! results with the fixed-shape tree of [`crate::par`]: results are bit-identical for any
+//! number of threads on a given machine.
+//!
+//! * [`value_grad`]: the fused pass. For each mini-batch of rows (kept in L1), scores
+//!   `t_i = x_iᵀθ` (4 rows at a time), then the loss on the batch with SIMD, then
+//!   `g += Σ w_i ℓ'(t_i) x_i` (4 rows per update of `g`). One read of `X`.
+//! * [`hessian`]: `Xᵀ diag(w ℓ''(t)) X` by blocks, each a faer triangular product of the
+//!   `√|h|`-scaled rows (rows with `ℓ'' < 0`, possible for `mle-rr`, are subtracted).
+//! * [`hess_vec`]: `Xᵀ (w ℓ''(t) ⊙ X v)` in one pass.
+//! * [`matvec`]: `X v`.
+//! * [`loss_sum`]: `Σ w_i ℓ(t_i + α s_i)`, O(n) with no access to `X` (line searches).
+//! * [`stream_sum`]: a plain read of `X` — the memory-bandwidth baseline of the benchmarks.
+
+pub mod simd_math;
+
+use crate::loss::{Loss, LossOut};
+use crate::par::{tree_reduce, tree_reduce_rows, Blocks, Par};
+use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
+use faer::{Accum, MatMut, MatRef};
+use pulp::{Arch, Simd, WithSimd};
+
+/// Target bytes of row data per block of the streaming passes.
+const STREAM_BLOCK_BYTES: usize = 1 << 20;
+/// Target bytes of row data per block of the Hessian pass (GEMM-sized panels).
+const HESS_BLOCK_BYTES: usize = 1 << 21;
+/// Maximum rows per mini-batch inside a block (loss evaluated on this many scores at once).
+pub const MAX_BATCH: usize = 64;
+/// Target bytes of row data per mini-batch (fits L1 so the second touch of the rows is cheap).
+const BATCH_BYTES: usize = 24 * 1024;
+
+/// Borrowed inputs of a pass: features, labels, optional weights.
+#[derive(Debug, Clone, Copy)]
+pub struct Rows<'a> {
+    /// Row-major `n × d` features.
+    pub x: &'a [f64],
+    /// Columns.
+    pub d: usize,
+    /// Labels (length `n`).
+    pub y: &'a [u8],
+    /// Optional weights (length `n`).
+    pub w: Option<&'a [f64]>,
+}
+
+impl Rows<'_> {
+    /// Rows.
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.y.len()
+    }
+    fn stream_blocks(&self) -> Blocks {
+        Blocks::new(self.n(), self.d, STREAM_BLOCK_BYTES, 64)
+    }
+    fn par(&self, par: Par) -> Par {
+        par.for_bytes(self.x.len() * 8)
+    }
+}
+
+/// Rows per mini-batch for rows of `d` values: a multiple of 4 in `[4, MAX_BATCH]`.
+#[inline]
+pub fn batch_rows(d: usize) -> usize {
+    ((BATCH_BYTES / (8 * d.max(1))) / 4 * 4).clamp(4, MAX_BATCH)
+}
+
+// ---------------------------------------------------------------------------------------------
+// SIMD building blocks (inlined into each pass's dispatch).
+
+/// `out[r] = rows[r]ᵀ v` for the `out.len()` rows of `rows` (row length `v.len()`). Each row's
+/// dot product is one sequential SIMD accumulation, whatever its position in the batch, so the
+/// same row always gives the same bits.
+#[inline(always)]
+fn dots<S: Simd>(simd: S, rows: &[f64], v: &[f64], out: &mut [f64]) {
+    let d = v.len();
+    let lanes = S::F64_LANES;
+    let full = d / lanes * lanes;
+    let (vh, _) = S::as_simd_f64s(&v[..full]);
+    let vt = if full < d { Some(simd.partial_load_f64s(&v[full..])) } else { None };
+    let m = out.len();
+    let mut r = 0;
+    while r + 4 <= m {
+        let x0 = &rows[r * d..(r + 1) * d];
+        let x1 = &rows[(r + 1) * d..(r + 2) * d];
+        let x2 = &rows[(r + 2) * d..(r + 3) * d];
+        let x3 = &rows[(r + 3) * d..(r + 4) * d];
+        let (h0, _) = S::as_simd_f64s(&x0[..full]);
+        let (h1, _) = S::as_simd_f64s(&x1[..full]);
+        let (h2, _) = S::as_simd_f64s(&x2[..full]);
+        let (h3, _) = S::as_simd_f64s(&x3[..full]);
+        let z = simd.splat_f64s(0.0);
+        let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
+        for j in 0..vh.len() {
+            let vj = vh[j];
+            a0 = simd.mul_add_e_f64s(h0[j], vj, a0);
+            a1 = simd.mul_add_e_f64s(h1[j], vj, a1);
+            a2 = simd.mul_add_e_f64s(h2[j], vj, a2);
+            a3 = simd.mul_add_e_f64s(h3[j], vj, a3);
+        }
+        if let Some(vt) = vt {
+            a0 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x0[full..]), vt, a0);
+            a1 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x1[full..]), vt, a1);
+            a2 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x2[full..]), vt, a2);
+            a3 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x3[full..]), vt, a3);
+        }
+        out[r] = simd.reduce_sum_f64s(a0);
+        out[r + 1] = simd.reduce_sum_f64s(a1);
+        out[r + 2] = simd.reduce_sum_f64s(a2);
+        out[r + 3] = simd.reduce_sum_f64s(a3);
+        r += 4;
+    }
+    while r < m {
+        let x0 = &rows[r * d..(r + 1) * d];
+        let (h0, _) = S::as_simd_f64s(&x0[..full]);
+        let mut a0 = simd.splat_f64s(0.0);
+        for j in 0..vh.len() {
+            a0 = simd.mul_add_e_f64s(h0[j], vh[j], a0);
+        }
+        if let Some(vt) = vt {
+            a0 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x0[full..]), vt, a0);
+        }
+        out[r] = simd.reduce_sum_f64s(a0);
+        r += 1;
+    }
+}
+
+/// `acc += Σ_r coef[r] · rows[r]`, four rows per read-modify-write of `acc`.
+#[inline(always)]
+fn axpys<S: Simd>(simd: S, rows: &[f64], coef: &[f64], acc: &mut [f64]) {
+    let d = acc.len();
+    let lanes = S::F64_LANES;
+    let full = d / lanes * lanes;
+    let m = coef.len();
+    let (acc_h, acc_t) = S::as_mut_simd_f64s(acc);
+    let mut r = 0;
+    while r + 4 <= m {
+        let x0 = &rows[r * d..(r + 1) * d];
+        let x1 = &rows[(r + 1) * d..(r + 2) * d];
+        let x2 = &rows[(r + 2) * d..(r + 3) * d];
+        let x3 = &rows[(r + 3) * d..(r + 4) * d];
+        let (h0, _) = S::as_simd_f64s(&x0[..full]);
+        let (h1, _) = S::as_simd_f64s(&x1[..full]);
+        let (h2, _) = S::as_simd_f64s(&x2[..full]);
+        let (h3, _) = S::as_simd_f64s(&x3[..full]);
+        let (c0, c1, c2, c3) = (
+            simd.splat_f64s(coef[r]),
+            simd.splat_f64s(coef[r + 1]),
+            simd.splat_f64s(coef[r + 2]),
+            simd.splat_f64s(coef[r + 3]),
+        );
+        for j in 0..acc_h.len() {
+            let mut a = acc_h[j];
+            a = simd.mul_add_e_f64s(c0, h0[j], a);
+            a = simd.mul_add_e_f64s(c1, h1[j], a);
+            a = simd.mul_add_e_f64s(c2, h2[j], a);
+            a = simd.mul_add_e_f64s(c3, h3[j], a);
+            acc_h[j] = a;
+        }
+        if !acc_t.is_empty() {
+            let mut a = simd.partial_load_f64s(acc_t);
+            a = simd.mul_add_e_f64s(c0, simd.partial_load_f64s(&x0[full..]), a);
+            a = simd.mul_add_e_f64s(c1, simd.partial_load_f64s(&x1[full..]), a);
+            a = simd.mul_add_e_f64s(c2, simd.partial_load_f64s(&x2[full..]), a);
+            a = simd.mul_add_e_f64s(c3, simd.partial_load_f64s(&x3[full..]), a);
+            simd.partial_store_f64s(acc_t, a);
+        }
+        r += 4;
+    }
+    while r < m {
+        let x0 = &rows[r * d..(r + 1) * d];
+        let (h0, _) = S::as_simd_f64s(&x0[..full]);
+        let c0 = simd.splat_f64s(coef[r]);
+        for j in 0..acc_h.len() {
+            acc_h[j] = simd.mul_add_e_f64s(c0, h0[j], acc_h[j]);
+        }
+        if !acc_t.is_empty() {
+            let a = simd.partial_load_f64s(acc_t);
+            let a = simd.mul_add_e_f64s(c0, simd.partial_load_f64s(&x0[full..]), a);
+            simd.partial_store_f64s(acc_t, a);
+        }
+        r += 1;
+    }
+}
+
+/// Labels of a batch as `0.0`/`1.0`.
+#[inline(always)]
+fn labels_f64(y: &[u8], out: &mut [f64]) {
+    for (o, &l) in out.iter_mut().zip(y) {
+        *o = l as f64;
+    }
+}
+
+/// Sum of a batch, optionally weighted, in a fixed sequential order.
+#[inline(always)]
+fn batch_sum(v: &[f64], w: Option<&[f64]>) -> f64 {
+    match w {
+        None => v.iter().sum(),
+        Some(w) => v.iter().zip(w).map(|(a, b)| a * b).sum(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fused value + gradient.
+
+struct FusedValueGrad<'a, L> {
+    x: &'a [f64],
+    y: &'a [u8],
+    w: Option<&'a [f64]>,
+    theta: &'a [f64],
+    loss: &'a L,
+    scores: &'a mut [f64],
+    grad: &'a mut [f64],
+}
+
+impl<L: Loss> WithSimd for FusedValueGrad<'_, L> {
+    type Output = f64;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) -> f64 {
+        let d = self.theta.len();
+        let rows = self.y.len();
+        let bsz = batch_rows(d);
+        let mut yb = [0.0; MAX_BATCH];
+        let mut vb = [0.0; MAX_BATCH];
+        let mut gb = [0.0; MAX_BATCH];
+        let mut value = 0.0;
+        let mut r0 = 0;
+        while r0 < rows {
+            let m = bsz.min(rows - r0);
+            let xb = &self.x[r0 * d..(r0 + m) * d];
+            let tb = &mut self.scores[r0..r0 + m];
+            dots(simd, xb, self.theta, tb);
+            labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
+            self.loss.eval_simd(
+                simd,
+                tb,
+                &yb[..m],
+                LossOut { value: Some(&mut vb[..m]), d1: Some(&mut gb[..m]), d2: None },
+            );
+            let wb = self.w.map(|w| &w[r0..r0 + m]);
+            value += batch_sum(&vb[..m], wb);
+            if let Some(wb) = wb {
+                for (g, &wi) in gb[..m].iter_mut().zip(wb) {
+                    *g *= wi;
+                }
+            }
+            axpys(simd, xb, &gb[..m], self.grad);
+            r0 += m;
+        }
+        value
+    }
+}
+
+/// The fused pass: writes `scores[i] = x_iᵀθ` and `grad = Σ w_i ℓ'(t_i; y_i) x_i`, returns
+/// `Σ w_i ℓ(t_i; y_i)` (sums, not means). One read of `X`; deterministic for any thread count.
+pub fn value_grad<L: Loss>(rows: Rows<'_>, loss: &L, theta: &[f64], scores: &mut [f64], grad: &mut [f64], par: Par) -> f64 {
+    let d = rows.d;
+    assert_eq!(theta.len(), d);
+    assert_eq!(grad.len(), d);
+    assert_eq!(scores.len(), rows.n());
+    let blocks = rows.stream_blocks();
+    let arch = Arch::new();
+    let leaf = |b: usize, sc: &mut [f64]| {
+        let r = blocks.range(b);
+        let mut g = vec![0.0; d];
+        let v = arch.dispatch(FusedValueGrad {
+            x: &rows.x[r.start * d..r.end * d],
+            y: &rows.y[r.clone()],
+            w: rows.w.map(|w| &w[r.clone()]),
+            theta,
+            loss,
+            scores: sc,
+            grad: &mut g,
+        });
+        (v, g)
+    };
+    let combine = |(va, mut ga): (f64, Vec<f64>), (vb, gb): (f64, Vec<f64>)| {
+        for (a, b) in ga.iter_mut().zip(&gb) {
+            *a += b;
+        }
+        (va + vb, ga)
+    };
+    let (v, g) = tree_reduce_rows(blocks, 1, rows.par(par), scores, &leaf, &combine);
+    grad.copy_from_slice(&g);
+    v
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matrix-vector product and Hessian-vector product.
+
+struct MatVec<'a> {
+    x: &'a [f64],
+    v: &'a [f64],
+    out: &'a mut [f64],
+}
+
+impl WithSimd for MatVec<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        dots(simd, self.x, self.v, self.out)
+    }
+}
+
+/// `out = X v`.
+pub fn matvec(rows: Rows<'_>, v: &[f64], out: &mut [f64], par: Par) {
+    let d = rows.d;
+    assert_eq!(v.len(), d);
+    assert_eq!(out.len(), rows.n());
+    let blocks = rows.stream_blocks();
+    let arch = Arch::new();
+    let leaf = |b: usize, o: &mut [f64]| {
+        let r = blocks.range(b);
+        arch.dispatch(MatVec { x: &rows.x[r.start * d..r.end * d], v, out: o });
+    };
+    tree_reduce_rows(blocks, 1, rows.par(par), out, &leaf, &|_, _| ());
+}
+
+struct HessVec<'a, L> {
+    x: &'a [f64],
+    y: &'a [u8],
+    w: Option<&'a [f64]>,
+    scores: &'a [f64],
+    v: &'a [f64],
+    loss: &'a L,
+    out: &'a mut [f64],
+}
+
+impl<L: Loss> WithSimd for HessVec<'_, L> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let d = self.v.len();
+        let rows = self.y.len();
+        let bsz = batch_rows(d);
+        let mut yb = [0.0; MAX_BATCH];
+        let mut hb = [0.0; MAX_BATCH];
+        let mut xv = [0.0; MAX_BATCH];
+        let mut r0 = 0;
+        while r0 < rows {
+            let m = bsz.min(rows - r0);
+            let xb = &self.x[r0 * d..(r0 + m) * d];
+            dots(simd, xb, self.v, &mut xv[..m]);
+            labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
+            self.loss.eval_simd(simd, &self.scores[r0..r0 + m], &yb[..m], LossOut { d2: Some(&mut hb[..m]), ..Default::default() });
+            for i in 0..m {
+                xv[i] *= hb[i];
+            }
+            if let Some(w) = self.w {
+                for i in 0..m {
+                    xv[i] *= w[r0 + i];
+                }
+            }
+            axpys(simd, xb, &xv[..m], self.out);
+            r0 += m;
+        }
+    }
+}
+
+/// `out = Xᵀ diag(w ℓ''(t)) X v` at the scores `t`, in one pass.
+pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], out: &mut [f64], par: Par) {
+    let d = rows.d;
+    assert_eq!(v.len(), d);
+    assert_eq!(out.len(), d);
+    assert_eq!(scores.len(), rows.n());
+    let blocks = rows.stream_blocks();
+    let arch = Arch::new();
+    let leaf = |b: usize| {
+        let r = blocks.range(b);
+        let mut o = vec![0.0; d];
+        arch.dispatch(HessVec {
+            x: &rows.x[r.start * d..r.end * d],
+            y: &rows.y[r.clone()],
+            w: rows.w.map(|w| &w[r.clone()]),
+            scores: &scores[r.clone()],
+            v,
+            loss,
+            out: &mut o,
+        });
+        o
+    };
+    let combine = |mut a: Vec<f64>, b: Vec<f64>| {
+        for (x, y) in a.iter_mut().zip(&b) {
+            *x += y;
+        }
+        a
+    };
+    let o = tree_reduce(blocks.count(), rows.par(par), &leaf, &combine);
+    out.copy_from_slice(&o);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dense Hessian.
+
+struct CurvatureOp<'a, L> {
+    y: &'a [u8],
+    w: Option<&'a [f64]>,
+    scores: &'a [f64],
+    loss: &'a L,
+    out: &'a mut [f64],
+}
+
+impl<L: Loss> WithSimd for CurvatureOp<'_, L> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let mut yb = [0.0; MAX_BATCH];
+        let n = self.y.len();
+        let mut r0 = 0;
+        while r0 < n {
+            let m = MAX_BATCH.min(n - r0);
+            labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
+            let o = &mut self.out[r0..r0 + m];
+            self.loss.eval_simd(simd, &self.scores[r0..r0 + m], &yb[..m], LossOut { d2: Some(o), ..Default::default() });
+            if let Some(w) = self.w {
+                for (oi, wi) in self.out[r0..r0 + m].iter_mut().zip(&w[r0..r0 + m]) {
+                    *oi *= wi;
+                }
+            }
+            r0 += m;
+        }
+    }
+}
+
+/// `H = Xᵀ diag(w ℓ''(t)) X` (sum, not mean) at the scores `t`, written in full (both
+/// triangles) into the column-major `d × d` buffer `h`. Returns the number of rows with
+/// negative curvature (`ℓ'' < 0`, only for non-convex losses).
+pub fn hessian<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], h: &mut [f64], par: Par) -> usize {
+    let d = rows.d;
+    assert_eq!(h.len(), d * d);
+    assert_eq!(scores.len(), rows.n());
+    let blocks = Blocks::new(rows.n(), d, HESS_BLOCK_BYTES, 32);
+    let arch = Arch::new();
+    let leaf = |b: usize| -> (Vec<f64>, usize) {
+        let r = blocks.range(b);
+        let m = r.len();
+        let mut curv = vec![0.0; m];
+        arch.dispatch(CurvatureOp {
+            y: &rows.y[r.clone()],
+            w: rows.w.map(|w| &w[r.clone()]),
+            scores: &scores[r.clone()],
+            loss,
+            out: &mut curv,
+        });
+        // Scaled rows: √h_i x_i for h_i ≥ 0 (first `npos` rows), √(−h_i) x_i for h_i < 0.
+        let mut pos = Vec::with_capacity(m * d);
+        let mut neg = Vec::new();
+        for (i, &c) in curv.iter().enumerate() {
+            let xi = &rows.x[(r.start + i) * d..(r.start + i + 1) * d];
+            if c >= 0.0 {
+                let s = c.sqrt();
+                pos.extend(xi.iter().map(|v| v * s));
+            } else {
+                let s = (-c).sqrt();
+                neg.extend(xi.iter().map(|v| v * s));
+            }
+        }
+        let mut hb = vec![0.0; d * d];
+        let mut hm = MatMut::from_column_major_slice_mut(&mut hb, d, d);
+        let npos = pos.len() / d;
+        let nneg = neg.len() / d;
+        if npos > 0 {
+            let a = MatRef::from_row_major_slice(&pos, npos, d);
+            tri_matmul(
+                hm.as_mut(),
+                BlockStructure::TriangularLower,
+                Accum::Replace,
+                a.transpose(),
+                BlockStructure::Rectangular,
+                a,
+                BlockStructure::Rectangular,
+                1.0,
+                faer::Par::Seq,
+            );
+        }
+        if nneg > 0 {
+            let a = MatRef::from_row_major_slice(&neg, nneg, d);
+            tri_matmul(
+                hm.as_mut(),
+                BlockStructure::TriangularLower,
+                Accum::Add,
+                a.transpose(),
+                BlockStructure::Rectangular,
+                a,
+                BlockStructure::Rectangular,
+                -1.0,
+                faer::Par::Seq,
+            );
+        }
+        (hb, nneg)
+    };
+    let combine = |(mut a, na): (Vec<f64>, usize), (b, nb): (Vec<f64>, usize)| {
+        // Only the lower triangle is meaningful; add it (column-major).
+        for j in 0..d {
+            for i in j..d {
+                a[j * d + i] += b[j * d + i];
+            }
+        }
+        (a, na + nb)
+    };
+    let (hl, nneg) = tree_reduce(blocks.count(), par.for_bytes(rows.x.len() * 8), &leaf, &combine);
+    for j in 0..d {
+        for i in j..d {
+            let v = hl[j * d + i];
+            h[j * d + i] = v;
+            h[i * d + j] = v;
+        }
+    }
+    nneg
+}
+
+// ---------------------------------------------------------------------------------------------
+// O(n) loss sums for line searches.
+
+struct LossSum<'a, L> {
+    y: &'a [u8],
+    w: Option<&'a [f64]>,
+    t: &'a [f64],
+    s: Option<&'a [f64]>,
+    alpha: f64,
+    loss: &'a L,
+}
+
+impl<L: Loss> WithSimd for LossSum<'_, L> {
+    type Output = f64;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) -> f64 {
+        let mut yb = [0.0; MAX_BATCH];
+        let mut tb = [0.0; MAX_BATCH];
+        let mut vb = [0.0; MAX_BATCH];
+        let n = self.y.len();
+        let mut acc = 0.0;
+        let mut r0 = 0;
+        while r0 < n {
+            let m = MAX_BATCH.min(n - r0);
+            labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
+            match self.s {
+                Some(s) => {
+                    for i in 0..m {
+                        tb[i] = self.alpha.mul_add(s[r0 + i], self.t[r0 + i]);
+                    }
+                }
+                None => tb[..m].copy_from_slice(&self.t[r0..r0 + m]),
+            }
+            self.loss.eval_simd(simd, &tb[..m], &yb[..m], LossOut { value: Some(&mut vb[..m]), ..Default::default() });
+            acc += batch_sum(&vb[..m], self.w.map(|w| &w[r0..r0 + m]));
+            r0 += m;
+        }
+        acc
+    }
+}
+
+/// `Σ_i w_i ℓ(t_i + α s_i; y_i)` (or `Σ w_i ℓ(t_i)` when `s` is `None`): O(n), no access to `X`.
+pub fn loss_sum<L: Loss>(y: &[u8], w: Option<&[f64]>, loss: &L, t: &[f64], s: Option<&[f64]>, alpha: f64, par: Par) -> f64 {
+    let n = y.len();
+    assert_eq!(t.len(), n);
+    let blocks = Blocks::new(n, 1, 1 << 16, 64);
+    let arch = Arch::new();
+    let leaf = |b: usize| {
+        let r = blocks.range(b);
+        arch.dispatch(LossSum {
+            y: &y[r.clone()],
+            w: w.map(|w| &w[r.clone()]),
+            t: &t[r.clone()],
+            s: s.map(|s| &s[r.clone()]),
+            alpha,
+            loss,
+        })
+    };
+    tree_reduce(blocks.count(), par.for_bytes(n * 24), &leaf, &|a, b| a + b)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bandwidth baseline.
+
+struct StreamSum<'a> {
+    x: &'a [f64],
+}
+
+impl WithSimd for StreamSum<'_> {
+    type Output = f64;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) -> f64 {
+        let (h, t) = S::as_simd_f64s(self.x);
+        let z = simd.splat_f64s(0.0);
+        let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
+        let mut it = h.chunks_exact(4);
+        for c in &mut it {
+            a0 = simd.add_f64s(a0, c[0]);
+            a1 = simd.add_f64s(a1, c[1]);
+            a2 = simd.add_f64s(a2, c[2]);
+            a3 = simd.add_f64s(a3, c[3]);
+        }
+        for c in it.remainder() {
+            a0 = simd.add_f64s(a0, *c);
+        }
+        let s = simd.add_f64s(simd.add_f64s(a0, a1), simd.add_f64s(a2, a3));
+        simd.reduce_sum_f64s(s) + t.iter().sum::<f64>()
+    }
+}
+
+/// Sum of all entries of `x`, with the same blocking and threading as the fused pass: the
+/// "plain memory-streaming pass" that kernel bandwidth is reported against.
+pub fn stream_sum(x: &[f64], d: usize, par: Par) -> f64 {
+    let n = x.len() / d.max(1);
+    let blocks = Blocks::new(n, d, STREAM_BLOCK_BYTES, 64);
+    let arch = Arch::new();
+    let leaf = |b: usize| {
+        let r = blocks.range(b);
+        arch.dispatch(StreamSum { x: &x[r.start * d..r.end * d] })
+    };
+    tree_reduce(blocks.count(), par.for_bytes(x.len() * 8), &leaf, &|a, b| a + b)
+}

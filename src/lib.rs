@@ -1,0 +1,12 @@
+//! # privpref
+//!
+//! Reward models from pairwise preference feedback under label differential privacy.
+#![warn(missing_docs)]
+
+pub mod data;
+pub mod error;
+pub mod kernels;
+pub mod loss;
+pub mod par;
+
+pub use error::{Error, Result};
