@@ -10,3 +10,6 @@ pub mod loss;
 pub mod par;
 
 pub use error::{Error, Result};
+pub mod feasible;
+pub mod objective;
+pub mod solver;

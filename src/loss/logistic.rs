@@ -43,8 +43,16 @@ impl Loss for Logistic {
             let s = simd.mul_f64s(sign, t);
             let lg = logistic(simd, s);
             let v = if want.0 { lg.sp_pos } else { one };
-            let g = if want.1 { simd.mul_f64s(sign, sigmoid_from(simd, s, lg.e)) } else { one };
-            let h = if want.2 { dsigmoid_from(simd, lg.e) } else { one };
+            let g = if want.1 {
+                simd.mul_f64s(sign, sigmoid_from(simd, s, lg.e))
+            } else {
+                one
+            };
+            let h = if want.2 {
+                dsigmoid_from(simd, lg.e)
+            } else {
+                one
+            };
             [v, g, h]
         });
     }

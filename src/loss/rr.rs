@@ -3,7 +3,8 @@
 use super::{map_lanes, Loss, LossOut};
 use crate::error::{check_eps, Result};
 use crate::kernels::simd_math::{
-    dsigmoid_from, exp_nonpos, log1p_unit, logistic, one_minus_two_sigmoid_from, scalar, sigmoid_from,
+    dsigmoid_from, exp_nonpos, log1p_unit, logistic, one_minus_two_sigmoid_from, scalar,
+    sigmoid_from,
 };
 use pulp::Simd;
 
@@ -59,7 +60,9 @@ pub struct RrNoisyChannel {
 impl RrNoisyChannel {
     /// The loss for RR level `eps` (finite, > 0).
     pub fn new(eps: f64) -> Result<Self> {
-        Ok(RrNoisyChannel { k: RrConstants::new(eps)? })
+        Ok(RrNoisyChannel {
+            k: RrConstants::new(eps)?,
+        })
     }
     /// The RR constants.
     pub fn constants(&self) -> &RrConstants {
@@ -167,7 +170,9 @@ pub struct RrDebiased {
 impl RrDebiased {
     /// The loss for RR level `eps` (finite, > 0).
     pub fn new(eps: f64) -> Result<Self> {
-        Ok(RrDebiased { k: RrConstants::new(eps)? })
+        Ok(RrDebiased {
+            k: RrConstants::new(eps)?,
+        })
     }
     /// The RR constants.
     pub fn constants(&self) -> &RrConstants {
@@ -207,13 +212,24 @@ impl Loss for RrDebiased {
             let sign = simd.sub_f64s(one, simd.add_f64s(y, y)); // 1 − 2ỹ
             let s = simd.mul_f64s(sign, t);
             let lg = logistic(simd, s);
-            let v = if want.0 { simd.mul_add_e_f64s(c, lg.sp_pos, simd.mul_f64s(flip, s)) } else { one };
-            let g = if want.1 {
-                simd.mul_f64s(sign, simd.mul_add_e_f64s(c, sigmoid_from(simd, s, lg.e), flip))
+            let v = if want.0 {
+                simd.mul_add_e_f64s(c, lg.sp_pos, simd.mul_f64s(flip, s))
             } else {
                 one
             };
-            let h = if want.2 { simd.mul_f64s(c, dsigmoid_from(simd, lg.e)) } else { one };
+            let g = if want.1 {
+                simd.mul_f64s(
+                    sign,
+                    simd.mul_add_e_f64s(c, sigmoid_from(simd, s, lg.e), flip),
+                )
+            } else {
+                one
+            };
+            let h = if want.2 {
+                simd.mul_f64s(c, dsigmoid_from(simd, lg.e))
+            } else {
+                one
+            };
             [v, g, h]
         });
     }
