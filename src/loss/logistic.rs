@@ -38,7 +38,7 @@ impl Loss for Logistic {
     #[inline(always)]
     fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {
         let one = simd.splat_f64s(1.0);
-        map_lanes(simd, t, y, out, |t, y, want| {
+        map_lanes(simd, t, y, out, #[inline(always)] |t, y, want| {
             let sign = simd.sub_f64s(one, simd.add_f64s(y, y)); // 1 − 2y
             let s = simd.mul_f64s(sign, t);
             let lg = logistic(simd, s);

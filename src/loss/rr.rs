@@ -119,7 +119,7 @@ impl Loss for RrNoisyChannel {
     fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {
         let one = simd.splat_f64s(1.0);
         let k = self.k;
-        map_lanes(simd, t, y, out, |t, y, want| {
+        map_lanes(simd, t, y, out, #[inline(always)] |t, y, want| {
             let sign = simd.sub_f64s(simd.add_f64s(y, y), one); // 2ỹ − 1
             let s = simd.mul_f64s(sign, t);
             let lg = logistic(simd, s);
@@ -208,7 +208,7 @@ impl Loss for RrDebiased {
         let one = simd.splat_f64s(1.0);
         let c = simd.splat_f64s(self.k.c);
         let flip = simd.splat_f64s(self.k.flip);
-        map_lanes(simd, t, y, out, |t, y, want| {
+        map_lanes(simd, t, y, out, #[inline(always)] |t, y, want| {
             let sign = simd.sub_f64s(one, simd.add_f64s(y, y)); // 1 − 2ỹ
             let s = simd.mul_f64s(sign, t);
             let lg = logistic(simd, s);
