@@ -13,3 +13,6 @@ pub use error::{Error, Result};
 pub mod feasible;
 pub mod objective;
 pub mod solver;
+pub mod estimator;
+pub mod model;
+pub mod experiments;
