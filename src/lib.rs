@@ -7,6 +7,7 @@ pub mod data;
 pub mod error;
 pub mod kernels;
 pub mod loss;
+pub mod mechanism;
 pub mod par;
 
 pub use error::{Error, Result};
