@@ -9,5 +9,6 @@ pub mod kernels;
 pub mod loss;
 pub mod mechanism;
 pub mod par;
+pub mod sim;
 
 pub use error::{Error, Result};
