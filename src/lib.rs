@@ -7,7 +7,9 @@ pub mod data;
 pub mod error;
 pub mod kernels;
 pub mod loss;
+pub mod mechanism;
 pub mod par;
+pub mod sim;
 
 pub use error::{Error, Result};
 pub mod feasible;
