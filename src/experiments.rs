@@ -97,6 +97,8 @@ pub struct Cell {
     pub certified: usize,
     /// Total solver time over the repetitions (seconds).
     pub solve_seconds: f64,
+    /// Repetitions that did not converge, with how the solver stopped.
+    pub failures: Vec<(usize, crate::solver::Termination)>,
 }
 
 impl Cell {
@@ -115,8 +117,8 @@ impl Cell {
     }
 }
 
-/// One repetition's results: (estimator, eps, n, error, converged, certified, seconds).
-type Record = (Estimator, Option<f64>, usize, f64, bool, bool, f64);
+/// One repetition's results: (estimator, eps, n, repetition, error, termination, certified, seconds).
+type Record = (Estimator, Option<f64>, usize, usize, f64, crate::solver::Termination, bool, f64);
 
 fn mix(a: u64, b: u64) -> u64 {
     // SplitMix64 finaliser of a combination: decorrelates nearby seeds.
@@ -158,7 +160,7 @@ pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> 
                 let m = fit(view, &opts)?;
                 let secs = t.elapsed().as_secs_f64();
                 let err = norm(&m.theta.iter().zip(&theta).map(|(a, b)| a - b).collect::<Vec<_>>());
-                out.push((est, eps, n, err, m.report.converged(), m.report.certified_global, secs));
+                out.push((est, eps, n, r, err, m.report.termination, m.report.certified_global, secs));
                 Ok(())
             };
             run(Estimator::Mle, None, view, LossSpec::Mle)?;
@@ -177,17 +179,20 @@ pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> 
     // Gather in grid order (independent of scheduling).
     let mut cells: Vec<Cell> = Vec::new();
     for rec in records.into_iter().flatten() {
-        let (est, eps, n, err, conv, cert, secs) = rec;
+        let (est, eps, n, rep, err, term, cert, secs) = rec;
         let pos = cells.iter().position(|c| c.estimator == est && c.eps == eps && c.n == n);
         let c = match pos {
             Some(i) => &mut cells[i],
             None => {
-                cells.push(Cell { estimator: est, eps, n, errors: vec![], converged: 0, certified: 0, solve_seconds: 0.0 });
+                cells.push(Cell { estimator: est, eps, n, errors: vec![], converged: 0, certified: 0, solve_seconds: 0.0, failures: vec![] });
                 cells.last_mut().expect("just pushed")
             }
         };
         c.errors.push(err);
-        c.converged += conv as usize;
+        c.converged += term.is_converged() as usize;
+        if !term.is_converged() {
+            c.failures.push((rep, term));
+        }
         c.certified += cert as usize;
         c.solve_seconds += secs;
     }

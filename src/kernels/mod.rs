@@ -68,12 +68,62 @@ pub fn batch_rows(d: usize) -> usize {
 // ---------------------------------------------------------------------------------------------
 // SIMD building blocks (inlined into each pass's dispatch).
 
+/// Below this many columns the row kernels use plain scalar loops: a row is shorter than one or
+/// two SIMD registers, so masked loads and horizontal sums would cost more than they save.
+pub const SMALL_D: usize = 12;
+
+/// Scalar `out[r] = rows[r]ᵀ v` for small `d`, four rows at a time for instruction-level
+/// parallelism. Each row is one sequential sum over `j`, whatever its position.
+#[inline(always)]
+fn dots_small(rows: &[f64], v: &[f64], out: &mut [f64]) {
+    let d = v.len();
+    for (o, r) in out.iter_mut().zip(rows.chunks_exact(d)) {
+        let mut a = 0.0;
+        for j in 0..d {
+            a += r[j] * v[j];
+        }
+        *o = a;
+    }
+}
+
+/// Scalar `acc += Σ_r coef[r]·rows[r]` for small `d`: four rows per update of a local
+/// accumulator (one dependency chain per four rows instead of one per row).
+#[inline(always)]
+fn axpys_small(rows: &[f64], coef: &[f64], acc: &mut [f64]) {
+    let d = acc.len();
+    let mut loc = [0.0f64; SMALL_D];
+    let loc = &mut loc[..d];
+    let m = coef.len();
+    let mut r = 0;
+    while r + 4 <= m {
+        let x = &rows[r * d..(r + 4) * d];
+        let (c0, c1, c2, c3) = (coef[r], coef[r + 1], coef[r + 2], coef[r + 3]);
+        for j in 0..d {
+            loc[j] += (c0 * x[j] + c1 * x[d + j]) + (c2 * x[2 * d + j] + c3 * x[3 * d + j]);
+        }
+        r += 4;
+    }
+    while r < m {
+        let x = &rows[r * d..(r + 1) * d];
+        for j in 0..d {
+            loc[j] += coef[r] * x[j];
+        }
+        r += 1;
+    }
+    for (a, l) in acc.iter_mut().zip(loc.iter()) {
+        *a += l;
+    }
+}
+
 /// `out[r] = rows[r]ᵀ v` for the `out.len()` rows of `rows` (row length `v.len()`). Each row's
 /// dot product is one sequential SIMD accumulation, whatever its position in the batch, so the
 /// same row always gives the same bits.
 #[inline(always)]
 fn dots<S: Simd>(simd: S, rows: &[f64], v: &[f64], out: &mut [f64]) {
     let d = v.len();
+    if d < SMALL_D {
+        return dots_small(rows, v, out);
+    }
     let lanes = S::F64_LANES;
     let full = d / lanes * lanes;
     let (vh, _) = S::as_simd_f64s(&v[..full]);
@@ -133,6 +183,9 @@ fn dots<S: Simd>(simd: S, rows: &[f64], v: &[f64], out: &mut [f64]) {
 #[inline(always)]
 fn axpys<S: Simd>(simd: S, rows: &[f64], coef: &[f64], acc: &mut [f64]) {
     let d = acc.len();
+    if d < SMALL_D {
+        return axpys_small(rows, coef, acc);
+    }
     let lanes = S::F64_LANES;
     let full = d / lanes * lanes;
     let m = coef.len();
@@ -490,6 +543,22 @@ pub fn hessian<L: Loss>(
             loss,
             out: &mut curv,
         });
+        let nneg = curv.iter().filter(|&&c| c < 0.0).count();
+        let mut hb = vec![0.0; d * d];
+        if d < SMALL_D {
+            // Direct accumulation of the lower triangle: d(d+1)/2 multiply-adds per row.
+            for (i, &c) in curv.iter().enumerate() {
+                let xi = &rows.x[(r.start + i) * d..(r.start + i + 1) * d];
+                for j in 0..d {
+                    let cj = c * xi[j];
+                    let col = &mut hb[j * d..(j + 1) * d];
+                    for k in j..d {
+                        col[k] += cj * xi[k];
+                    }
+                }
+            }
+            return (hb, nneg);
+        }
         // Scaled rows: √h_i x_i for h_i ≥ 0 (first `npos` rows), √(−h_i) x_i for h_i < 0.
         let mut pos = Vec::with_capacity(m * d);
         let mut neg = Vec::new();
@@ -503,10 +572,8 @@ pub fn hessian<L: Loss>(
                 neg.extend(xi.iter().map(|v| v * s));
             }
         }
-        let mut hb = vec![0.0; d * d];
         let mut hm = MatMut::from_column_major_slice_mut(&mut hb, d, d);
         let npos = pos.len() / d;
-        let nneg = neg.len() / d;
         if npos > 0 {
             let a = MatRef::from_row_major_slice(&pos, npos, d);
             tri_matmul(
@@ -522,7 +589,7 @@ pub fn hessian<L: Loss>(
             );
         }
         if nneg > 0 {
-            let a = MatRef::from_row_major_slice(&neg, nneg, d);
+            let a = MatRef::from_row_major_slice(&neg, neg.len() / d, d);
             tri_matmul(
                 hm.as_mut(),
                 BlockStructure::TriangularLower,

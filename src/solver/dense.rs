@@ -110,18 +110,38 @@ pub(crate) fn newton_subproblem(
         .map(|i| h[i * m + i].abs())
         .fold(0.0f64, f64::max)
         .max(f64::MIN_POSITIVE);
+    let accept = |shift: f64| Chol::factor(h, m, shift).filter(|c| c.relative_pivot(h, shift) >= MIN_RELATIVE_PIVOT);
     let mut shift = 0.0;
-    let mut chol = None;
-    for k in 0..40 {
-        if let Some(c) = Chol::factor(h, m, shift) {
-            if c.relative_pivot(h, shift) >= MIN_RELATIVE_PIVOT {
+    let mut chol = accept(0.0);
+    if chol.is_none() {
+        // Smallest shift on a ×100 grid, then bisection (in log scale) down to within a factor
+        // 1.2 of the smallest acceptable one: the step is damped as little as possible.
+        let mut lo = 0.0;
+        let mut k = 0;
+        loop {
+            shift = scale * FIRST_SHIFT * 100f64.powi(k);
+            if let Some(c) = accept(shift) {
                 chol = Some(c);
                 break;
             }
+            lo = shift;
+            k += 1;
+            assert!(k < 40, "a shift of 1e68·max|diag H| always gives a positive definite matrix");
         }
-        shift = scale * FIRST_SHIFT * 100f64.powi(k);
+        if lo > 0.0 {
+            while shift > 1.2 * lo {
+                let mid = (lo * shift).sqrt();
+                match accept(mid) {
+                    Some(c) => {
+                        shift = mid;
+                        chol = Some(c);
+                    }
+                    None => lo = mid,
+                }
+            }
+        }
     }
-    let chol = chol.expect("a shift of 1e68·max|diag H| always gives a positive definite matrix");
+    let chol = chol.expect("found above");
     // r = (H + τI) u − g
     let mut r = vec![0.0; m];
     for j in 0..m {
@@ -249,3 +269,4 @@ mod tests {
         assert!((crate::feasible::norm(&st.v) - 1.0).abs() < 1e-12);
     }
 }
+

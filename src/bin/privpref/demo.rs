@@ -131,6 +131,19 @@ fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) {
     for nline in notes {
         let _ = writeln!(o, "{nline}");
     }
+    for c in cells {
+        for (rep, term) in &c.failures {
+            let _ = writeln!(
+                o,
+                "  not converged: {} eps={} n={} repetition {}: {} (error still included in the table)",
+                c.estimator.name(),
+                c.eps.map(|e| e.to_string()).unwrap_or_default(),
+                c.n,
+                rep,
+                term.describe()
+            );
+        }
+    }
     let _ = writeln!(o, "(MLE-RR is non-convex for |xᵀθ| > ε/2: its fits are stationary points, certified global only when ε ≥ 2B·max‖Px‖.)");
     let _ = writeln!(o, "wall time {wall:.2} s on {threads} thread(s)");
 }
