@@ -222,6 +222,31 @@ impl<'a, L: Loss> Objective<'a, L> {
         nneg
     }
 
+    /// The recession slope `F∞(θ) = lim_{r→∞} F(rθ)/r` at `ev`'s point (from its cached
+    /// scores, O(n)), with the absolute size of its terms: `(F∞, Σ|terms|)`, both divided by
+    /// `W`. `None` when `β > 0` (the objective is then coercive). For a convex loss,
+    /// `F∞(θ) < 0` proves the objective unbounded below along the ray `{rθ}`.
+    pub fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)> {
+        if self.ridge > 0.0 {
+            return None;
+        }
+        let y = self.data.y();
+        let w = self.data.weights();
+        let (mut r, mut a) = (0.0, 0.0);
+        for (i, &t) in ev.scores.iter().enumerate() {
+            let v = self.loss.recession(t, y[i]) * w.map_or(1.0, |w| w[i]);
+            r += v;
+            a += v.abs();
+        }
+        if let Some(b) = &self.linear {
+            let lin: f64 = b.iter().zip(&ev.theta).map(|(x, y)| x * y).sum();
+            r += lin;
+            a += lin.abs();
+        }
+        let wt = self.total_weight();
+        Some((r / wt, a / wt))
+    }
+
     /// `out = ∇²F v` at `ev`'s point, in one pass over `X`.
     pub fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
         kernels::hess_vec(self.rows(), &self.loss, &ev.scores, v, out, self.par);

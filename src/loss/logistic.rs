@@ -35,6 +35,10 @@ impl Loss for Logistic {
     fn d2(&self, t: f64, _y: u8) -> f64 {
         scalar::dsigmoid(t)
     }
+    /// `max((1−2y)t, 0)`: never negative (bounded below); zero along separating directions.
+    fn recession(&self, t: f64, y: u8) -> f64 {
+        (if y == 1 { -t } else { t }).max(0.0)
+    }
     #[inline(always)]
     fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {
         let one = simd.splat_f64s(1.0);

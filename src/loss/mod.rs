@@ -51,6 +51,10 @@ pub trait Loss: Send + Sync + Clone + std::fmt::Debug {
     fn d1(&self, t: f64, y: u8) -> f64;
     /// `∂²ℓ/∂t²`.
     fn d2(&self, t: f64, y: u8) -> f64;
+    /// The recession function `ℓ∞(t; y) = lim_{r→∞} ℓ(r t; y)/r` (positively homogeneous; may
+    /// be `+∞`). For a convex loss, `F(θ + r v) − F(θ) ≤ r·F∞(v)` for all `r ≥ 0`, so a direction
+    /// with `F∞(v) < 0` certifies that the objective is unbounded below (no minimiser).
+    fn recession(&self, t: f64, y: u8) -> f64;
     /// Batched evaluation inside a SIMD context. `y` holds the labels as `0.0`/`1.0`; all
     /// slices have the same length.
     fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>);

@@ -66,6 +66,15 @@ impl Loss for Probit {
         let s = if y == 1 { t } else { -t };
         log_phi_parts(s).2
     }
+    /// `0` for `s = (2y−1)t ≥ 0`, `+∞` for `s < 0` (quadratic growth).
+    fn recession(&self, t: f64, y: u8) -> f64 {
+        let s = if y == 1 { t } else { -t };
+        if s >= 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    }
     fn eval_simd<S: Simd>(&self, _simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {
         let LossOut {
             mut value,

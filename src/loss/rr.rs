@@ -115,6 +115,10 @@ impl Loss for RrNoisyChannel {
     fn convex_on(&self, tmax: f64) -> bool {
         tmax <= 0.5 * self.k.eps
     }
+    /// `0`: the loss tends to the finite limits `softplus(±ε)`.
+    fn recession(&self, _t: f64, _y: u8) -> f64 {
+        0.0
+    }
     #[inline(always)]
     fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {
         let one = simd.splat_f64s(1.0);
@@ -202,6 +206,12 @@ impl Loss for RrDebiased {
     }
     fn d2(&self, t: f64, _y: u8) -> f64 {
         self.k.c * scalar::dsigmoid(t)
+    }
+    /// `c_ε max(s, 0) + σ̄_ε s`, `s = (1−2ỹ)t`: negative for `s < 0`, so the loss is unbounded
+    /// below.
+    fn recession(&self, t: f64, y: u8) -> f64 {
+        let s = if y == 1 { -t } else { t };
+        self.k.c * s.max(0.0) + self.k.flip * s
     }
     #[inline(always)]
     fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {

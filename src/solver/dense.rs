@@ -94,8 +94,8 @@ const FIRST_SHIFT: f64 = 1e-10;
 /// `ℝ^m` when `radius` is `None`), exactly up to `1e-12` relative in `‖v‖`.
 ///
 /// `τ` is 0 when the Cholesky of `H` succeeds with every relative pivot `≥ 1e-12` (scale
-/// invariant); otherwise the smallest of `1e-10·s, 1e-8·s, …` (`s` = largest diagonal entry)
-/// that makes it so (modified Cholesky by a scalar shift, which keeps the step in the range of
+/// invariant); otherwise the smallest of `1e-10·s, 1e-8·s, …` (`s` = largest diagonal entry,
+/// at least `‖g‖/max(1,‖u‖)`), refined by bisection to within a factor 1.2, that makes it so (modified Cholesky by a scalar shift, which keeps the step in the range of
 /// `H`; the step stays a descent direction). With the ball active, the multiplier
 /// `μ > 0` solving `‖(H̃+μI)⁻¹ r‖ = B`, `r = H̃u − g`, is found by the Moré–Sorensen Newton
 /// iteration on `1/‖v(μ)‖ − 1/B`, safeguarded by bisection on `[0, ‖r‖/B]`.
@@ -106,10 +106,11 @@ pub(crate) fn newton_subproblem(
     u: &[f64],
     radius: Option<f64>,
 ) -> QpStep {
-    let scale = (0..m)
-        .map(|i| h[i * m + i].abs())
-        .fold(0.0f64, f64::max)
-        .max(f64::MIN_POSITIVE);
+    // Shift scale: the Hessian's diagonal, floored by ‖g‖/max(1,‖u‖) so that a Hessian that
+    // underflowed to (near) zero still gives a finite step of bounded length.
+    let gnorm = crate::feasible::norm(g);
+    let unorm = crate::feasible::norm(u).max(1.0);
+    let scale = (0..m).map(|i| h[i * m + i].abs()).fold(gnorm / unorm, f64::max).max(f64::MIN_POSITIVE);
     let accept = |shift: f64| Chol::factor(h, m, shift).filter(|c| c.relative_pivot(h, shift) >= MIN_RELATIVE_PIVOT);
     let mut shift = 0.0;
     let mut chol = accept(0.0);

@@ -18,7 +18,10 @@
 //!    convergence makes it nearly free accuracy).
 //!
 //! Without a norm bound, a minimiser may not exist. The solver ends with
-//! [`Termination::NoMinimizer`] when `‖θ‖` exceeds [`Control::norm_cap`] or when, with the KKT
+//! [`Termination::NoMinimizer`] when the recession slope at the iterate is negative (for a
+//! convex loss, `F(rθ)/r → F∞(θ) < 0` proves `F` unbounded below along the ray — see
+//! [`Loss::recession`](crate::loss::Loss::recession)), when `‖θ‖` exceeds
+//! [`Control::norm_cap`], or when, with the KKT
 //! residual already below tolerance, five consecutive Newton steps keep the same direction
 //! without shrinking to negligible (the objective is flat-decreasing along a recession direction,
 //! as on separable data).
@@ -35,6 +38,8 @@ use std::time::Instant;
 const STEP_TOL: f64 = 1e-8;
 /// A step at the rounding floor of `F` counts as negligible only below this relative size.
 const STALL_STEP: f64 = 1e-3;
+/// Without a norm bound, steps longer than this times `max(1, ‖θ‖)` are shortened.
+const MAX_STEP: f64 = 1e3;
 /// Armijo sufficient-decrease constant.
 const ARMIJO: f64 = 1e-4;
 /// Consecutive aligned non-negligible steps at a KKT point that signal a recession direction.
@@ -146,6 +151,14 @@ pub fn solve<L: Loss>(
         if let Some(t) = ctl.stop_requested() {
             break t;
         }
+        // Without a ball: a certificate of unboundedness (convex losses only).
+        if radius.is_none() && L::CONVEX {
+            if let Some((slope, size)) = obj.recession_slope(&ev) {
+                if slope < -1e-10 * size {
+                    break Termination::NoMinimizer;
+                }
+            }
+        }
         // Newton model in reduced coordinates.
         rep.negative_curvature_rows = obj.hessian_into(&ev, &mut h);
         rep.hessian_evals += 1;
@@ -210,6 +223,16 @@ pub fn solve<L: Loss>(
                 }
             } else {
                 flat_steps = 0;
+            }
+        }
+
+        // Without a ball, a (numerically) flat Hessian can give an absurdly long step that
+        // jumps past every kink of the loss: cap its length (the direction is kept).
+        if radius.is_none() {
+            let cap = MAX_STEP * scale;
+            if step_norm > cap {
+                let f = cap / step_norm;
+                s.iter_mut().for_each(|v| *v *= f);
             }
         }
 
