@@ -141,24 +141,26 @@ struct Worst {
     at: (f64, f64, u8),
 }
 
-/// The absolute-error scale of `ℓ''` of `mle-rr` near its zero crossing (see
-/// [`mlerr_d2_tolerance`]): the size of the two terms of `ℓ''(t; ỹ) = σ'(s) − σ'(s + ε)`,
-/// `s = (2ỹ−1)t`.
-fn mlerr_d2_terms(eps: f64, t: f64, y: u8) -> f64 {
-    let s = if y == 1 { t } else { -t };
-    dsigmoid(s) + dsigmoid(s + eps)
+fn d2sigmoid(a: f64) -> f64 {
+    dsigmoid(a) * -(0.5 * a).tanh() // σ'' = σ'(1 − 2σ)
 }
 
-/// Condition-aware tolerance for `ℓ''` of `mle-rr` (the only place it is used).
+/// Condition-aware tolerance for `ℓ''` of `mle-rr` (the only place it is used against mpmath).
 ///
-/// `ℓ''(t; ỹ) = σ'(s) − σ'(s + ε)` has a simple zero at `s = −ε/2`. Near it the value is a
-/// difference of two nearly equal terms, and even the exactly rounded input `ε + 2s`
-/// (what any formula must effectively form) carries an absolute error of `u·max(ε, |s|)`: only
-/// an absolute accuracy of a few ulps of the terms is achievable there, not a relative one. So
-/// the allowed error is `REF_RTOL · max(|ref|, terms)`; away from the crossing `|ref|` is of the
-/// size of the terms and this is the plain relative tolerance.
+/// `ℓ''(t; ỹ) = σ'(s) − σ'(s + ε)`, `s = (2ỹ−1)t`, has a simple zero at `s = −ε/2` (hit
+/// exactly by the grid for ε = 2 and ε = 5). There no formula can deliver relative accuracy in
+/// double precision: the inputs `s` and `ε` are exact, but every evaluation has to form
+/// `ε + 2s` (or an equivalent) in floating point, and an error of `u·|s|` or `u·ε` in it moves
+/// the value by `|∂ℓ''/∂s|·u|s| + |∂ℓ''/∂ε|·uε` — the componentwise condition number of `ℓ''`
+/// in its inputs. So the allowed error is
+/// `REF_RTOL·(|ℓ''| + |s|·|σ''(s) − σ''(s+ε)| + ε·|σ''(s+ε)|)`.
+/// Away from the zero the extra terms are at most of the size of `|ℓ''|` times a modest factor,
+/// so this is essentially the plain relative tolerance; at the zero it is an absolute
+/// tolerance of `REF_RTOL·ε·|σ''(ε/2)|`-size (e.g. 3.6e-14 for ε = 2).
 fn mlerr_d2_tolerance(eps: f64, t: f64, y: u8, want: f64) -> f64 {
-    REF_RTOL * want.abs().max(mlerr_d2_terms(eps, t, y))
+    let s = if y == 1 { t } else { -t };
+    let cond = s.abs() * (d2sigmoid(s) - d2sigmoid(s + eps)).abs() + eps * d2sigmoid(s + eps).abs();
+    REF_RTOL * (want.abs() + cond)
 }
 
 fn check_reference_group<L: Loss>(l: &L, rows: &[&RefRow], worst: &mut std::collections::BTreeMap<String, Worst>) -> Vec<String> {
@@ -248,21 +250,23 @@ fn fd_check<L: Loss>(l: &L, rng: &mut Xoshiro256PlusPlus, n: usize, tspan: f64) 
     for _ in 0..n {
         let t = (2.0 * rng.random::<f64>() - 1.0) * tspan;
         let y = rng.random::<bool>() as u8;
-        let h = 1e-4 * t.abs().max(1.0);
+        // The curvature scale of these losses is O(1) wherever they are (their features sit at
+        // s ≈ 0 and s ≈ −ε), so the step is absolute; it grows only far out, where ℓ is huge.
+        let h = 2e-5 * (t.abs() / 1000.0).max(1.0);
         let (tp, tm) = (t + h, t - h);
         let h2 = tp - tm; // the actual (representable) step
         let u = f64::EPSILON;
-        // d1 ≈ (ℓ(t+h) − ℓ(t−h)) / 2h: truncation h²|ℓ'''|/6 (ℓ''' ≤ 1 for these losses) plus
-        // rounding ≈ u·|ℓ|/h.
+        // d1 ≈ (ℓ(t+h) − ℓ(t−h)) / 2h: truncation h²|ℓ'''|/6 ≤ 1e-10 (|ℓ'''| ≲ 1 for these
+        // losses), rounding ≈ u·|ℓ|/h.
         let (fp, fm) = (l.value(tp, y), l.value(tm, y));
         let fd1 = (fp - fm) / h2;
         let d1 = l.d1(t, y);
-        let tol1 = 1e-7 * (1.0 + d1.abs()) + 16.0 * u * (fp.abs() + fm.abs()) / h2;
+        let tol1 = 1e-8 * (1.0 + d1.abs()) + 16.0 * u * (fp.abs() + fm.abs()) / h2;
         assert!((fd1 - d1).abs() <= tol1, "{} t={t} y={y}: d1={d1:e}, fd={fd1:e}", l.name());
         let (gp, gm) = (l.d1(tp, y), l.d1(tm, y));
         let fd2 = (gp - gm) / h2;
         let d2 = l.d2(t, y);
-        let tol2 = 1e-7 * (1.0 + d2.abs()) + 16.0 * u * (gp.abs() + gm.abs()) / h2;
+        let tol2 = 1e-8 * (1.0 + d2.abs()) + 16.0 * u * (gp.abs() + gm.abs()) / h2;
         assert!((fd2 - d2).abs() <= tol2, "{} t={t} y={y}: d2={d2:e}, fd={fd2:e}", l.name());
     }
 }
@@ -309,17 +313,34 @@ fn random_scores(rng: &mut Xoshiro256PlusPlus, n: usize) -> Vec<f64> {
     t
 }
 
-/// `mlerr_eps`: `Some(ε)` for `mle-rr`, whose `ℓ''` gets the condition-aware tolerance.
-fn batch_vs_scalar<L: Loss>(l: &L, t: &[f64], y: &[u8], rtol: f64, mlerr_eps: Option<f64>, worst: &mut f64) {
+/// Size of the two terms of the debiased loss, `ℓ̂ = c_ε softplus(s) + σ̄_ε s`, `s = (1−2ỹ)t`.
+///
+/// Condition-aware tolerance for the debiased *value* (the only place it is used): for `s < 0`
+/// the two terms have opposite signs and `ℓ̂` crosses zero (e.g. near `s ≈ −0.8` for ε = ln 3,
+/// `s ≈ −c_ε ln2/σ̄_ε` for small ε). Near the crossing the result is a difference of nearly equal
+/// terms, each correctly rounded at best, and its condition number in the input `s`
+/// (`|s ℓ̂'(s)|/|ℓ̂|`) blows up: two correct implementations (libm `ln_1p`/`exp` in the scalar
+/// path, the polynomial SIMD versions in the batched one) can only agree to a few ulps of the
+/// terms there. So the scalar/batched comparison allows `rtol·max(|ℓ̂|, terms)`; away from the
+/// crossing `terms ≤ |ℓ̂|·(small factor)`, i.e. the plain relative tolerance.
+fn debiased_terms(eps: f64, t: f64, y: u8) -> f64 {
+    let s = if y == 1 { -t } else { t };
+    let (c, flip) = ((0.5 * eps).tanh(), sigmoid(-eps));
+    let sp = s.max(0.0) + (-s.abs()).exp().ln_1p();
+    c * sp + flip * s.abs()
+}
+
+/// `debiased_eps`: `Some(ε)` for `debiased-rr`, whose value gets the condition-aware tolerance.
+fn batch_vs_scalar<L: Loss>(l: &L, t: &[f64], y: &[u8], rtol: f64, debiased_eps: Option<f64>, worst: &mut f64) {
     let batches = all_batches(l, t, y);
     for (i, (&ti, &yi)) in t.iter().zip(y).enumerate() {
         let sc = scalar3(l, ti, yi);
         for (path, b) in &batches {
             for k in 0..3 {
                 let (g, w) = (b[k][i], sc[k]);
-                let tol = match mlerr_eps {
-                    // condition-aware near the zero of ℓ'' (see `mlerr_d2_tolerance`)
-                    Some(eps) if k == 2 => rtol * w.abs().max(mlerr_d2_terms(eps, ti, yi)),
+                let tol = match debiased_eps {
+                    // condition-aware near the zero of ℓ̂ (see `debiased_terms`)
+                    Some(eps) if k == 0 => rtol * w.abs().max(debiased_terms(eps, ti, yi)),
                     _ => rtol * w.abs(),
                 };
                 assert!(
@@ -329,7 +350,7 @@ fn batch_vs_scalar<L: Loss>(l: &L, t: &[f64], y: &[u8], rtol: f64, mlerr_eps: Op
                     WHICH[k]
                 );
                 if let Some(e) = rel_err(g, w) {
-                    if !(mlerr_eps.is_some() && k == 2) {
+                    if !(debiased_eps.is_some() && k == 0) {
                         *worst = worst.max(e);
                     }
                 }
@@ -349,11 +370,11 @@ fn batched_matches_scalar_on_random_points() {
     batch_vs_scalar(&Logistic, &t, &y, rtol, None, &mut worst[0]);
     batch_vs_scalar(&Probit, &t, &y, 0.0, None, &mut worst[3]); // probit's batched path is the scalar code
     for eps in EPS_LIST.iter().copied().chain([50.0, 700.0]) {
-        batch_vs_scalar(&RrNoisyChannel::new(eps).unwrap(), &t, &y, rtol, Some(eps), &mut worst[1]);
-        batch_vs_scalar(&RrDebiased::new(eps).unwrap(), &t, &y, rtol, None, &mut worst[2]);
+        batch_vs_scalar(&RrNoisyChannel::new(eps).unwrap(), &t, &y, rtol, None, &mut worst[1]);
+        batch_vs_scalar(&RrDebiased::new(eps).unwrap(), &t, &y, rtol, Some(eps), &mut worst[2]);
     }
     eprintln!(
-        "batched vs scalar, worst relative difference: mle {:.2e}, mle-rr {:.2e} (excl. d2), debiased-rr {:.2e}, probit {:.2e}",
+        "batched vs scalar, worst relative difference: mle {:.2e}, mle-rr {:.2e}, debiased-rr {:.2e} (excl. value), probit {:.2e}",
         worst[0], worst[1], worst[2], worst[3]
     );
 }
