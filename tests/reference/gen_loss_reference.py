@@ -42,6 +42,11 @@ Grid: t ∈ {0, ±1e-12, ±1e-8, ±1e-3, ±0.3, ±0.5, ±1, ±2.5, ±5, ±10, ±
 t and ε are Python floats, written with repr() (which Rust parses back to the same f64), and
 evaluated at exactly that binary value, mpf(float).
 
+Supplementary dense grid (appended after the main grid): t = −40 + 0.37k + 0.011
+(k = 0..216, |t| ≤ 40), y ∈ {0, 1}, for probit (the tails, where erfc / exp(−t²/2) accuracy
+matters) and for mle-rr at ε = 30 (where l'' is a small difference of O(1) quantities in a
+naive evaluation).
+
 Output values are written with 20 significant digits; values below the double range (e.g.
 1e-217000) are written as they are and parse to 0.0 in Rust.
 """
@@ -62,6 +67,7 @@ T_POS = [1e-12, 1e-8, 1e-3, 0.3, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 37.0, 40.0, 100
          700.0, 720.0, 1000.0]
 T_GRID = [0.0] + [s * v for v in T_POS for s in (-1.0, 1.0)]
 EPS_GRID = [1e-3, 0.1, 0.5, math.log(3.0), 2.0, 5.0, 30.0]
+T_DENSE = [-40.0 + 0.37 * k + 0.011 for k in range(217)]
 
 
 def work_dps(t, eps=0.0):
@@ -205,10 +211,11 @@ def main():
     rows = []
     worst_check = mpf(0)
     zeros = 0
-    cases = [("mle", None), ("probit", None)]
-    cases += [("mle-rr", e) for e in EPS_GRID] + [("debiased-rr", e) for e in EPS_GRID]
-    for name, eps in cases:
-        for t in T_GRID:
+    cases = [("mle", None, T_GRID), ("probit", None, T_GRID)]
+    cases += [("mle-rr", e, T_GRID) for e in EPS_GRID] + [("debiased-rr", e, T_GRID) for e in EPS_GRID]
+    cases += [("probit", None, T_DENSE), ("mle-rr", 30.0, T_DENSE)]
+    for name, eps, ts in cases:
+        for t in ts:
             for y in (0, 1):
                 with mp.workdps(work_dps(t, eps or 0.0)):
                     tm = mpf(t)
