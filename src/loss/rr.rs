@@ -51,8 +51,8 @@ impl RrConstants {
 ///   `(1 − e^{−ε}) σ(s+ε) σ(−s)` is used instead;
 /// * `D(s) = r(s) − (1 − 2σ(s)) = σ(s) + σ(s+ε) − 1`, evaluated as `−expm1(−x) σ(s) σ(s+ε)` for
 ///   `x = ε + 2s ≥ 0` and `expm1(x) σ(−s) σ(−s−ε)` for `x < 0`: a product of factors in
-///   `[0, 1]`, accurate to a few ulps except through the rounding of `x` at the zero of `ℓ''`,
-///   `s = −ε/2`, where only absolute accuracy is possible.
+///   `[0, 1]`. `x` is formed with one rounding (relative error ≤ u/2), so `ℓ''` is accurate to a
+///   few ulps even next to its zero `s = −ε/2`, where it is exactly 0, and its sign is exact.
 ///
 /// (The difference `r − (1 − 2σ(s))` itself cancels for large ε: `r ≈ 1 − 2σ(s) ≈ 1` on
 /// `−ε < s < −ε/2`; and the expanded quotient `c_ε σ'[c_ε σ' − (1−2σ) p̃₁]/p̃₁²` underflows to
@@ -163,6 +163,7 @@ impl Loss for RrNoisyChannel {
                 let sig_s = sigmoid_from(simd, s, lg.e); // σ(s)
                 let sig_neg_s = sigmoid_from(simd, simd.neg_f64s(s), lg.e); // σ(−s)
                 let sig_se = sigmoid_from(simd, se, e2); // σ(s+ε)
+
                 // r = c_ε σ'(s)/p̃₁(s), or (1 − e^{−ε}) σ(s+ε) σ(−s) below RATIO_FAR
                 let p = simd.mul_add_e_f64s(c, sig_s, flip);
                 let near = simd.div_f64s(simd.mul_f64s(c, dsigmoid_from(simd, lg.e)), p);
