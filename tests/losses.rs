@@ -53,12 +53,7 @@ fn batch3_with<L: Loss, S: Simd>(simd: S, l: &L, t: &[f64], y: &[u8]) -> [Vec<f6
         fn with_simd<S: Simd>(self, simd: S) -> Self::Output {
             let n = self.t.len();
             let (mut v, mut g, mut h) = (vec![f64::NAN; n], vec![f64::NAN; n], vec![f64::NAN; n]);
-            self.l.eval_simd(
-                simd,
-                self.t,
-                self.y,
-                LossOut { value: Some(&mut v), d1: Some(&mut g), d2: Some(&mut h) },
-            );
+            self.l.eval_simd(simd, self.t, self.y, LossOut { value: Some(&mut v), d1: Some(&mut g), d2: Some(&mut h) });
             [v, g, h]
         }
     }
@@ -92,11 +87,6 @@ fn sigmoid(a: f64) -> f64 {
     } else {
         e / (1.0 + e)
     }
-}
-
-fn dsigmoid(a: f64) -> f64 {
-    let e = (-a.abs()).exp();
-    e / ((1.0 + e) * (1.0 + e))
 }
 
 const WHICH: [&str; 3] = ["value", "d1", "d2"];
@@ -141,29 +131,11 @@ struct Worst {
     at: (f64, f64, u8),
 }
 
-fn d2sigmoid(a: f64) -> f64 {
-    dsigmoid(a) * -(0.5 * a).tanh() // σ'' = σ'(1 − 2σ)
-}
-
-/// Condition-aware tolerance for `ℓ''` of `mle-rr` (the only place it is used against mpmath).
-///
-/// `ℓ''(t; ỹ) = σ'(s) − σ'(s + ε)`, `s = (2ỹ−1)t`, has a simple zero at `s = −ε/2` (hit
-/// exactly by the grid for ε = 2 and ε = 5). There no formula can deliver relative accuracy in
-/// double precision: the inputs `s` and `ε` are exact, but every evaluation has to form
-/// `ε + 2s` (or an equivalent) in floating point, and an error of `u·|s|` or `u·ε` in it moves
-/// the value by `|∂ℓ''/∂s|·u|s| + |∂ℓ''/∂ε|·uε` — the componentwise condition number of `ℓ''`
-/// in its inputs. So the allowed error is
-/// `REF_RTOL·(|ℓ''| + |s|·|σ''(s) − σ''(s+ε)| + ε·|σ''(s+ε)|)`.
-/// Away from the zero the extra terms are at most of the size of `|ℓ''|` times a modest factor,
-/// so this is essentially the plain relative tolerance; at the zero it is an absolute
-/// tolerance of `REF_RTOL·ε·|σ''(ε/2)|`-size (e.g. 3.6e-14 for ε = 2).
-fn mlerr_d2_tolerance(eps: f64, t: f64, y: u8, want: f64) -> f64 {
-    let s = if y == 1 { t } else { -t };
-    let cond = s.abs() * (d2sigmoid(s) - d2sigmoid(s + eps)).abs() + eps * d2sigmoid(s + eps).abs();
-    REF_RTOL * (want.abs() + cond)
-}
-
-fn check_reference_group<L: Loss>(l: &L, rows: &[&RefRow], worst: &mut std::collections::BTreeMap<String, Worst>) -> Vec<String> {
+fn check_reference_group<L: Loss>(
+    l: &L,
+    rows: &[&RefRow],
+    worst: &mut std::collections::BTreeMap<String, Worst>,
+) -> Vec<String> {
     let mut failures = Vec::new();
     let t: Vec<f64> = rows.iter().map(|r| r.t).collect();
     let y: Vec<u8> = rows.iter().map(|r| r.y).collect();
@@ -178,14 +150,11 @@ fn check_reference_group<L: Loss>(l: &L, rows: &[&RefRow], worst: &mut std::coll
             for k in 0..3 {
                 let (g, w) = (got[k], r.want[k]);
                 let key = format!("{:<12} {:<11} {:<5}", l.name(), path, WHICH[k]);
-                let ok = if l.name() == "mle-rr" && k == 2 {
-                    let eps = r.eps.unwrap();
-                    (g - w).abs() <= mlerr_d2_tolerance(eps, r.t, r.y, w).max(TINY)
-                } else {
-                    match rel_err(g, w) {
-                        Some(e) => e <= REF_RTOL,
-                        None => (g - w).abs() <= TINY,
-                    }
+                // No exceptions: even at the zero of mle-rr's ℓ'' (rows with ε = 2, t = ∓1 and
+                // ε = 5, t = ∓2.5, reference exactly 0) the result must be within TINY.
+                let ok = match rel_err(g, w) {
+                    Some(e) => e <= REF_RTOL,
+                    None => (g - w).abs() <= TINY,
                 };
                 if let Some(e) = rel_err(g, w) {
                     let slot = worst.entry(key).or_default();
@@ -214,7 +183,9 @@ fn check_reference_group<L: Loss>(l: &L, rows: &[&RefRow], worst: &mut std::coll
 fn matches_mpmath_reference() {
     let rows = parse_reference();
     assert_eq!(rows.len(), 1988, "reference row count (1120 main grid + 868 dense)");
-    let mut groups: Vec<((String, Option<u64>), Vec<&RefRow>)> = Vec::new();
+    // (loss name, ε bits) -> rows, in file order
+    type Key = (String, Option<u64>);
+    let mut groups: Vec<(Key, Vec<&RefRow>)> = Vec::new();
     for r in &rows {
         let key = (r.loss.clone(), r.eps.map(f64::to_bits));
         match groups.iter_mut().find(|(k, _)| *k == key) {
@@ -292,10 +263,46 @@ fn derivatives_match_finite_differences() {
 
 fn random_scores(rng: &mut Xoshiro256PlusPlus, n: usize) -> Vec<f64> {
     let special = [
-        0.0, -0.0, 1e-300, -1e-300, 5e-324, 1e-16, -1e-16, 0.3465735902799726, -0.3465735902799726,
-        708.0, -708.0, 708.3964185322641, -708.3964185322641, 708.4, -708.4, 709.0, -709.0, 709.8,
-        -709.8, 720.0, -720.0, 745.1, -745.1, 745.2, -745.2, 746.0, -746.0, 800.0, -800.0, 999.9,
-        1000.0, -1000.0, 37.0, 38.5, 40.0, -40.0, 3.0, -3.0, -3.0000000000000004, -2.9999999999999996,
+        0.0,
+        -0.0,
+        1e-300,
+        -1e-300,
+        5e-324,
+        1e-16,
+        -1e-16,
+        0.3465735902799726,
+        -0.3465735902799726,
+        708.0,
+        -708.0,
+        708.3964185322641,
+        -708.3964185322641,
+        708.4,
+        -708.4,
+        709.0,
+        -709.0,
+        709.8,
+        -709.8,
+        720.0,
+        -720.0,
+        745.1,
+        -745.1,
+        745.2,
+        -745.2,
+        746.0,
+        -746.0,
+        800.0,
+        -800.0,
+        999.9,
+        1000.0,
+        -1000.0,
+        37.0,
+        38.5,
+        40.0,
+        -40.0,
+        3.0,
+        -3.0,
+        -3.0000000000000004,
+        -2.9999999999999996,
     ];
     let mut t: Vec<f64> = special.to_vec();
     while t.len() < n {
@@ -468,7 +475,14 @@ fn t9_gradient_identities() {
         c: f64,
     }
     let cases = [
-        Case { eps: LN3, m1: -0.462_778_741_594_17, m0: 0.537_221_258_405_83, e1: -0.212_778_741_594_17, e0: 0.287_221_258_405_83, c: 0.5 },
+        Case {
+            eps: LN3,
+            m1: -0.462_778_741_594_17,
+            m0: 0.537_221_258_405_83,
+            e1: -0.212_778_741_594_17,
+            e0: 0.287_221_258_405_83,
+            c: 0.5,
+        },
         Case {
             eps: 0.5,
             m1: -0.481_767_638_356_52,
@@ -519,7 +533,10 @@ fn debiased_is_unbiased() {
                 let lhs = keep * a + flip * b;
                 let rhs = c * Logistic.value(t, y);
                 let scale = keep * a.abs() + flip * b.abs();
-                assert!((lhs - rhs).abs() <= 1e-14 * scale.max(rhs.abs()), "value eps={eps} t={t} y={y}: {lhs} vs {rhs}");
+                assert!(
+                    (lhs - rhs).abs() <= 1e-14 * scale.max(rhs.abs()),
+                    "value eps={eps} t={t} y={y}: {lhs} vs {rhs}"
+                );
                 let (a, b) = (l.d1(t, y), l.d1(t, 1 - y));
                 let lhs = keep * a + flip * b;
                 let rhs = c * Logistic.d1(t, y);
@@ -553,32 +570,40 @@ fn debiased_tends_to_mle_for_large_eps() {
 
 #[test]
 fn mlerr_curvature_sign() {
-    // ℓ''(t;1) < 0 iff t < −ε/2, ℓ''(t;0) < 0 iff t > ε/2 (spec §3.2). Points within
-    // 1e-9·max(1,ε) of the crossing are skipped (the sign there is below rounding), and the grid
-    // stops at |t| = 60, beyond which ℓ'' underflows towards ±0.
-    for eps in EPS_LIST.iter().copied().chain([3.7, 12.0]) {
+    // ℓ''(t;1) < 0 iff t < −ε/2, ℓ''(t;0) < 0 iff t > ε/2 (spec §3.2), and ℓ'' = 0 exactly at
+    // ±ε/2. The implementation gets the sign right for every double, even one ulp from the
+    // zero: its sign is that of fl(ε + 2s), which is exact in sign. The grid stops at |t| = 60,
+    // beyond which ℓ'' underflows towards ±0.
+    for eps in EPS_LIST.iter().copied().chain([3.7, 12.0, 0.1 + 0.2]) {
         let l = RrNoisyChannel::new(eps).unwrap();
         let half = 0.5 * eps;
         let mut ts: Vec<f64> = (-6000..=6000).map(|i| i as f64 * 0.01 + 0.0031).collect();
-        for d in [1e-6, 1e-4, 1e-2] {
-            let d = d * eps.max(1.0);
-            ts.extend([-half - d, -half + d, half - d, half + d]);
+        for c in [-half, half] {
+            ts.extend([c, c.next_up(), c.next_down(), c.next_up().next_up(), c.next_down().next_down()]);
+            for d in [1e-12, 1e-9, 1e-6, 1e-4, 1e-2] {
+                ts.extend([c - d * eps.max(1.0), c + d * eps.max(1.0)]);
+            }
         }
         let ys0 = vec![0u8; ts.len()];
         let ys1 = vec![1u8; ts.len()];
         let b0 = batch3(&l, &ts, &ys0);
         let b1 = batch3(&l, &ts, &ys1);
         for (i, &t) in ts.iter().enumerate() {
-            if (t.abs() - half).abs() <= 1e-9 * eps.max(1.0) {
-                continue;
-            }
             for (h, path) in [(l.d2(t, 1), "scalar"), (b1[2][i], "batched")] {
-                assert_eq!(h < 0.0, t < -half, "eps={eps} t={t} y=1 [{path}]: d2={h:e}");
-                assert!(h != 0.0, "eps={eps} t={t} y=1 [{path}]: d2 == 0");
+                if t == -half {
+                    assert_eq!(h, 0.0, "eps={eps} t={t} y=1 [{path}]");
+                } else {
+                    assert_eq!(h < 0.0, t < -half, "eps={eps} t={t} y=1 [{path}]: d2={h:e}");
+                    assert!(h != 0.0, "eps={eps} t={t} y=1 [{path}]: d2 == 0");
+                }
             }
             for (h, path) in [(l.d2(t, 0), "scalar"), (b0[2][i], "batched")] {
-                assert_eq!(h < 0.0, t > half, "eps={eps} t={t} y=0 [{path}]: d2={h:e}");
-                assert!(h != 0.0, "eps={eps} t={t} y=0 [{path}]: d2 == 0");
+                if t == half {
+                    assert_eq!(h, 0.0, "eps={eps} t={t} y=0 [{path}]");
+                } else {
+                    assert_eq!(h < 0.0, t > half, "eps={eps} t={t} y=0 [{path}]: d2={h:e}");
+                    assert!(h != 0.0, "eps={eps} t={t} y=0 [{path}]: d2 == 0");
+                }
             }
         }
     }
@@ -598,7 +623,9 @@ fn convexity_certificates_and_constants() {
     for eps in EPS_LIST {
         let rr = RrNoisyChannel::new(eps).unwrap();
         let half = 0.5 * eps;
-        for (tmax, want) in [(0.0, true), (0.5 * half, true), (half, true), (half.next_up(), false), (eps, false), (1e3, false)] {
+        for (tmax, want) in
+            [(0.0, true), (0.5 * half, true), (half, true), (half.next_up(), false), (eps, false), (1e3, false)]
+        {
             assert_eq!(rr.convex_on(tmax), want, "mle-rr eps={eps} tmax={tmax}");
         }
         let deb = RrDebiased::new(eps).unwrap();
