@@ -36,7 +36,15 @@ fn scalar3<L: Loss>(l: &L, t: f64, y: u8) -> [f64; 3] {
 fn batch3<L: Loss>(l: &L, t: &[f64], y: &[u8]) -> [Vec<f64>; 3] {
     let n = t.len();
     let (mut v, mut g, mut h) = (vec![f64::NAN; n], vec![f64::NAN; n], vec![f64::NAN; n]);
-    l.eval_batch(t, y, LossOut { value: Some(&mut v), d1: Some(&mut g), d2: Some(&mut h) });
+    l.eval_batch(
+        t,
+        y,
+        LossOut {
+            value: Some(&mut v),
+            d1: Some(&mut g),
+            d2: Some(&mut h),
+        },
+    );
     [v, g, h]
 }
 
@@ -53,7 +61,16 @@ fn batch3_with<L: Loss, S: Simd>(simd: S, l: &L, t: &[f64], y: &[u8]) -> [Vec<f6
         fn with_simd<S: Simd>(self, simd: S) -> Self::Output {
             let n = self.t.len();
             let (mut v, mut g, mut h) = (vec![f64::NAN; n], vec![f64::NAN; n], vec![f64::NAN; n]);
-            self.l.eval_simd(simd, self.t, self.y, LossOut { value: Some(&mut v), d1: Some(&mut g), d2: Some(&mut h) });
+            self.l.eval_simd(
+                simd,
+                self.t,
+                self.y,
+                LossOut {
+                    value: Some(&mut v),
+                    d1: Some(&mut g),
+                    d2: Some(&mut h),
+                },
+            );
             [v, g, h]
         }
     }
@@ -63,7 +80,10 @@ fn batch3_with<L: Loss, S: Simd>(simd: S, l: &L, t: &[f64], y: &[u8]) -> [Vec<f6
 
 /// All batched back ends available on this machine: `(name, [value, d1, d2])`.
 fn all_batches<L: Loss>(l: &L, t: &[f64], y: &[u8]) -> Vec<(&'static str, [Vec<f64>; 3])> {
-    let mut out = vec![("dispatch", batch3(l, t, y)), ("scalar-simd", batch3_with(pulp::Scalar::new(), l, t, y))];
+    let mut out = vec![
+        ("dispatch", batch3(l, t, y)),
+        ("scalar-simd", batch3_with(pulp::Scalar::new(), l, t, y)),
+    ];
     #[cfg(target_arch = "x86_64")]
     if let Some(v3) = pulp::x86::V3::try_new() {
         out.push(("avx2", batch3_with(v3, l, t, y)));
@@ -104,7 +124,11 @@ struct RefRow {
 
 fn parse_reference() -> Vec<RefRow> {
     let mut lines = REF_CSV.lines();
-    assert_eq!(lines.next(), Some("loss,eps,t,y,value,d1,d2"), "unexpected CSV header");
+    assert_eq!(
+        lines.next(),
+        Some("loss,eps,t,y,value,d1,d2"),
+        "unexpected CSV header"
+    );
     let mut rows = Vec::new();
     for (i, line) in lines.enumerate() {
         if line.trim().is_empty() {
@@ -112,10 +136,17 @@ fn parse_reference() -> Vec<RefRow> {
         }
         let f: Vec<&str> = line.split(',').collect();
         assert_eq!(f.len(), 7, "line {}: {line}", i + 2);
-        let num = |s: &str| -> f64 { s.parse().unwrap_or_else(|e| panic!("line {}: bad number {s:?}: {e}", i + 2)) };
+        let num = |s: &str| -> f64 {
+            s.parse()
+                .unwrap_or_else(|e| panic!("line {}: bad number {s:?}: {e}", i + 2))
+        };
         rows.push(RefRow {
             loss: f[0].to_string(),
-            eps: if f[1].is_empty() { None } else { Some(num(f[1])) },
+            eps: if f[1].is_empty() {
+                None
+            } else {
+                Some(num(f[1]))
+            },
             t: num(f[2]),
             y: f[3].parse().unwrap(),
             want: [num(f[4]), num(f[5]), num(f[6])],
@@ -159,7 +190,10 @@ fn check_reference_group<L: Loss>(
                 if let Some(e) = rel_err(g, w) {
                     let slot = worst.entry(key).or_default();
                     if e > slot.rel || !e.is_finite() {
-                        *slot = Worst { rel: e, at: (r.eps.unwrap_or(f64::NAN), r.t, r.y) };
+                        *slot = Worst {
+                            rel: e,
+                            at: (r.eps.unwrap_or(f64::NAN), r.t, r.y),
+                        };
                     }
                 }
                 if !ok {
@@ -182,7 +216,11 @@ fn check_reference_group<L: Loss>(
 #[test]
 fn matches_mpmath_reference() {
     let rows = parse_reference();
-    assert_eq!(rows.len(), 1988, "reference row count (1120 main grid + 868 dense)");
+    assert_eq!(
+        rows.len(),
+        1988,
+        "reference row count (1120 main grid + 868 dense)"
+    );
     // (loss name, ε bits) -> rows, in file order
     type Key = (String, Option<u64>);
     let mut groups: Vec<(Key, Vec<&RefRow>)> = Vec::new();
@@ -201,8 +239,12 @@ fn matches_mpmath_reference() {
         let f = match loss.as_str() {
             "mle" => check_reference_group(&Logistic, g, &mut worst),
             "probit" => check_reference_group(&Probit, g, &mut worst),
-            "mle-rr" => check_reference_group(&RrNoisyChannel::new(eps.unwrap()).unwrap(), g, &mut worst),
-            "debiased-rr" => check_reference_group(&RrDebiased::new(eps.unwrap()).unwrap(), g, &mut worst),
+            "mle-rr" => {
+                check_reference_group(&RrNoisyChannel::new(eps.unwrap()).unwrap(), g, &mut worst)
+            }
+            "debiased-rr" => {
+                check_reference_group(&RrDebiased::new(eps.unwrap()).unwrap(), g, &mut worst)
+            }
             other => panic!("unknown loss {other:?} in reference"),
         };
         failures.extend(f);
@@ -211,7 +253,12 @@ fn matches_mpmath_reference() {
     for (k, w) in &worst {
         eprintln!("  {k} {:9.2e}  at (eps, t, y) = {:?}", w.rel, w.at);
     }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 // ------------------------------------------------------------------------------------------
@@ -233,12 +280,20 @@ fn fd_check<L: Loss>(l: &L, rng: &mut Xoshiro256PlusPlus, n: usize, tspan: f64) 
         let fd1 = (fp - fm) / h2;
         let d1 = l.d1(t, y);
         let tol1 = 1e-8 * (1.0 + d1.abs()) + 16.0 * u * (fp.abs() + fm.abs()) / h2;
-        assert!((fd1 - d1).abs() <= tol1, "{} t={t} y={y}: d1={d1:e}, fd={fd1:e}", l.name());
+        assert!(
+            (fd1 - d1).abs() <= tol1,
+            "{} t={t} y={y}: d1={d1:e}, fd={fd1:e}",
+            l.name()
+        );
         let (gp, gm) = (l.d1(tp, y), l.d1(tm, y));
         let fd2 = (gp - gm) / h2;
         let d2 = l.d2(t, y);
         let tol2 = 1e-8 * (1.0 + d2.abs()) + 16.0 * u * (gp.abs() + gm.abs()) / h2;
-        assert!((fd2 - d2).abs() <= tol2, "{} t={t} y={y}: d2={d2:e}, fd={fd2:e}", l.name());
+        assert!(
+            (fd2 - d2).abs() <= tol2,
+            "{} t={t} y={y}: d2={d2:e}, fd={fd2:e}",
+            l.name()
+        );
     }
 }
 
@@ -338,7 +393,14 @@ fn debiased_terms(eps: f64, t: f64, y: u8) -> f64 {
 }
 
 /// `debiased_eps`: `Some(ε)` for `debiased-rr`, whose value gets the condition-aware tolerance.
-fn batch_vs_scalar<L: Loss>(l: &L, t: &[f64], y: &[u8], rtol: f64, debiased_eps: Option<f64>, worst: &mut f64) {
+fn batch_vs_scalar<L: Loss>(
+    l: &L,
+    t: &[f64],
+    y: &[u8],
+    rtol: f64,
+    debiased_eps: Option<f64>,
+    worst: &mut f64,
+) {
     let batches = all_batches(l, t, y);
     for (i, (&ti, &yi)) in t.iter().zip(y).enumerate() {
         let sc = scalar3(l, ti, yi);
@@ -377,8 +439,22 @@ fn batched_matches_scalar_on_random_points() {
     batch_vs_scalar(&Logistic, &t, &y, rtol, None, &mut worst[0]);
     batch_vs_scalar(&Probit, &t, &y, 0.0, None, &mut worst[3]); // probit's batched path is the scalar code
     for eps in EPS_LIST.iter().copied().chain([50.0, 700.0]) {
-        batch_vs_scalar(&RrNoisyChannel::new(eps).unwrap(), &t, &y, rtol, None, &mut worst[1]);
-        batch_vs_scalar(&RrDebiased::new(eps).unwrap(), &t, &y, rtol, Some(eps), &mut worst[2]);
+        batch_vs_scalar(
+            &RrNoisyChannel::new(eps).unwrap(),
+            &t,
+            &y,
+            rtol,
+            None,
+            &mut worst[1],
+        );
+        batch_vs_scalar(
+            &RrDebiased::new(eps).unwrap(),
+            &t,
+            &y,
+            rtol,
+            Some(eps),
+            &mut worst[2],
+        );
     }
     eprintln!(
         "batched vs scalar, worst relative difference: mle {:.2e}, mle-rr {:.2e}, debiased-rr {:.2e} (excl. value), probit {:.2e}",
@@ -392,7 +468,9 @@ fn batched_partial_outputs_and_lengths() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x5eed_0003);
     let l = RrNoisyChannel::new(0.7).unwrap();
     for n in 0..=19 {
-        let t: Vec<f64> = (0..n).map(|_| (2.0 * rng.random::<f64>() - 1.0) * 20.0).collect();
+        let t: Vec<f64> = (0..n)
+            .map(|_| (2.0 * rng.random::<f64>() - 1.0) * 20.0)
+            .collect();
         let y: Vec<u8> = (0..n).map(|_| rng.random::<bool>() as u8).collect();
         let full = batch3(&l, &t, &y);
         for mask in 1..8u8 {
@@ -409,10 +487,17 @@ fn batched_partial_outputs_and_lengths() {
             for (k, out) in [v, g, h].iter().enumerate() {
                 if mask & (1 << k) != 0 {
                     for i in 0..n {
-                        assert_eq!(out[i].to_bits(), full[k][i].to_bits(), "n={n} mask={mask} k={k} i={i}");
+                        assert_eq!(
+                            out[i].to_bits(),
+                            full[k][i].to_bits(),
+                            "n={n} mask={mask} k={k} i={i}"
+                        );
                     }
                 } else {
-                    assert!(out.iter().all(|x| x.is_nan()), "output {k} written although not requested");
+                    assert!(
+                        out.iter().all(|x| x.is_nan()),
+                        "output {k} written although not requested"
+                    );
                 }
             }
         }
@@ -425,16 +510,29 @@ fn batched_partial_outputs_and_lengths() {
 /// Checks a scalar value and its batched counterpart against `want` (absolute `tol`).
 fn assert_both<L: Loss>(l: &L, t: f64, y: u8, which: usize, want: f64, tol: f64) {
     let s = scalar3(l, t, y)[which];
-    assert!((s - want).abs() <= tol, "{} {}({t}, {y}) = {s:e}, want {want:e}", l.name(), WHICH[which]);
+    assert!(
+        (s - want).abs() <= tol,
+        "{} {}({t}, {y}) = {s:e}, want {want:e}",
+        l.name(),
+        WHICH[which]
+    );
     for (path, b) in all_batches(l, &[t], &[y]) {
         let v = b[which][0];
-        assert!((v - want).abs() <= tol, "{} {}({t}, {y}) [{path}] = {v:e}, want {want:e}", l.name(), WHICH[which]);
+        assert!(
+            (v - want).abs() <= tol,
+            "{} {}({t}, {y}) [{path}] = {v:e}, want {want:e}",
+            l.name(),
+            WHICH[which]
+        );
     }
 }
 
 #[test]
 fn t12_scalar_values() {
-    let (deb, rr) = (RrDebiased::new(0.5).unwrap(), RrNoisyChannel::new(0.5).unwrap());
+    let (deb, rr) = (
+        RrDebiased::new(0.5).unwrap(),
+        RrNoisyChannel::new(0.5).unwrap(),
+    );
     // Values given to 8 decimals in the spec; exact: ℓ̂(±800;1) = c softplus(∓800) ∓ 800 σ̄.
     assert_both(&deb, 800.0, 1, 0, -302.032_535_04, 5e-9);
     assert_both(&deb, -800.0, 1, 0, 497.967_464_96, 5e-9);
@@ -452,8 +550,22 @@ fn t12_scalar_values() {
     for eps in EPS_LIST {
         let c = (0.5 * eps).tanh();
         for y in [0, 1] {
-            assert_both(&RrDebiased::new(eps).unwrap(), 0.0, y, 0, c * ln2, 4.0 * f64::EPSILON * c * ln2);
-            assert_both(&RrNoisyChannel::new(eps).unwrap(), 0.0, y, 0, ln2, 4.0 * f64::EPSILON);
+            assert_both(
+                &RrDebiased::new(eps).unwrap(),
+                0.0,
+                y,
+                0,
+                c * ln2,
+                4.0 * f64::EPSILON * c * ln2,
+            );
+            assert_both(
+                &RrNoisyChannel::new(eps).unwrap(),
+                0.0,
+                y,
+                0,
+                ln2,
+                4.0 * f64::EPSILON,
+            );
         }
     }
 }
@@ -541,7 +653,10 @@ fn debiased_is_unbiased() {
                 let lhs = keep * a + flip * b;
                 let rhs = c * Logistic.d1(t, y);
                 let scale = keep * a.abs() + flip * b.abs();
-                assert!((lhs - rhs).abs() <= 1e-14 * scale.max(rhs.abs()), "d1 eps={eps} t={t} y={y}: {lhs} vs {rhs}");
+                assert!(
+                    (lhs - rhs).abs() <= 1e-14 * scale.max(rhs.abs()),
+                    "d1 eps={eps} t={t} y={y}: {lhs} vs {rhs}"
+                );
             }
         }
     }
@@ -554,15 +669,27 @@ fn debiased_tends_to_mle_for_large_eps() {
     let l = RrDebiased::new(50.0).unwrap();
     let mut t_grid: Vec<f64> = (-1000..=1000).map(|i| i as f64 * 0.73).collect();
     t_grid.extend([0.0, 1e-12, -1e-12, 1000.0, -1000.0]);
-    let y: Vec<u8> = t_grid.iter().enumerate().map(|(i, _)| (i % 2) as u8).collect();
+    let y: Vec<u8> = t_grid
+        .iter()
+        .enumerate()
+        .map(|(i, _)| (i % 2) as u8)
+        .collect();
     let deb = batch3(&l, &t_grid, &y);
     let mle = batch3(&Logistic, &t_grid, &y);
     for (i, (&t, &yi)) in t_grid.iter().zip(&y).enumerate() {
         for k in 0..3 {
             let (a, b) = (scalar3(&l, t, yi)[k], scalar3(&Logistic, t, yi)[k]);
             let tol = 2.0 * f64::EPSILON * b.abs().max(1.0);
-            assert!((a - b).abs() <= tol, "{} t={t} y={yi}: {a:e} vs {b:e}", WHICH[k]);
-            assert!((deb[k][i] - mle[k][i]).abs() <= tol, "batched {} t={t} y={yi}", WHICH[k]);
+            assert!(
+                (a - b).abs() <= tol,
+                "{} t={t} y={yi}: {a:e} vs {b:e}",
+                WHICH[k]
+            );
+            assert!(
+                (deb[k][i] - mle[k][i]).abs() <= tol,
+                "batched {} t={t} y={yi}",
+                WHICH[k]
+            );
         }
         assert_eq!(l.d2(t, yi), Logistic.d2(t, yi)); // c_50 == 1.0 exactly
     }
@@ -579,7 +706,13 @@ fn mlerr_curvature_sign() {
         let half = 0.5 * eps;
         let mut ts: Vec<f64> = (-6000..=6000).map(|i| i as f64 * 0.01 + 0.0031).collect();
         for c in [-half, half] {
-            ts.extend([c, c.next_up(), c.next_down(), c.next_up().next_up(), c.next_down().next_down()]);
+            ts.extend([
+                c,
+                c.next_up(),
+                c.next_down(),
+                c.next_up().next_up(),
+                c.next_down().next_down(),
+            ]);
             for d in [1e-12, 1e-9, 1e-6, 1e-4, 1e-2] {
                 ts.extend([c - d * eps.max(1.0), c + d * eps.max(1.0)]);
             }
@@ -613,7 +746,8 @@ fn mlerr_curvature_sign() {
 fn convexity_certificates_and_constants() {
     // The table of src/loss/mod.rs.
     const _: () = assert!(<Logistic as Loss>::CONVEX && <Logistic as Loss>::BOUNDED_BELOW);
-    const _: () = assert!(!<RrNoisyChannel as Loss>::CONVEX && <RrNoisyChannel as Loss>::BOUNDED_BELOW);
+    const _: () =
+        assert!(!<RrNoisyChannel as Loss>::CONVEX && <RrNoisyChannel as Loss>::BOUNDED_BELOW);
     const _: () = assert!(<RrDebiased as Loss>::CONVEX && !<RrDebiased as Loss>::BOUNDED_BELOW);
     const _: () = assert!(<Probit as Loss>::CONVEX && <Probit as Loss>::BOUNDED_BELOW);
     assert_eq!(Logistic.name(), "mle");
@@ -623,9 +757,14 @@ fn convexity_certificates_and_constants() {
     for eps in EPS_LIST {
         let rr = RrNoisyChannel::new(eps).unwrap();
         let half = 0.5 * eps;
-        for (tmax, want) in
-            [(0.0, true), (0.5 * half, true), (half, true), (half.next_up(), false), (eps, false), (1e3, false)]
-        {
+        for (tmax, want) in [
+            (0.0, true),
+            (0.5 * half, true),
+            (half, true),
+            (half.next_up(), false),
+            (eps, false),
+            (1e3, false),
+        ] {
             assert_eq!(rr.convex_on(tmax), want, "mle-rr eps={eps} tmax={tmax}");
         }
         let deb = RrDebiased::new(eps).unwrap();
@@ -635,8 +774,14 @@ fn convexity_certificates_and_constants() {
     }
     // Invalid privacy levels are rejected.
     for bad in [0.0, -1.0, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-        assert!(RrNoisyChannel::new(bad).is_err(), "mle-rr accepted eps={bad}");
-        assert!(RrDebiased::new(bad).is_err(), "debiased-rr accepted eps={bad}");
+        assert!(
+            RrNoisyChannel::new(bad).is_err(),
+            "mle-rr accepted eps={bad}"
+        );
+        assert!(
+            RrDebiased::new(bad).is_err(),
+            "debiased-rr accepted eps={bad}"
+        );
     }
     // Bounded below: the mle-rr infimum is softplus(−ε), the debiased loss goes to −∞.
     let rr = RrNoisyChannel::new(0.5).unwrap();
@@ -674,7 +819,9 @@ fn probit_properties() {
     // For y = 1, ℓ'(t) = −h(t) < 0 never vanishes (as long as φ(t) is representable: beyond
     // t ≈ 37.5 the true value is below 1e-300 and may round to −0). Symmetrically for y = 0.
     // A = ℓ''(t;1) is strictly decreasing from 1 to 0, within (0, 1].
-    let mut ts: Vec<f64> = (0..=250).map(|k| -(10f64.powf(6.0 - k as f64 * 0.01))).collect(); // −1e6 .. −3.2
+    let mut ts: Vec<f64> = (0..=250)
+        .map(|k| -(10f64.powf(6.0 - k as f64 * 0.01)))
+        .collect(); // −1e6 .. −3.2
     ts.extend((0..=4000).map(|k| -3.2 + k as f64 * 0.01)); // −3.2 .. 36.8
     let mut prev_a = f64::INFINITY;
     for &t in &ts {
@@ -695,7 +842,10 @@ fn probit_properties() {
 #[test]
 fn finite_at_extreme_scores() {
     let mut ts: Vec<f64> = (-2000..=2000).map(|i| i as f64 * 0.5).collect();
-    ts.extend([1e-300, -1e-300, 5e-324, -5e-324, 0.0, -0.0, 709.78, -709.78, 745.13, -745.13, 999.999, -999.999]);
+    ts.extend([
+        1e-300, -1e-300, 5e-324, -5e-324, 0.0, -0.0, 709.78, -709.78, 745.13, -745.13, 999.999,
+        -999.999,
+    ]);
     let n = ts.len();
     let mut t2 = ts.clone();
     t2.extend(&ts);
@@ -703,13 +853,24 @@ fn finite_at_extreme_scores() {
     let check = |name: &str, b: &[Vec<f64>; 3], t: &[f64], y: &[u8]| {
         for k in 0..3 {
             for i in 0..t.len() {
-                assert!(b[k][i].is_finite(), "{name} {}({}, {}) = {}", WHICH[k], t[i], y[i], b[k][i]);
+                assert!(
+                    b[k][i].is_finite(),
+                    "{name} {}({}, {}) = {}",
+                    WHICH[k],
+                    t[i],
+                    y[i],
+                    b[k][i]
+                );
             }
         }
     };
     fn scalar_all<L: Loss>(l: &L, t: &[f64], y: &[u8]) -> [Vec<f64>; 3] {
         let v: Vec<[f64; 3]> = t.iter().zip(y).map(|(&t, &y)| scalar3(l, t, y)).collect();
-        [v.iter().map(|r| r[0]).collect(), v.iter().map(|r| r[1]).collect(), v.iter().map(|r| r[2]).collect()]
+        [
+            v.iter().map(|r| r[0]).collect(),
+            v.iter().map(|r| r[1]).collect(),
+            v.iter().map(|r| r[2]).collect(),
+        ]
     }
     macro_rules! both {
         ($l:expr, $t:expr, $y:expr) => {{

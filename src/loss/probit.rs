@@ -93,7 +93,11 @@ impl Loss for Probit {
         log_phi_parts(s).2
     }
     fn eval_simd<S: Simd>(&self, _simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {
-        let LossOut { mut value, mut d1, mut d2 } = out;
+        let LossOut {
+            mut value,
+            mut d1,
+            mut d2,
+        } = out;
         for i in 0..t.len() {
             let pos = y[i] != 0.0;
             let s = if pos { t[i] } else { -t[i] };

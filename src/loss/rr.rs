@@ -69,7 +69,9 @@ pub struct RrNoisyChannel {
 impl RrNoisyChannel {
     /// The loss for RR level `eps` (finite, > 0).
     pub fn new(eps: f64) -> Result<Self> {
-        Ok(RrNoisyChannel { k: RrConstants::new(eps)? })
+        Ok(RrNoisyChannel {
+            k: RrConstants::new(eps)?,
+        })
     }
     /// The RR constants.
     pub fn constants(&self) -> &RrConstants {
@@ -168,7 +170,11 @@ impl Loss for RrNoisyChannel {
                 let p = simd.mul_add_e_f64s(c, sig_s, flip);
                 let near = simd.div_f64s(simd.mul_f64s(c, dsigmoid_from(simd, lg.e)), p);
                 let far = simd.mul_f64s(k1, simd.mul_f64s(sig_se, sig_neg_s));
-                let ratio = simd.select_f64s(simd.less_than_f64s(s, simd.splat_f64s(RATIO_FAR)), far, near);
+                let ratio = simd.select_f64s(
+                    simd.less_than_f64s(s, simd.splat_f64s(RATIO_FAR)),
+                    far,
+                    near,
+                );
                 let g = simd.neg_f64s(simd.mul_f64s(sign, ratio));
                 let h = if want.2 {
                     // D = σ(s) + σ(s+ε) − 1: −expm1(−x) σ(s) σ(s+ε) for x = ε + 2s ≥ 0,
@@ -208,7 +214,9 @@ pub struct RrDebiased {
 impl RrDebiased {
     /// The loss for RR level `eps` (finite, > 0).
     pub fn new(eps: f64) -> Result<Self> {
-        Ok(RrDebiased { k: RrConstants::new(eps)? })
+        Ok(RrDebiased {
+            k: RrConstants::new(eps)?,
+        })
     }
     /// The RR constants.
     pub fn constants(&self) -> &RrConstants {
@@ -248,13 +256,24 @@ impl Loss for RrDebiased {
             let sign = simd.sub_f64s(one, simd.add_f64s(y, y)); // 1 − 2ỹ
             let s = simd.mul_f64s(sign, t);
             let lg = logistic(simd, s);
-            let v = if want.0 { simd.mul_add_e_f64s(c, lg.sp_pos, simd.mul_f64s(flip, s)) } else { one };
-            let g = if want.1 {
-                simd.mul_f64s(sign, simd.mul_add_e_f64s(c, sigmoid_from(simd, s, lg.e), flip))
+            let v = if want.0 {
+                simd.mul_add_e_f64s(c, lg.sp_pos, simd.mul_f64s(flip, s))
             } else {
                 one
             };
-            let h = if want.2 { simd.mul_f64s(c, dsigmoid_from(simd, lg.e)) } else { one };
+            let g = if want.1 {
+                simd.mul_f64s(
+                    sign,
+                    simd.mul_add_e_f64s(c, sigmoid_from(simd, s, lg.e), flip),
+                )
+            } else {
+                one
+            };
+            let h = if want.2 {
+                simd.mul_f64s(c, dsigmoid_from(simd, lg.e))
+            } else {
+                one
+            };
             [v, g, h]
         });
     }
