@@ -34,7 +34,10 @@ impl fmt::Display for DataErrorKind {
             DataErrorKind::NaN => write!(f, "feature is NaN"),
             DataErrorKind::Infinite => write!(f, "feature is infinite"),
             DataErrorKind::LabelOutOfRange { label, bound } => {
-                write!(f, "label {label} is out of range (labels must be in 0..{bound})")
+                write!(
+                    f,
+                    "label {label} is out of range (labels must be in 0..{bound})"
+                )
             }
             DataErrorKind::NegativeWeight => write!(f, "sample weight is negative"),
             DataErrorKind::NonFiniteWeight => write!(f, "sample weight is NaN or infinite"),
@@ -92,6 +95,20 @@ pub enum Error {
     /// A privacy-accounting or mechanism failure (e.g. OS entropy unavailable for the CSPRNG).
     #[error("privacy: {0}")]
     Privacy(String),
+    /// A solver stopped without meeting its convergence certificate.
+    #[error("{solver} did not converge: {} (KKT residual {kkt_residual:.3e}, tolerance {kkt_tol:.3e}, {iterations} iterations)", termination.describe())]
+    NotConverged {
+        /// Solver name.
+        solver: &'static str,
+        /// Why it stopped.
+        termination: crate::solver::Termination,
+        /// Achieved KKT residual.
+        kkt_residual: f64,
+        /// Required tolerance.
+        kkt_tol: f64,
+        /// Iterations done.
+        iterations: usize,
+    },
     /// File input/output.
     #[error("{path}: {message}")]
     Io {
@@ -120,7 +137,10 @@ pub fn check_eps(eps: f64) -> Result<()> {
     if eps.is_finite() && eps > 0.0 {
         Ok(())
     } else {
-        Err(Error::param("eps", format!("must be finite and > 0, got {eps}")))
+        Err(Error::param(
+            "eps",
+            format!("must be finite and > 0, got {eps}"),
+        ))
     }
 }
 
@@ -129,7 +149,10 @@ pub fn check_delta(delta: f64) -> Result<()> {
     if delta > 0.0 && delta < 1.0 {
         Ok(())
     } else {
-        Err(Error::param("delta", format!("must be in (0, 1), got {delta}")))
+        Err(Error::param(
+            "delta",
+            format!("must be in (0, 1), got {delta}"),
+        ))
     }
 }
 
@@ -138,6 +161,9 @@ pub fn check_radius(radius: f64) -> Result<()> {
     if radius.is_finite() && radius > 0.0 {
         Ok(())
     } else {
-        Err(Error::param("radius", format!("must be finite and > 0, got {radius}")))
+        Err(Error::param(
+            "radius",
+            format!("must be finite and > 0, got {radius}"),
+        ))
     }
 }

@@ -7,6 +7,14 @@ pub mod data;
 pub mod error;
 pub mod kernels;
 pub mod loss;
+pub mod mechanism;
 pub mod par;
+pub mod sim;
 
 pub use error::{Error, Result};
+pub mod feasible;
+pub mod objective;
+pub mod solver;
+pub mod estimator;
+pub mod model;
+pub mod experiments;

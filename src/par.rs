@@ -115,13 +115,21 @@ mod tests {
     #[test]
     fn tree_reduce_sums_in_fixed_order() {
         // Values chosen so that summation order changes the floating-point result.
-        let v: Vec<f64> = (0..1000).map(|i| 1.0 / (1.0 + i as f64) * if i % 3 == 0 { 1e8 } else { 1.0 }).collect();
-        let blocks = Blocks { n: v.len(), rows: 7 };
+        let v: Vec<f64> = (0..1000)
+            .map(|i| 1.0 / (1.0 + i as f64) * if i % 3 == 0 { 1e8 } else { 1.0 })
+            .collect();
+        let blocks = Blocks {
+            n: v.len(),
+            rows: 7,
+        };
         let leaf = |b: usize| v[blocks.range(b)].iter().sum::<f64>();
         let comb = |a: f64, b: f64| a + b;
         let s_seq = tree_reduce(blocks.count(), Par::Seq, &leaf, &comb);
         for threads in [1, 2, 3, 8] {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
             let s_par = pool.install(|| tree_reduce(blocks.count(), Par::Rayon, &leaf, &comb));
             assert_eq!(s_seq.to_bits(), s_par.to_bits(), "threads = {threads}");
         }
@@ -148,7 +156,14 @@ mod tests {
 /// output buffer `out` (`k` values per row, so block `b` gets
 /// `out[range(b).start·k .. range(b).end·k]`). The slice is split along the same tree, so no
 /// two leaves alias.
-pub fn tree_reduce_rows<T, O, L, C>(blocks: Blocks, k: usize, par: Par, out: &mut [O], leaf: &L, combine: &C) -> T
+pub fn tree_reduce_rows<T, O, L, C>(
+    blocks: Blocks,
+    k: usize,
+    par: Par,
+    out: &mut [O],
+    leaf: &L,
+    combine: &C,
+) -> T
 where
     T: Send,
     O: Send,
@@ -160,7 +175,16 @@ where
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reduce_rows<T, O, L, C>(blocks: Blocks, k: usize, lo: usize, hi: usize, par: Par, out: &mut [O], leaf: &L, combine: &C) -> T
+fn reduce_rows<T, O, L, C>(
+    blocks: Blocks,
+    k: usize,
+    lo: usize,
+    hi: usize,
+    par: Par,
+    out: &mut [O],
+    leaf: &L,
+    combine: &C,
+) -> T
 where
     T: Send,
     O: Send,

@@ -27,10 +27,19 @@ pub struct PairwiseView<'a> {
 impl<'a> PairwiseView<'a> {
     /// Validates and wraps the buffers. `x.len()` must be `n·d` with `n, d ≥ 1`; features must
     /// be finite; labels must be 0 or 1; weights (if any) finite, non-negative, not all zero.
-    pub fn new(x: &'a [f64], n: usize, d: usize, y: &'a [u8], weights: Option<&'a [f64]>) -> Result<Self> {
+    pub fn new(
+        x: &'a [f64],
+        n: usize,
+        d: usize,
+        y: &'a [u8],
+        weights: Option<&'a [f64]>,
+    ) -> Result<Self> {
         check_shape(x.len(), n, d)?;
         if y.len() != n {
-            return Err(Error::Shape(format!("y has {} labels but x has {n} rows", y.len())));
+            return Err(Error::Shape(format!(
+                "y has {} labels but x has {n} rows",
+                y.len()
+            )));
         }
         check_finite_rows(x, d)?;
         check_labels(y, 2)?;
@@ -38,7 +47,14 @@ impl<'a> PairwiseView<'a> {
             None => n as f64,
             Some(w) => check_weights(w, n)?,
         };
-        Ok(PairwiseView { x, y, weights, n, d, total_weight })
+        Ok(PairwiseView {
+            x,
+            y,
+            weights,
+            n,
+            d,
+            total_weight,
+        })
     }
 
     /// Number of samples (rows).
@@ -82,7 +98,11 @@ impl<'a> PairwiseView<'a> {
         'a: 'b,
     {
         if y.len() != self.n {
-            return Err(Error::Shape(format!("y has {} labels but x has {} rows", y.len(), self.n)));
+            return Err(Error::Shape(format!(
+                "y has {} labels but x has {} rows",
+                y.len(),
+                self.n
+            )));
         }
         check_labels(y, 2)?;
         Ok(PairwiseView { y, ..*self })
@@ -138,18 +158,33 @@ pub(crate) fn check_shape(len: usize, n: usize, d: usize) -> Result<()> {
     }
     match n.checked_mul(d) {
         Some(nd) if nd == len => Ok(()),
-        _ => Err(Error::Shape(format!("x has {len} values, expected n·d = {n}·{d}"))),
+        _ => Err(Error::Shape(format!(
+            "x has {len} values, expected n·d = {n}·{d}"
+        ))),
     }
 }
 
 /// First non-finite feature, reported with its row and column.
 pub(crate) fn check_finite_rows(x: &[f64], d: usize) -> Result<()> {
-    let bad_row = x.par_chunks(d).position_first(|r| r.iter().any(|v| !v.is_finite()));
+    let bad_row = x
+        .par_chunks(d)
+        .position_first(|r| r.iter().any(|v| !v.is_finite()));
     if let Some(row) = bad_row {
         let r = &x[row * d..(row + 1) * d];
         let col = r.iter().position(|v| !v.is_finite()).unwrap_or(0);
-        let kind = if r[col].is_nan() { DataErrorKind::NaN } else { DataErrorKind::Infinite };
-        return Err(Error::Data { input: "x", at: Location { row, col: Some(col) }, kind });
+        let kind = if r[col].is_nan() {
+            DataErrorKind::NaN
+        } else {
+            DataErrorKind::Infinite
+        };
+        return Err(Error::Data {
+            input: "x",
+            at: Location {
+                row,
+                col: Some(col),
+            },
+            kind,
+        });
     }
     Ok(())
 }
@@ -160,7 +195,10 @@ pub(crate) fn check_labels(y: &[u8], bound: u8) -> Result<()> {
         return Err(Error::Data {
             input: "y",
             at: Location { row, col: None },
-            kind: DataErrorKind::LabelOutOfRange { label: y[row] as u64, bound: bound as u64 },
+            kind: DataErrorKind::LabelOutOfRange {
+                label: y[row] as u64,
+                bound: bound as u64,
+            },
         });
     }
     Ok(())
@@ -169,7 +207,10 @@ pub(crate) fn check_labels(y: &[u8], bound: u8) -> Result<()> {
 /// Validates weights and returns their sum.
 pub(crate) fn check_weights(w: &[f64], n: usize) -> Result<f64> {
     if w.len() != n {
-        return Err(Error::Shape(format!("weights has {} values but x has {n} rows", w.len())));
+        return Err(Error::Shape(format!(
+            "weights has {} values but x has {n} rows",
+            w.len()
+        )));
     }
     for (row, &v) in w.iter().enumerate() {
         let kind = if !v.is_finite() {
@@ -179,14 +220,21 @@ pub(crate) fn check_weights(w: &[f64], n: usize) -> Result<f64> {
         } else {
             continue;
         };
-        return Err(Error::Data { input: "weights", at: Location { row, col: None }, kind });
+        return Err(Error::Data {
+            input: "weights",
+            at: Location { row, col: None },
+            kind,
+        });
     }
     let total: f64 = w.iter().sum();
     if !(total > 0.0) {
         return Err(Error::param("weights", "all sample weights are zero"));
     }
     if !total.is_finite() {
-        return Err(Error::param("weights", "the sum of the sample weights overflows"));
+        return Err(Error::param(
+            "weights",
+            "the sum of the sample weights overflows",
+        ));
     }
     Ok(total)
 }
@@ -199,24 +247,103 @@ mod tests {
     fn errors_name_row_and_column() {
         let x = [1.0, 2.0, 3.0, f64::NAN, 5.0, 6.0];
         let e = PairwiseView::new(&x, 3, 2, &[0, 1, 0], None).unwrap_err();
-        assert!(matches!(e, Error::Data { input: "x", at: Location { row: 1, col: Some(1) }, kind: DataErrorKind::NaN }), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error::Data {
+                    input: "x",
+                    at: Location {
+                        row: 1,
+                        col: Some(1)
+                    },
+                    kind: DataErrorKind::NaN
+                }
+            ),
+            "{e}"
+        );
         let x = [1.0, f64::NEG_INFINITY];
         let e = PairwiseView::new(&x, 1, 2, &[0], None).unwrap_err();
-        assert!(matches!(e, Error::Data { at: Location { row: 0, col: Some(1) }, kind: DataErrorKind::Infinite, .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error::Data {
+                    at: Location {
+                        row: 0,
+                        col: Some(1)
+                    },
+                    kind: DataErrorKind::Infinite,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let x = [1.0; 6];
         let e = PairwiseView::new(&x, 3, 2, &[0, 1, 2], None).unwrap_err();
-        assert!(matches!(e, Error::Data { input: "y", at: Location { row: 2, col: None }, kind: DataErrorKind::LabelOutOfRange { label: 2, bound: 2 } }), "{e}");
-        assert!(matches!(PairwiseView::new(&x, 3, 2, &[0, 1], None), Err(Error::Shape(_))));
-        assert!(matches!(PairwiseView::new(&x, 2, 2, &[0, 1], None), Err(Error::Shape(_))));
-        assert!(matches!(PairwiseView::new(&[], 0, 2, &[], None), Err(Error::Shape(_))));
-        assert!(matches!(PairwiseView::new(&[], 3, 0, &[0, 0, 0], None), Err(Error::Shape(_))));
+        assert!(
+            matches!(
+                e,
+                Error::Data {
+                    input: "y",
+                    at: Location { row: 2, col: None },
+                    kind: DataErrorKind::LabelOutOfRange { label: 2, bound: 2 }
+                }
+            ),
+            "{e}"
+        );
+        assert!(matches!(
+            PairwiseView::new(&x, 3, 2, &[0, 1], None),
+            Err(Error::Shape(_))
+        ));
+        assert!(matches!(
+            PairwiseView::new(&x, 2, 2, &[0, 1], None),
+            Err(Error::Shape(_))
+        ));
+        assert!(matches!(
+            PairwiseView::new(&[], 0, 2, &[], None),
+            Err(Error::Shape(_))
+        ));
+        assert!(matches!(
+            PairwiseView::new(&[], 3, 0, &[0, 0, 0], None),
+            Err(Error::Shape(_))
+        ));
         let e = PairwiseView::new(&x, 3, 2, &[0, 1, 1], Some(&[1.0, -1.0, 1.0])).unwrap_err();
-        assert!(matches!(e, Error::Data { input: "weights", at: Location { row: 1, col: None }, kind: DataErrorKind::NegativeWeight }), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error::Data {
+                    input: "weights",
+                    at: Location { row: 1, col: None },
+                    kind: DataErrorKind::NegativeWeight
+                }
+            ),
+            "{e}"
+        );
         let e = PairwiseView::new(&x, 3, 2, &[0, 1, 1], Some(&[0.0, 0.0, 0.0])).unwrap_err();
-        assert!(matches!(e, Error::InvalidParam { name: "weights", .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error::InvalidParam {
+                    name: "weights",
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = PairwiseView::new(&x, 3, 2, &[0, 1, 1], Some(&[1.0, f64::NAN, 0.0])).unwrap_err();
-        assert!(matches!(e, Error::Data { kind: DataErrorKind::NonFiniteWeight, .. }), "{e}");
-        assert!(matches!(PairwiseView::new(&x, 3, 2, &[0, 1, 1], Some(&[1.0])), Err(Error::Shape(_))));
+        assert!(
+            matches!(
+                e,
+                Error::Data {
+                    kind: DataErrorKind::NonFiniteWeight,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(matches!(
+            PairwiseView::new(&x, 3, 2, &[0, 1, 1], Some(&[1.0])),
+            Err(Error::Shape(_))
+        ));
     }
 
     #[test]

@@ -11,7 +11,10 @@ use std::io::BufReader;
 use std::path::Path;
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Io { path: path.display().to_string(), message: e.to_string() }
+    Error::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
 }
 
 fn open(path: &Path) -> Result<NpyFile<BufReader<std::fs::File>>> {
@@ -31,8 +34,19 @@ fn read_floats(path: &Path, npy: NpyFile<BufReader<std::fs::File>>) -> Result<Ve
     let (tc, size) = type_of(path, &npy.dtype())?;
     match (tc, size) {
         (TypeChar::Float, 8) => npy.into_vec::<f64>().map_err(|e| io_err(path, e)),
-        (TypeChar::Float, 4) => Ok(npy.into_vec::<f32>().map_err(|e| io_err(path, e))?.into_iter().map(f64::from).collect()),
-        _ => Err(io_err(path, format!("expected float64 or float32 data, found dtype {}", npy.dtype().descr()))),
+        (TypeChar::Float, 4) => Ok(npy
+            .into_vec::<f32>()
+            .map_err(|e| io_err(path, e))?
+            .into_iter()
+            .map(f64::from)
+            .collect()),
+        _ => Err(io_err(
+            path,
+            format!(
+                "expected float64 or float32 data, found dtype {}",
+                npy.dtype().descr()
+            ),
+        )),
     }
 }
 
@@ -44,7 +58,12 @@ pub fn read_matrix(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize)> {
     let fortran = npy.order() == npyz::Order::Fortran;
     let (n, d) = match shape[..] {
         [n, d] => (n as usize, d as usize),
-        _ => return Err(io_err(path, format!("expected a 2-D array (n × d), found shape {shape:?}"))),
+        _ => {
+            return Err(io_err(
+                path,
+                format!("expected a 2-D array (n × d), found shape {shape:?}"),
+            ))
+        }
     };
     let v = read_floats(path, npy)?;
     if !fortran {
@@ -62,7 +81,10 @@ pub fn read_matrix(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize)> {
 fn vector_len(path: &Path, shape: &[u64]) -> Result<usize> {
     match shape {
         [n] | [n, 1] => Ok(*n as usize),
-        _ => Err(io_err(path, format!("expected a 1-D array, found shape {shape:?}"))),
+        _ => Err(io_err(
+            path,
+            format!("expected a 1-D array, found shape {shape:?}"),
+        )),
     }
 }
 
@@ -83,7 +105,12 @@ pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
     let (tc, size) = type_of(path, &npy.dtype())?;
     let descr = npy.dtype().descr();
     let wide: Vec<i128> = match (tc, size) {
-        (TypeChar::Bool, 1) => npy.into_vec::<bool>().map_err(|e| io_err(path, e))?.into_iter().map(i128::from).collect(),
+        (TypeChar::Bool, 1) => npy
+            .into_vec::<bool>()
+            .map_err(|e| io_err(path, e))?
+            .into_iter()
+            .map(i128::from)
+            .collect(),
         (TypeChar::Uint, 1) => conv(npy.into_vec::<u8>(), path)?,
         (TypeChar::Uint, 2) => conv(npy.into_vec::<u16>(), path)?,
         (TypeChar::Uint, 4) => conv(npy.into_vec::<u32>(), path)?,
@@ -92,7 +119,12 @@ pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
         (TypeChar::Int, 2) => conv(npy.into_vec::<i16>(), path)?,
         (TypeChar::Int, 4) => conv(npy.into_vec::<i32>(), path)?,
         (TypeChar::Int, 8) => conv(npy.into_vec::<i64>(), path)?,
-        _ => return Err(io_err(path, format!("labels must be an integer or bool array, found dtype {descr}"))),
+        _ => {
+            return Err(io_err(
+                path,
+                format!("labels must be an integer or bool array, found dtype {descr}"),
+            ))
+        }
     };
     let mut out = Vec::with_capacity(wide.len());
     for (row, &v) in wide.iter().enumerate() {
@@ -100,7 +132,10 @@ pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
             return Err(Error::Data {
                 input: "y",
                 at: Location { row, col: None },
-                kind: DataErrorKind::LabelOutOfRange { label: v.clamp(0, u64::MAX as i128) as u64, bound: bound as u64 },
+                kind: DataErrorKind::LabelOutOfRange {
+                    label: v.clamp(0, u64::MAX as i128) as u64,
+                    bound: bound as u64,
+                },
             });
         }
         out.push(v as u8);
@@ -109,7 +144,10 @@ pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
 }
 
 fn conv<T: Into<i128>>(r: std::io::Result<Vec<T>>, path: &Path) -> Result<Vec<i128>> {
-    Ok(r.map_err(|e| io_err(path, e))?.into_iter().map(Into::into).collect())
+    Ok(r.map_err(|e| io_err(path, e))?
+        .into_iter()
+        .map(Into::into)
+        .collect())
 }
 
 /// Writes a C-order float64 array of the given shape.
@@ -122,10 +160,17 @@ pub fn write_u8(path: impl AsRef<Path>, data: &[u8]) -> Result<()> {
     write_any(path.as_ref(), data, &[data.len()])
 }
 
-fn write_any<T: npyz::AutoSerialize + Copy>(path: &Path, data: &[T], shape: &[usize]) -> Result<()> {
+fn write_any<T: npyz::AutoSerialize + Copy>(
+    path: &Path,
+    data: &[T],
+    shape: &[usize],
+) -> Result<()> {
     let count: usize = shape.iter().product();
     if count != data.len() {
-        return Err(Error::Shape(format!("cannot write {} values as shape {shape:?}", data.len())));
+        return Err(Error::Shape(format!(
+            "cannot write {} values as shape {shape:?}",
+            data.len()
+        )));
     }
     let shape: Vec<u64> = shape.iter().map(|&s| s as u64).collect();
     let f = std::fs::File::create(path).map_err(|e| io_err(path, e))?;
@@ -135,7 +180,8 @@ fn write_any<T: npyz::AutoSerialize + Copy>(path: &Path, data: &[T], shape: &[us
         .writer(std::io::BufWriter::new(f))
         .begin_nd()
         .map_err(|e| io_err(path, e))?;
-    w.extend(data.iter().copied()).map_err(|e| io_err(path, e))?;
+    w.extend(data.iter().copied())
+        .map_err(|e| io_err(path, e))?;
     w.finish().map_err(|e| io_err(path, e))
 }
 
@@ -157,7 +203,16 @@ mod tests {
         assert_eq!(read_labels(&yp, 2).unwrap(), vec![0, 1, 1]);
         write_u8(&yp, &[0, 1, 7]).unwrap();
         let e = read_labels(&yp, 2).unwrap_err();
-        assert!(matches!(e, Error::Data { at: Location { row: 2, .. }, .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error::Data {
+                    at: Location { row: 2, .. },
+                    ..
+                }
+            ),
+            "{e}"
+        );
         // Labels from a float array are refused.
         assert!(read_labels(&xp, 2).is_err());
         // A matrix is not a vector.

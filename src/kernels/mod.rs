@@ -77,7 +77,11 @@ fn dots<S: Simd>(simd: S, rows: &[f64], v: &[f64], out: &mut [f64]) {
     let lanes = S::F64_LANES;
     let full = d / lanes * lanes;
     let (vh, _) = S::as_simd_f64s(&v[..full]);
-    let vt = if full < d { Some(simd.partial_load_f64s(&v[full..])) } else { None };
+    let vt = if full < d {
+        Some(simd.partial_load_f64s(&v[full..]))
+    } else {
+        None
+    };
     let m = out.len();
     let mut r = 0;
     while r + 4 <= m {
@@ -235,7 +239,11 @@ impl<L: Loss> WithSimd for FusedValueGrad<'_, L> {
                 simd,
                 tb,
                 &yb[..m],
-                LossOut { value: Some(&mut vb[..m]), d1: Some(&mut gb[..m]), d2: None },
+                LossOut {
+                    value: Some(&mut vb[..m]),
+                    d1: Some(&mut gb[..m]),
+                    d2: None,
+                },
             );
             let wb = self.w.map(|w| &w[r0..r0 + m]);
             value += batch_sum(&vb[..m], wb);
@@ -253,7 +261,14 @@ impl<L: Loss> WithSimd for FusedValueGrad<'_, L> {
 
 /// The fused pass: writes `scores[i] = x_iᵀθ` and `grad = Σ w_i ℓ'(t_i; y_i) x_i`, returns
 /// `Σ w_i ℓ(t_i; y_i)` (sums, not means). One read of `X`; deterministic for any thread count.
-pub fn value_grad<L: Loss>(rows: Rows<'_>, loss: &L, theta: &[f64], scores: &mut [f64], grad: &mut [f64], par: Par) -> f64 {
+pub fn value_grad<L: Loss>(
+    rows: Rows<'_>,
+    loss: &L,
+    theta: &[f64],
+    scores: &mut [f64],
+    grad: &mut [f64],
+    par: Par,
+) -> f64 {
     let d = rows.d;
     assert_eq!(theta.len(), d);
     assert_eq!(grad.len(), d);
@@ -311,7 +326,11 @@ pub fn matvec(rows: Rows<'_>, v: &[f64], out: &mut [f64], par: Par) {
     let arch = Arch::new();
     let leaf = |b: usize, o: &mut [f64]| {
         let r = blocks.range(b);
-        arch.dispatch(MatVec { x: &rows.x[r.start * d..r.end * d], v, out: o });
+        arch.dispatch(MatVec {
+            x: &rows.x[r.start * d..r.end * d],
+            v,
+            out: o,
+        });
     };
     tree_reduce_rows(blocks, 1, rows.par(par), out, &leaf, &|_, _| ());
 }
@@ -342,7 +361,15 @@ impl<L: Loss> WithSimd for HessVec<'_, L> {
             let xb = &self.x[r0 * d..(r0 + m) * d];
             dots(simd, xb, self.v, &mut xv[..m]);
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
-            self.loss.eval_simd(simd, &self.scores[r0..r0 + m], &yb[..m], LossOut { d2: Some(&mut hb[..m]), ..Default::default() });
+            self.loss.eval_simd(
+                simd,
+                &self.scores[r0..r0 + m],
+                &yb[..m],
+                LossOut {
+                    d2: Some(&mut hb[..m]),
+                    ..Default::default()
+                },
+            );
             for i in 0..m {
                 xv[i] *= hb[i];
             }
@@ -358,7 +385,14 @@ impl<L: Loss> WithSimd for HessVec<'_, L> {
 }
 
 /// `out = Xᵀ diag(w ℓ''(t)) X v` at the scores `t`, in one pass.
-pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], out: &mut [f64], par: Par) {
+pub fn hess_vec<L: Loss>(
+    rows: Rows<'_>,
+    loss: &L,
+    scores: &[f64],
+    v: &[f64],
+    out: &mut [f64],
+    par: Par,
+) {
     let d = rows.d;
     assert_eq!(v.len(), d);
     assert_eq!(out.len(), d);
@@ -411,7 +445,15 @@ impl<L: Loss> WithSimd for CurvatureOp<'_, L> {
             let m = MAX_BATCH.min(n - r0);
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
             let o = &mut self.out[r0..r0 + m];
-            self.loss.eval_simd(simd, &self.scores[r0..r0 + m], &yb[..m], LossOut { d2: Some(o), ..Default::default() });
+            self.loss.eval_simd(
+                simd,
+                &self.scores[r0..r0 + m],
+                &yb[..m],
+                LossOut {
+                    d2: Some(o),
+                    ..Default::default()
+                },
+            );
             if let Some(w) = self.w {
                 for (oi, wi) in self.out[r0..r0 + m].iter_mut().zip(&w[r0..r0 + m]) {
                     *oi *= wi;
@@ -425,7 +467,13 @@ impl<L: Loss> WithSimd for CurvatureOp<'_, L> {
 /// `H = Xᵀ diag(w ℓ''(t)) X` (sum, not mean) at the scores `t`, written in full (both
 /// triangles) into the column-major `d × d` buffer `h`. Returns the number of rows with
 /// negative curvature (`ℓ'' < 0`, only for non-convex losses).
-pub fn hessian<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], h: &mut [f64], par: Par) -> usize {
+pub fn hessian<L: Loss>(
+    rows: Rows<'_>,
+    loss: &L,
+    scores: &[f64],
+    h: &mut [f64],
+    par: Par,
+) -> usize {
     let d = rows.d;
     assert_eq!(h.len(), d * d);
     assert_eq!(scores.len(), rows.n());
@@ -498,7 +546,12 @@ pub fn hessian<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], h: &mut [f64],
         }
         (a, na + nb)
     };
-    let (hl, nneg) = tree_reduce(blocks.count(), par.for_bytes(rows.x.len() * 8), &leaf, &combine);
+    let (hl, nneg) = tree_reduce(
+        blocks.count(),
+        par.for_bytes(rows.x.len() * 8),
+        &leaf,
+        &combine,
+    );
     for j in 0..d {
         for i in j..d {
             let v = hl[j * d + i];
@@ -542,7 +595,15 @@ impl<L: Loss> WithSimd for LossSum<'_, L> {
                 }
                 None => tb[..m].copy_from_slice(&self.t[r0..r0 + m]),
             }
-            self.loss.eval_simd(simd, &tb[..m], &yb[..m], LossOut { value: Some(&mut vb[..m]), ..Default::default() });
+            self.loss.eval_simd(
+                simd,
+                &tb[..m],
+                &yb[..m],
+                LossOut {
+                    value: Some(&mut vb[..m]),
+                    ..Default::default()
+                },
+            );
             acc += batch_sum(&vb[..m], self.w.map(|w| &w[r0..r0 + m]));
             r0 += m;
         }
@@ -551,7 +612,15 @@ impl<L: Loss> WithSimd for LossSum<'_, L> {
 }
 
 /// `Σ_i w_i ℓ(t_i + α s_i; y_i)` (or `Σ w_i ℓ(t_i)` when `s` is `None`): O(n), no access to `X`.
-pub fn loss_sum<L: Loss>(y: &[u8], w: Option<&[f64]>, loss: &L, t: &[f64], s: Option<&[f64]>, alpha: f64, par: Par) -> f64 {
+pub fn loss_sum<L: Loss>(
+    y: &[u8],
+    w: Option<&[f64]>,
+    loss: &L,
+    t: &[f64],
+    s: Option<&[f64]>,
+    alpha: f64,
+    par: Par,
+) -> f64 {
     let n = y.len();
     assert_eq!(t.len(), n);
     let blocks = Blocks::new(n, 1, 1 << 16, 64);
@@ -607,7 +676,14 @@ pub fn stream_sum(x: &[f64], d: usize, par: Par) -> f64 {
     let arch = Arch::new();
     let leaf = |b: usize| {
         let r = blocks.range(b);
-        arch.dispatch(StreamSum { x: &x[r.start * d..r.end * d] })
+        arch.dispatch(StreamSum {
+            x: &x[r.start * d..r.end * d],
+        })
     };
-    tree_reduce(blocks.count(), par.for_bytes(x.len() * 8), &leaf, &|a, b| a + b)
+    tree_reduce(
+        blocks.count(),
+        par.for_bytes(x.len() * 8),
+        &leaf,
+        &|a, b| a + b,
+    )
 }

@@ -36,7 +36,10 @@ pub fn exp_em1_nonpos<S: Simd>(simd: S, x: S::f64s) -> (S::f64s, S::f64s) {
     let flush = simd.less_than_f64s(x, simd.splat_f64s(EXP_FLUSH));
     let xc = simd.max_f64s(x, simd.splat_f64s(EXP_FLUSH));
     // k = round(x / ln 2) as a float, in [-1022, 0].
-    let kr = simd.add_f64s(simd.mul_f64s(xc, simd.splat_f64s(LOG2_E)), simd.splat_f64s(ROUND_MAGIC));
+    let kr = simd.add_f64s(
+        simd.mul_f64s(xc, simd.splat_f64s(LOG2_E)),
+        simd.splat_f64s(ROUND_MAGIC),
+    );
     let k = simd.sub_f64s(kr, simd.splat_f64s(ROUND_MAGIC));
     // r = x − k ln2 (two-step Cody–Waite; k·LN2_HI is exact since LN2_HI has 32 bits).
     let r = simd.mul_add_e_f64s(k, simd.splat_f64s(-LN2_HI), xc);
@@ -66,7 +69,7 @@ pub fn exp_em1_nonpos<S: Simd>(simd: S, x: S::f64s) -> (S::f64s, S::f64s) {
     }
     let rq = simd.mul_f64s(r, q); // e^r − 1
     let p = simd.add_f64s(simd.splat_f64s(1.0), rq); // e^r
-    // 2^k: (k + 1023) is an integer in [1, 1023]; put it in the exponent field.
+                                                     // 2^k: (k + 1023) is an integer in [1, 1023]; put it in the exponent field.
     let biased = simd.add_f64s(k, simd.splat_f64s(1023.0 + TWO52));
     let ebits = simd.sub_u64s(
         simd.transmute_u64s_f64s(biased),
@@ -89,7 +92,11 @@ pub fn log1p_unit<S: Simd>(simd: S, u: S::f64s) -> S::f64s {
     let one = simd.splat_f64s(1.0);
     let big = simd.greater_than_f64s(u, simd.splat_f64s(std::f64::consts::SQRT_2 - 1.0));
     let num = simd.select_f64s(big, simd.sub_f64s(u, one), u);
-    let den = simd.select_f64s(big, simd.add_f64s(u, simd.splat_f64s(3.0)), simd.add_f64s(u, simd.splat_f64s(2.0)));
+    let den = simd.select_f64s(
+        big,
+        simd.add_f64s(u, simd.splat_f64s(3.0)),
+        simd.add_f64s(u, simd.splat_f64s(2.0)),
+    );
     let s = simd.div_f64s(num, den);
     let s2 = simd.mul_f64s(s, s);
     // 2·atanh(s) = 2s·(1 + s²/3 + s⁴/5 + ... + s^20/21); |s| ≤ 0.1716 so s^22/23 < 1e-18.
@@ -101,7 +108,11 @@ pub fn log1p_unit<S: Simd>(simd: S, u: S::f64s) -> S::f64s {
     }
     let two_s = simd.add_f64s(s, s);
     let core = simd.mul_f64s(two_s, p);
-    let off = simd.select_f64s(big, simd.splat_f64s(std::f64::consts::LN_2), simd.splat_f64s(0.0));
+    let off = simd.select_f64s(
+        big,
+        simd.splat_f64s(std::f64::consts::LN_2),
+        simd.splat_f64s(0.0),
+    );
     simd.add_f64s(core, off)
 }
 
@@ -148,7 +159,12 @@ pub fn sigmoid_from<S: Simd>(simd: S, a: S::f64s, e: S::f64s) -> S::f64s {
 /// `1 − 2σ(a) = −tanh(a/2) = sign(a)·(e−1)/(1+e)` from `a`, `e = e^{-|a|}` and `em1 = e − 1`
 /// (no cancellation for small `|a|`).
 #[inline(always)]
-pub fn one_minus_two_sigmoid_from<S: Simd>(simd: S, a: S::f64s, e: S::f64s, em1: S::f64s) -> S::f64s {
+pub fn one_minus_two_sigmoid_from<S: Simd>(
+    simd: S,
+    a: S::f64s,
+    e: S::f64s,
+    em1: S::f64s,
+) -> S::f64s {
     let v = simd.div_f64s(em1, simd.add_f64s(simd.splat_f64s(1.0), e)); // ≤ 0: value for a ≥ 0
     let neg = simd.less_than_f64s(a, simd.splat_f64s(0.0));
     simd.select_f64s(neg, simd.neg_f64s(v), v)
@@ -233,11 +249,33 @@ mod tests {
 
     #[test]
     fn exp_matches_std() {
-        let xs: Vec<f64> = (0..20001).map(|i| -(i as f64) * 0.0354).chain([0.0, -1e-300, -5e-17, -708.0, -708.39, -709.0, -745.2, -1e3, -1e300, f64::NEG_INFINITY]).collect();
+        let xs: Vec<f64> = (0..20001)
+            .map(|i| -(i as f64) * 0.0354)
+            .chain([
+                0.0,
+                -1e-300,
+                -5e-17,
+                -708.0,
+                -708.39,
+                -709.0,
+                -745.2,
+                -1e3,
+                -1e300,
+                f64::NEG_INFINITY,
+            ])
+            .collect();
         let mut out = vec![0.0; xs.len()];
-        Arch::new().dispatch(VecExp { x: &xs, out: &mut out, which: 0 });
+        Arch::new().dispatch(VecExp {
+            x: &xs,
+            out: &mut out,
+            which: 0,
+        });
         let mut out_s = vec![0.0; xs.len()];
-        Scalar::new().vectorize(VecExp { x: &xs, out: &mut out_s, which: 0 });
+        Scalar::new().vectorize(VecExp {
+            x: &xs,
+            out: &mut out_s,
+            which: 0,
+        });
         for (i, &x) in xs.iter().enumerate() {
             let want = x.exp();
             if x < EXP_FLUSH {
@@ -245,16 +283,28 @@ mod tests {
                 assert_eq!(out_s[i], 0.0, "x={x}");
             } else {
                 assert!(ulps(out[i], want) <= 3.0, "x={x}: {} vs {}", out[i], want);
-                assert!(ulps(out_s[i], want) <= 3.0, "scalar x={x}: {} vs {}", out_s[i], want);
+                assert!(
+                    ulps(out_s[i], want) <= 3.0,
+                    "scalar x={x}: {} vs {}",
+                    out_s[i],
+                    want
+                );
             }
         }
     }
 
     #[test]
     fn expm1_is_accurate_near_zero() {
-        let xs: Vec<f64> = (0..4000).map(|i| -(i as f64) * 1e-3).chain([-1e-300, -1e-20, -1e-12, -3e-9, -0.34657, -0.34658, -1e3]).collect();
+        let xs: Vec<f64> = (0..4000)
+            .map(|i| -(i as f64) * 1e-3)
+            .chain([-1e-300, -1e-20, -1e-12, -3e-9, -0.34657, -0.34658, -1e3])
+            .collect();
         let mut out = vec![0.0; xs.len()];
-        Arch::new().dispatch(VecExp { x: &xs, out: &mut out, which: 2 });
+        Arch::new().dispatch(VecExp {
+            x: &xs,
+            out: &mut out,
+            which: 2,
+        });
         for (i, &x) in xs.iter().enumerate() {
             let want = x.exp_m1();
             assert!(ulps(out[i], want) <= 4.0, "x={x}: {} vs {}", out[i], want);
@@ -263,9 +313,16 @@ mod tests {
 
     #[test]
     fn log1p_matches_std() {
-        let xs: Vec<f64> = (0..=20000).map(|i| i as f64 / 20000.0).chain([1e-300, 1e-17, 1e-9, 0.41421356, 0.41421357]).collect();
+        let xs: Vec<f64> = (0..=20000)
+            .map(|i| i as f64 / 20000.0)
+            .chain([1e-300, 1e-17, 1e-9, 0.41421356, 0.41421357])
+            .collect();
         let mut out = vec![0.0; xs.len()];
-        Arch::new().dispatch(VecExp { x: &xs, out: &mut out, which: 1 });
+        Arch::new().dispatch(VecExp {
+            x: &xs,
+            out: &mut out,
+            which: 1,
+        });
         for (i, &x) in xs.iter().enumerate() {
             let want = x.ln_1p();
             assert!(ulps(out[i], want) <= 3.0, "x={x}: {} vs {}", out[i], want);

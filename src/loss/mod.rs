@@ -77,7 +77,12 @@ pub trait Loss: Send + Sync + Clone + std::fmt::Debug {
                 self.loss.eval_simd(simd, self.t, self.y, self.out)
             }
         }
-        Arch::new().dispatch(Op { loss: self, t, y: &yf, out });
+        Arch::new().dispatch(Op {
+            loss: self,
+            t,
+            y: &yf,
+            out,
+        });
     }
 }
 
@@ -93,13 +98,23 @@ where
     let lanes = S::F64_LANES;
     let len = t.len();
     let full = len / lanes * lanes;
-    let LossOut { mut value, mut d1, mut d2 } = out;
+    let LossOut {
+        mut value,
+        mut d1,
+        mut d2,
+    } = out;
     let (th, _) = S::as_simd_f64s(&t[..full]);
     let (yh, _) = S::as_simd_f64s(&y[..full]);
     {
-        let mut vh = value.as_deref_mut().map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
-        let mut g1 = d1.as_deref_mut().map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
-        let mut g2 = d2.as_deref_mut().map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
+        let mut vh = value
+            .as_deref_mut()
+            .map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
+        let mut g1 = d1
+            .as_deref_mut()
+            .map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
+        let mut g2 = d2
+            .as_deref_mut()
+            .map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
         for (j, (&tv, &yv)) in th.iter().zip(yh).enumerate() {
             let r = f(tv, yv, want);
             if let Some(o) = vh.as_deref_mut() {
@@ -160,8 +175,12 @@ impl LossSpec {
         let spec = match name {
             "mle" => LossSpec::Mle,
             "probit" => LossSpec::Probit,
-            "mle-rr" => LossSpec::MleRr { eps: need_eps(eps)? },
-            "debiased-rr" => LossSpec::DebiasedRr { eps: need_eps(eps)? },
+            "mle-rr" => LossSpec::MleRr {
+                eps: need_eps(eps)?,
+            },
+            "debiased-rr" => LossSpec::DebiasedRr {
+                eps: need_eps(eps)?,
+            },
             other => {
                 return Err(Error::param(
                     "loss",
@@ -171,7 +190,10 @@ impl LossSpec {
         };
         if matches!(spec, LossSpec::Mle | LossSpec::Probit) {
             if let Some(e) = eps {
-                return Err(Error::param("eps", format!("loss `{name}` takes no privacy level (got {e})")));
+                return Err(Error::param(
+                    "eps",
+                    format!("loss `{name}` takes no privacy level (got {e})"),
+                ));
             }
         }
         Ok(spec)
@@ -219,10 +241,12 @@ macro_rules! with_loss {
                 Ok($l) => Ok($body),
                 Err(e) => Err(e),
             },
-            $crate::loss::LossSpec::DebiasedRr { eps } => match $crate::loss::RrDebiased::new(eps) {
-                Ok($l) => Ok($body),
-                Err(e) => Err(e),
-            },
+            $crate::loss::LossSpec::DebiasedRr { eps } => {
+                match $crate::loss::RrDebiased::new(eps) {
+                    Ok($l) => Ok($body),
+                    Err(e) => Err(e),
+                }
+            }
         }
     }};
 }

@@ -146,7 +146,7 @@ impl Loss for RrNoisyChannel {
         let k1 = simd.splat_f64s(k.c / k.keep); // 1 − e^{−ε}
         let c = simd.splat_f64s(k.c);
         let flip = simd.splat_f64s(k.flip);
-        map_lanes(simd, t, y, out, |t, y, want| {
+        map_lanes(simd, t, y, out, #[inline(always)] |t, y, want| {
             let sign = simd.sub_f64s(simd.add_f64s(y, y), one); // 2ỹ − 1
             let s = simd.mul_f64s(sign, t);
             let lg = logistic(simd, s);
@@ -252,7 +252,7 @@ impl Loss for RrDebiased {
         let one = simd.splat_f64s(1.0);
         let c = simd.splat_f64s(self.k.c);
         let flip = simd.splat_f64s(self.k.flip);
-        map_lanes(simd, t, y, out, |t, y, want| {
+        map_lanes(simd, t, y, out, #[inline(always)] |t, y, want| {
             let sign = simd.sub_f64s(one, simd.add_f64s(y, y)); // 1 − 2ỹ
             let s = simd.mul_f64s(sign, t);
             let lg = logistic(simd, s);

@@ -1,0 +1,284 @@
+//! `privpref` command-line interface (DESIGN.md "CLI contract"): `fit`, `privatize`, `demo`.
+//!
+//! Exit codes: 0 success; 1 invalid input or I/O error (one line on stderr); 2 bad command
+//! line; 3 the solver did not converge (the JSON result is still written, with
+//! `"converged": false`).
+
+mod demo;
+
+use clap::{Args, Parser, Subcommand};
+use privpref::data::{npy, PairwiseView};
+use privpref::estimator::{fit, FitOptions, SolverKind};
+use privpref::feasible::FeasibleSet;
+use privpref::loss::LossSpec;
+use privpref::mechanism::{self, Mechanism, RandomizedResponse};
+use privpref::solver::Control;
+use privpref::Error;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "privpref", version, about = "Reward models from pairwise preferences under label differential privacy", allow_negative_numbers = true)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Fit θ̂ = argmin over the feasible set of the mean loss (+ ridge, + linear term).
+    Fit(FitArgs),
+    /// Randomise binary labels with randomized response (ε-label-LDP).
+    Privatize(PrivatizeArgs),
+    /// The main job on built-in synthetic data: seed-000 comparison of MLE, MLE-RR and debiased RR.
+    Demo(demo::DemoArgs),
+}
+
+#[derive(Args)]
+struct FitArgs {
+    /// Pairwise feature differences, float64/float32 .npy of shape n × d.
+    #[arg(long)]
+    x: PathBuf,
+    /// Labels in {0,1}, integer or bool .npy of length n (1 = the first action of the difference preferred).
+    #[arg(long)]
+    y: PathBuf,
+    /// mle | mle-rr | debiased-rr | probit.
+    #[arg(long)]
+    loss: String,
+    /// RR privacy level ε > 0 (required by mle-rr and debiased-rr).
+    #[arg(long)]
+    eps: Option<f64>,
+    /// theta-b (Σθ = 0, ‖θ‖ ≤ B) | ball (‖θ‖ ≤ B) | sum-zero | none.
+    #[arg(long, default_value = "theta-b")]
+    constraint: String,
+    /// The bound B of theta-b and ball.
+    #[arg(long)]
+    radius: Option<f64>,
+    /// Ridge β of (β/2n)‖θ‖².
+    #[arg(long, default_value_t = 0.0)]
+    ridge: f64,
+    /// Linear term w of (1/n)⟨w, θ⟩, float64 .npy of length d.
+    #[arg(long)]
+    linear_term: Option<PathBuf>,
+    /// Non-negative sample weights (frequency semantics), float .npy of length n.
+    #[arg(long)]
+    weights: Option<PathBuf>,
+    /// Warm start θ₀, float .npy of length d.
+    #[arg(long)]
+    theta0: Option<PathBuf>,
+    /// newton | lbfgs | sgd.
+    #[arg(long, default_value = "newton")]
+    solver: String,
+    /// Relative KKT tolerance (times ‖P∇F(0)‖).
+    #[arg(long, default_value_t = 1e-10)]
+    tol: f64,
+    /// Absolute KKT tolerance.
+    #[arg(long, default_value_t = 1e-12)]
+    tol_abs: f64,
+    /// Maximum solver iterations.
+    #[arg(long, default_value_t = 100)]
+    max_iter: usize,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Random seed (recorded; the exact solvers do not use randomness).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write the JSON result here instead of stdout.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct PrivatizeArgs {
+    /// Labels in {0,1}, integer or bool .npy.
+    #[arg(long)]
+    y: PathBuf,
+    /// rr (binary randomized response).
+    #[arg(long, default_value = "rr")]
+    mechanism: String,
+    /// Privacy level ε > 0.
+    #[arg(long)]
+    eps: f64,
+    /// Seed a simulation generator instead of the OS-seeded CSPRNG (simulations only: anyone
+    /// who knows the seed can undo the randomisation).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Output .npy (uint8).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// A failure of a subcommand: the message and the exit code.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure { code: 1, message: e.to_string() }
+    }
+}
+
+fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Failure> {
+    if threads == Some(0) {
+        return Err(Error::param("threads", "must be at least 1").into());
+    }
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        b = b.num_threads(t);
+    }
+    b.build().map_err(|e| Failure { code: 1, message: format!("cannot start worker threads: {e}") })
+}
+
+fn write_json(out: &Option<PathBuf>, v: &serde_json::Value) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(v).expect("JSON values serialise");
+    match out {
+        Some(p) => std::fs::write(p, text + "\n")
+            .map_err(|e| Error::Io { path: p.display().to_string(), message: e.to_string() }.into()),
+        None => {
+            println!("{text}");
+            Ok(())
+        }
+    }
+}
+
+fn finite_or_null(v: f64) -> serde_json::Value {
+    if v.is_finite() {
+        json!(v)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+fn run_fit(a: FitArgs) -> Result<(), Failure> {
+    let loss = LossSpec::parse(&a.loss, a.eps)?;
+    let set = FeasibleSet::parse(&a.constraint, a.radius)?;
+    let solver = SolverKind::parse(&a.solver)?;
+    let (x, n, d) = npy::read_matrix(&a.x)?;
+    let y = npy::read_labels(&a.y, 2)?;
+    let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
+    let view = PairwiseView::new(&x, n, d, &y, weights.as_deref())?;
+    let linear_term = a.linear_term.as_ref().map(npy::read_vector).transpose()?;
+    let theta0 = a.theta0.as_ref().map(npy::read_vector).transpose()?;
+    let mut opts = FitOptions::new(loss, set);
+    opts.ridge = a.ridge;
+    opts.linear_term = linear_term;
+    opts.solver = solver;
+    opts.theta0 = theta0;
+    opts.control = Control { max_iter: a.max_iter, tol_rel: a.tol, tol_abs: a.tol_abs, ..Control::default() };
+    let pool = pool(a.threads)?;
+    let threads = pool.current_num_threads();
+    let model = pool.install(|| fit(view, &opts))?;
+    let r = &model.report;
+    let result = json!({
+        "theta": r.theta,
+        "objective": finite_or_null(r.objective),
+        "kkt_residual": finite_or_null(r.kkt_residual),
+        "kkt_tol": r.kkt_tol,
+        "iterations": r.iterations,
+        "converged": r.converged(),
+        "termination": r.termination.as_str(),
+        "solver": r.solver,
+        "loss": loss.name(),
+        "eps": loss.eps(),
+        "constraint": set.name(),
+        "radius": set.radius(),
+        "ridge": a.ridge,
+        "n": n,
+        "d": d,
+        "elapsed_s": r.elapsed.as_secs_f64(),
+        "on_boundary": r.on_boundary,
+        "multiplier": r.multiplier,
+        "certified_global": r.certified_global,
+        "hessian_shifts": r.hessian_shifts,
+        "negative_curvature_rows": r.negative_curvature_rows,
+        "grad_evals": r.grad_evals,
+        "hessian_evals": r.hessian_evals,
+        "line_search_evals": r.line_search_evals,
+        "threads": threads,
+        "seed": a.seed,
+    });
+    write_json(&a.out, &result)?;
+    if !r.converged() {
+        return Err(Failure {
+            code: 3,
+            message: Error::NotConverged {
+                solver: r.solver,
+                termination: r.termination,
+                kkt_residual: r.kkt_residual,
+                kkt_tol: r.kkt_tol,
+                iterations: r.iterations,
+            }
+            .to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
+    if a.mechanism != "rr" {
+        return Err(Error::param("mechanism", format!("unknown mechanism `{}` (expected rr)", a.mechanism)).into());
+    }
+    let mech = RandomizedResponse::new(a.eps)?;
+    let y = npy::read_labels(&a.y, 2)?;
+    let (out, rng_name) = match a.seed {
+        Some(s) => {
+            eprintln!("privpref: warning: --seed makes the randomisation reproducible by anyone who knows the seed; omit it for real data");
+            (mech.randomize(&y, &mut mechanism::simulation_rng(s))?, "xoshiro256++ seeded (simulation only)")
+        }
+        None => (mech.randomize(&y, &mut mechanism::secure_rng()?)?, "ChaCha20 seeded from OS entropy"),
+    };
+    npy::write_u8(&a.out, &out)?;
+    let info = json!({
+        "mechanism": "rr",
+        "eps": a.eps,
+        "keep_probability": mech.transition_matrix()[0],
+        "n": y.len(),
+        "rng": rng_name,
+        "seed": a.seed,
+        "out": a.out.display().to_string(),
+    });
+    write_json(&None, &info)
+}
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("privpref: internal error (please report): {msg}{at}");
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+                let _ = e.print();
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            }
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("invalid command line").trim_start_matches("error: ");
+            eprintln!("privpref: {first} (see --help)");
+            return ExitCode::from(2);
+        }
+    };
+    let res = match cli.cmd {
+        Cmd::Fit(a) => run_fit(a),
+        Cmd::Privatize(a) => run_privatize(a),
+        Cmd::Demo(a) => demo::run(a).map_err(Failure::from),
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("privpref: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! The result of fitting an estimator.
+
+use crate::feasible::FeasibleSet;
+use crate::loss::LossSpec;
+use crate::solver::SolveReport;
+
+/// What was fitted, and how (recorded so a result can be reproduced and audited).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitConfig {
+    /// Loss (with its privacy level for the RR losses).
+    pub loss: LossSpec,
+    /// Feasible set.
+    pub set: FeasibleSet,
+    /// Ridge `β` of `(β/2W)‖θ‖²`.
+    pub ridge: f64,
+    /// Whether a linear term `(1/W)⟨b, θ⟩` was used.
+    pub linear_term: bool,
+    /// Solver name.
+    pub solver: &'static str,
+}
+
+/// A fitted reward model `r_θ(s, a) = φ(s, a)ᵀθ` with the solver's certificate.
+#[derive(Debug, Clone)]
+pub struct FittedModel {
+    /// The estimate `θ̂`.
+    pub theta: Vec<f64>,
+    /// The solver report (termination, KKT residual, counts, time).
+    pub report: SolveReport,
+    /// The configuration that produced it.
+    pub config: FitConfig,
+}

@@ -1,0 +1,233 @@
+//! The objective every solver minimises (DESIGN.md "Objective"):
+//!
+//! `F(θ) = (1/W) Σ_i w_i ℓ(x_iᵀθ; y_i) + (β/2W) ‖θ‖² + (1/W) ⟨b, θ⟩`, `W = Σ_i w_i`
+//!
+//! (`W = n` without weights). This is exactly the scaling of objective perturbation,
+//! Algorithm 2 of seed 000 (App. D): the mean loss plus `β/(2n)‖θ‖² + wᵀθ/n`. Because the ridge
+//! and linear terms are divided by `W` too, a row of weight 2 is *exactly* the row duplicated.
+//!
+//! * gradient `∇F = (Xᵀ(w ⊙ ℓ'(Xθ)) + βθ + b)/W` — one fused pass over `X` ([`Objective::evaluate`]),
+//! * Hessian `∇²F = (Xᵀ diag(w ⊙ ℓ''(Xθ)) X + βI)/W` — dense, by row blocks through faer,
+//! * Hessian-vector products in one pass,
+//! * line searches in O(n) from cached scores `Xθ` and a direction's scores `Xs`.
+//!
+//! The cache is explicit: an [`Eval`] holds `θ`, the scores `Xθ`, the value and the gradient
+//! of the last evaluation; Hessian and line-search calls read its scores.
+
+use crate::data::PairwiseView;
+use crate::error::{Error, Result};
+use crate::kernels::{self, Rows};
+use crate::loss::Loss;
+use crate::par::Par;
+
+/// `F(θ)` for a loss on pairwise data, with optional ridge `β` and linear term `b`.
+#[derive(Debug, Clone)]
+pub struct Objective<'a, L: Loss> {
+    data: PairwiseView<'a>,
+    loss: L,
+    ridge: f64,
+    linear: Option<Vec<f64>>,
+    par: Par,
+}
+
+/// The state of one evaluation: `θ`, scores `t = Xθ`, `F(θ)` and `∇F(θ)`.
+#[derive(Debug, Clone)]
+pub struct Eval {
+    /// The point.
+    pub theta: Vec<f64>,
+    /// `t = Xθ` (length `n`).
+    pub scores: Vec<f64>,
+    /// `F(θ)`.
+    pub value: f64,
+    /// `∇F(θ)` (full space; not projected).
+    pub grad: Vec<f64>,
+}
+
+impl Eval {
+    /// An empty state for `n` rows and `d` features.
+    pub fn new(n: usize, d: usize) -> Self {
+        Eval {
+            theta: vec![0.0; d],
+            scores: vec![0.0; n],
+            value: f64::NAN,
+            grad: vec![0.0; d],
+        }
+    }
+}
+
+impl<'a, L: Loss> Objective<'a, L> {
+    /// The plain mean loss (`β = 0`, `b = 0`), parallel over the current rayon pool.
+    pub fn new(data: PairwiseView<'a>, loss: L) -> Self {
+        Objective {
+            data,
+            loss,
+            ridge: 0.0,
+            linear: None,
+            par: Par::Rayon,
+        }
+    }
+    /// Adds `(β/2W)‖θ‖²`; `β` must be finite and `≥ 0`.
+    pub fn with_ridge(mut self, beta: f64) -> Result<Self> {
+        if !(beta.is_finite() && beta >= 0.0) {
+            return Err(Error::param(
+                "ridge",
+                format!("must be finite and >= 0, got {beta}"),
+            ));
+        }
+        self.ridge = beta;
+        Ok(self)
+    }
+    /// Adds `(1/W)⟨b, θ⟩`; `b` must have `d` finite entries.
+    pub fn with_linear_term(mut self, b: Vec<f64>) -> Result<Self> {
+        if b.len() != self.data.d() {
+            return Err(Error::Shape(format!(
+                "linear term has {} entries but d = {}",
+                b.len(),
+                self.data.d()
+            )));
+        }
+        if let Some(j) = b.iter().position(|v| !v.is_finite()) {
+            return Err(Error::param(
+                "linear-term",
+                format!("entry {j} is not finite ({})", b[j]),
+            ));
+        }
+        self.linear = Some(b);
+        Ok(self)
+    }
+    /// Sets the parallelism of the passes over `X`.
+    pub fn with_par(mut self, par: Par) -> Self {
+        self.par = par;
+        self
+    }
+    /// The data.
+    pub fn data(&self) -> &PairwiseView<'a> {
+        &self.data
+    }
+    /// The loss.
+    pub fn loss(&self) -> &L {
+        &self.loss
+    }
+    /// `β`.
+    pub fn ridge(&self) -> f64 {
+        self.ridge
+    }
+    /// `b`, if any.
+    pub fn linear_term(&self) -> Option<&[f64]> {
+        self.linear.as_deref()
+    }
+    /// Number of parameters `d`.
+    pub fn dim(&self) -> usize {
+        self.data.d()
+    }
+    /// The parallelism policy.
+    pub fn par(&self) -> Par {
+        self.par
+    }
+    fn rows(&self) -> Rows<'a> {
+        Rows {
+            x: self.data.x(),
+            d: self.data.d(),
+            y: self.data.y(),
+            w: self.data.weights(),
+        }
+    }
+    /// `W = Σ w_i`.
+    pub fn total_weight(&self) -> f64 {
+        self.data.total_weight()
+    }
+    /// The O(d) penalty part `(β/2)‖θ‖² + ⟨b, θ⟩` (not yet divided by `W`).
+    fn penalty(&self, theta: &[f64]) -> f64 {
+        let mut p = 0.0;
+        if self.ridge != 0.0 {
+            p += 0.5 * self.ridge * theta.iter().map(|v| v * v).sum::<f64>();
+        }
+        if let Some(b) = &self.linear {
+            p += b.iter().zip(theta).map(|(a, c)| a * c).sum::<f64>();
+        }
+        p
+    }
+
+    /// Evaluates `F`, `∇F` and the scores at `theta` into `ev` — one fused pass over `X`.
+    pub fn evaluate(&self, theta: &[f64], ev: &mut Eval) {
+        let d = self.dim();
+        assert_eq!(theta.len(), d, "evaluate: theta has the wrong length");
+        ev.theta.clear();
+        ev.theta.extend_from_slice(theta);
+        ev.scores.resize(self.data.n(), 0.0);
+        ev.grad.resize(d, 0.0);
+        let s = kernels::value_grad(
+            self.rows(),
+            &self.loss,
+            theta,
+            &mut ev.scores,
+            &mut ev.grad,
+            self.par,
+        );
+        let w = self.total_weight();
+        for (g, t) in ev.grad.iter_mut().zip(theta) {
+            *g += self.ridge * t;
+        }
+        if let Some(b) = &self.linear {
+            for (g, bj) in ev.grad.iter_mut().zip(b) {
+                *g += bj;
+            }
+        }
+        ev.grad.iter_mut().for_each(|g| *g /= w);
+        ev.value = (s + self.penalty(theta)) / w;
+    }
+
+    /// `F(θ)` alone (allocates an [`Eval`]; use [`Objective::evaluate`] in loops).
+    pub fn value(&self, theta: &[f64]) -> f64 {
+        let mut ev = Eval::new(self.data.n(), self.dim());
+        self.evaluate(theta, &mut ev);
+        ev.value
+    }
+
+    /// `out = X s`, the scores of a direction (one pass), for [`Objective::line_value`].
+    pub fn direction_scores(&self, s: &[f64], out: &mut [f64]) {
+        kernels::matvec(self.rows(), s, out, self.par);
+    }
+
+    /// `F(θ + α s)` from the cached scores of `ev` (at `θ`) and `xs = X s`: O(n), no access to `X`.
+    pub fn line_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64) -> f64 {
+        let sum = kernels::loss_sum(
+            self.data.y(),
+            self.data.weights(),
+            &self.loss,
+            &ev.scores,
+            Some(xs),
+            alpha,
+            self.par,
+        );
+        let th: Vec<f64> = ev
+            .theta
+            .iter()
+            .zip(s)
+            .map(|(t, v)| alpha.mul_add(*v, *t))
+            .collect();
+        (sum + self.penalty(&th)) / self.total_weight()
+    }
+
+    /// The dense Hessian `∇²F` at `ev`'s point, column-major `d × d` into `h`. Returns the
+    /// number of rows with negative curvature `ℓ'' < 0` (non-convex losses only).
+    pub fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize {
+        let d = self.dim();
+        let nneg = kernels::hessian(self.rows(), &self.loss, &ev.scores, h, self.par);
+        let w = self.total_weight();
+        h.iter_mut().for_each(|v| *v /= w);
+        for j in 0..d {
+            h[j * d + j] += self.ridge / w;
+        }
+        nneg
+    }
+
+    /// `out = ∇²F v` at `ev`'s point, in one pass over `X`.
+    pub fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
+        kernels::hess_vec(self.rows(), &self.loss, &ev.scores, v, out, self.par);
+        let w = self.total_weight();
+        for (o, vj) in out.iter_mut().zip(v) {
+            *o = (*o + self.ridge * vj) / w;
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Solvers over the [`Objective`](crate::objective::Objective) and a
+//! [`FeasibleSet`](crate::feasible::FeasibleSet).
+//!
+//! Contract (DESIGN.md): `solve(objective, set, theta0, control) -> Result<SolveReport>`.
+//! `Err` only for invalid input; numerical trouble is a [`Termination`] in the report, never a
+//! panic and never reported as converged. Every solver stops on the projected-gradient (KKT)
+//! residual `‖θ − Π(θ − ∇F(θ))‖₂ ≤ max(tol_abs, tol_rel·‖P∇F(0)‖)` and reports it. The
+//! reference `‖P∇F(0)‖` is taken at the origin, not at the warm start, so a warm start never
+//! loosens the tolerance.
+
+pub(crate) mod dense;
+pub mod newton;
+mod report;
+
+pub use report::{SolveReport, Termination};
+
+use crate::error::{Error, Result};
+use crate::par::Par;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Stopping rules and execution settings shared by the solvers.
+#[derive(Debug, Clone)]
+pub struct Control {
+    /// Maximum outer iterations (default 100 for Newton).
+    pub max_iter: usize,
+    /// Relative KKT tolerance, times `‖P∇F(0)‖` (default `1e-10`).
+    pub tol_rel: f64,
+    /// Absolute KKT tolerance (default `1e-12`). Converged when the residual is below either.
+    pub tol_abs: f64,
+    /// Parallelism of the passes over the data (default: the current rayon pool).
+    pub par: Par,
+    /// Stop with [`Termination::Timeout`] after this instant.
+    pub deadline: Option<Instant>,
+    /// Stop with [`Termination::Interrupted`] when this flag becomes true.
+    pub interrupt: Option<Arc<AtomicBool>>,
+    /// Without a norm bound, an iterate with `‖θ‖` above this ends with
+    /// [`Termination::NoMinimizer`] (default `1e10`).
+    pub norm_cap: f64,
+}
+
+impl Default for Control {
+    fn default() -> Self {
+        Control {
+            max_iter: 100,
+            tol_rel: 1e-10,
+            tol_abs: 1e-12,
+            par: Par::Rayon,
+            deadline: None,
+            interrupt: None,
+            norm_cap: 1e10,
+        }
+    }
+}
+
+impl Control {
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<()> {
+        if self.max_iter == 0 {
+            return Err(Error::param("max-iter", "must be at least 1"));
+        }
+        for (name, v) in [("tol", self.tol_rel), ("tol-abs", self.tol_abs)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::param(
+                    name,
+                    format!("must be finite and >= 0, got {v}"),
+                ));
+            }
+        }
+        if self.tol_rel == 0.0 && self.tol_abs == 0.0 {
+            return Err(Error::param(
+                "tol",
+                "relative and absolute tolerances cannot both be 0",
+            ));
+        }
+        if !(self.norm_cap > 0.0) {
+            return Err(Error::param(
+                "norm-cap",
+                format!("must be > 0, got {}", self.norm_cap),
+            ));
+        }
+        Ok(())
+    }
+    pub(crate) fn stop_requested(&self) -> Option<Termination> {
+        if let Some(f) = &self.interrupt {
+            if f.load(std::sync::atomic::Ordering::Relaxed) {
+                return Some(Termination::Interrupted);
+            }
+        }
+        if let Some(t) = self.deadline {
+            if Instant::now() >= t {
+                return Some(Termination::Timeout);
+            }
+        }
+        None
+    }
+}

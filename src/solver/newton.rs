@@ -1,0 +1,298 @@
+//! Exact projected Newton (spec §3.7, DESIGN.md "Solver").
+//!
+//! Works in reduced coordinates `θ = U u` (`U` the Helmert basis of `{1ᵀθ = 0}` under
+//! `Θ_B`/sum-zero, `U = I` otherwise), where the ball `‖θ‖ ≤ B` is `‖u‖ ≤ B`. Each iteration:
+//!
+//! 1. one fused pass for `F`, `∇F` and the scores; the dense Hessian `H` (faer, by row blocks);
+//! 2. the step minimises the Newton model *over the ball*, exactly: `v = argmin_{‖v‖≤B}
+//!    gᵀ(v−u) + ½(v−u)ᵀ(H+τI)(v−u)` via a Cholesky of the reduced Hessian and, when the ball
+//!    binds, the Lagrange multiplier `μ` of the trust-region subproblem (Moré–Sorensen). A raw
+//!    Newton step is never projected. `τ > 0` only when `H` is indefinite (`mle-rr`) or
+//!    numerically singular (modified Cholesky by shifting; counted in the report);
+//! 3. Armijo backtracking along `s = U(v − u)` (feasible for all step lengths in `[0, 1]`),
+//!    each trial O(n) from the cached scores and `Xs`;
+//! 4. stop when the KKT residual `‖θ − Π(θ − ∇F)‖ ≤ max(tol_abs, tol_rel‖P∇F(0)‖)` and the
+//!    Newton step is negligible (`‖s‖ ≤ 1e-8·max(1,‖θ‖)`, or Newton decrement `−gᵀs ≤ 1e-20|F|`
+//!    with `‖s‖ ≤ 1e-3·max(1,‖θ‖)`: the rounding floor of an ill-conditioned problem);
+//!    then one last full Newton step is taken if it does not worsen the residual (quadratic
+//!    convergence makes it nearly free accuracy).
+//!
+//! Without a norm bound, a minimiser may not exist. The solver ends with
+//! [`Termination::NoMinimizer`] when `‖θ‖` exceeds [`Control::norm_cap`] or when, with the KKT
+//! residual already below tolerance, five consecutive Newton steps keep the same direction
+//! without shrinking to negligible (the objective is flat-decreasing along a recession direction,
+//! as on separable data).
+
+use super::dense::newton_subproblem;
+use super::{Control, SolveReport, Termination};
+use crate::error::{Error, Result};
+use crate::feasible::{center, helmert, norm, FeasibleSet};
+use crate::loss::Loss;
+use crate::objective::{Eval, Objective};
+use std::time::Instant;
+
+/// A step is negligible below this size relative to `max(1, ‖θ‖)`.
+const STEP_TOL: f64 = 1e-8;
+/// A step at the rounding floor of `F` counts as negligible only below this relative size.
+const STALL_STEP: f64 = 1e-3;
+/// Armijo sufficient-decrease constant.
+const ARMIJO: f64 = 1e-4;
+/// Consecutive aligned non-negligible steps at a KKT point that signal a recession direction.
+const RECESSION_STEPS: usize = 5;
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn all_finite(ev: &Eval) -> bool {
+    ev.value.is_finite() && ev.grad.iter().all(|g| g.is_finite())
+}
+
+/// Minimises `obj` over `set` by exact projected Newton from `theta0` (projected onto the set;
+/// default 0). See the module docs. `Err` only for invalid input.
+pub fn solve<L: Loss>(
+    obj: &Objective<'_, L>,
+    set: &FeasibleSet,
+    theta0: Option<&[f64]>,
+    ctl: &Control,
+) -> Result<SolveReport> {
+    ctl.validate()?;
+    let start = Instant::now();
+    let d = obj.dim();
+    let n = obj.data().n();
+    if let Some(t0) = theta0 {
+        if t0.len() != d {
+            return Err(Error::Shape(format!(
+                "theta0 has {} entries but d = {d}",
+                t0.len()
+            )));
+        }
+        if let Some(j) = t0.iter().position(|v| !v.is_finite()) {
+            return Err(Error::param("theta0", format!("entry {j} is not finite")));
+        }
+    }
+    let sz = set.sum_zero();
+    let m = if sz { d - 1 } else { d };
+    let radius = set.radius();
+
+    let mut rep = SolveReport {
+        solver: "newton",
+        theta: vec![0.0; d],
+        termination: Termination::MaxIterations,
+        objective: f64::NAN,
+        kkt_residual: f64::NAN,
+        kkt_tol: f64::NAN,
+        grad_norm_at_zero: f64::NAN,
+        last_step_norm: f64::NAN,
+        iterations: 0,
+        grad_evals: 0,
+        hessian_evals: 0,
+        line_search_evals: 0,
+        direction_passes: 0,
+        hessian_shifts: 0,
+        max_shift: 0.0,
+        negative_curvature_rows: 0,
+        on_boundary: false,
+        multiplier: 0.0,
+        certified_global: false,
+        elapsed: Default::default(),
+    };
+
+    // Reference gradient at the origin (projected on the subspace).
+    let mut ev = Eval::new(n, d);
+    let zeros = vec![0.0; d];
+    obj.evaluate(&zeros, &mut ev);
+    rep.grad_evals += 1;
+    if !all_finite(&ev) {
+        return Err(Error::Numerical(
+            "the objective or its gradient is not finite at θ = 0".into(),
+        ));
+    }
+    let mut pg0 = ev.grad.clone();
+    if sz {
+        center(&mut pg0);
+    }
+    rep.grad_norm_at_zero = norm(&pg0);
+    let tol = ctl.tol_abs.max(ctl.tol_rel * rep.grad_norm_at_zero);
+    rep.kkt_tol = tol;
+
+    let mut theta = theta0.map(<[f64]>::to_vec).unwrap_or_else(|| zeros.clone());
+    set.project(&mut theta);
+    if theta.iter().any(|&v| v != 0.0) {
+        obj.evaluate(&theta, &mut ev);
+        rep.grad_evals += 1;
+    }
+
+    let mut h = vec![0.0; d * d];
+    let mut hr = vec![0.0; m * m];
+    let mut gr = vec![0.0; m];
+    let mut ur = vec![0.0; m];
+    let mut s = vec![0.0; d];
+    let mut xs = vec![0.0; n];
+    let mut trial = Eval::new(n, d);
+    let mut prev_step: Option<Vec<f64>> = None;
+    let mut flat_steps = 0usize;
+    let mut kkt = set.kkt_residual(&theta, &ev.grad);
+
+    let termination = loop {
+        if !all_finite(&ev) {
+            break Termination::NonFinite;
+        }
+        kkt = set.kkt_residual(&theta, &ev.grad);
+        if m == 0 {
+            // d = 1 under sum-zero: the feasible set is {0}.
+            break Termination::Converged;
+        }
+        if let Some(t) = ctl.stop_requested() {
+            break t;
+        }
+        // Newton model in reduced coordinates.
+        rep.negative_curvature_rows = obj.hessian_into(&ev, &mut h);
+        rep.hessian_evals += 1;
+        if sz {
+            helmert::reduce(&h, d, &mut hr);
+            helmert::apply_t(&ev.grad, &mut gr);
+            helmert::apply_t(&theta, &mut ur);
+        } else {
+            hr.copy_from_slice(&h);
+            gr.copy_from_slice(&ev.grad);
+            ur.copy_from_slice(&theta);
+        }
+        let step = newton_subproblem(&hr, m, &gr, &ur, radius);
+        if step.shift > 0.0 {
+            rep.hessian_shifts += 1;
+            rep.max_shift = rep.max_shift.max(step.shift);
+        }
+        let p: Vec<f64> = step.v.iter().zip(&ur).map(|(v, u)| v - u).collect();
+        if sz {
+            helmert::apply(&p, &mut s);
+        } else {
+            s.copy_from_slice(&p);
+        }
+        let step_norm = norm(&p);
+        let decrement = -dot(&gr, &p);
+        rep.last_step_norm = step_norm;
+        // Negligible step: tiny, or at the rounding floor of F (the Newton decrement is below
+        // 1e-20·|F| while the step is still small — a large step with a vanishing decrement is
+        // the flat direction of a problem without a minimiser, handled below).
+        let scale = norm(&theta).max(1.0);
+        let negligible = step_norm <= STEP_TOL * scale
+            || (decrement <= 1e-20 * ev.value.abs() && step_norm <= STALL_STEP * scale);
+        if kkt <= tol && negligible {
+            // Polish: one full Newton step, kept only if it does not worsen the certificate.
+            let mut th = theta.clone();
+            th.iter_mut().zip(&s).for_each(|(t, v)| *t += v);
+            set.project(&mut th);
+            obj.evaluate(&th, &mut trial);
+            rep.grad_evals += 1;
+            if all_finite(&trial) {
+                let k2 = set.kkt_residual(&th, &trial.grad);
+                if k2 <= kkt && trial.value <= ev.value + 8.0 * f64::EPSILON * ev.value.abs() {
+                    std::mem::swap(&mut ev, &mut trial);
+                    theta = th;
+                    kkt = k2;
+                }
+            }
+            break Termination::Converged;
+        }
+        if rep.iterations >= ctl.max_iter {
+            break Termination::MaxIterations;
+        }
+        if radius.is_none() {
+            if kkt <= tol {
+                let aligned = prev_step.as_ref().is_some_and(|q| {
+                    let c = dot(q, &s) / (norm(q) * step_norm).max(f64::MIN_POSITIVE);
+                    c > 0.9
+                });
+                flat_steps = if aligned { flat_steps + 1 } else { 1 };
+                if flat_steps >= RECESSION_STEPS {
+                    break Termination::NoMinimizer;
+                }
+            } else {
+                flat_steps = 0;
+            }
+        }
+
+        // Line search along s, O(n) per trial.
+        obj.direction_scores(&s, &mut xs);
+        rep.direction_passes += 1;
+        let slope = dot(&ev.grad, &s);
+        // A tiny step on the sphere can have a computed slope ≥ 0 from rounding alone (the
+        // radial part of `u` is known only to ~1e-16·B, and μ times that exceeds the true
+        // slope −pᵀHp). Then try the full step under the rounding allowance only.
+        let rounding_limited = !(slope < 0.0);
+        if rounding_limited && step_norm > STALL_STEP * scale {
+            break if kkt <= tol { Termination::Converged } else { Termination::LineSearchFailed };
+        }
+        let slope = slope.min(0.0);
+        let f0 = ev.value;
+        let mut alpha = 1.0f64;
+        let mut accepted = false;
+        let tries = if rounding_limited { 1 } else { 80 };
+        for _ in 0..tries {
+            let fa = obj.line_value(&ev, &s, &xs, alpha);
+            rep.line_search_evals += 1;
+            let noise = 8.0 * f64::EPSILON * (f0.abs() + fa.abs());
+            if fa.is_finite() && fa <= f0 + ARMIJO * alpha * slope + noise {
+                accepted = true;
+                break;
+            }
+            // Safeguarded quadratic interpolation.
+            let next = if fa.is_finite() {
+                let denom = 2.0 * (fa - f0 - slope * alpha);
+                if denom > 0.0 {
+                    -slope * alpha * alpha / denom
+                } else {
+                    0.5 * alpha
+                }
+            } else {
+                0.1 * alpha
+            };
+            alpha = next.clamp(0.1 * alpha, 0.5 * alpha);
+        }
+        if !accepted {
+            break if kkt <= tol {
+                Termination::Converged
+            } else {
+                Termination::LineSearchFailed
+            };
+        }
+        let mut th = theta.clone();
+        th.iter_mut()
+            .zip(&s)
+            .for_each(|(t, v)| *t = alpha.mul_add(*v, *t));
+        set.project(&mut th);
+        obj.evaluate(&th, &mut ev);
+        rep.grad_evals += 1;
+        theta = th;
+        rep.iterations += 1;
+        if radius.is_none() && norm(&theta) > ctl.norm_cap {
+            kkt = set.kkt_residual(&theta, &ev.grad);
+            break Termination::NoMinimizer;
+        }
+        let mut sa = s.clone();
+        sa.iter_mut().for_each(|v| *v *= alpha);
+        prev_step = Some(sa);
+    };
+
+    rep.termination = termination;
+    rep.objective = ev.value;
+    rep.kkt_residual = kkt;
+    if let Some(b) = radius {
+        let tn = norm(&theta);
+        rep.on_boundary = tn >= b * (1.0 - 1e-10);
+        if rep.on_boundary {
+            let mut pg = ev.grad.clone();
+            if sz {
+                center(&mut pg);
+            }
+            rep.multiplier = (-dot(&pg, &theta) / (b * b)).max(0.0);
+        }
+    }
+    rep.certified_global = termination.is_converged()
+        && (L::CONVEX
+            || radius.is_some_and(|b| obj.loss().convex_on(b * obj.data().max_row_norm(sz))));
+    rep.theta = theta;
+    rep.elapsed = start.elapsed();
+    Ok(rep)
+}

@@ -1,0 +1,134 @@
+//! What a solver returns: the point, how it stopped, and the certificate.
+
+use std::time::Duration;
+
+/// Why a solver stopped. Only [`Termination::Converged`] means the KKT certificate holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Termination {
+    /// KKT residual `‖θ − Π(θ − ∇F)‖ ≤ tol` and the Newton step is negligible.
+    Converged,
+    /// The iteration limit was reached first.
+    MaxIterations,
+    /// No step along the search direction decreased the objective.
+    LineSearchFailed,
+    /// The objective or its gradient became NaN or infinite.
+    NonFinite,
+    /// No finite minimiser (only without a norm bound): the objective keeps decreasing along a
+    /// direction — the loss is unbounded below on the data (e.g. `debiased-rr`) or the infimum
+    /// is not attained (separable data). Constrain with `theta-b` or `ball`.
+    NoMinimizer,
+    /// Stopped by the caller's interrupt flag.
+    Interrupted,
+    /// The caller's deadline passed.
+    Timeout,
+}
+
+impl Termination {
+    /// Whether this is [`Termination::Converged`].
+    pub fn is_converged(&self) -> bool {
+        matches!(self, Termination::Converged)
+    }
+    /// Stable machine-readable name (used in JSON output).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Termination::Converged => "converged",
+            Termination::MaxIterations => "max-iterations",
+            Termination::LineSearchFailed => "line-search-failed",
+            Termination::NonFinite => "non-finite",
+            Termination::NoMinimizer => "no-minimizer",
+            Termination::Interrupted => "interrupted",
+            Termination::Timeout => "timeout",
+        }
+    }
+    /// One sentence for people.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Termination::Converged => "converged: the KKT residual is below the tolerance",
+            Termination::MaxIterations => "the iteration limit was reached before the KKT residual met the tolerance",
+            Termination::LineSearchFailed => "the line search found no decrease along the Newton direction",
+            Termination::NonFinite => "the objective or gradient became NaN or infinite",
+            Termination::NoMinimizer => {
+                "no finite minimiser: the objective keeps decreasing along a direction (loss unbounded below on this data, or separable data); use --constraint theta-b or ball"
+            }
+            Termination::Interrupted => "interrupted by the caller",
+            Termination::Timeout => "the deadline passed",
+        }
+    }
+}
+
+impl std::fmt::Display for Termination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A solver's result. Check [`SolveReport::converged`] (or use [`SolveReport::into_result`]):
+/// a report whose termination is not `Converged` carries the last iterate, not a solution.
+#[derive(Debug, Clone)]
+pub struct SolveReport {
+    /// Solver name (`newton`).
+    pub solver: &'static str,
+    /// The final iterate (feasible).
+    pub theta: Vec<f64>,
+    /// Why the solver stopped.
+    pub termination: Termination,
+    /// `F(θ)`.
+    pub objective: f64,
+    /// KKT residual `‖θ − Π(θ − ∇F(θ))‖₂` at `theta`.
+    pub kkt_residual: f64,
+    /// The tolerance it was compared with: `max(tol_abs, tol_rel·‖P∇F(0)‖)`.
+    pub kkt_tol: f64,
+    /// `‖P∇F(0)‖` (gradient at the origin, projected on the sum-zero subspace when imposed).
+    pub grad_norm_at_zero: f64,
+    /// Length of the last Newton step `‖s‖` (before the final polishing step).
+    pub last_step_norm: f64,
+    /// Newton iterations (Hessian factorisations of the outer loop).
+    pub iterations: usize,
+    /// Full passes over `X` that evaluated value and gradient.
+    pub grad_evals: usize,
+    /// Dense Hessian evaluations.
+    pub hessian_evals: usize,
+    /// O(n) objective evaluations inside line searches (no pass over `X`).
+    pub line_search_evals: usize,
+    /// Passes over `X` computing a direction's scores `Xs`.
+    pub direction_passes: usize,
+    /// Newton iterations whose Hessian had to be shifted (indefinite or singular).
+    pub hessian_shifts: usize,
+    /// Largest shift used.
+    pub max_shift: f64,
+    /// Rows with negative curvature `ℓ'' < 0` at the final point (non-convex losses).
+    pub negative_curvature_rows: usize,
+    /// Whether `‖θ‖ = B` (within 1e-10 relative).
+    pub on_boundary: bool,
+    /// KKT multiplier of the ball, `μ = −(P∇F)ᵀθ / B²` when on the boundary, else 0.
+    pub multiplier: f64,
+    /// Whether the point is certified to be a *global* minimiser: converged, and the objective
+    /// is convex on the feasible set (always for convex losses; for `mle-rr` when
+    /// `ε ≥ 2B·max_i‖P x_i‖`, spec §3.2).
+    pub certified_global: bool,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl SolveReport {
+    /// Whether the solver converged (the KKT certificate holds).
+    pub fn converged(&self) -> bool {
+        self.termination.is_converged()
+    }
+    /// `Ok(self)` if converged, otherwise [`Error::NotConverged`](crate::Error::NotConverged)
+    /// with the diagnostics.
+    pub fn into_result(self) -> crate::Result<SolveReport> {
+        if self.converged() {
+            Ok(self)
+        } else {
+            Err(crate::Error::NotConverged {
+                solver: self.solver,
+                termination: self.termination,
+                kkt_residual: self.kkt_residual,
+                kkt_tol: self.kkt_tol,
+                iterations: self.iterations,
+            })
+        }
+    }
+}
