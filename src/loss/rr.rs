@@ -3,8 +3,7 @@
 use super::{map_lanes, Loss, LossOut};
 use crate::error::{check_eps, Result};
 use crate::kernels::simd_math::{
-    dsigmoid_from, exp_nonpos, log1p_unit, logistic, one_minus_two_sigmoid_from, scalar,
-    sigmoid_from,
+    dsigmoid_from, exp_em1_nonpos, exp_nonpos, log1p_unit, logistic, scalar, sigmoid_from,
 };
 use pulp::Simd;
 
@@ -46,8 +45,18 @@ impl RrConstants {
 /// evaluated as `log p̃₁(s) = logaddexp(−softplus(−ε) − softplus(−s), −softplus(ε) − softplus(s))`
 /// (the two arguments differ by exactly `ε + s`).
 ///
-/// `ℓ' = −(2ỹ−1) c_ε σ'(s) / p̃₁(s)`,
-/// `ℓ'' = c_ε σ'(s) [c_ε σ'(s) − (1 − 2σ(s)) p̃₁(s)] / p̃₁(s)²` (quotient forms, no cancellation).
+/// `ℓ' = −(2ỹ−1) r(s)` and `ℓ'' = r(s) D(s)`, where
+/// * `r(s) = c_ε σ'(s)/p̃₁(s)` (quotient, no cancellation). Below `s = −700`, where `σ'(s)`
+///   underflows although `r ≈ e^{s+ε}` need not (ε large), the equal product
+///   `(1 − e^{−ε}) σ(s+ε) σ(−s)` is used instead;
+/// * `D(s) = r(s) − (1 − 2σ(s)) = σ(s) + σ(s+ε) − 1`, evaluated as `−expm1(−x) σ(s) σ(s+ε)` for
+///   `x = ε + 2s ≥ 0` and `expm1(x) σ(−s) σ(−s−ε)` for `x < 0`: a product of factors in
+///   `[0, 1]`. `x` is formed with one rounding (relative error ≤ u/2), so `ℓ''` is accurate to a
+///   few ulps even next to its zero `s = −ε/2`, where it is exactly 0, and its sign is exact.
+///
+/// (The difference `r − (1 − 2σ(s))` itself cancels for large ε: `r ≈ 1 − 2σ(s) ≈ 1` on
+/// `−ε < s < −ε/2`; and the expanded quotient `c_ε σ'[c_ε σ' − (1−2σ) p̃₁]/p̃₁²` underflows to
+/// `0/0` once `p̃₁² < 2^-1074`, e.g. for ε ≳ 354.)
 ///
 /// **Not convex**: `ℓ''(t; ỹ) < 0` exactly when `s < −ε/2`. The sum is convex on `Θ_B` when
 /// `ε ≥ 2B·max_i ‖P x_i‖` ([`Loss::convex_on`]); otherwise solvers return stationary points,
@@ -76,12 +85,21 @@ impl RrNoisyChannel {
             -t
         }
     }
-    /// `p̃₁(s)`.
+    /// `r(s) = c_ε σ'(s)/p̃₁(s)`, `p̃₁(s) = σ̄_ε + c_ε σ(s)`; for `s < −700` (where `σ'(s)` is
+    /// subnormal or 0) the product `(1 − e^{−ε}) σ(s+ε) σ(−s)`, with `1 − e^{−ε} = c_ε/σ_ε`.
     #[inline]
-    fn p1(&self, s: f64) -> f64 {
-        self.k.flip + self.k.c * scalar::sigmoid(s)
+    fn ratio(&self, s: f64) -> f64 {
+        if s < RATIO_FAR {
+            (self.k.c / self.k.keep) * scalar::sigmoid(s + self.k.eps) * scalar::sigmoid(-s)
+        } else {
+            self.k.c * scalar::dsigmoid(s) / (self.k.flip + self.k.c * scalar::sigmoid(s))
+        }
     }
 }
+
+/// Below this `s`, [`RrNoisyChannel`] evaluates `c_ε σ'(s)/p̃₁(s)` as a product (`σ'(s)` would
+/// underflow; the batched `exp` flushes below −708.39).
+const RATIO_FAR: f64 = -700.0;
 
 impl Loss for RrNoisyChannel {
     const CONVEX: bool = false;
@@ -98,7 +116,7 @@ impl Loss for RrNoisyChannel {
     }
     fn d1(&self, t: f64, y: u8) -> f64 {
         let s = Self::s(t, y);
-        let r = self.k.c * scalar::dsigmoid(s) / self.p1(s);
+        let r = self.ratio(s);
         if y == 1 {
             -r
         } else {
@@ -107,10 +125,14 @@ impl Loss for RrNoisyChannel {
     }
     fn d2(&self, t: f64, y: u8) -> f64 {
         let s = Self::s(t, y);
-        let p = self.p1(s);
-        let cd = self.k.c * scalar::dsigmoid(s);
-        let one_m_2sig = -(0.5 * s).tanh();
-        cd * (cd - one_m_2sig * p) / (p * p)
+        let eps = self.k.eps;
+        let x = s + s + eps; // ε + 2s: 2s is exact, one rounding
+        let d = if x >= 0.0 {
+            -(-x).exp_m1() * scalar::sigmoid(s) * scalar::sigmoid(s + eps)
+        } else {
+            x.exp_m1() * scalar::sigmoid(-s) * scalar::sigmoid(-s - eps)
+        };
+        self.ratio(s) * d
     }
     fn convex_on(&self, tmax: f64) -> bool {
         tmax <= 0.5 * self.k.eps
@@ -122,30 +144,52 @@ impl Loss for RrNoisyChannel {
     #[inline(always)]
     fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {
         let one = simd.splat_f64s(1.0);
+        let zero = simd.splat_f64s(0.0);
         let k = self.k;
+        let eps = simd.splat_f64s(k.eps);
+        let k1 = simd.splat_f64s(k.c / k.keep); // 1 − e^{−ε}
+        let c = simd.splat_f64s(k.c);
+        let flip = simd.splat_f64s(k.flip);
         map_lanes(simd, t, y, out, #[inline(always)] |t, y, want| {
             let sign = simd.sub_f64s(simd.add_f64s(y, y), one); // 2ỹ − 1
             let s = simd.mul_f64s(sign, t);
             let lg = logistic(simd, s);
+            let se = simd.add_f64s(s, eps); // s + ε
+            let e2 = exp_nonpos(simd, simd.neg_f64s(simd.abs_f64s(se))); // e^{−|s+ε|}
             let v = if want.0 {
                 let a = simd.sub_f64s(simd.splat_f64s(-k.sp_neg_eps), lg.sp_neg);
                 let b = simd.sub_f64s(simd.splat_f64s(-k.sp_eps), lg.sp_pos);
-                let gap = simd.abs_f64s(simd.add_f64s(s, simd.splat_f64s(k.eps))); // |a − b|
-                let l = log1p_unit(simd, exp_nonpos(simd, simd.neg_f64s(gap)));
+                // |a − b| = |s + ε|
+                let l = log1p_unit(simd, e2);
                 simd.neg_f64s(simd.add_f64s(simd.max_f64s(a, b), l))
             } else {
                 one
             };
             let (g, h) = if want.1 || want.2 {
-                let sig = sigmoid_from(simd, s, lg.e);
-                let p = simd.mul_add_e_f64s(simd.splat_f64s(k.c), sig, simd.splat_f64s(k.flip));
-                let cd = simd.mul_f64s(simd.splat_f64s(k.c), dsigmoid_from(simd, lg.e));
-                let ratio = simd.div_f64s(cd, p);
+                let sig_s = sigmoid_from(simd, s, lg.e); // σ(s)
+                let sig_neg_s = sigmoid_from(simd, simd.neg_f64s(s), lg.e); // σ(−s)
+                let sig_se = sigmoid_from(simd, se, e2); // σ(s+ε)
+
+                // r = c_ε σ'(s)/p̃₁(s), or (1 − e^{−ε}) σ(s+ε) σ(−s) below RATIO_FAR
+                let p = simd.mul_add_e_f64s(c, sig_s, flip);
+                let near = simd.div_f64s(simd.mul_f64s(c, dsigmoid_from(simd, lg.e)), p);
+                let far = simd.mul_f64s(k1, simd.mul_f64s(sig_se, sig_neg_s));
+                let ratio = simd.select_f64s(
+                    simd.less_than_f64s(s, simd.splat_f64s(RATIO_FAR)),
+                    far,
+                    near,
+                );
                 let g = simd.neg_f64s(simd.mul_f64s(sign, ratio));
                 let h = if want.2 {
-                    let om = one_minus_two_sigmoid_from(simd, s, lg.e, lg.em1);
-                    // cd (cd − om p) / p² = ratio · (ratio − om)
-                    simd.mul_f64s(ratio, simd.sub_f64s(ratio, om))
+                    // D = σ(s) + σ(s+ε) − 1: −expm1(−x) σ(s) σ(s+ε) for x = ε + 2s ≥ 0,
+                    // expm1(x) σ(−s) σ(−s−ε) for x < 0.
+                    let x = simd.add_f64s(simd.add_f64s(s, s), eps);
+                    let (_, xm1) = exp_em1_nonpos(simd, simd.neg_f64s(simd.abs_f64s(x)));
+                    let x_neg = simd.less_than_f64s(x, zero);
+                    let sig_neg_se = sigmoid_from(simd, simd.neg_f64s(se), e2); // σ(−s−ε)
+                    let pos = simd.mul_f64s(simd.neg_f64s(xm1), simd.mul_f64s(sig_s, sig_se));
+                    let negv = simd.mul_f64s(xm1, simd.mul_f64s(sig_neg_s, sig_neg_se));
+                    simd.mul_f64s(ratio, simd.select_f64s(x_neg, negv, pos))
                 } else {
                     one
                 };
