@@ -177,6 +177,23 @@ impl<'a, L: Loss> Objective<'a, L> {
         ev.value = (s + self.penalty(theta)) / w;
     }
 
+    /// `F(θ)` and `∇F(θ)` (into `grad`) computed as if in twice the working precision
+    /// ([`kernels::value_grad_compensated`]). For the final refinement of ill-conditioned
+    /// problems, where rounding in `xᵀθ` (large `‖θ‖`, nearly collinear columns) would otherwise
+    /// limit the accuracy of `θ`.
+    pub fn value_grad_compensated(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+        let s = kernels::value_grad_compensated(self.rows(), &self.loss, theta, grad, self.par);
+        let w = self.total_weight();
+        for (j, g) in grad.iter_mut().enumerate() {
+            let mut extra = self.ridge * theta[j];
+            if let Some(b) = &self.linear {
+                extra += b[j];
+            }
+            *g = (*g + extra) / w;
+        }
+        (s + self.penalty(theta)) / w
+    }
+
     /// `F(θ)` alone (allocates an [`Eval`]; use [`Objective::evaluate`] in loops).
     pub fn value(&self, theta: &[f64]) -> f64 {
         let mut ev = Eval::new(self.data.n(), self.dim());

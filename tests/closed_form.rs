@@ -14,6 +14,7 @@ use privpref::solver::Termination;
 #[test]
 fn newton_matches_every_reference_fixture() {
     let mut failures = Vec::new();
+    let mut worst = (0.0f64, String::new());
     let all = fixtures();
     for fx in &all {
         let view = PairwiseView::new(&fx.x, fx.n, fx.d, &fx.y, fx.weights.as_deref()).unwrap();
@@ -29,6 +30,11 @@ fn newton_matches_every_reference_fixture() {
                     bad.push(format!("termination {} (KKT {:.2e}, tol {:.2e}, {} it)", r.termination, r.kkt_residual, r.kkt_tol, r.iterations));
                 } else {
                     bad.extend(check_answer(fx, &r.theta, r.objective, r.on_boundary));
+                    let want = fx.theta.as_ref().unwrap();
+                    let dinf = r.theta.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+                    if dinf > worst.0 {
+                        worst = (dinf, fx.name.clone());
+                    }
                     // The solver's own certificate.
                     if !(r.kkt_residual <= r.kkt_tol) {
                         bad.push(format!("KKT residual {:.2e} above its tolerance {:.2e}", r.kkt_residual, r.kkt_tol));
@@ -58,5 +64,6 @@ fn newton_matches_every_reference_fixture() {
             failures.push(format!("{} [{}]: {}", fx.name, fx.source, bad.join("; ")));
         }
     }
+    eprintln!("worst |Δθ|∞ over converged fixtures: {:.3e} ({})", worst.0, worst.1);
     assert!(failures.is_empty(), "{} of {} fixtures failed:\n{}", failures.len(), all.len(), failures.join("\n"));
 }

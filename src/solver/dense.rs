@@ -75,8 +75,10 @@ impl Chol {
 /// Result of the Newton subproblem.
 #[derive(Debug, Clone)]
 pub(crate) struct QpStep {
-    /// The minimiser `v` of the (shifted) quadratic model over the ball.
-    pub v: Vec<f64>,
+    /// The step `p = v − u` to the minimiser `v` of the (shifted) quadratic model over the
+    /// ball (computed directly, without forming `v`; `‖u + p‖` may exceed `B` by rounding —
+    /// callers project).
+    pub p: Vec<f64>,
     /// Ball multiplier `μ ≥ 0` of the subproblem.
     #[cfg_attr(not(test), allow(dead_code))]
     pub mu: f64,
@@ -143,30 +145,31 @@ pub(crate) fn newton_subproblem(
         }
     }
     let chol = chol.expect("found above");
-    // r = (H + τI) u − g
-    let mut r = vec![0.0; m];
-    for j in 0..m {
-        let uj = u[j];
-        if uj != 0.0 {
-            for i in 0..m {
-                r[i] += h[j * m + i] * uj;
-            }
-        }
-    }
-    for i in 0..m {
-        r[i] += shift * u[i] - g[i];
-    }
-    let mut v = r.clone();
-    chol.solve(&mut v);
+    // The step is computed directly, p(μ) = −(H̃ + μI)⁻¹(g + μu), never as v − u with
+    // v = (H̃ + μI)⁻¹(H̃u − g): near a solution g is tiny next to H̃u and would be lost.
+    let solve_step = |c: &Chol, mu: f64| -> Vec<f64> {
+        let mut p: Vec<f64> = g.iter().zip(u).map(|(gi, ui)| -(gi + mu * ui)).collect();
+        c.solve(&mut p);
+        p
+    };
+    let v_of = |p: &[f64]| -> Vec<f64> { u.iter().zip(p).map(|(a, b)| a + b).collect() };
+    let p = solve_step(&chol, 0.0);
+    let v = v_of(&p);
     let vnorm = crate::feasible::norm(&v);
     let b = match radius {
         Some(b) if vnorm > b => b,
-        _ => return QpStep { v, mu: 0.0, shift },
+        _ => return QpStep { p, mu: 0.0, shift },
     };
-    // Moré–Sorensen on μ ∈ (0, ‖r‖/B].
-    let rnorm = crate::feasible::norm(&r);
-    let (mut lo, mut hi) = (0.0f64, rnorm / b);
-    let (mut mu, mut phi, mut cur) = (0.0f64, vnorm, chol);
+    // Moré–Sorensen on μ ∈ (0, μ_hi]: ‖v(μ)‖ ≤ ‖H̃u − g‖/μ, so μ_hi = (‖H̃u‖ + ‖g‖)/B brackets.
+    let mut hu = vec![0.0; m];
+    for j in 0..m {
+        for i in 0..m {
+            hu[i] += h[j * m + i] * u[j];
+        }
+    }
+    let hunorm = crate::feasible::norm(&hu) + shift * crate::feasible::norm(u);
+    let (mut lo, mut hi) = (0.0f64, (hunorm + gnorm) / b * (1.0 + 1e-12));
+    let (mut mu, mut phi, mut cur, mut p, mut v) = (0.0f64, vnorm, chol, p, v);
     for _ in 0..100 {
         if (phi - b).abs() <= 1e-12 * b || hi - lo <= 1e-15 * hi {
             break;
@@ -176,7 +179,8 @@ pub(crate) fn newton_subproblem(
         } else {
             hi = hi.min(mu);
         }
-        // Newton step on ψ(μ) = 1/φ(μ) − 1/B: μ += (φ/‖q‖)² (φ − B)/B, q = L⁻¹ v.
+        // Newton step on ψ(μ) = 1/φ(μ) − 1/B: μ += (φ/‖q‖)² (φ − B)/B, q = L⁻¹ v
+        // (dv/dμ = −(H̃ + μI)⁻¹ v).
         let mut q = v.clone();
         cur.solve_lower(&mut q);
         let qn2: f64 = q.iter().map(|x| x * x).sum();
@@ -193,15 +197,11 @@ pub(crate) fn newton_subproblem(
                 continue;
             }
         };
-        v.copy_from_slice(&r);
-        cur.solve(&mut v);
+        p = solve_step(&cur, mu);
+        v = v_of(&p);
         phi = crate::feasible::norm(&v);
     }
-    if phi > b {
-        let s = b / phi;
-        v.iter_mut().for_each(|x| *x *= s);
-    }
-    QpStep { v, mu, shift }
+    QpStep { p, mu, shift }
 }
 
 #[cfg(test)]
@@ -229,9 +229,10 @@ mod tests {
         for b in [0.3, 1.0, 100.0] {
             let st = newton_subproblem(&h, m, &g, &u, Some(b));
             assert_eq!(st.shift, 0.0);
-            let vn = crate::feasible::norm(&st.v);
+            let v: Vec<f64> = u.iter().zip(&st.p).map(|(a, b)| a + b).collect();
+            let vn = crate::feasible::norm(&v);
             assert!(vn <= b * (1.0 + 1e-12));
-            let qv = quad(&h, m, &g, &u, &st.v);
+            let qv = quad(&h, m, &g, &u, &v);
             let mut state = 7u64;
             for _ in 0..20000 {
                 let mut z = [0.0; 3];
@@ -249,9 +250,9 @@ mod tests {
             }
             // KKT of the subproblem: g + H(v−u) + μ v = 0.
             for i in 0..m {
-                let mut r = g[i] + st.mu * st.v[i];
+                let mut r = g[i] + st.mu * v[i];
                 for j in 0..m {
-                    r += h[j * m + i] * (st.v[j] - u[j]);
+                    r += h[j * m + i] * st.p[j];
                 }
                 assert!(r.abs() < 1e-9, "b={b} residual {r}");
             }
@@ -267,7 +268,7 @@ mod tests {
         let st = newton_subproblem(&h, 2, &[1.0, 0.0], &[0.0, 0.0], None);
         assert!(st.shift > 0.0 && st.shift < 1e-9);
         let st = newton_subproblem(&h, 2, &[1.0, 0.0], &[0.0, 0.0], Some(1.0));
-        assert!((crate::feasible::norm(&st.v) - 1.0).abs() < 1e-12);
+        assert!((crate::feasible::norm(&st.p) - 1.0).abs() < 1e-12);
     }
 }
 

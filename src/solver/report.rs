@@ -75,7 +75,8 @@ pub struct SolveReport {
     pub termination: Termination,
     /// `F(θ)`.
     pub objective: f64,
-    /// KKT residual `‖θ − Π(θ − ∇F(θ))‖₂` at `theta`.
+    /// KKT residual `‖θ − Π(θ − ∇F(θ))‖₂` at `theta` (for a converged Newton solve, with the
+    /// gradient computed in doubled precision).
     pub kkt_residual: f64,
     /// The tolerance it was compared with: `max(tol_abs, tol_rel·‖P∇F(0)‖)`.
     pub kkt_tol: f64,
@@ -93,6 +94,10 @@ pub struct SolveReport {
     pub line_search_evals: usize,
     /// Passes over `X` computing a direction's scores `Xs`.
     pub direction_passes: usize,
+    /// Evaluations of value and gradient in doubled precision (final refinement).
+    pub compensated_evals: usize,
+    /// Refinement corrections accepted.
+    pub refinement_steps: usize,
     /// Newton iterations whose Hessian had to be shifted (indefinite or singular).
     pub hessian_shifts: usize,
     /// Largest shift used.
