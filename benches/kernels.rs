@@ -42,7 +42,12 @@ fn data() -> Data {
 fn bench(c: &mut Criterion) {
     let dat = data();
     let bytes = (dat.x.len() * 8) as u64;
-    let rows = Rows { x: &dat.x, d: dat.d, y: &dat.y, w: None };
+    let rows = Rows {
+        x: &dat.x,
+        d: dat.d,
+        y: &dat.y,
+        w: None,
+    };
     let mut scores = vec![0.0; dat.n];
     let mut grad = vec![0.0; dat.d];
     let deb = RrDebiased::new(1.0).unwrap();
@@ -57,10 +62,32 @@ fn bench(c: &mut Criterion) {
             b.iter(|| pool.install(|| black_box(kernels::stream_sum(&dat.x, dat.d, Par::Rayon))))
         });
         g.bench_function(BenchmarkId::new("value_grad_mle", "f64"), |b| {
-            b.iter(|| pool.install(|| black_box(kernels::value_grad(rows, &Logistic, &dat.theta, &mut scores, &mut grad, Par::Rayon))))
+            b.iter(|| {
+                pool.install(|| {
+                    black_box(kernels::value_grad(
+                        rows,
+                        &Logistic,
+                        &dat.theta,
+                        &mut scores,
+                        &mut grad,
+                        Par::Rayon,
+                    ))
+                })
+            })
         });
         g.bench_function(BenchmarkId::new("value_grad_debiased", "f64"), |b| {
-            b.iter(|| pool.install(|| black_box(kernels::value_grad(rows, &deb, &dat.theta, &mut scores, &mut grad, Par::Rayon))))
+            b.iter(|| {
+                pool.install(|| {
+                    black_box(kernels::value_grad(
+                        rows,
+                        &deb,
+                        &dat.theta,
+                        &mut scores,
+                        &mut grad,
+                        Par::Rayon,
+                    ))
+                })
+            })
         });
         g.finish();
     }
@@ -86,18 +113,35 @@ fn write_summary() {
     out.push_str("| threads | pass | mean time (ms) | GB/s | ratio to stream |\n|---|---|---|---|---|\n");
     for t in [1, 2] {
         let group = format!("pass_t{t}");
-        let Some(base) = mean_ns(&group, "stream_sum") else { return };
+        let Some(base) = mean_ns(&group, "stream_sum") else {
+            return;
+        };
         for f in ["stream_sum", "value_grad_mle", "value_grad_debiased"] {
             if let Some(ns) = mean_ns(&group, f) {
-                out.push_str(&format!("| {t} | {f} | {:.2} | {:.1} | {:.2} |\n", ns / 1e6, gb / (ns / 1e9), base / ns));
+                out.push_str(&format!(
+                    "| {t} | {f} | {:.2} | {:.1} | {:.2} |\n",
+                    ns / 1e6,
+                    gb / (ns / 1e9),
+                    base / ns
+                ));
             }
         }
     }
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_default();
-    let date = std::process::Command::new("date").arg("-u").arg("+%Y-%m-%d %H:%M UTC").output().ok().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+    let date = std::process::Command::new("date")
+        .arg("-u")
+        .arg("+%Y-%m-%d %H:%M UTC")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
     let text = format!(
         "# Fused value+gradient pass vs. streaming read\n\nMachine: {cpu}, {} logical CPUs. Date: {date}.\nCommand: `cargo bench --bench kernels` (n = {n}, d = {d}, f64, X = {gb:.2} GB; SIMD level chosen at run time by pulp).\n\nRatio = stream-read time / pass time over the same buffer, same run (target ≥ 0.8).\n\n{out}",
         std::thread::available_parallelism().map(|p| p.get()).unwrap_or(0)

@@ -5,10 +5,17 @@ use std::time::Instant;
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(200_000);
     let d: usize = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(100);
-    let x: Vec<f64> = (0..n * d).map(|i| ((i * 2654435761) % 1000) as f64 / 1000.0 - 0.5).collect();
+    let x: Vec<f64> = (0..n * d)
+        .map(|i| ((i * 2654435761) % 1000) as f64 / 1000.0 - 0.5)
+        .collect();
     let y: Vec<u8> = (0..n).map(|i| (i % 3 == 0) as u8).collect();
     let th: Vec<f64> = (0..d).map(|j| 0.01 * j as f64).collect();
-    let rows = Rows { x: &x, d, y: &y, w: None };
+    let rows = Rows {
+        x: &x,
+        d,
+        y: &y,
+        w: None,
+    };
     let mut sc = vec![0.0; n];
     let mut g = vec![0.0; d];
     let threads: usize = std::env::args().nth(3).and_then(|s| s.parse().ok()).unwrap_or(1);
@@ -21,7 +28,11 @@ fn main() {
                 f();
                 best = best.min(t.elapsed().as_secs_f64());
             }
-            println!("{name:>12}: {:8.3} ms  {:6.1} ns/row", best * 1e3, best * 1e9 / n as f64);
+            println!(
+                "{name:>12}: {:8.3} ms  {:6.1} ns/row",
+                best * 1e3,
+                best * 1e9 / n as f64
+            );
         };
         time("stream", &mut || {
             std::hint::black_box(kernels::stream_sum(&x, d, Par::Rayon));
@@ -34,10 +45,22 @@ fn main() {
         time("hessian", &mut || {
             kernels::hessian(rows, &Logistic, &sc, &mut hm, Par::Rayon);
         });
-        time("hess_vec", &mut || kernels::hess_vec(rows, &Logistic, &sc, &th, &mut g, Par::Rayon));
+        time("hess_vec", &mut || {
+            kernels::hess_vec(rows, &Logistic, &sc, &th, &mut g, Par::Rayon)
+        });
         let mut v = vec![0.0; n];
         let mut g1 = vec![0.0; n];
-        time("loss_only", &mut || Logistic.eval_batch(&sc, &y, LossOut { value: Some(&mut v), d1: Some(&mut g1), d2: None }));
+        time("loss_only", &mut || {
+            Logistic.eval_batch(
+                &sc,
+                &y,
+                LossOut {
+                    value: Some(&mut v),
+                    d1: Some(&mut g1),
+                    d2: None,
+                },
+            )
+        });
         time("loss_sum", &mut || {
             std::hint::black_box(kernels::loss_sum(&y, None, &Logistic, &sc, None, 0.0, Par::Rayon));
         });

@@ -12,12 +12,22 @@ fn main() {
     for r in 0..reps {
         let th = theta_star(5, 1.0, true, &mut simulation_rng(r)).unwrap();
         let data = btl_pairs(n, &th, &mut simulation_rng(100 + r)).unwrap();
-        let yt = RandomizedResponse::new(eps).unwrap().randomize(&data.y, &mut simulation_rng(200 + r)).unwrap();
+        let yt = RandomizedResponse::new(eps)
+            .unwrap()
+            .randomize(&data.y, &mut simulation_rng(200 + r))
+            .unwrap();
         let v = data.view().unwrap();
         let pv = v.with_labels(&yt).unwrap();
-        for (name, view, loss) in [("mle", v, LossSpec::Mle), ("mle-rr", pv, LossSpec::MleRr { eps }), ("deb", pv, LossSpec::DebiasedRr { eps })] {
+        for (name, view, loss) in [
+            ("mle", v, LossSpec::Mle),
+            ("mle-rr", pv, LossSpec::MleRr { eps }),
+            ("deb", pv, LossSpec::DebiasedRr { eps }),
+        ] {
             let mut o = FitOptions::new(loss, FeasibleSet::theta_b(2.0).unwrap());
-            o.control = Control { par: Par::Seq, ..Control::default() };
+            o.control = Control {
+                par: Par::Seq,
+                ..Control::default()
+            };
             let t = std::time::Instant::now();
             let m = fit(view, &o).unwrap();
             let rep = &m.report;

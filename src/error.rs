@@ -34,10 +34,7 @@ impl fmt::Display for DataErrorKind {
             DataErrorKind::NaN => write!(f, "feature is NaN"),
             DataErrorKind::Infinite => write!(f, "feature is infinite"),
             DataErrorKind::LabelOutOfRange { label, bound } => {
-                write!(
-                    f,
-                    "label {label} is out of range (labels must be in 0..{bound})"
-                )
+                write!(f, "label {label} is out of range (labels must be in 0..{bound})")
             }
             DataErrorKind::NegativeWeight => write!(f, "sample weight is negative"),
             DataErrorKind::NonFiniteWeight => write!(f, "sample weight is NaN or infinite"),
@@ -137,10 +134,7 @@ pub fn check_eps(eps: f64) -> Result<()> {
     if eps.is_finite() && eps > 0.0 {
         Ok(())
     } else {
-        Err(Error::param(
-            "eps",
-            format!("must be finite and > 0, got {eps}"),
-        ))
+        Err(Error::param("eps", format!("must be finite and > 0, got {eps}")))
     }
 }
 
@@ -149,10 +143,7 @@ pub fn check_delta(delta: f64) -> Result<()> {
     if delta > 0.0 && delta < 1.0 {
         Ok(())
     } else {
-        Err(Error::param(
-            "delta",
-            format!("must be in (0, 1), got {delta}"),
-        ))
+        Err(Error::param("delta", format!("must be in (0, 1), got {delta}")))
     }
 }
 
@@ -161,9 +152,6 @@ pub fn check_radius(radius: f64) -> Result<()> {
     if radius.is_finite() && radius > 0.0 {
         Ok(())
     } else {
-        Err(Error::param(
-            "radius",
-            format!("must be finite and > 0, got {radius}"),
-        ))
+        Err(Error::param("radius", format!("must be finite and > 0, got {radius}")))
     }
 }

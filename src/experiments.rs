@@ -118,7 +118,16 @@ impl Cell {
 }
 
 /// One repetition's results: (estimator, eps, n, repetition, error, termination, certified, seconds).
-type Record = (Estimator, Option<f64>, usize, usize, f64, crate::solver::Termination, bool, f64);
+type Record = (
+    Estimator,
+    Option<f64>,
+    usize,
+    usize,
+    f64,
+    crate::solver::Termination,
+    bool,
+    f64,
+);
 
 fn mix(a: u64, b: u64) -> u64 {
     // SplitMix64 finaliser of a combination: decorrelates nearby seeds.
@@ -131,11 +140,17 @@ fn mix(a: u64, b: u64) -> u64 {
 /// Runs the comparison; `progress()` is called after each `(n, repetition)` job.
 pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> Result<Vec<Cell>> {
     if cfg.d < 2 {
-        return Err(Error::param("d", "must be at least 2 (θ* lives on the sum-zero subspace)"));
+        return Err(Error::param(
+            "d",
+            "must be at least 2 (θ* lives on the sum-zero subspace)",
+        ));
     }
     check_radius(cfg.radius)?;
     if !(cfg.theta_norm > 0.0 && cfg.theta_norm <= cfg.radius) {
-        return Err(Error::param("theta-norm", format!("must be in (0, radius], got {}", cfg.theta_norm)));
+        return Err(Error::param(
+            "theta-norm",
+            format!("must be in (0, radius], got {}", cfg.theta_norm),
+        ));
     }
     for &e in &cfg.eps {
         check_eps(e)?;
@@ -144,13 +159,25 @@ pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> 
         return Err(Error::param("grid", "needs at least one repetition and sizes n ≥ 1"));
     }
     let set = FeasibleSet::theta_b(cfg.radius)?;
-    let control = Control { par: Par::Seq, ..Control::default() };
-    let jobs: Vec<(usize, usize)> = cfg.ns.iter().flat_map(|&n| (0..cfg.reps).map(move |r| (n, r))).collect();
+    let control = Control {
+        par: Par::Seq,
+        ..Control::default()
+    };
+    let jobs: Vec<(usize, usize)> = cfg
+        .ns
+        .iter()
+        .flat_map(|&n| (0..cfg.reps).map(move |r| (n, r)))
+        .collect();
     let records: Vec<Vec<Record>> = jobs
         .par_iter()
         .map(|&(n, r)| -> Result<Vec<Record>> {
             let mut out = Vec::new();
-            let theta = theta_star(cfg.d, cfg.theta_norm, true, &mut simulation_rng(mix(cfg.seed, r as u64)))?;
+            let theta = theta_star(
+                cfg.d,
+                cfg.theta_norm,
+                true,
+                &mut simulation_rng(mix(cfg.seed, r as u64)),
+            )?;
             let data = btl_pairs(n, &theta, &mut simulation_rng(mix(mix(cfg.seed, r as u64), n as u64)))?;
             let view = data.view()?;
             let mut run = |est: Estimator, eps: Option<f64>, view: PairwiseView<'_>, loss: LossSpec| -> Result<()> {
@@ -160,7 +187,16 @@ pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> 
                 let m = fit(view, &opts)?;
                 let secs = t.elapsed().as_secs_f64();
                 let err = norm(&m.theta.iter().zip(&theta).map(|(a, b)| a - b).collect::<Vec<_>>());
-                out.push((est, eps, n, r, err, m.report.termination, m.report.certified_global, secs));
+                out.push((
+                    est,
+                    eps,
+                    n,
+                    r,
+                    err,
+                    m.report.termination,
+                    m.report.certified_global,
+                    secs,
+                ));
                 Ok(())
             };
             run(Estimator::Mle, None, view, LossSpec::Mle)?;
@@ -180,11 +216,22 @@ pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> 
     let mut cells: Vec<Cell> = Vec::new();
     for rec in records.into_iter().flatten() {
         let (est, eps, n, rep, err, term, cert, secs) = rec;
-        let pos = cells.iter().position(|c| c.estimator == est && c.eps == eps && c.n == n);
+        let pos = cells
+            .iter()
+            .position(|c| c.estimator == est && c.eps == eps && c.n == n);
         let c = match pos {
             Some(i) => &mut cells[i],
             None => {
-                cells.push(Cell { estimator: est, eps, n, errors: vec![], converged: 0, certified: 0, solve_seconds: 0.0, failures: vec![] });
+                cells.push(Cell {
+                    estimator: est,
+                    eps,
+                    n,
+                    errors: vec![],
+                    converged: 0,
+                    certified: 0,
+                    solve_seconds: 0.0,
+                    failures: vec![],
+                });
                 cells.last_mut().expect("just pushed")
             }
         };

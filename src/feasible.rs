@@ -42,9 +42,8 @@ impl FeasibleSet {
     /// (and only allowed for) the bounded sets.
     pub fn parse(name: &str, radius: Option<f64>) -> Result<Self> {
         use crate::error::Error;
-        let need = |r: Option<f64>| {
-            r.ok_or_else(|| Error::param("radius", format!("constraint `{name}` needs --radius")))
-        };
+        let need =
+            |r: Option<f64>| r.ok_or_else(|| Error::param("radius", format!("constraint `{name}` needs --radius")));
         match name {
             "theta-b" => FeasibleSet::theta_b(need(radius)?),
             "ball" => FeasibleSet::ball(need(radius)?),
@@ -102,8 +101,7 @@ impl FeasibleSet {
     }
     /// Whether `v` lies in the set up to `tol` (absolute, on `|1ᵀv|/√d` and `‖v‖ − B`).
     pub fn contains(&self, v: &[f64], tol: f64) -> bool {
-        let sum_ok =
-            !self.sum_zero() || v.iter().sum::<f64>().abs() / (v.len() as f64).sqrt() <= tol;
+        let sum_ok = !self.sum_zero() || v.iter().sum::<f64>().abs() / (v.len() as f64).sqrt() <= tol;
         let ball_ok = self.radius().is_none_or(|b| norm(v) <= b + tol);
         sum_ok && ball_ok
     }
@@ -112,12 +110,7 @@ impl FeasibleSet {
     pub fn kkt_residual(&self, theta: &[f64], grad: &[f64]) -> f64 {
         let mut z: Vec<f64> = theta.iter().zip(grad).map(|(t, g)| t - g).collect();
         self.project(&mut z);
-        theta
-            .iter()
-            .zip(&z)
-            .map(|(a, b)| (a - b) * (a - b))
-            .sum::<f64>()
-            .sqrt()
+        theta.iter().zip(&z).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt()
     }
 }
 
@@ -149,11 +142,7 @@ pub mod helmert {
         assert_eq!(theta.len(), m + 1);
         let mut suffix = 0.0; // Σ_{k > j} u_k c_k
         for j in (0..=m).rev() {
-            let own = if j >= 1 {
-                -(j as f64) * u[j - 1] * c(j)
-            } else {
-                0.0
-            };
+            let own = if j >= 1 { -(j as f64) * u[j - 1] * c(j) } else { 0.0 };
             theta[j] = own + suffix;
             if j >= 1 {
                 suffix += u[j - 1] * c(j);
@@ -243,12 +232,7 @@ mod tests {
                 let mut p = v.clone();
                 set.project(&mut p);
                 assert!(set.contains(&p, 1e-12));
-                let dist = |z: &[f64]| {
-                    z.iter()
-                        .zip(&v)
-                        .map(|(a, b)| (a - b) * (a - b))
-                        .sum::<f64>()
-                };
+                let dist = |z: &[f64]| z.iter().zip(&v).map(|(a, b)| (a - b) * (a - b)).sum::<f64>();
                 let dp = dist(&p);
                 for _ in 0..2000 {
                     let mut z: Vec<f64> = (0..4).map(|_| rnd()).collect();

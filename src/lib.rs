@@ -12,9 +12,9 @@ pub mod par;
 pub mod sim;
 
 pub use error::{Error, Result};
+pub mod estimator;
+pub mod experiments;
 pub mod feasible;
+pub mod model;
 pub mod objective;
 pub mod solver;
-pub mod estimator;
-pub mod model;
-pub mod experiments;

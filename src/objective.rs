@@ -69,10 +69,7 @@ impl<'a, L: Loss> Objective<'a, L> {
     /// Adds `(β/2W)‖θ‖²`; `β` must be finite and `≥ 0`.
     pub fn with_ridge(mut self, beta: f64) -> Result<Self> {
         if !(beta.is_finite() && beta >= 0.0) {
-            return Err(Error::param(
-                "ridge",
-                format!("must be finite and >= 0, got {beta}"),
-            ));
+            return Err(Error::param("ridge", format!("must be finite and >= 0, got {beta}")));
         }
         self.ridge = beta;
         Ok(self)
@@ -156,14 +153,7 @@ impl<'a, L: Loss> Objective<'a, L> {
         ev.theta.extend_from_slice(theta);
         ev.scores.resize(self.data.n(), 0.0);
         ev.grad.resize(d, 0.0);
-        let s = kernels::value_grad(
-            self.rows(),
-            &self.loss,
-            theta,
-            &mut ev.scores,
-            &mut ev.grad,
-            self.par,
-        );
+        let s = kernels::value_grad(self.rows(), &self.loss, theta, &mut ev.scores, &mut ev.grad, self.par);
         let w = self.total_weight();
         for (g, t) in ev.grad.iter_mut().zip(theta) {
             *g += self.ridge * t;
@@ -217,12 +207,7 @@ impl<'a, L: Loss> Objective<'a, L> {
             alpha,
             self.par,
         );
-        let th: Vec<f64> = ev
-            .theta
-            .iter()
-            .zip(s)
-            .map(|(t, v)| alpha.mul_add(*v, *t))
-            .collect();
+        let th: Vec<f64> = ev.theta.iter().zip(s).map(|(t, v)| alpha.mul_add(*v, *t)).collect();
         (sum + self.penalty(&th)) / self.total_weight()
     }
 

@@ -108,62 +108,11 @@ impl Blocks {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tree_reduce_sums_in_fixed_order() {
-        // Values chosen so that summation order changes the floating-point result.
-        let v: Vec<f64> = (0..1000)
-            .map(|i| 1.0 / (1.0 + i as f64) * if i % 3 == 0 { 1e8 } else { 1.0 })
-            .collect();
-        let blocks = Blocks {
-            n: v.len(),
-            rows: 7,
-        };
-        let leaf = |b: usize| v[blocks.range(b)].iter().sum::<f64>();
-        let comb = |a: f64, b: f64| a + b;
-        let s_seq = tree_reduce(blocks.count(), Par::Seq, &leaf, &comb);
-        for threads in [1, 2, 3, 8] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            let s_par = pool.install(|| tree_reduce(blocks.count(), Par::Rayon, &leaf, &comb));
-            assert_eq!(s_seq.to_bits(), s_par.to_bits(), "threads = {threads}");
-        }
-        let exact: f64 = v.iter().sum();
-        assert!((s_seq - exact).abs() <= 1e-6 * exact.abs());
-    }
-
-    #[test]
-    fn blocks_cover_all_rows_once() {
-        for (n, d) in [(0, 3), (1, 1), (10, 4), (100_000, 7)] {
-            let b = Blocks::new(n, d, 4096, 16);
-            let mut covered = 0;
-            for i in 0..b.count() {
-                let r = b.range(i);
-                assert_eq!(r.start, covered);
-                covered = r.end;
-            }
-            assert_eq!(covered, n);
-        }
-    }
-}
-
 /// Like [`tree_reduce`], but each leaf also gets exclusive access to its rows of a per-row
 /// output buffer `out` (`k` values per row, so block `b` gets
 /// `out[range(b).start·k .. range(b).end·k]`). The slice is split along the same tree, so no
 /// two leaves alias.
-pub fn tree_reduce_rows<T, O, L, C>(
-    blocks: Blocks,
-    k: usize,
-    par: Par,
-    out: &mut [O],
-    leaf: &L,
-    combine: &C,
-) -> T
+pub fn tree_reduce_rows<T, O, L, C>(blocks: Blocks, k: usize, par: Par, out: &mut [O], leaf: &L, combine: &C) -> T
 where
     T: Send,
     O: Send,
@@ -209,4 +158,42 @@ where
         )
     };
     combine(a, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_reduce_sums_in_fixed_order() {
+        // Values chosen so that summation order changes the floating-point result.
+        let v: Vec<f64> = (0..1000)
+            .map(|i| 1.0 / (1.0 + i as f64) * if i % 3 == 0 { 1e8 } else { 1.0 })
+            .collect();
+        let blocks = Blocks { n: v.len(), rows: 7 };
+        let leaf = |b: usize| v[blocks.range(b)].iter().sum::<f64>();
+        let comb = |a: f64, b: f64| a + b;
+        let s_seq = tree_reduce(blocks.count(), Par::Seq, &leaf, &comb);
+        for threads in [1, 2, 3, 8] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let s_par = pool.install(|| tree_reduce(blocks.count(), Par::Rayon, &leaf, &comb));
+            assert_eq!(s_seq.to_bits(), s_par.to_bits(), "threads = {threads}");
+        }
+        let exact: f64 = v.iter().sum();
+        assert!((s_seq - exact).abs() <= 1e-6 * exact.abs());
+    }
+
+    #[test]
+    fn blocks_cover_all_rows_once() {
+        for (n, d) in [(0, 3), (1, 1), (10, 4), (100_000, 7)] {
+            let b = Blocks::new(n, d, 4096, 16);
+            let mut covered = 0;
+            for i in 0..b.count() {
+                let r = b.range(i);
+                assert_eq!(r.start, covered);
+                covered = r.end;
+            }
+            assert_eq!(covered, n);
+        }
+    }
 }

@@ -18,7 +18,10 @@ fn newton_matches_every_reference_fixture() {
     let all = fixtures();
     for fx in &all {
         let view = PairwiseView::new(&fx.x, fx.n, fx.d, &fx.y, fx.weights.as_deref()).unwrap();
-        let mut opts = FitOptions::new(LossSpec::parse(&fx.loss, fx.eps).unwrap(), FeasibleSet::parse(&fx.constraint, fx.radius).unwrap());
+        let mut opts = FitOptions::new(
+            LossSpec::parse(&fx.loss, fx.eps).unwrap(),
+            FeasibleSet::parse(&fx.constraint, fx.radius).unwrap(),
+        );
         opts.ridge = fx.ridge;
         opts.linear_term = fx.linear_term.clone();
         let m = fit(view, &opts).unwrap();
@@ -27,7 +30,10 @@ fn newton_matches_every_reference_fixture() {
         match fx.status.as_str() {
             "converged" => {
                 if !r.converged() {
-                    bad.push(format!("termination {} (KKT {:.2e}, tol {:.2e}, {} it)", r.termination, r.kkt_residual, r.kkt_tol, r.iterations));
+                    bad.push(format!(
+                        "termination {} (KKT {:.2e}, tol {:.2e}, {} it)",
+                        r.termination, r.kkt_residual, r.kkt_tol, r.iterations
+                    ));
                 } else {
                     bad.extend(check_answer(fx, &r.theta, r.objective, r.on_boundary));
                     let want = fx.theta.as_ref().unwrap();
@@ -37,7 +43,10 @@ fn newton_matches_every_reference_fixture() {
                     }
                     // The solver's own certificate.
                     if !(r.kkt_residual <= r.kkt_tol) {
-                        bad.push(format!("KKT residual {:.2e} above its tolerance {:.2e}", r.kkt_residual, r.kkt_tol));
+                        bad.push(format!(
+                            "KKT residual {:.2e} above its tolerance {:.2e}",
+                            r.kkt_residual, r.kkt_tol
+                        ));
                     }
                     if let (Some(mu), true) = (fx.multiplier, r.on_boundary) {
                         if (r.multiplier - mu).abs() > 1e-7 * mu.abs().max(1e-3) {
@@ -65,5 +74,11 @@ fn newton_matches_every_reference_fixture() {
         }
     }
     eprintln!("worst |Δθ|∞ over converged fixtures: {:.3e} ({})", worst.0, worst.1);
-    assert!(failures.is_empty(), "{} of {} fixtures failed:\n{}", failures.len(), all.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures failed:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n")
+    );
 }

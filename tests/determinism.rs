@@ -22,7 +22,11 @@ fn data(n: usize, d: usize) -> (Vec<f64>, Vec<u8>, Vec<f64>) {
 }
 
 fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
 }
 
 fn bits(v: &[f64]) -> Vec<u64> {
@@ -35,7 +39,12 @@ fn kernels_are_bit_identical_across_thread_counts() {
     let (n, d) = (50_000, 37);
     let (x, y, w) = data(n, d);
     let theta: Vec<f64> = (0..d).map(|j| 0.05 * (j as f64 - 18.0)).collect();
-    let rows = Rows { x: &x, d, y: &y, w: Some(&w) };
+    let rows = Rows {
+        x: &x,
+        d,
+        y: &y,
+        w: Some(&w),
+    };
     let run = |threads: usize| {
         in_pool(threads, || {
             let mut sc = vec![0.0; n];
@@ -48,7 +57,15 @@ fn kernels_are_bit_identical_across_thread_counts() {
             let mut xs = vec![0.0; n];
             kernels::matvec(rows, &theta, &mut xs, Par::Rayon);
             let ls = kernels::loss_sum(&y, Some(&w), &Probit, &sc, Some(&xs), 0.3, Par::Rayon);
-            (v.to_bits(), bits(&g), bits(&sc), bits(&h), bits(&hv), bits(&xs), ls.to_bits())
+            (
+                v.to_bits(),
+                bits(&g),
+                bits(&sc),
+                bits(&h),
+                bits(&hv),
+                bits(&xs),
+                ls.to_bits(),
+            )
         })
     };
     let seq = {

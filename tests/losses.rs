@@ -124,11 +124,7 @@ struct RefRow {
 
 fn parse_reference() -> Vec<RefRow> {
     let mut lines = REF_CSV.lines();
-    assert_eq!(
-        lines.next(),
-        Some("loss,eps,t,y,value,d1,d2"),
-        "unexpected CSV header"
-    );
+    assert_eq!(lines.next(), Some("loss,eps,t,y,value,d1,d2"), "unexpected CSV header");
     let mut rows = Vec::new();
     for (i, line) in lines.enumerate() {
         if line.trim().is_empty() {
@@ -142,11 +138,7 @@ fn parse_reference() -> Vec<RefRow> {
         };
         rows.push(RefRow {
             loss: f[0].to_string(),
-            eps: if f[1].is_empty() {
-                None
-            } else {
-                Some(num(f[1]))
-            },
+            eps: if f[1].is_empty() { None } else { Some(num(f[1])) },
             t: num(f[2]),
             y: f[3].parse().unwrap(),
             want: [num(f[4]), num(f[5]), num(f[6])],
@@ -216,11 +208,7 @@ fn check_reference_group<L: Loss>(
 #[test]
 fn matches_mpmath_reference() {
     let rows = parse_reference();
-    assert_eq!(
-        rows.len(),
-        1988,
-        "reference row count (1120 main grid + 868 dense)"
-    );
+    assert_eq!(rows.len(), 1988, "reference row count (1120 main grid + 868 dense)");
     // (loss name, ε bits) -> rows, in file order
     type Key = (String, Option<u64>);
     let mut groups: Vec<(Key, Vec<&RefRow>)> = Vec::new();
@@ -239,12 +227,8 @@ fn matches_mpmath_reference() {
         let f = match loss.as_str() {
             "mle" => check_reference_group(&Logistic, g, &mut worst),
             "probit" => check_reference_group(&Probit, g, &mut worst),
-            "mle-rr" => {
-                check_reference_group(&RrNoisyChannel::new(eps.unwrap()).unwrap(), g, &mut worst)
-            }
-            "debiased-rr" => {
-                check_reference_group(&RrDebiased::new(eps.unwrap()).unwrap(), g, &mut worst)
-            }
+            "mle-rr" => check_reference_group(&RrNoisyChannel::new(eps.unwrap()).unwrap(), g, &mut worst),
+            "debiased-rr" => check_reference_group(&RrDebiased::new(eps.unwrap()).unwrap(), g, &mut worst),
             other => panic!("unknown loss {other:?} in reference"),
         };
         failures.extend(f);
@@ -393,14 +377,7 @@ fn debiased_terms(eps: f64, t: f64, y: u8) -> f64 {
 }
 
 /// `debiased_eps`: `Some(ε)` for `debiased-rr`, whose value gets the condition-aware tolerance.
-fn batch_vs_scalar<L: Loss>(
-    l: &L,
-    t: &[f64],
-    y: &[u8],
-    rtol: f64,
-    debiased_eps: Option<f64>,
-    worst: &mut f64,
-) {
+fn batch_vs_scalar<L: Loss>(l: &L, t: &[f64], y: &[u8], rtol: f64, debiased_eps: Option<f64>, worst: &mut f64) {
     let batches = all_batches(l, t, y);
     for (i, (&ti, &yi)) in t.iter().zip(y).enumerate() {
         let sc = scalar3(l, ti, yi);
@@ -439,22 +416,8 @@ fn batched_matches_scalar_on_random_points() {
     batch_vs_scalar(&Logistic, &t, &y, rtol, None, &mut worst[0]);
     batch_vs_scalar(&Probit, &t, &y, 0.0, None, &mut worst[3]); // probit's batched path is the scalar code
     for eps in EPS_LIST.iter().copied().chain([50.0, 700.0]) {
-        batch_vs_scalar(
-            &RrNoisyChannel::new(eps).unwrap(),
-            &t,
-            &y,
-            rtol,
-            None,
-            &mut worst[1],
-        );
-        batch_vs_scalar(
-            &RrDebiased::new(eps).unwrap(),
-            &t,
-            &y,
-            rtol,
-            Some(eps),
-            &mut worst[2],
-        );
+        batch_vs_scalar(&RrNoisyChannel::new(eps).unwrap(), &t, &y, rtol, None, &mut worst[1]);
+        batch_vs_scalar(&RrDebiased::new(eps).unwrap(), &t, &y, rtol, Some(eps), &mut worst[2]);
     }
     eprintln!(
         "batched vs scalar, worst relative difference: mle {:.2e}, mle-rr {:.2e}, debiased-rr {:.2e} (excl. value), probit {:.2e}",
@@ -468,9 +431,7 @@ fn batched_partial_outputs_and_lengths() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x5eed_0003);
     let l = RrNoisyChannel::new(0.7).unwrap();
     for n in 0..=19 {
-        let t: Vec<f64> = (0..n)
-            .map(|_| (2.0 * rng.random::<f64>() - 1.0) * 20.0)
-            .collect();
+        let t: Vec<f64> = (0..n).map(|_| (2.0 * rng.random::<f64>() - 1.0) * 20.0).collect();
         let y: Vec<u8> = (0..n).map(|_| rng.random::<bool>() as u8).collect();
         let full = batch3(&l, &t, &y);
         for mask in 1..8u8 {
@@ -487,11 +448,7 @@ fn batched_partial_outputs_and_lengths() {
             for (k, out) in [v, g, h].iter().enumerate() {
                 if mask & (1 << k) != 0 {
                     for i in 0..n {
-                        assert_eq!(
-                            out[i].to_bits(),
-                            full[k][i].to_bits(),
-                            "n={n} mask={mask} k={k} i={i}"
-                        );
+                        assert_eq!(out[i].to_bits(), full[k][i].to_bits(), "n={n} mask={mask} k={k} i={i}");
                     }
                 } else {
                     assert!(
@@ -529,10 +486,7 @@ fn assert_both<L: Loss>(l: &L, t: f64, y: u8, which: usize, want: f64, tol: f64)
 
 #[test]
 fn t12_scalar_values() {
-    let (deb, rr) = (
-        RrDebiased::new(0.5).unwrap(),
-        RrNoisyChannel::new(0.5).unwrap(),
-    );
+    let (deb, rr) = (RrDebiased::new(0.5).unwrap(), RrNoisyChannel::new(0.5).unwrap());
     // Values given to 8 decimals in the spec; exact: ℓ̂(±800;1) = c softplus(∓800) ∓ 800 σ̄.
     assert_both(&deb, 800.0, 1, 0, -302.032_535_04, 5e-9);
     assert_both(&deb, -800.0, 1, 0, 497.967_464_96, 5e-9);
@@ -558,14 +512,7 @@ fn t12_scalar_values() {
                 c * ln2,
                 4.0 * f64::EPSILON * c * ln2,
             );
-            assert_both(
-                &RrNoisyChannel::new(eps).unwrap(),
-                0.0,
-                y,
-                0,
-                ln2,
-                4.0 * f64::EPSILON,
-            );
+            assert_both(&RrNoisyChannel::new(eps).unwrap(), 0.0, y, 0, ln2, 4.0 * f64::EPSILON);
         }
     }
 }
@@ -669,22 +616,14 @@ fn debiased_tends_to_mle_for_large_eps() {
     let l = RrDebiased::new(50.0).unwrap();
     let mut t_grid: Vec<f64> = (-1000..=1000).map(|i| i as f64 * 0.73).collect();
     t_grid.extend([0.0, 1e-12, -1e-12, 1000.0, -1000.0]);
-    let y: Vec<u8> = t_grid
-        .iter()
-        .enumerate()
-        .map(|(i, _)| (i % 2) as u8)
-        .collect();
+    let y: Vec<u8> = t_grid.iter().enumerate().map(|(i, _)| (i % 2) as u8).collect();
     let deb = batch3(&l, &t_grid, &y);
     let mle = batch3(&Logistic, &t_grid, &y);
     for (i, (&t, &yi)) in t_grid.iter().zip(&y).enumerate() {
         for k in 0..3 {
             let (a, b) = (scalar3(&l, t, yi)[k], scalar3(&Logistic, t, yi)[k]);
             let tol = 2.0 * f64::EPSILON * b.abs().max(1.0);
-            assert!(
-                (a - b).abs() <= tol,
-                "{} t={t} y={yi}: {a:e} vs {b:e}",
-                WHICH[k]
-            );
+            assert!((a - b).abs() <= tol, "{} t={t} y={yi}: {a:e} vs {b:e}", WHICH[k]);
             assert!(
                 (deb[k][i] - mle[k][i]).abs() <= tol,
                 "batched {} t={t} y={yi}",
@@ -746,8 +685,7 @@ fn mlerr_curvature_sign() {
 fn convexity_certificates_and_constants() {
     // The table of src/loss/mod.rs.
     const _: () = assert!(<Logistic as Loss>::CONVEX && <Logistic as Loss>::BOUNDED_BELOW);
-    const _: () =
-        assert!(!<RrNoisyChannel as Loss>::CONVEX && <RrNoisyChannel as Loss>::BOUNDED_BELOW);
+    const _: () = assert!(!<RrNoisyChannel as Loss>::CONVEX && <RrNoisyChannel as Loss>::BOUNDED_BELOW);
     const _: () = assert!(<RrDebiased as Loss>::CONVEX && !<RrDebiased as Loss>::BOUNDED_BELOW);
     const _: () = assert!(<Probit as Loss>::CONVEX && <Probit as Loss>::BOUNDED_BELOW);
     assert_eq!(Logistic.name(), "mle");
@@ -774,14 +712,8 @@ fn convexity_certificates_and_constants() {
     }
     // Invalid privacy levels are rejected.
     for bad in [0.0, -1.0, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-        assert!(
-            RrNoisyChannel::new(bad).is_err(),
-            "mle-rr accepted eps={bad}"
-        );
-        assert!(
-            RrDebiased::new(bad).is_err(),
-            "debiased-rr accepted eps={bad}"
-        );
+        assert!(RrNoisyChannel::new(bad).is_err(), "mle-rr accepted eps={bad}");
+        assert!(RrDebiased::new(bad).is_err(), "debiased-rr accepted eps={bad}");
     }
     // Bounded below: the mle-rr infimum is softplus(−ε), the debiased loss goes to −∞.
     let rr = RrNoisyChannel::new(0.5).unwrap();
@@ -819,9 +751,7 @@ fn probit_properties() {
     // For y = 1, ℓ'(t) = −h(t) < 0 never vanishes (as long as φ(t) is representable: beyond
     // t ≈ 37.5 the true value is below 1e-300 and may round to −0). Symmetrically for y = 0.
     // A = ℓ''(t;1) is strictly decreasing from 1 to 0, within (0, 1].
-    let mut ts: Vec<f64> = (0..=250)
-        .map(|k| -(10f64.powf(6.0 - k as f64 * 0.01)))
-        .collect(); // −1e6 .. −3.2
+    let mut ts: Vec<f64> = (0..=250).map(|k| -(10f64.powf(6.0 - k as f64 * 0.01))).collect(); // −1e6 .. −3.2
     ts.extend((0..=4000).map(|k| -3.2 + k as f64 * 0.01)); // −3.2 .. 36.8
     let mut prev_a = f64::INFINITY;
     for &t in &ts {
@@ -843,8 +773,7 @@ fn probit_properties() {
 fn finite_at_extreme_scores() {
     let mut ts: Vec<f64> = (-2000..=2000).map(|i| i as f64 * 0.5).collect();
     ts.extend([
-        1e-300, -1e-300, 5e-324, -5e-324, 0.0, -0.0, 709.78, -709.78, 745.13, -745.13, 999.999,
-        -999.999,
+        1e-300, -1e-300, 5e-324, -5e-324, 0.0, -0.0, 709.78, -709.78, 745.13, -745.13, 999.999, -999.999,
     ]);
     let n = ts.len();
     let mut t2 = ts.clone();

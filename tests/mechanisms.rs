@@ -5,9 +5,7 @@
 
 use privpref::data::PairwiseData;
 use privpref::error::{DataErrorKind, Location};
-use privpref::mechanism::{
-    secure_rng, simulation_rng, Mechanism, RandomizedResponse, SecureRng, SimRng,
-};
+use privpref::mechanism::{secure_rng, simulation_rng, Mechanism, RandomizedResponse, SecureRng, SimRng};
 use privpref::sim::{btl_pairs, theta_star, thurstone_pairs};
 use privpref::Error;
 use rand::Rng;
@@ -62,10 +60,7 @@ fn rr_transition_matrix_is_exactly_eps_ldp() {
         );
         // Stable flip probability, never 1 − σ(ε): relative accuracy even at ε = 700.
         let flip_ref = 1.0 / (1.0 + eps.exp());
-        assert!(
-            (rr.flip_probability() / flip_ref - 1.0).abs() <= 1e-15,
-            "eps={eps}"
-        );
+        assert!((rr.flip_probability() / flip_ref - 1.0).abs() <= 1e-15, "eps={eps}");
         assert_eq!(rr.keep_probability(), t[0]);
         assert_eq!(rr.flip_probability(), t[1]);
         println!(
@@ -98,10 +93,7 @@ fn rr_flip_rate_matches_sigma_minus_eps() {
                 "eps = {eps:.4}, y = {label}: flip rate {:.6} (sigma(-eps) = {p:.6}), z = {z:+.2}",
                 flips as f64 / n as f64
             );
-            assert!(
-                z.abs() < 5.0,
-                "eps={eps}, y={label}: {flips} flips of {n}, z = {z}"
-            );
+            assert!(z.abs() < 5.0, "eps={eps}, y={label}: {flips} flips of {n}, z = {z}");
         }
     }
 }
@@ -197,9 +189,7 @@ fn rr_rejects_invalid_eps() {
 #[test]
 fn rr_rejects_out_of_range_label_with_row() {
     let rr = RandomizedResponse::new(1.0).unwrap();
-    let e = rr
-        .randomize(&[0, 1, 1, 2, 0, 3], &mut simulation_rng(0))
-        .unwrap_err();
+    let e = rr.randomize(&[0, 1, 1, 2, 0, 3], &mut simulation_rng(0)).unwrap_err();
     match e {
         Error::Data {
             at: Location { row: 3, col: None },
@@ -282,12 +272,7 @@ fn check_labels_against_link(name: &str, data: &PairwiseData, theta: &[f64], lin
     let z_slope = zscore(&|t| t);
     println!("{name}: sum (y - p) t: z = {z_slope:+.2}");
     assert!(z_slope.abs() < 5.0, "{name}: slope z = {z_slope}");
-    for (lo, hi) in [
-        (f64::NEG_INFINITY, -1.0),
-        (-1.0, 0.0),
-        (0.0, 1.0),
-        (1.0, f64::INFINITY),
-    ] {
+    for (lo, hi) in [(f64::NEG_INFINITY, -1.0), (-1.0, 0.0), (0.0, 1.0), (1.0, f64::INFINITY)] {
         let z = zscore(&|t| if t >= lo && t < hi { 1.0 } else { 0.0 });
         let (cnt, sy, sp) = scores
             .iter()
@@ -329,10 +314,7 @@ fn check_features(name: &str, data: &PairwiseData) {
         // sd(mean) = sqrt(2/n); sd(var) ≈ 2·sqrt(2/n) for a Gaussian.
         let tol = 5.0 * (2.0 / n as f64).sqrt();
         assert!(mean.abs() < tol, "{name}: column {j} mean {mean}");
-        assert!(
-            (var - 2.0).abs() < 2.0 * tol,
-            "{name}: column {j} variance {var}"
-        );
+        assert!((var - 2.0).abs() < 2.0 * tol, "{name}: column {j} variance {var}");
     }
 }
 

@@ -19,14 +19,25 @@ fn data(n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<u8>, Vec<f64>) {
 }
 
 /// F by a plain scalar loop over the loss's reference scalar functions.
-fn naive_value<L: Loss>(loss: &L, x: &[f64], y: &[u8], w: &[f64], d: usize, beta: f64, b: &[f64], theta: &[f64]) -> f64 {
+#[allow(clippy::too_many_arguments)]
+fn naive_value<L: Loss>(
+    loss: &L,
+    x: &[f64],
+    y: &[u8],
+    w: &[f64],
+    d: usize,
+    beta: f64,
+    b: &[f64],
+    theta: &[f64],
+) -> f64 {
     let wsum: f64 = w.iter().sum();
     let mut s = 0.0;
     for i in 0..y.len() {
         let t: f64 = (0..d).map(|j| x[i * d + j] * theta[j]).sum();
         s += w[i] * loss.value(t, y[i]);
     }
-    let pen = 0.5 * beta * theta.iter().map(|v| v * v).sum::<f64>() + b.iter().zip(theta).map(|(a, c)| a * c).sum::<f64>();
+    let pen =
+        0.5 * beta * theta.iter().map(|v| v * v).sum::<f64>() + b.iter().zip(theta).map(|(a, c)| a * c).sum::<f64>();
     (s + pen) / wsum
 }
 
@@ -36,20 +47,37 @@ fn check_loss<L: Loss>(loss: L) {
     let view = PairwiseView::new(&x, n, d, &y, Some(&w)).unwrap();
     let b: Vec<f64> = (0..d).map(|j| 0.3 * j as f64 - 0.7).collect();
     let beta = 1.7;
-    let obj = Objective::new(view, loss.clone()).with_ridge(beta).unwrap().with_linear_term(b.clone()).unwrap();
+    let obj = Objective::new(view, loss.clone())
+        .with_ridge(beta)
+        .unwrap()
+        .with_linear_term(b.clone())
+        .unwrap();
     let theta: Vec<f64> = (0..d).map(|j| 0.4 - 0.15 * j as f64).collect();
     let mut ev = Eval::new(n, d);
     obj.evaluate(&theta, &mut ev);
     let f_naive = naive_value(&loss, &x, &y, &w, d, beta, &b, &theta);
-    assert!((ev.value - f_naive).abs() <= 1e-13 * f_naive.abs().max(1.0), "{}: value {} vs {}", loss.name(), ev.value, f_naive);
+    assert!(
+        (ev.value - f_naive).abs() <= 1e-13 * f_naive.abs().max(1.0),
+        "{}: value {} vs {}",
+        loss.name(),
+        ev.value,
+        f_naive
+    );
     // Gradient vs central differences of the naive value.
     let h = 1e-6;
     for j in 0..d {
         let (mut tp, mut tm) = (theta.clone(), theta.clone());
         tp[j] += h;
         tm[j] -= h;
-        let fd = (naive_value(&loss, &x, &y, &w, d, beta, &b, &tp) - naive_value(&loss, &x, &y, &w, d, beta, &b, &tm)) / (2.0 * h);
-        assert!((ev.grad[j] - fd).abs() <= 1e-7 * fd.abs().max(1.0), "{}: grad[{j}] {} vs fd {}", loss.name(), ev.grad[j], fd);
+        let fd = (naive_value(&loss, &x, &y, &w, d, beta, &b, &tp) - naive_value(&loss, &x, &y, &w, d, beta, &b, &tm))
+            / (2.0 * h);
+        assert!(
+            (ev.grad[j] - fd).abs() <= 1e-7 * fd.abs().max(1.0),
+            "{}: grad[{j}] {} vs fd {}",
+            loss.name(),
+            ev.grad[j],
+            fd
+        );
     }
     // Hessian vs central differences of the gradient; hess_vec vs Hessian.
     let mut hm = vec![0.0; d * d];
@@ -64,7 +92,13 @@ fn check_loss<L: Loss>(loss: L) {
         obj.evaluate(&tm, &mut em);
         for i in 0..d {
             let fd = (ep.grad[i] - em.grad[i]) / (2.0 * h);
-            assert!((hm[j * d + i] - fd).abs() <= 1e-6 * fd.abs().max(1.0), "{}: H[{i},{j}] {} vs {}", loss.name(), hm[j * d + i], fd);
+            assert!(
+                (hm[j * d + i] - fd).abs() <= 1e-6 * fd.abs().max(1.0),
+                "{}: H[{i},{j}] {} vs {}",
+                loss.name(),
+                hm[j * d + i],
+                fd
+            );
             assert_eq!(hm[j * d + i], hm[i * d + j], "Hessian not symmetric");
         }
     }
@@ -73,7 +107,11 @@ fn check_loss<L: Loss>(loss: L) {
     obj.hess_vec(&ev, &v, &mut hv);
     for i in 0..d {
         let want: f64 = (0..d).map(|j| hm[j * d + i] * v[j]).sum();
-        assert!((hv[i] - want).abs() <= 1e-12 * want.abs().max(1.0), "{}: Hv", loss.name());
+        assert!(
+            (hv[i] - want).abs() <= 1e-12 * want.abs().max(1.0),
+            "{}: Hv",
+            loss.name()
+        );
     }
     // O(n) line value vs a full evaluation at θ + αs.
     let s: Vec<f64> = (0..d).map(|j| 0.2 * (j as f64).cos()).collect();
@@ -83,7 +121,11 @@ fn check_loss<L: Loss>(loss: L) {
         let lv = obj.line_value(&ev, &s, &xs, alpha);
         let th: Vec<f64> = theta.iter().zip(&s).map(|(t, v)| t + alpha * v).collect();
         let full = obj.value(&th);
-        assert!((lv - full).abs() <= 1e-13 * full.abs().max(1.0), "{}: line value α={alpha}: {lv} vs {full}", loss.name());
+        assert!(
+            (lv - full).abs() <= 1e-13 * full.abs().max(1.0),
+            "{}: line value α={alpha}: {lv} vs {full}",
+            loss.name()
+        );
     }
 }
 
@@ -114,12 +156,21 @@ fn weight_two_equals_duplicated_row() {
     let dup = PairwiseView::new(&xd, nd, d, &yd, None).unwrap();
     for set in [FeasibleSet::theta_b(0.4).unwrap(), FeasibleSet::ball(5.0).unwrap()] {
         let solve = |v| {
-            let obj = Objective::new(v, RrDebiased::new(1.1).unwrap()).with_ridge(2.0).unwrap().with_linear_term(b.clone()).unwrap();
+            let obj = Objective::new(v, RrDebiased::new(1.1).unwrap())
+                .with_ridge(2.0)
+                .unwrap()
+                .with_linear_term(b.clone())
+                .unwrap();
             newton::solve(&obj, &set, None, &Control::default()).unwrap()
         };
         let (a, c) = (solve(weighted), solve(dup));
         assert!(a.converged() && c.converged(), "{a:?}\n{c:?}");
-        assert!((a.objective - c.objective).abs() < 1e-14, "objective {} vs {}", a.objective, c.objective);
+        assert!(
+            (a.objective - c.objective).abs() < 1e-14,
+            "objective {} vs {}",
+            a.objective,
+            c.objective
+        );
         for (p, q) in a.theta.iter().zip(&c.theta) {
             assert!((p - q).abs() < 1e-12, "{set:?}: {p} vs {q}");
         }

@@ -27,19 +27,10 @@ pub struct PairwiseView<'a> {
 impl<'a> PairwiseView<'a> {
     /// Validates and wraps the buffers. `x.len()` must be `n·d` with `n, d ≥ 1`; features must
     /// be finite; labels must be 0 or 1; weights (if any) finite, non-negative, not all zero.
-    pub fn new(
-        x: &'a [f64],
-        n: usize,
-        d: usize,
-        y: &'a [u8],
-        weights: Option<&'a [f64]>,
-    ) -> Result<Self> {
+    pub fn new(x: &'a [f64], n: usize, d: usize, y: &'a [u8], weights: Option<&'a [f64]>) -> Result<Self> {
         check_shape(x.len(), n, d)?;
         if y.len() != n {
-            return Err(Error::Shape(format!(
-                "y has {} labels but x has {n} rows",
-                y.len()
-            )));
+            return Err(Error::Shape(format!("y has {} labels but x has {n} rows", y.len())));
         }
         check_finite_rows(x, d)?;
         check_labels(y, 2)?;
@@ -158,17 +149,13 @@ pub(crate) fn check_shape(len: usize, n: usize, d: usize) -> Result<()> {
     }
     match n.checked_mul(d) {
         Some(nd) if nd == len => Ok(()),
-        _ => Err(Error::Shape(format!(
-            "x has {len} values, expected n·d = {n}·{d}"
-        ))),
+        _ => Err(Error::Shape(format!("x has {len} values, expected n·d = {n}·{d}"))),
     }
 }
 
 /// First non-finite feature, reported with its row and column.
 pub(crate) fn check_finite_rows(x: &[f64], d: usize) -> Result<()> {
-    let bad_row = x
-        .par_chunks(d)
-        .position_first(|r| r.iter().any(|v| !v.is_finite()));
+    let bad_row = x.par_chunks(d).position_first(|r| r.iter().any(|v| !v.is_finite()));
     if let Some(row) = bad_row {
         let r = &x[row * d..(row + 1) * d];
         let col = r.iter().position(|v| !v.is_finite()).unwrap_or(0);
@@ -179,10 +166,7 @@ pub(crate) fn check_finite_rows(x: &[f64], d: usize) -> Result<()> {
         };
         return Err(Error::Data {
             input: "x",
-            at: Location {
-                row,
-                col: Some(col),
-            },
+            at: Location { row, col: Some(col) },
             kind,
         });
     }
@@ -231,10 +215,7 @@ pub(crate) fn check_weights(w: &[f64], n: usize) -> Result<f64> {
         return Err(Error::param("weights", "all sample weights are zero"));
     }
     if !total.is_finite() {
-        return Err(Error::param(
-            "weights",
-            "the sum of the sample weights overflows",
-        ));
+        return Err(Error::param("weights", "the sum of the sample weights overflows"));
     }
     Ok(total)
 }
@@ -252,10 +233,7 @@ mod tests {
                 e,
                 Error::Data {
                     input: "x",
-                    at: Location {
-                        row: 1,
-                        col: Some(1)
-                    },
+                    at: Location { row: 1, col: Some(1) },
                     kind: DataErrorKind::NaN
                 }
             ),
@@ -267,10 +245,7 @@ mod tests {
             matches!(
                 e,
                 Error::Data {
-                    at: Location {
-                        row: 0,
-                        col: Some(1)
-                    },
+                    at: Location { row: 0, col: Some(1) },
                     kind: DataErrorKind::Infinite,
                     ..
                 }
@@ -298,10 +273,7 @@ mod tests {
             PairwiseView::new(&x, 2, 2, &[0, 1], None),
             Err(Error::Shape(_))
         ));
-        assert!(matches!(
-            PairwiseView::new(&[], 0, 2, &[], None),
-            Err(Error::Shape(_))
-        ));
+        assert!(matches!(PairwiseView::new(&[], 0, 2, &[], None), Err(Error::Shape(_))));
         assert!(matches!(
             PairwiseView::new(&[], 3, 0, &[0, 0, 0], None),
             Err(Error::Shape(_))
@@ -319,16 +291,7 @@ mod tests {
             "{e}"
         );
         let e = PairwiseView::new(&x, 3, 2, &[0, 1, 1], Some(&[0.0, 0.0, 0.0])).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                Error::InvalidParam {
-                    name: "weights",
-                    ..
-                }
-            ),
-            "{e}"
-        );
+        assert!(matches!(e, Error::InvalidParam { name: "weights", .. }), "{e}");
         let e = PairwiseView::new(&x, 3, 2, &[0, 1, 1], Some(&[1.0, f64::NAN, 0.0])).unwrap_err();
         assert!(
             matches!(

@@ -42,10 +42,7 @@ fn read_floats(path: &Path, npy: NpyFile<BufReader<std::fs::File>>) -> Result<Ve
             .collect()),
         _ => Err(io_err(
             path,
-            format!(
-                "expected float64 or float32 data, found dtype {}",
-                npy.dtype().descr()
-            ),
+            format!("expected float64 or float32 data, found dtype {}", npy.dtype().descr()),
         )),
     }
 }
@@ -81,10 +78,7 @@ pub fn read_matrix(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize)> {
 fn vector_len(path: &Path, shape: &[u64]) -> Result<usize> {
     match shape {
         [n] | [n, 1] => Ok(*n as usize),
-        _ => Err(io_err(
-            path,
-            format!("expected a 1-D array, found shape {shape:?}"),
-        )),
+        _ => Err(io_err(path, format!("expected a 1-D array, found shape {shape:?}"))),
     }
 }
 
@@ -144,10 +138,7 @@ pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
 }
 
 fn conv<T: Into<i128>>(r: std::io::Result<Vec<T>>, path: &Path) -> Result<Vec<i128>> {
-    Ok(r.map_err(|e| io_err(path, e))?
-        .into_iter()
-        .map(Into::into)
-        .collect())
+    Ok(r.map_err(|e| io_err(path, e))?.into_iter().map(Into::into).collect())
 }
 
 /// Writes a C-order float64 array of the given shape.
@@ -160,11 +151,7 @@ pub fn write_u8(path: impl AsRef<Path>, data: &[u8]) -> Result<()> {
     write_any(path.as_ref(), data, &[data.len()])
 }
 
-fn write_any<T: npyz::AutoSerialize + Copy>(
-    path: &Path,
-    data: &[T],
-    shape: &[usize],
-) -> Result<()> {
+fn write_any<T: npyz::AutoSerialize + Copy>(path: &Path, data: &[T], shape: &[usize]) -> Result<()> {
     let count: usize = shape.iter().product();
     if count != data.len() {
         return Err(Error::Shape(format!(
@@ -180,8 +167,7 @@ fn write_any<T: npyz::AutoSerialize + Copy>(
         .writer(std::io::BufWriter::new(f))
         .begin_nd()
         .map_err(|e| io_err(path, e))?;
-    w.extend(data.iter().copied())
-        .map_err(|e| io_err(path, e))?;
+    w.extend(data.iter().copied()).map_err(|e| io_err(path, e))?;
     w.finish().map_err(|e| io_err(path, e))
 }
 

@@ -39,7 +39,10 @@ impl SolverKind {
             "newton" => Ok(SolverKind::Newton),
             "lbfgs" => Ok(SolverKind::Lbfgs),
             "sgd" => Ok(SolverKind::Sgd),
-            other => Err(Error::param("solver", format!("unknown solver `{other}` (expected newton, lbfgs or sgd)"))),
+            other => Err(Error::param(
+                "solver",
+                format!("unknown solver `{other}` (expected newton, lbfgs or sgd)"),
+            )),
         }
     }
     /// The CLI name.
@@ -74,7 +77,15 @@ pub struct FitOptions {
 impl FitOptions {
     /// Defaults: no ridge, no linear term, Newton, default [`Control`].
     pub fn new(loss: LossSpec, set: FeasibleSet) -> Self {
-        FitOptions { loss, set, ridge: 0.0, linear_term: None, solver: SolverKind::Newton, control: Control::default(), theta0: None }
+        FitOptions {
+            loss,
+            set,
+            ridge: 0.0,
+            linear_term: None,
+            solver: SolverKind::Newton,
+            control: Control::default(),
+            theta0: None,
+        }
     }
 }
 
@@ -83,7 +94,9 @@ impl FitOptions {
 /// [`SolveReport::into_result`](crate::solver::SolveReport::into_result) to turn that into an error.
 pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
     let report = with_loss!(opts.loss, |loss| {
-        let mut obj = Objective::new(data, loss).with_ridge(opts.ridge)?.with_par(opts.control.par);
+        let mut obj = Objective::new(data, loss)
+            .with_ridge(opts.ridge)?
+            .with_par(opts.control.par);
         if let Some(b) = &opts.linear_term {
             obj = obj.with_linear_term(b.clone())?;
         }

@@ -438,14 +438,7 @@ impl<L: Loss> WithSimd for HessVec<'_, L> {
 }
 
 /// `out = Xᵀ diag(w ℓ''(t)) X v` at the scores `t`, in one pass.
-pub fn hess_vec<L: Loss>(
-    rows: Rows<'_>,
-    loss: &L,
-    scores: &[f64],
-    v: &[f64],
-    out: &mut [f64],
-    par: Par,
-) {
+pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], out: &mut [f64], par: Par) {
     let d = rows.d;
     assert_eq!(v.len(), d);
     assert_eq!(out.len(), d);
@@ -520,13 +513,7 @@ impl<L: Loss> WithSimd for CurvatureOp<'_, L> {
 /// `H = Xᵀ diag(w ℓ''(t)) X` (sum, not mean) at the scores `t`, written in full (both
 /// triangles) into the column-major `d × d` buffer `h`. Returns the number of rows with
 /// negative curvature (`ℓ'' < 0`, only for non-convex losses).
-pub fn hessian<L: Loss>(
-    rows: Rows<'_>,
-    loss: &L,
-    scores: &[f64],
-    h: &mut [f64],
-    par: Par,
-) -> usize {
+pub fn hessian<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], h: &mut [f64], par: Par) -> usize {
     let d = rows.d;
     assert_eq!(h.len(), d * d);
     assert_eq!(scores.len(), rows.n());
@@ -613,12 +600,7 @@ pub fn hessian<L: Loss>(
         }
         (a, na + nb)
     };
-    let (hl, nneg) = tree_reduce(
-        blocks.count(),
-        par.for_bytes(rows.x.len() * 8),
-        &leaf,
-        &combine,
-    );
+    let (hl, nneg) = tree_reduce(blocks.count(), par.for_bytes(rows.x.len() * 8), &leaf, &combine);
     for j in 0..d {
         for i in j..d {
             let v = hl[j * d + i];
@@ -747,12 +729,7 @@ pub fn stream_sum(x: &[f64], d: usize, par: Par) -> f64 {
             x: &x[r.start * d..r.end * d],
         })
     };
-    tree_reduce(
-        blocks.count(),
-        par.for_bytes(x.len() * 8),
-        &leaf,
-        &|a, b| a + b,
-    )
+    tree_reduce(blocks.count(), par.for_bytes(x.len() * 8), &leaf, &|a, b| a + b)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -798,7 +775,13 @@ fn dot2<S: Simd>(simd: S, x: &[f64], v: &[f64]) -> (f64, f64) {
         step(simd, xh[j], vh[j], &mut p, &mut s);
     }
     if full < d {
-        step(simd, simd.partial_load_f64s(&x[full..]), simd.partial_load_f64s(&v[full..]), &mut p, &mut s);
+        step(
+            simd,
+            simd.partial_load_f64s(&x[full..]),
+            simd.partial_load_f64s(&v[full..]),
+            &mut p,
+            &mut s,
+        );
     }
     // Combine the lanes: TwoSum over the partial sums, plain sum of the small parts.
     let mut pl = [0.0f64; 16];
@@ -851,7 +834,11 @@ impl<L: Loss> WithSimd for CompensatedValueGrad<'_, L> {
                 simd,
                 &th[..m],
                 &yb[..m],
-                LossOut { value: Some(&mut vb[..m]), d1: Some(&mut g1[..m]), d2: Some(&mut g2[..m]) },
+                LossOut {
+                    value: Some(&mut vb[..m]),
+                    d1: Some(&mut g1[..m]),
+                    d2: Some(&mut g2[..m]),
+                },
             );
             for i in 0..m {
                 let wi = self.w.map_or(1.0, |w| w[r0 + i]);
@@ -930,11 +917,30 @@ mod compensated_tests {
     #[test]
     fn dot2_is_accurate_to_doubled_precision() {
         // A row of the ill-conditioned reference fixture; exact value from mpmath (60 digits).
-        let x = [0.0001856517791748047, 1738.2125854492188, -1.134054183959961, -1.1332875164225698, 0.6318502426147461];
-        let th = [330.9773378962141, 0.0009885688206428508, 254.79563318078593, -254.15888419590758, -0.7879532392481075];
-        let exact = 0.3649576355969544449000015f64; // nearest double to the 25-digit value
-        for (hi, lo) in [Arch::new().dispatch(D2(&x, &th)), pulp::Scalar::new().vectorize(D2(&x, &th))] {
-            assert!((hi - exact).abs() <= f64::EPSILON * exact, "hi = {hi:.20e}, lo = {lo:e}, exact {exact:.20e}");
+        let x = [
+            0.0001856517791748047,
+            1738.2125854492188,
+            -1.134054183959961,
+            -1.1332875164225698,
+            0.6318502426147461,
+        ];
+        let th = [
+            330.9773378962141,
+            0.0009885688206428508,
+            254.79563318078593,
+            -254.15888419590758,
+            -0.7879532392481075,
+        ];
+        // mpmath (60 digits): 0.3649576355969544449000015…; its nearest double is 0.36495763559695443.
+        let exact = 0.364_957_635_596_954_43_f64;
+        for (hi, lo) in [
+            Arch::new().dispatch(D2(&x, &th)),
+            pulp::Scalar::new().vectorize(D2(&x, &th)),
+        ] {
+            assert!(
+                (hi - exact).abs() <= f64::EPSILON * exact,
+                "hi = {hi:.20e}, lo = {lo:e}, exact {exact:.20e}"
+            );
         }
     }
 }

@@ -14,8 +14,8 @@
 
 use pulp::Simd;
 
-const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1; // high 32 bits of ln 2
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10; // ln 2 − LN2_HI
+const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000); // ln 2 rounded to 32 significant bits (fdlibm)
+const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76); // ln 2 − LN2_HI (fdlibm)
 const LOG2_E: f64 = std::f64::consts::LOG2_E;
 /// Below this, `e^x < 2^-1022` and [`exp_nonpos`] returns 0.
 pub const EXP_FLUSH: f64 = -708.396_418_532_264_1;
@@ -36,10 +36,7 @@ pub fn exp_em1_nonpos<S: Simd>(simd: S, x: S::f64s) -> (S::f64s, S::f64s) {
     let flush = simd.less_than_f64s(x, simd.splat_f64s(EXP_FLUSH));
     let xc = simd.max_f64s(x, simd.splat_f64s(EXP_FLUSH));
     // k = round(x / ln 2) as a float, in [-1022, 0].
-    let kr = simd.add_f64s(
-        simd.mul_f64s(xc, simd.splat_f64s(LOG2_E)),
-        simd.splat_f64s(ROUND_MAGIC),
-    );
+    let kr = simd.add_f64s(simd.mul_f64s(xc, simd.splat_f64s(LOG2_E)), simd.splat_f64s(ROUND_MAGIC));
     let k = simd.sub_f64s(kr, simd.splat_f64s(ROUND_MAGIC));
     // r = x − k ln2 (two-step Cody–Waite; k·LN2_HI is exact since LN2_HI has 32 bits).
     let r = simd.mul_add_e_f64s(k, simd.splat_f64s(-LN2_HI), xc);
@@ -108,11 +105,7 @@ pub fn log1p_unit<S: Simd>(simd: S, u: S::f64s) -> S::f64s {
     }
     let two_s = simd.add_f64s(s, s);
     let core = simd.mul_f64s(two_s, p);
-    let off = simd.select_f64s(
-        big,
-        simd.splat_f64s(std::f64::consts::LN_2),
-        simd.splat_f64s(0.0),
-    );
+    let off = simd.select_f64s(big, simd.splat_f64s(std::f64::consts::LN_2), simd.splat_f64s(0.0));
     simd.add_f64s(core, off)
 }
 
@@ -159,12 +152,7 @@ pub fn sigmoid_from<S: Simd>(simd: S, a: S::f64s, e: S::f64s) -> S::f64s {
 /// `1 − 2σ(a) = −tanh(a/2) = sign(a)·(e−1)/(1+e)` from `a`, `e = e^{-|a|}` and `em1 = e − 1`
 /// (no cancellation for small `|a|`).
 #[inline(always)]
-pub fn one_minus_two_sigmoid_from<S: Simd>(
-    simd: S,
-    a: S::f64s,
-    e: S::f64s,
-    em1: S::f64s,
-) -> S::f64s {
+pub fn one_minus_two_sigmoid_from<S: Simd>(simd: S, a: S::f64s, e: S::f64s, em1: S::f64s) -> S::f64s {
     let v = simd.div_f64s(em1, simd.add_f64s(simd.splat_f64s(1.0), e)); // ≤ 0: value for a ≥ 0
     let neg = simd.less_than_f64s(a, simd.splat_f64s(0.0));
     simd.select_f64s(neg, simd.neg_f64s(v), v)
@@ -283,12 +271,7 @@ mod tests {
                 assert_eq!(out_s[i], 0.0, "x={x}");
             } else {
                 assert!(ulps(out[i], want) <= 3.0, "x={x}: {} vs {}", out[i], want);
-                assert!(
-                    ulps(out_s[i], want) <= 3.0,
-                    "scalar x={x}: {} vs {}",
-                    out_s[i],
-                    want
-                );
+                assert!(ulps(out_s[i], want) <= 3.0, "scalar x={x}: {} vs {}", out_s[i], want);
             }
         }
     }

@@ -42,22 +42,25 @@ impl Loss for Logistic {
     #[inline(always)]
     fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {
         let one = simd.splat_f64s(1.0);
-        map_lanes(simd, t, y, out, #[inline(always)] |t, y, want| {
-            let sign = simd.sub_f64s(one, simd.add_f64s(y, y)); // 1 − 2y
-            let s = simd.mul_f64s(sign, t);
-            let lg = logistic(simd, s);
-            let v = if want.0 { lg.sp_pos } else { one };
-            let g = if want.1 {
-                simd.mul_f64s(sign, sigmoid_from(simd, s, lg.e))
-            } else {
-                one
-            };
-            let h = if want.2 {
-                dsigmoid_from(simd, lg.e)
-            } else {
-                one
-            };
-            [v, g, h]
-        });
+        map_lanes(
+            simd,
+            t,
+            y,
+            out,
+            #[inline(always)]
+            |t, y, want| {
+                let sign = simd.sub_f64s(one, simd.add_f64s(y, y)); // 1 − 2y
+                let s = simd.mul_f64s(sign, t);
+                let lg = logistic(simd, s);
+                let v = if want.0 { lg.sp_pos } else { one };
+                let g = if want.1 {
+                    simd.mul_f64s(sign, sigmoid_from(simd, s, lg.e))
+                } else {
+                    one
+                };
+                let h = if want.2 { dsigmoid_from(simd, lg.e) } else { one };
+                [v, g, h]
+            },
+        );
     }
 }

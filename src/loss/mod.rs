@@ -110,15 +110,9 @@ where
     let (th, _) = S::as_simd_f64s(&t[..full]);
     let (yh, _) = S::as_simd_f64s(&y[..full]);
     {
-        let mut vh = value
-            .as_deref_mut()
-            .map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
-        let mut g1 = d1
-            .as_deref_mut()
-            .map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
-        let mut g2 = d2
-            .as_deref_mut()
-            .map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
+        let mut vh = value.as_deref_mut().map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
+        let mut g1 = d1.as_deref_mut().map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
+        let mut g2 = d2.as_deref_mut().map(|o| S::as_mut_simd_f64s(&mut o[..full]).0);
         for (j, (&tv, &yv)) in th.iter().zip(yh).enumerate() {
             let r = f(tv, yv, want);
             if let Some(o) = vh.as_deref_mut() {
@@ -136,13 +130,13 @@ where
         let tv = simd.partial_load_f64s(&t[full..]);
         let yv = simd.partial_load_f64s(&y[full..]);
         let r = f(tv, yv, want);
-        if let Some(o) = value.as_deref_mut() {
+        if let Some(o) = value {
             simd.partial_store_f64s(&mut o[full..], r[0]);
         }
-        if let Some(o) = d1.as_deref_mut() {
+        if let Some(o) = d1 {
             simd.partial_store_f64s(&mut o[full..], r[1]);
         }
-        if let Some(o) = d2.as_deref_mut() {
+        if let Some(o) = d2 {
             simd.partial_store_f64s(&mut o[full..], r[2]);
         }
     }
@@ -179,12 +173,8 @@ impl LossSpec {
         let spec = match name {
             "mle" => LossSpec::Mle,
             "probit" => LossSpec::Probit,
-            "mle-rr" => LossSpec::MleRr {
-                eps: need_eps(eps)?,
-            },
-            "debiased-rr" => LossSpec::DebiasedRr {
-                eps: need_eps(eps)?,
-            },
+            "mle-rr" => LossSpec::MleRr { eps: need_eps(eps)? },
+            "debiased-rr" => LossSpec::DebiasedRr { eps: need_eps(eps)? },
             other => {
                 return Err(Error::param(
                     "loss",
@@ -245,12 +235,10 @@ macro_rules! with_loss {
                 Ok($l) => Ok($body),
                 Err(e) => Err(e),
             },
-            $crate::loss::LossSpec::DebiasedRr { eps } => {
-                match $crate::loss::RrDebiased::new(eps) {
-                    Ok($l) => Ok($body),
-                    Err(e) => Err(e),
-                }
-            }
+            $crate::loss::LossSpec::DebiasedRr { eps } => match $crate::loss::RrDebiased::new(eps) {
+                Ok($l) => Ok($body),
+                Err(e) => Err(e),
+            },
         }
     }};
 }

@@ -150,55 +150,58 @@ impl Loss for RrNoisyChannel {
         let k1 = simd.splat_f64s(k.c / k.keep); // 1 − e^{−ε}
         let c = simd.splat_f64s(k.c);
         let flip = simd.splat_f64s(k.flip);
-        map_lanes(simd, t, y, out, #[inline(always)] |t, y, want| {
-            let sign = simd.sub_f64s(simd.add_f64s(y, y), one); // 2ỹ − 1
-            let s = simd.mul_f64s(sign, t);
-            let lg = logistic(simd, s);
-            let se = simd.add_f64s(s, eps); // s + ε
-            let e2 = exp_nonpos(simd, simd.neg_f64s(simd.abs_f64s(se))); // e^{−|s+ε|}
-            let v = if want.0 {
-                let a = simd.sub_f64s(simd.splat_f64s(-k.sp_neg_eps), lg.sp_neg);
-                let b = simd.sub_f64s(simd.splat_f64s(-k.sp_eps), lg.sp_pos);
-                // |a − b| = |s + ε|
-                let l = log1p_unit(simd, e2);
-                simd.neg_f64s(simd.add_f64s(simd.max_f64s(a, b), l))
-            } else {
-                one
-            };
-            let (g, h) = if want.1 || want.2 {
-                let sig_s = sigmoid_from(simd, s, lg.e); // σ(s)
-                let sig_neg_s = sigmoid_from(simd, simd.neg_f64s(s), lg.e); // σ(−s)
-                let sig_se = sigmoid_from(simd, se, e2); // σ(s+ε)
-
-                // r = c_ε σ'(s)/p̃₁(s), or (1 − e^{−ε}) σ(s+ε) σ(−s) below RATIO_FAR
-                let p = simd.mul_add_e_f64s(c, sig_s, flip);
-                let near = simd.div_f64s(simd.mul_f64s(c, dsigmoid_from(simd, lg.e)), p);
-                let far = simd.mul_f64s(k1, simd.mul_f64s(sig_se, sig_neg_s));
-                let ratio = simd.select_f64s(
-                    simd.less_than_f64s(s, simd.splat_f64s(RATIO_FAR)),
-                    far,
-                    near,
-                );
-                let g = simd.neg_f64s(simd.mul_f64s(sign, ratio));
-                let h = if want.2 {
-                    // D = σ(s) + σ(s+ε) − 1: −expm1(−x) σ(s) σ(s+ε) for x = ε + 2s ≥ 0,
-                    // expm1(x) σ(−s) σ(−s−ε) for x < 0.
-                    let x = simd.add_f64s(simd.add_f64s(s, s), eps);
-                    let (_, xm1) = exp_em1_nonpos(simd, simd.neg_f64s(simd.abs_f64s(x)));
-                    let x_neg = simd.less_than_f64s(x, zero);
-                    let sig_neg_se = sigmoid_from(simd, simd.neg_f64s(se), e2); // σ(−s−ε)
-                    let pos = simd.mul_f64s(simd.neg_f64s(xm1), simd.mul_f64s(sig_s, sig_se));
-                    let negv = simd.mul_f64s(xm1, simd.mul_f64s(sig_neg_s, sig_neg_se));
-                    simd.mul_f64s(ratio, simd.select_f64s(x_neg, negv, pos))
+        map_lanes(
+            simd,
+            t,
+            y,
+            out,
+            #[inline(always)]
+            |t, y, want| {
+                let sign = simd.sub_f64s(simd.add_f64s(y, y), one); // 2ỹ − 1
+                let s = simd.mul_f64s(sign, t);
+                let lg = logistic(simd, s);
+                let se = simd.add_f64s(s, eps); // s + ε
+                let e2 = exp_nonpos(simd, simd.neg_f64s(simd.abs_f64s(se))); // e^{−|s+ε|}
+                let v = if want.0 {
+                    let a = simd.sub_f64s(simd.splat_f64s(-k.sp_neg_eps), lg.sp_neg);
+                    let b = simd.sub_f64s(simd.splat_f64s(-k.sp_eps), lg.sp_pos);
+                    // |a − b| = |s + ε|
+                    let l = log1p_unit(simd, e2);
+                    simd.neg_f64s(simd.add_f64s(simd.max_f64s(a, b), l))
                 } else {
                     one
                 };
-                (g, h)
-            } else {
-                (one, one)
-            };
-            [v, g, h]
-        });
+                let (g, h) = if want.1 || want.2 {
+                    let sig_s = sigmoid_from(simd, s, lg.e); // σ(s)
+                    let sig_neg_s = sigmoid_from(simd, simd.neg_f64s(s), lg.e); // σ(−s)
+                    let sig_se = sigmoid_from(simd, se, e2); // σ(s+ε)
+
+                    // r = c_ε σ'(s)/p̃₁(s), or (1 − e^{−ε}) σ(s+ε) σ(−s) below RATIO_FAR
+                    let p = simd.mul_add_e_f64s(c, sig_s, flip);
+                    let near = simd.div_f64s(simd.mul_f64s(c, dsigmoid_from(simd, lg.e)), p);
+                    let far = simd.mul_f64s(k1, simd.mul_f64s(sig_se, sig_neg_s));
+                    let ratio = simd.select_f64s(simd.less_than_f64s(s, simd.splat_f64s(RATIO_FAR)), far, near);
+                    let g = simd.neg_f64s(simd.mul_f64s(sign, ratio));
+                    let h = if want.2 {
+                        // D = σ(s) + σ(s+ε) − 1: −expm1(−x) σ(s) σ(s+ε) for x = ε + 2s ≥ 0,
+                        // expm1(x) σ(−s) σ(−s−ε) for x < 0.
+                        let x = simd.add_f64s(simd.add_f64s(s, s), eps);
+                        let (_, xm1) = exp_em1_nonpos(simd, simd.neg_f64s(simd.abs_f64s(x)));
+                        let x_neg = simd.less_than_f64s(x, zero);
+                        let sig_neg_se = sigmoid_from(simd, simd.neg_f64s(se), e2); // σ(−s−ε)
+                        let pos = simd.mul_f64s(simd.neg_f64s(xm1), simd.mul_f64s(sig_s, sig_se));
+                        let negv = simd.mul_f64s(xm1, simd.mul_f64s(sig_neg_s, sig_neg_se));
+                        simd.mul_f64s(ratio, simd.select_f64s(x_neg, negv, pos))
+                    } else {
+                        one
+                    };
+                    (g, h)
+                } else {
+                    (one, one)
+                };
+                [v, g, h]
+            },
+        );
     }
 }
 
@@ -262,29 +265,33 @@ impl Loss for RrDebiased {
         let one = simd.splat_f64s(1.0);
         let c = simd.splat_f64s(self.k.c);
         let flip = simd.splat_f64s(self.k.flip);
-        map_lanes(simd, t, y, out, #[inline(always)] |t, y, want| {
-            let sign = simd.sub_f64s(one, simd.add_f64s(y, y)); // 1 − 2ỹ
-            let s = simd.mul_f64s(sign, t);
-            let lg = logistic(simd, s);
-            let v = if want.0 {
-                simd.mul_add_e_f64s(c, lg.sp_pos, simd.mul_f64s(flip, s))
-            } else {
-                one
-            };
-            let g = if want.1 {
-                simd.mul_f64s(
-                    sign,
-                    simd.mul_add_e_f64s(c, sigmoid_from(simd, s, lg.e), flip),
-                )
-            } else {
-                one
-            };
-            let h = if want.2 {
-                simd.mul_f64s(c, dsigmoid_from(simd, lg.e))
-            } else {
-                one
-            };
-            [v, g, h]
-        });
+        map_lanes(
+            simd,
+            t,
+            y,
+            out,
+            #[inline(always)]
+            |t, y, want| {
+                let sign = simd.sub_f64s(one, simd.add_f64s(y, y)); // 1 − 2ỹ
+                let s = simd.mul_f64s(sign, t);
+                let lg = logistic(simd, s);
+                let v = if want.0 {
+                    simd.mul_add_e_f64s(c, lg.sp_pos, simd.mul_f64s(flip, s))
+                } else {
+                    one
+                };
+                let g = if want.1 {
+                    simd.mul_f64s(sign, simd.mul_add_e_f64s(c, sigmoid_from(simd, s, lg.e), flip))
+                } else {
+                    one
+                };
+                let h = if want.2 {
+                    simd.mul_f64s(c, dsigmoid_from(simd, lg.e))
+                } else {
+                    one
+                };
+                [v, g, h]
+            },
+        );
     }
 }

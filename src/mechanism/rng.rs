@@ -31,11 +31,8 @@ pub type SimRng = rand_xoshiro::Xoshiro256PlusPlus;
 /// [`Error::Privacy`] when the operating system cannot provide entropy. Privatisation must not
 /// proceed with a weaker generator in that case.
 pub fn secure_rng() -> Result<SecureRng> {
-    SecureRng::try_from_rng(&mut SysRng).map_err(|e| {
-        Error::Privacy(format!(
-            "cannot seed the CSPRNG: OS entropy unavailable ({e})"
-        ))
-    })
+    SecureRng::try_from_rng(&mut SysRng)
+        .map_err(|e| Error::Privacy(format!("cannot seed the CSPRNG: OS entropy unavailable ({e})")))
 }
 
 /// A seeded [`SimRng`] for simulations: `Xoshiro256PlusPlus::seed_from_u64(seed)` (the seed is

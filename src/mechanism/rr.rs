@@ -94,10 +94,7 @@ impl Mechanism for RandomizedResponse {
     fn randomize<R: Rng + ?Sized>(&self, labels: &[u8], rng: &mut R) -> Result<Vec<u8>> {
         check_labels(labels, 2)?;
         let flip = self.flip;
-        Ok(labels
-            .iter()
-            .map(|&y| y ^ u8::from(uniform_f64(rng) < flip))
-            .collect())
+        Ok(labels.iter().map(|&y| y ^ u8::from(uniform_f64(rng) < flip)).collect())
     }
 }
 
@@ -123,10 +120,7 @@ mod tests {
             assert!(p - rr.flip_probability() <= 2f64.powi(-53));
             // (1 − p)/p ≤ e^ε, to rounding.
             let ratio = (1.0 - p) / p;
-            assert!(
-                ratio <= eps.exp() * (1.0 + 1e-14),
-                "eps = {eps}: {ratio} > e^eps"
-            );
+            assert!(ratio <= eps.exp() * (1.0 + 1e-14), "eps = {eps}: {ratio} > e^eps");
         }
     }
 
@@ -139,11 +133,7 @@ mod tests {
         let mut rng = simulation_rng(42);
         for (i, (&y, &z)) in labels.iter().zip(&out).enumerate() {
             let u = uniform_f64(&mut rng);
-            assert_eq!(
-                z,
-                if u < rr.flip_probability() { 1 - y } else { y },
-                "row {i}"
-            );
+            assert_eq!(z, if u < rr.flip_probability() { 1 - y } else { y }, "row {i}");
         }
     }
 
@@ -158,9 +148,6 @@ mod tests {
     #[test]
     fn empty_input_gives_empty_output() {
         let rr = RandomizedResponse::new(1.0).unwrap();
-        assert!(rr
-            .randomize(&[], &mut simulation_rng(0))
-            .unwrap()
-            .is_empty());
+        assert!(rr.randomize(&[], &mut simulation_rng(0)).unwrap().is_empty());
     }
 }

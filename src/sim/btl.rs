@@ -48,11 +48,7 @@ pub fn btl_pairs<R: Rng + ?Sized>(n: usize, theta: &[f64], rng: &mut R) -> Resul
 ///
 /// # Errors
 /// As [`btl_pairs`].
-pub fn thurstone_pairs<R: Rng + ?Sized>(
-    n: usize,
-    theta: &[f64],
-    rng: &mut R,
-) -> Result<PairwiseData> {
+pub fn thurstone_pairs<R: Rng + ?Sized>(n: usize, theta: &[f64], rng: &mut R) -> Result<PairwiseData> {
     pairs_with_link(n, theta, rng, normal_cdf)
 }
 
@@ -70,10 +66,7 @@ fn pairs_with_link<R: Rng + ?Sized>(
         return Err(Error::param("theta", "is empty (d = 0)"));
     }
     if let Some(j) = theta.iter().position(|v| !v.is_finite()) {
-        return Err(Error::param(
-            "theta",
-            format!("entry {j} is not finite ({})", theta[j]),
-        ));
+        return Err(Error::param("theta", format!("entry {j} is not finite ({})", theta[j])));
     }
     let nd = n
         .checked_mul(d)
@@ -142,13 +135,7 @@ mod tests {
         assert_eq!(name(btl_pairs(0, &[1.0], &mut rng)), "n");
         assert_eq!(name(btl_pairs(3, &[], &mut rng)), "theta");
         assert_eq!(name(btl_pairs(3, &[1.0, f64::NAN], &mut rng)), "theta");
-        assert_eq!(
-            name(thurstone_pairs(3, &[f64::INFINITY], &mut rng)),
-            "theta"
-        );
-        assert_eq!(
-            name(thurstone_pairs(usize::MAX, &[1.0, 2.0], &mut rng)),
-            "n"
-        );
+        assert_eq!(name(thurstone_pairs(3, &[f64::INFINITY], &mut rng)), "theta");
+        assert_eq!(name(thurstone_pairs(usize::MAX, &[1.0, 2.0], &mut rng)), "n");
     }
 }

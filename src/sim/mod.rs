@@ -39,12 +39,7 @@ const MAX_DIRECTION_DRAWS: usize = 64;
 /// # Errors
 /// [`Error::InvalidParam`] if `d = 0`, if `sum_zero` with `d = 1` (the subspace is `{0}`), or if
 /// `norm` is not finite and `> 0`.
-pub fn theta_star<R: Rng + ?Sized>(
-    d: usize,
-    norm: f64,
-    sum_zero: bool,
-    rng: &mut R,
-) -> Result<Vec<f64>> {
+pub fn theta_star<R: Rng + ?Sized>(d: usize, norm: f64, sum_zero: bool, rng: &mut R) -> Result<Vec<f64>> {
     if d == 0 {
         return Err(Error::param("d", "must be >= 1, got 0"));
     }
@@ -55,10 +50,7 @@ pub fn theta_star<R: Rng + ?Sized>(
         ));
     }
     if !(norm.is_finite() && norm > 0.0) {
-        return Err(Error::param(
-            "norm",
-            format!("must be finite and > 0, got {norm}"),
-        ));
+        return Err(Error::param("norm", format!("must be finite and > 0, got {norm}")));
     }
     let mut v = vec![0.0; d];
     for _ in 0..MAX_DIRECTION_DRAWS {

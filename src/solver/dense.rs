@@ -101,18 +101,15 @@ const FIRST_SHIFT: f64 = 1e-10;
 /// `H`; the step stays a descent direction). With the ball active, the multiplier
 /// `μ > 0` solving `‖(H̃+μI)⁻¹ r‖ = B`, `r = H̃u − g`, is found by the Moré–Sorensen Newton
 /// iteration on `1/‖v(μ)‖ − 1/B`, safeguarded by bisection on `[0, ‖r‖/B]`.
-pub(crate) fn newton_subproblem(
-    h: &[f64],
-    m: usize,
-    g: &[f64],
-    u: &[f64],
-    radius: Option<f64>,
-) -> QpStep {
+pub(crate) fn newton_subproblem(h: &[f64], m: usize, g: &[f64], u: &[f64], radius: Option<f64>) -> QpStep {
     // Shift scale: the Hessian's diagonal, floored by ‖g‖/max(1,‖u‖) so that a Hessian that
     // underflowed to (near) zero still gives a finite step of bounded length.
     let gnorm = crate::feasible::norm(g);
     let unorm = crate::feasible::norm(u).max(1.0);
-    let scale = (0..m).map(|i| h[i * m + i].abs()).fold(gnorm / unorm, f64::max).max(f64::MIN_POSITIVE);
+    let scale = (0..m)
+        .map(|i| h[i * m + i].abs())
+        .fold(gnorm / unorm, f64::max)
+        .max(f64::MIN_POSITIVE);
     let accept = |shift: f64| Chol::factor(h, m, shift).filter(|c| c.relative_pivot(h, shift) >= MIN_RELATIVE_PIVOT);
     let mut shift = 0.0;
     let mut chol = accept(0.0);
@@ -129,7 +126,10 @@ pub(crate) fn newton_subproblem(
             }
             lo = shift;
             k += 1;
-            assert!(k < 40, "a shift of 1e68·max|diag H| always gives a positive definite matrix");
+            assert!(
+                k < 40,
+                "a shift of 1e68·max|diag H| always gives a positive definite matrix"
+            );
         }
         if lo > 0.0 {
             while shift > 1.2 * lo {
@@ -185,7 +185,7 @@ pub(crate) fn newton_subproblem(
         cur.solve_lower(&mut q);
         let qn2: f64 = q.iter().map(|x| x * x).sum();
         let mut next = mu + (phi * phi / qn2) * (phi - b) / b;
-        if !(next > lo && next < hi) || !next.is_finite() {
+        if !(next > lo && next < hi && next.is_finite()) {
             next = 0.5 * (lo + hi);
         }
         mu = next;
@@ -271,4 +271,3 @@ mod tests {
         assert!((crate::feasible::norm(&st.p) - 1.0).abs() < 1e-12);
     }
 }
-

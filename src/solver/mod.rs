@@ -62,23 +62,14 @@ impl Control {
         }
         for (name, v) in [("tol", self.tol_rel), ("tol-abs", self.tol_abs)] {
             if !(v.is_finite() && v >= 0.0) {
-                return Err(Error::param(
-                    name,
-                    format!("must be finite and >= 0, got {v}"),
-                ));
+                return Err(Error::param(name, format!("must be finite and >= 0, got {v}")));
             }
         }
         if self.tol_rel == 0.0 && self.tol_abs == 0.0 {
-            return Err(Error::param(
-                "tol",
-                "relative and absolute tolerances cannot both be 0",
-            ));
+            return Err(Error::param("tol", "relative and absolute tolerances cannot both be 0"));
         }
         if !(self.norm_cap > 0.0) {
-            return Err(Error::param(
-                "norm-cap",
-                format!("must be > 0, got {}", self.norm_cap),
-            ));
+            return Err(Error::param("norm-cap", format!("must be > 0, got {}", self.norm_cap)));
         }
         Ok(())
     }

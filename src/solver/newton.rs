@@ -14,8 +14,6 @@
 //! 4. stop when the KKT residual `‖θ − Π(θ − ∇F)‖ ≤ max(tol_abs, tol_rel‖P∇F(0)‖)` and the
 //!    Newton step is negligible (`‖s‖ ≤ 1e-8·max(1,‖θ‖)`, or Newton decrement `−gᵀs ≤ 1e-20|F|`
 //!    with `‖s‖ ≤ 1e-3·max(1,‖θ‖)`: the rounding floor of an ill-conditioned problem);
-//!    then one last full Newton step is taken if it does not worsen the residual (quadratic
-//!    convergence makes it nearly free accuracy);
 //! 5. iterative refinement: the gradient is recomputed as if in doubled precision
 //!    ([`Objective::value_grad_compensated`]) and corrected with the factored Hessian, for up to
 //!    three rounds while the accurate KKT residual decreases. This removes the error that
@@ -74,10 +72,7 @@ pub fn solve<L: Loss>(
     let n = obj.data().n();
     if let Some(t0) = theta0 {
         if t0.len() != d {
-            return Err(Error::Shape(format!(
-                "theta0 has {} entries but d = {d}",
-                t0.len()
-            )));
+            return Err(Error::Shape(format!("theta0 has {} entries but d = {d}", t0.len())));
         }
         if let Some(j) = t0.iter().position(|v| !v.is_finite()) {
             return Err(Error::param("theta0", format!("entry {j} is not finite")));
@@ -143,7 +138,6 @@ pub fn solve<L: Loss>(
     let mut ur = vec![0.0; m];
     let mut s = vec![0.0; d];
     let mut xs = vec![0.0; n];
-    let mut trial = Eval::new(n, d);
     let mut prev_step: Option<Vec<f64>> = None;
     let mut flat_steps = 0usize;
     let mut kkt = set.kkt_residual(&theta, &ev.grad);
@@ -198,21 +192,9 @@ pub fn solve<L: Loss>(
         // 1e-20·|F| while the step is still small — a large step with a vanishing decrement is
         // the flat direction of a problem without a minimiser, handled below).
         let scale = norm(&theta).max(1.0);
-        let negligible = step_norm <= STEP_TOL * scale
-            || (decrement <= 1e-20 * ev.value.abs() && step_norm <= STALL_STEP * scale);
+        let negligible =
+            step_norm <= STEP_TOL * scale || (decrement <= 1e-20 * ev.value.abs() && step_norm <= STALL_STEP * scale);
         if kkt <= tol && negligible {
-            // Polish: one full Newton step, kept only if it does not worsen the certificate.
-            let mut th = theta.clone();
-            th.iter_mut().zip(&s).for_each(|(t, v)| *t += v);
-            set.project(&mut th);
-            obj.evaluate(&th, &mut trial);
-            rep.grad_evals += 1;
-            if all_finite(&trial) {
-                if set.kkt_residual(&th, &trial.grad) <= kkt && trial.value <= ev.value + 8.0 * f64::EPSILON * ev.value.abs() {
-                    std::mem::swap(&mut ev, &mut trial);
-                    theta = th;
-                }
-            }
             // Iterative refinement: the gradient in doubled precision, the correction from the
             // Hessian already factored. The correction estimates the remaining error in θ, so a
             // round is kept only while corrections shrink (the KKT norm is no guide here: it
@@ -313,7 +295,11 @@ pub fn solve<L: Loss>(
         // slope −pᵀHp). Then try the full step under the rounding allowance only.
         let rounding_limited = !(slope < 0.0);
         if rounding_limited && step_norm > STALL_STEP * scale {
-            break if kkt <= tol { Termination::Converged } else { Termination::LineSearchFailed };
+            break if kkt <= tol {
+                Termination::Converged
+            } else {
+                Termination::LineSearchFailed
+            };
         }
         let slope = slope.min(0.0);
         let f0 = ev.value;
@@ -349,9 +335,7 @@ pub fn solve<L: Loss>(
             };
         }
         let mut th = theta.clone();
-        th.iter_mut()
-            .zip(&s)
-            .for_each(|(t, v)| *t = alpha.mul_add(*v, *t));
+        th.iter_mut().zip(&s).for_each(|(t, v)| *t = alpha.mul_add(*v, *t));
         set.project(&mut th);
         obj.evaluate(&th, &mut ev);
         rep.grad_evals += 1;
@@ -381,8 +365,7 @@ pub fn solve<L: Loss>(
         }
     }
     rep.certified_global = termination.is_converged()
-        && (L::CONVEX
-            || radius.is_some_and(|b| obj.loss().convex_on(b * obj.data().max_row_norm(sz))));
+        && (L::CONVEX || radius.is_some_and(|b| obj.loss().convex_on(b * obj.data().max_row_norm(sz))));
     rep.theta = theta;
     rep.elapsed = start.elapsed();
     Ok(rep)

@@ -31,12 +31,16 @@ pub struct Fixture {
 }
 
 fn floats(v: &Value) -> Option<Vec<f64>> {
-    v.as_array().map(|a| a.iter().map(|x| x.as_f64().expect("float")).collect())
+    v.as_array()
+        .map(|a| a.iter().map(|x| x.as_f64().expect("float")).collect())
 }
 
 pub fn fixtures() -> Vec<Fixture> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/fixtures");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir).expect("fixture dir").map(|e| e.unwrap().path()).collect();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixture dir")
+        .map(|e| e.unwrap().path())
+        .collect();
     paths.sort();
     let out: Vec<Fixture> = paths
         .iter()
@@ -55,7 +59,12 @@ pub fn fixtures() -> Vec<Fixture> {
                 n: v["n"].as_u64().unwrap() as usize,
                 d: v["d"].as_u64().unwrap() as usize,
                 x: floats(&v["x"]).unwrap(),
-                y: v["y"].as_array().unwrap().iter().map(|l| l.as_u64().unwrap() as u8).collect(),
+                y: v["y"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| l.as_u64().unwrap() as u8)
+                    .collect(),
                 weights: floats(&v["weights"]),
                 status: v["expected_status"].as_str().unwrap().to_string(),
                 theta: floats(&v["expected_theta"]),
@@ -81,12 +90,16 @@ pub fn check_answer(fx: &Fixture, theta: &[f64], objective: f64, on_boundary: bo
     let want = fx.theta.as_ref().expect("converged fixture has theta");
     let dinf = theta.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     if !(dinf <= THETA_TOL) {
-        bad.push(format!("|Δθ|∞ = {dinf:.3e} > {THETA_TOL:e} (got {theta:?}, want {want:?})"));
+        bad.push(format!(
+            "|Δθ|∞ = {dinf:.3e} > {THETA_TOL:e} (got {theta:?}, want {want:?})"
+        ));
     }
     let fstar = fx.objective.unwrap();
     let gap = (objective - fstar).abs() / fstar.abs().max(1.0);
     if !(gap <= OBJ_TOL) {
-        bad.push(format!("relative objective gap {gap:.3e} > {OBJ_TOL:e} ({objective} vs {fstar})"));
+        bad.push(format!(
+            "relative objective gap {gap:.3e} > {OBJ_TOL:e} ({objective} vs {fstar})"
+        ));
     }
     if fx.constraint == "theta-b" {
         let s: f64 = theta.iter().sum();

@@ -40,7 +40,15 @@ pub struct DemoArgs {
 }
 
 pub fn run(a: DemoArgs) -> Result<()> {
-    let cfg = Seed000Config { d: a.d, theta_norm: a.theta_norm, radius: a.radius, eps: a.eps.clone(), ns: a.n.clone(), reps: a.reps, seed: a.seed };
+    let cfg = Seed000Config {
+        d: a.d,
+        theta_norm: a.theta_norm,
+        radius: a.radius,
+        eps: a.eps.clone(),
+        ns: a.n.clone(),
+        reps: a.reps,
+        seed: a.seed,
+    };
     if a.threads == Some(0) {
         return Err(privpref::Error::param("threads", "must be at least 1"));
     }
@@ -48,12 +56,16 @@ pub fn run(a: DemoArgs) -> Result<()> {
     if let Some(t) = a.threads {
         b = b.num_threads(t);
     }
-    let pool = b.build().map_err(|e| privpref::Error::param("threads", e.to_string()))?;
+    let pool = b
+        .build()
+        .map_err(|e| privpref::Error::param("threads", e.to_string()))?;
     let jobs = (cfg.ns.len() * cfg.reps) as u64;
     let bar = ProgressBar::new(jobs);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} fitting {pos}/{len} (n, repetition) jobs [{elapsed_precise}] {wide_bar} eta {eta}")
-            .expect("valid template"),
+        ProgressStyle::with_template(
+            "{spinner} fitting {pos}/{len} (n, repetition) jobs [{elapsed_precise}] {wide_bar} eta {eta}",
+        )
+        .expect("valid template"),
     );
     let t0 = Instant::now();
     let cells = pool.install(|| seed000_comparison(&cfg, &|| bar.inc(1)))?;
@@ -67,7 +79,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
     Ok(())
 }
 
-fn find<'a>(cells: &'a [Cell], est: Estimator, eps: Option<f64>, n: usize) -> Option<&'a Cell> {
+fn find(cells: &[Cell], est: Estimator, eps: Option<f64>, n: usize) -> Option<&Cell> {
     cells.iter().find(|c| c.estimator == est && c.eps == eps && c.n == n)
 }
 
@@ -87,8 +99,16 @@ fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) {
          ℓ2 error ‖θ̂ − θ*‖ (mean ± standard error); RR/MLE = debiased-RR error / MLE error (theory: ∝ coth(ε/2))\n",
         cfg.d, cfg.theta_norm, cfg.radius, cfg.reps, cfg.seed
     );
-    let _ = writeln!(o, "{:>5} {:>7} | {:>17} | {:>17} | {:>17} | {:>6} | {:>11}", "eps", "n", "MLE (clear)", "MLE-RR", "debiased RR", "RR/MLE", "coth(eps/2)");
-    let _ = writeln!(o, "{}", "-".repeat(5 + 1 + 7 + 3 + 17 + 3 + 17 + 3 + 17 + 3 + 6 + 3 + 11));
+    let _ = writeln!(
+        o,
+        "{:>5} {:>7} | {:>17} | {:>17} | {:>17} | {:>6} | {:>11}",
+        "eps", "n", "MLE (clear)", "MLE-RR", "debiased RR", "RR/MLE", "coth(eps/2)"
+    );
+    let _ = writeln!(
+        o,
+        "{}",
+        "-".repeat(5 + 1 + 7 + 3 + 17 + 3 + 17 + 3 + 17 + 3 + 6 + 3 + 11)
+    );
     for &eps in &cfg.eps {
         for &n in &cfg.ns {
             let mle = find(cells, Estimator::Mle, None, n);
@@ -149,7 +169,10 @@ fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) {
 }
 
 fn write_csv(dir: &std::path::Path, cells: &[Cell]) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| privpref::Error::Io { path: dir.display().to_string(), message: e.to_string() })?;
+    std::fs::create_dir_all(dir).map_err(|e| privpref::Error::Io {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    })?;
     let p = dir.join("demo_errors.csv");
     let mut s = String::from("estimator,eps,n,repetition,l2_error\n");
     for c in cells {
@@ -158,5 +181,8 @@ fn write_csv(dir: &std::path::Path, cells: &[Cell]) -> Result<()> {
             s.push_str(&format!("{},{},{},{},{:.17e}\n", c.estimator.name(), eps, c.n, r, e));
         }
     }
-    std::fs::write(&p, s).map_err(|e| privpref::Error::Io { path: p.display().to_string(), message: e.to_string() })
+    std::fs::write(&p, s).map_err(|e| privpref::Error::Io {
+        path: p.display().to_string(),
+        message: e.to_string(),
+    })
 }

@@ -19,7 +19,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "privpref", version, about = "Reward models from pairwise preferences under label differential privacy", allow_negative_numbers = true)]
+#[command(
+    name = "privpref",
+    version,
+    about = "Reward models from pairwise preferences under label differential privacy",
+    allow_negative_numbers = true
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -118,7 +123,10 @@ struct Failure {
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
-        Failure { code: 1, message: e.to_string() }
+        Failure {
+            code: 1,
+            message: e.to_string(),
+        }
     }
 }
 
@@ -130,14 +138,22 @@ fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Failure> {
     if let Some(t) = threads {
         b = b.num_threads(t);
     }
-    b.build().map_err(|e| Failure { code: 1, message: format!("cannot start worker threads: {e}") })
+    b.build().map_err(|e| Failure {
+        code: 1,
+        message: format!("cannot start worker threads: {e}"),
+    })
 }
 
 fn write_json(out: &Option<PathBuf>, v: &serde_json::Value) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(v).expect("JSON values serialise");
     match out {
-        Some(p) => std::fs::write(p, text + "\n")
-            .map_err(|e| Error::Io { path: p.display().to_string(), message: e.to_string() }.into()),
+        Some(p) => std::fs::write(p, text + "\n").map_err(|e| {
+            Error::Io {
+                path: p.display().to_string(),
+                message: e.to_string(),
+            }
+            .into()
+        }),
         None => {
             println!("{text}");
             Ok(())
@@ -168,7 +184,12 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     opts.linear_term = linear_term;
     opts.solver = solver;
     opts.theta0 = theta0;
-    opts.control = Control { max_iter: a.max_iter, tol_rel: a.tol, tol_abs: a.tol_abs, ..Control::default() };
+    opts.control = Control {
+        max_iter: a.max_iter,
+        tol_rel: a.tol,
+        tol_abs: a.tol_abs,
+        ..Control::default()
+    };
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
     let model = pool.install(|| fit(view, &opts))?;
@@ -220,16 +241,26 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
 
 fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
     if a.mechanism != "rr" {
-        return Err(Error::param("mechanism", format!("unknown mechanism `{}` (expected rr)", a.mechanism)).into());
+        return Err(Error::param(
+            "mechanism",
+            format!("unknown mechanism `{}` (expected rr)", a.mechanism),
+        )
+        .into());
     }
     let mech = RandomizedResponse::new(a.eps)?;
     let y = npy::read_labels(&a.y, 2)?;
     let (out, rng_name) = match a.seed {
         Some(s) => {
             eprintln!("privpref: warning: --seed makes the randomisation reproducible by anyone who knows the seed; omit it for real data");
-            (mech.randomize(&y, &mut mechanism::simulation_rng(s))?, "xoshiro256++ seeded (simulation only)")
+            (
+                mech.randomize(&y, &mut mechanism::simulation_rng(s))?,
+                "xoshiro256++ seeded (simulation only)",
+            )
         }
-        None => (mech.randomize(&y, &mut mechanism::secure_rng()?)?, "ChaCha20 seeded from OS entropy"),
+        None => (
+            mech.randomize(&y, &mut mechanism::secure_rng()?)?,
+            "ChaCha20 seeded from OS entropy",
+        ),
     };
     npy::write_u8(&a.out, &out)?;
     let info = json!({
@@ -252,19 +283,35 @@ fn main() -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".into());
-        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         eprintln!("privpref: internal error (please report): {msg}{at}");
     }));
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
                 let _ = e.print();
-                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS };
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                };
             }
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid command line").trim_start_matches("error: ");
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("invalid command line")
+                .trim_start_matches("error: ");
             eprintln!("privpref: {first} (see --help)");
             return ExitCode::from(2);
         }
