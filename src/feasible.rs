@@ -107,10 +107,39 @@ impl FeasibleSet {
     }
     /// The KKT (projected-gradient) residual `‖θ − Π(θ − g)‖₂`: zero exactly at the
     /// minimisers of a convex objective with gradient `g` over the set.
+    ///
+    /// Evaluated without cancellation when the projection does not clip: then
+    /// `θ − Π(θ − g) = Pg + (θ − Pθ)` (`P` the centring projector, or `I`), so a gradient far
+    /// below the rounding level of `θ` is still measured rather than absorbed into `θ − g`.
     pub fn kkt_residual(&self, theta: &[f64], grad: &[f64]) -> f64 {
-        let mut z: Vec<f64> = theta.iter().zip(grad).map(|(t, g)| t - g).collect();
-        self.project(&mut z);
-        theta.iter().zip(&z).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt()
+        let mut pz: Vec<f64> = theta.iter().zip(grad).map(|(t, g)| t - g).collect();
+        if self.sum_zero() {
+            center(&mut pz);
+        }
+        if let Some(b) = self.radius() {
+            let nz = norm(&pz);
+            if nz > b {
+                let s = b / nz;
+                return theta
+                    .iter()
+                    .zip(&pz)
+                    .map(|(t, z)| (t - s * z) * (t - s * z))
+                    .sum::<f64>()
+                    .sqrt();
+            }
+        }
+        let mut pg = grad.to_vec();
+        let mut pt = theta.to_vec();
+        if self.sum_zero() {
+            center(&mut pg);
+            center(&mut pt);
+        }
+        pg.iter()
+            .zip(theta.iter().zip(&pt))
+            .map(|(g, (t, p))| g + (t - p))
+            .map(|r| r * r)
+            .sum::<f64>()
+            .sqrt()
     }
 }
 
@@ -241,6 +270,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn kkt_residual_measures_gradients_below_the_rounding_of_theta() {
+        let theta = [0.5, -0.25, -0.25]; // exactly sum-zero in binary
+        let g = [3e-18, -1e-18, -2e-18];
+        let r = FeasibleSet::theta_b(2.0).unwrap().kkt_residual(&theta, &g);
+        let want = (9e-36f64 + 1e-36 + 4e-36).sqrt();
+        assert!((r - want).abs() <= 1e-3 * want, "{r} vs {want}");
+        // Boundary: the clipped projection; a gradient along θ is absorbed by the multiplier.
+        let t = [0.6, -0.8];
+        assert!(FeasibleSet::ball(1.0).unwrap().kkt_residual(&t, &[-0.6, 0.8]) < 1e-15);
+        assert!(FeasibleSet::ball(1.0).unwrap().kkt_residual(&t, &[0.8, 0.6]) > 0.5);
     }
 
     #[test]
