@@ -23,7 +23,7 @@
 //! Without a norm bound, a minimiser may not exist. The solver ends with
 //! [`Termination::NoMinimizer`] when the recession slope at the iterate is negative (for a
 //! convex loss, `F(rθ)/r → F∞(θ) < 0` proves `F` unbounded below along the ray — see
-//! [`Loss::recession`](crate::loss::Loss::recession)), when `‖θ‖` exceeds
+//! [`Loss::recession`]), when `‖θ‖` exceeds
 //! [`Control::norm_cap`], or when, with the KKT
 //! residual already below tolerance, five consecutive Newton steps keep the same direction
 //! without shrinking to negligible (the objective is flat-decreasing along a recession direction,
