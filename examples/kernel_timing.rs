@@ -1,3 +1,5 @@
+//! Rough per-pass timings (best of 15) for the kernels on synthetic data — a development aid;
+//! the recorded benchmarks are in `benches/`. Usage: `kernel_timing [n] [d] [threads]`.
 use privpref::kernels::{self, Rows};
 use privpref::loss::{Logistic, Loss, LossOut};
 use privpref::par::Par;
@@ -66,4 +68,3 @@ fn main() {
         });
     });
 }
-// (hessian timing appended below via a second main section)
