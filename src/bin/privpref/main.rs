@@ -33,10 +33,15 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Fit θ̂ = argmin over the feasible set of the mean loss (+ ridge, + linear term).
+    // `allow_negative_numbers` is per command in clap 4 (not inherited from the parent): without
+    // it `--eps -1` fails with "unexpected argument '-1'" instead of reaching the range check.
+    #[command(allow_negative_numbers = true)]
     Fit(FitArgs),
     /// Randomise binary labels with randomized response (ε-label-LDP).
+    #[command(allow_negative_numbers = true)]
     Privatize(PrivatizeArgs),
     /// The main job on built-in synthetic data: seed-000 comparison of MLE, MLE-RR and debiased RR.
+    #[command(allow_negative_numbers = true)]
     Demo(demo::DemoArgs),
 }
 
