@@ -255,19 +255,20 @@ fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
     let mech = RandomizedResponse::new(a.eps)?;
     let y = npy::read_labels(&a.y, 2)?;
     let (out, rng_name) = match a.seed {
-        Some(s) => {
-            eprintln!("privpref: warning: --seed makes the randomisation reproducible by anyone who knows the seed; omit it for real data");
-            (
-                mech.randomize(&y, &mut mechanism::simulation_rng(s))?,
-                "xoshiro256++ seeded (simulation only)",
-            )
-        }
+        Some(s) => (
+            mech.randomize(&y, &mut mechanism::simulation_rng(s))?,
+            "xoshiro256++ seeded (simulation only)",
+        ),
         None => (
             mech.randomize(&y, &mut mechanism::secure_rng()?)?,
             "ChaCha20 seeded from OS entropy",
         ),
     };
     npy::write_u8(&a.out, &out)?;
+    // Warn only once the output exists: a failure must stay a single stderr line.
+    if a.seed.is_some() {
+        eprintln!("privpref: warning: --seed makes the randomisation reproducible by anyone who knows the seed; omit it for real data");
+    }
     let info = json!({
         "mechanism": "rr",
         "eps": a.eps,
