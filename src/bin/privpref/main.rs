@@ -312,12 +312,16 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 };
             }
+            // clap's message is a first paragraph (which may continue on indented lines, e.g. the
+            // list of missing arguments), then tips and the usage: keep the first paragraph, on
+            // one line.
             let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("invalid command line")
-                .trim_start_matches("error: ");
+            let first: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+            let first = first.join(" ");
+            let first = match first.trim_start_matches("error: ") {
+                "" => "invalid command line",
+                m => m,
+            };
             eprintln!("privpref: {first} (see --help)");
             return ExitCode::from(2);
         }
