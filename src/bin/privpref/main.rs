@@ -159,10 +159,22 @@ fn write_json(out: &Option<PathBuf>, v: &serde_json::Value) -> Result<(), Failur
             }
             .into()
         }),
+        // Not println!: it panics when stdout is a closed pipe or a full disk.
         None => {
-            println!("{text}");
-            Ok(())
+            use std::io::Write;
+            let mut o = std::io::stdout().lock();
+            writeln!(o, "{text}")
+                .and_then(|()| o.flush())
+                .map_err(|e| stdout_err(&e).into())
         }
+    }
+}
+
+/// A failed write to standard output (closed pipe, full disk) as an I/O error.
+fn stdout_err(e: &std::io::Error) -> Error {
+    Error::Io {
+        path: "<stdout>".into(),
+        message: e.to_string(),
     }
 }
 
