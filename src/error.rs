@@ -17,8 +17,9 @@ pub enum DataErrorKind {
     Infinite,
     /// A label is outside the loss's label set (e.g. not 0/1).
     LabelOutOfRange {
-        /// The offending label.
-        label: u64,
+        /// The offending label, exactly as read: label files may hold any integer dtype, so it
+        /// can be negative (`i128` holds every `i64` and every `u64` value).
+        label: i128,
         /// Labels must be `< bound`.
         bound: u64,
     },

@@ -180,7 +180,7 @@ pub(crate) fn check_labels(y: &[u8], bound: u8) -> Result<()> {
             input: "y",
             at: Location { row, col: None },
             kind: DataErrorKind::LabelOutOfRange {
-                label: y[row] as u64,
+                label: i128::from(y[row]),
                 bound: bound as u64,
             },
         });

@@ -127,7 +127,7 @@ pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
                 input: "y",
                 at: Location { row, col: None },
                 kind: DataErrorKind::LabelOutOfRange {
-                    label: v.clamp(0, u64::MAX as i128) as u64,
+                    label: v,
                     bound: bound as u64,
                 },
             });
@@ -199,6 +199,21 @@ mod tests {
             ),
             "{e}"
         );
+        // A negative label (int64 file) is reported as itself, not clamped to 0.
+        write_any(&yp, &[1i64, -1, 0], &[3]).unwrap();
+        let e = read_labels(&yp, 2).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Data {
+                    at: Location { row: 1, .. },
+                    kind: DataErrorKind::LabelOutOfRange { label: -1, bound: 2 },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("label -1"), "{e}");
         // Labels from a float array are refused.
         assert!(read_labels(&xp, 2).is_err());
         // A matrix is not a vector.

@@ -120,3 +120,24 @@ pub fn check_answer(fx: &Fixture, theta: &[f64], objective: f64, on_boundary: bo
     }
     bad
 }
+
+/// Writes an `.npy` file by hand (format version 1.0), for dtypes and layouts the crate's writer
+/// does not produce: `descr` is the numpy type string (`<i8`, `<f4`, `|b1`, ...), `shape` the
+/// dimensions, `data` the raw little-endian bytes in C order (or Fortran order with `fortran`).
+pub fn write_npy_raw(path: &std::path::Path, descr: &str, fortran: bool, shape: &[usize], data: &[u8]) {
+    let dims: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
+    let shape = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let order = if fortran { "True" } else { "False" };
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}");
+    // magic (6) + version (2) + header length (2) + dict + padding + '\n' ≡ 0 (mod 64)
+    let pad = (64 - (10 + dict.len() + 1) % 64) % 64;
+    let header = format!("{dict}{}\n", " ".repeat(pad));
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(data);
+    std::fs::write(path, bytes).unwrap();
+}

@@ -71,7 +71,8 @@ pub fn run(a: DemoArgs) -> Result<()> {
     let cells = pool.install(|| seed000_comparison(&cfg, &|| bar.inc(1)))?;
     bar.finish_and_clear();
     let wall = t0.elapsed().as_secs_f64();
-    print_table(&cfg, &cells, wall, pool.current_num_threads());
+    // A lost table (closed pipe, full disk) is an error, not a silent success.
+    print_table(&cfg, &cells, wall, pool.current_num_threads()).map_err(|e| crate::stdout_err(&e))?;
     if let Some(dir) = &a.out_dir {
         write_csv(dir, &cells)?;
         eprintln!("privpref: wrote {}", dir.join("demo_errors.csv").display());
@@ -90,25 +91,25 @@ fn fmt_err(c: Option<&Cell>) -> String {
     }
 }
 
-fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) {
+fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) -> std::io::Result<()> {
     let mut o = std::io::stdout().lock();
-    let _ = writeln!(
+    writeln!(
         o,
         "privpref demo: local label-DP reward estimation (Chowdhury, Zhou & Natarajan, AISTATS 2024, §6)\n\
          BTL pairs, d = {}, ‖θ*‖ = {}, Θ_B with B = {}, exact projected Newton, {} repetitions per cell, seed {}\n\
          ℓ2 error ‖θ̂ − θ*‖ (mean ± standard error); RR/MLE = debiased-RR error / MLE error (theory: ∝ coth(ε/2))\n",
         cfg.d, cfg.theta_norm, cfg.radius, cfg.reps, cfg.seed
-    );
-    let _ = writeln!(
+    )?;
+    writeln!(
         o,
         "{:>5} {:>7} | {:>17} | {:>17} | {:>17} | {:>6} | {:>11}",
         "eps", "n", "MLE (clear)", "MLE-RR", "debiased RR", "RR/MLE", "coth(eps/2)"
-    );
-    let _ = writeln!(
+    )?;
+    writeln!(
         o,
         "{}",
         "-".repeat(5 + 1 + 7 + 3 + 17 + 3 + 17 + 3 + 17 + 3 + 6 + 3 + 11)
-    );
+    )?;
     for &eps in &cfg.eps {
         for &n in &cfg.ns {
             let mle = find(cells, Estimator::Mle, None, n);
@@ -118,7 +119,7 @@ fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) {
                 (Some(m), Some(d)) => format!("{:.2}", d.mean() / m.mean()),
                 _ => "-".into(),
             };
-            let _ = writeln!(
+            writeln!(
                 o,
                 "{:>5} {:>7} | {:>17} | {:>17} | {:>17} | {:>6} | {:>11.2}",
                 eps,
@@ -128,10 +129,10 @@ fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) {
                 fmt_err(db),
                 ratio,
                 1.0 / (0.5 * eps).tanh()
-            );
+            )?;
         }
     }
-    let _ = writeln!(o);
+    writeln!(o)?;
     let mut notes = Vec::new();
     for est in [Estimator::Mle, Estimator::MleRr, Estimator::DebiasedRr] {
         let cs: Vec<&Cell> = cells.iter().filter(|c| c.estimator == est).collect();
@@ -149,11 +150,11 @@ fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) {
         ));
     }
     for nline in notes {
-        let _ = writeln!(o, "{nline}");
+        writeln!(o, "{nline}")?;
     }
     for c in cells {
         for (rep, term) in &c.failures {
-            let _ = writeln!(
+            writeln!(
                 o,
                 "  not converged: {} eps={} n={} repetition {}: {} (error still included in the table)",
                 c.estimator.name(),
@@ -161,11 +162,12 @@ fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) {
                 c.n,
                 rep,
                 term.describe()
-            );
+            )?;
         }
     }
-    let _ = writeln!(o, "(MLE-RR is non-convex for |xᵀθ| > ε/2: its fits are stationary points, certified global only when ε ≥ 2B·max‖Px‖.)");
-    let _ = writeln!(o, "wall time {wall:.2} s on {threads} thread(s)");
+    writeln!(o, "(MLE-RR is non-convex for |xᵀθ| > ε/2: its fits are stationary points, certified global only when ε ≥ 2B·max‖Px‖.)")?;
+    writeln!(o, "wall time {wall:.2} s on {threads} thread(s)")?;
+    o.flush()
 }
 
 fn write_csv(dir: &std::path::Path, cells: &[Cell]) -> Result<()> {

@@ -33,10 +33,15 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Fit θ̂ = argmin over the feasible set of the mean loss (+ ridge, + linear term).
+    // `allow_negative_numbers` is per command in clap 4 (not inherited from the parent): without
+    // it `--eps -1` fails with "unexpected argument '-1'" instead of reaching the range check.
+    #[command(allow_negative_numbers = true)]
     Fit(FitArgs),
     /// Randomise binary labels with randomized response (ε-label-LDP).
+    #[command(allow_negative_numbers = true)]
     Privatize(PrivatizeArgs),
     /// The main job on built-in synthetic data: seed-000 comparison of MLE, MLE-RR and debiased RR.
+    #[command(allow_negative_numbers = true)]
     Demo(demo::DemoArgs),
 }
 
@@ -154,10 +159,22 @@ fn write_json(out: &Option<PathBuf>, v: &serde_json::Value) -> Result<(), Failur
             }
             .into()
         }),
+        // Not println!: it panics when stdout is a closed pipe or a full disk.
         None => {
-            println!("{text}");
-            Ok(())
+            use std::io::Write;
+            let mut o = std::io::stdout().lock();
+            writeln!(o, "{text}")
+                .and_then(|()| o.flush())
+                .map_err(|e| stdout_err(&e).into())
         }
+    }
+}
+
+/// A failed write to standard output (closed pipe, full disk) as an I/O error.
+fn stdout_err(e: &std::io::Error) -> Error {
+    Error::Io {
+        path: "<stdout>".into(),
+        message: e.to_string(),
     }
 }
 
@@ -250,19 +267,20 @@ fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
     let mech = RandomizedResponse::new(a.eps)?;
     let y = npy::read_labels(&a.y, 2)?;
     let (out, rng_name) = match a.seed {
-        Some(s) => {
-            eprintln!("privpref: warning: --seed makes the randomisation reproducible by anyone who knows the seed; omit it for real data");
-            (
-                mech.randomize(&y, &mut mechanism::simulation_rng(s))?,
-                "xoshiro256++ seeded (simulation only)",
-            )
-        }
+        Some(s) => (
+            mech.randomize(&y, &mut mechanism::simulation_rng(s))?,
+            "xoshiro256++ seeded (simulation only)",
+        ),
         None => (
             mech.randomize(&y, &mut mechanism::secure_rng()?)?,
             "ChaCha20 seeded from OS entropy",
         ),
     };
     npy::write_u8(&a.out, &out)?;
+    // Warn only once the output exists: a failure must stay a single stderr line.
+    if a.seed.is_some() {
+        eprintln!("privpref: warning: --seed makes the randomisation reproducible by anyone who knows the seed; omit it for real data");
+    }
     let info = json!({
         "mechanism": "rr",
         "eps": a.eps,
@@ -306,12 +324,16 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 };
             }
+            // clap's message is a first paragraph (which may continue on indented lines, e.g. the
+            // list of missing arguments), then tips and the usage: keep the first paragraph, on
+            // one line.
             let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("invalid command line")
-                .trim_start_matches("error: ");
+            let first: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+            let first = first.join(" ");
+            let first = match first.trim_start_matches("error: ") {
+                "" => "invalid command line",
+                m => m,
+            };
             eprintln!("privpref: {first} (see --help)");
             return ExitCode::from(2);
         }
