@@ -16,11 +16,25 @@ fn main() {
                 let r1 = (r0 + blk).min(n);
                 let ab = a.subrows(r0, r1 - r0);
                 let hm = MatMut::from_column_major_slice_mut(&mut h, d, d);
-                tri(hm, BS::TriangularLower, Accum::Add, ab.transpose(), BS::Rectangular, ab, BS::Rectangular, 1.0, Par::Seq);
+                tri(
+                    hm,
+                    BS::TriangularLower,
+                    Accum::Add,
+                    ab.transpose(),
+                    BS::Rectangular,
+                    ab,
+                    BS::Rectangular,
+                    1.0,
+                    Par::Seq,
+                );
                 r0 = r1;
             }
             best = best.min(t.elapsed().as_secs_f64());
         }
-        println!("{name}: {:.1} ms, {:.1} GF/s (n·d(d+1) flops)", best * 1e3, (n * d * (d + 1)) as f64 / best / 1e9);
+        println!(
+            "{name}: {:.1} ms, {:.1} GF/s (n·d(d+1) flops)",
+            best * 1e3,
+            (n * d * (d + 1)) as f64 / best / 1e9
+        );
     }
 }

@@ -18,7 +18,10 @@ fn main() -> privpref::Result<()> {
     let theta = theta_star(d, 1.0, true, &mut simulation_rng(1))?;
     let data = btl_pairs(n, &theta, &mut simulation_rng(2))?;
     eprintln!("generated n = {n}, d = {d} in {:.2} s", t0.elapsed().as_secs_f64());
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("pool");
     let opts = FitOptions::new(loss, FeasibleSet::theta_b(2.0)?);
     let view = data.view()?;
     let t1 = Instant::now();

@@ -41,18 +41,18 @@ fn naive_value<L: Loss>(
     (s + pen) / wsum
 }
 
-fn check_loss<L: Loss>(loss: L) {
-    let (n, d) = (257, 6);
+fn check_loss<L: Loss>(loss: L, d: usize) {
+    let n = 257;
     let (x, y, w) = data(n, d, 7);
     let view = PairwiseView::new(&x, n, d, &y, Some(&w)).unwrap();
-    let b: Vec<f64> = (0..d).map(|j| 0.3 * j as f64 - 0.7).collect();
+    let b: Vec<f64> = (0..d).map(|j| 0.3 * (j % 7) as f64 - 0.7).collect();
     let beta = 1.7;
     let obj = Objective::new(view, loss.clone())
         .with_ridge(beta)
         .unwrap()
         .with_linear_term(b.clone())
         .unwrap();
-    let theta: Vec<f64> = (0..d).map(|j| 0.4 - 0.15 * j as f64).collect();
+    let theta: Vec<f64> = (0..d).map(|j| 0.4 - 0.15 * (j % 6) as f64).collect();
     let mut ev = Eval::new(n, d);
     obj.evaluate(&theta, &mut ev);
     let f_naive = naive_value(&loss, &x, &y, &w, d, beta, &b, &theta);
@@ -131,10 +131,13 @@ fn check_loss<L: Loss>(loss: L) {
 
 #[test]
 fn objective_value_gradient_hessian_and_line_values() {
-    check_loss(Logistic);
-    check_loss(Probit);
-    check_loss(RrDebiased::new(0.8).unwrap());
-    check_loss(RrNoisyChannel::new(0.8).unwrap());
+    // d = 6 runs the scalar small-d kernels, d = 37 the SIMD ones (full vectors plus a tail).
+    for d in [6, 37] {
+        check_loss(Logistic, d);
+        check_loss(Probit, d);
+        check_loss(RrDebiased::new(0.8).unwrap(), d);
+        check_loss(RrNoisyChannel::new(0.8).unwrap(), d);
+    }
 }
 
 #[test]

@@ -27,10 +27,12 @@ use pulp::{Arch, Simd, WithSimd};
 const STREAM_BLOCK_BYTES: usize = 1 << 20;
 /// Target bytes of row data per block of the Hessian pass (GEMM-sized panels).
 const HESS_BLOCK_BYTES: usize = 1 << 21;
+/// SIMD vectors of the gradient held in registers by the batched update.
+const AXPY_TILE: usize = 8;
 /// Maximum rows per mini-batch inside a block (loss evaluated on this many scores at once).
 pub const MAX_BATCH: usize = 64;
 /// Target bytes of row data per mini-batch (fits L1 so the second touch of the rows is cheap).
-const BATCH_BYTES: usize = 24 * 1024;
+const BATCH_BYTES: usize = 12 * 1024;
 
 /// Borrowed inputs of a pass: features, labels, optional weights.
 #[derive(Debug, Clone, Copy)]
@@ -115,129 +117,177 @@ fn axpys_small(rows: &[f64], coef: &[f64], acc: &mut [f64]) {
     }
 }
 
-/// `out[r] = rows[r]ᵀ v` for the `out.len()` rows of `rows` (row length `v.len()`). Each row's
-/// dot product is one sequential SIMD accumulation, whatever its position in the batch, so the
-/// same row always gives the same bits.
+/// Dot products of four rows with `v` (split into SIMD head `vh` and optional tail `vt`); each
+/// row is one sequential SIMD accumulation, so a row gives the same bits in any position.
+#[inline(always)]
+fn dot4<S: Simd>(simd: S, x: [&[f64]; 4], vh: &[S::f64s], vt: Option<S::f64s>, full: usize) -> [f64; 4] {
+    let (h0, _) = S::as_simd_f64s(&x[0][..full]);
+    let (h1, _) = S::as_simd_f64s(&x[1][..full]);
+    let (h2, _) = S::as_simd_f64s(&x[2][..full]);
+    let (h3, _) = S::as_simd_f64s(&x[3][..full]);
+    let z = simd.splat_f64s(0.0);
+    let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
+    for j in 0..vh.len() {
+        let vj = vh[j];
+        a0 = simd.mul_add_e_f64s(h0[j], vj, a0);
+        a1 = simd.mul_add_e_f64s(h1[j], vj, a1);
+        a2 = simd.mul_add_e_f64s(h2[j], vj, a2);
+        a3 = simd.mul_add_e_f64s(h3[j], vj, a3);
+    }
+    if let Some(vt) = vt {
+        a0 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[0][full..]), vt, a0);
+        a1 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[1][full..]), vt, a1);
+        a2 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[2][full..]), vt, a2);
+        a3 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[3][full..]), vt, a3);
+    }
+    [
+        simd.reduce_sum_f64s(a0),
+        simd.reduce_sum_f64s(a1),
+        simd.reduce_sum_f64s(a2),
+        simd.reduce_sum_f64s(a3),
+    ]
+}
+
+/// One row's dot product, with the same accumulation as [`dot4`].
+#[inline(always)]
+fn dot1<S: Simd>(simd: S, x: &[f64], vh: &[S::f64s], vt: Option<S::f64s>, full: usize) -> f64 {
+    let (h0, _) = S::as_simd_f64s(&x[..full]);
+    let mut a0 = simd.splat_f64s(0.0);
+    for j in 0..vh.len() {
+        a0 = simd.mul_add_e_f64s(h0[j], vh[j], a0);
+    }
+    if let Some(vt) = vt {
+        a0 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[full..]), vt, a0);
+    }
+    simd.reduce_sum_f64s(a0)
+}
+
+#[inline(always)]
+fn four(rows: &[f64], r: usize, d: usize) -> [&[f64]; 4] {
+    [
+        &rows[r * d..(r + 1) * d],
+        &rows[(r + 1) * d..(r + 2) * d],
+        &rows[(r + 2) * d..(r + 3) * d],
+        &rows[(r + 3) * d..(r + 4) * d],
+    ]
+}
+
+/// The row kernels of one pass, with `v` split once into its SIMD head and tail.
+struct RowOps<'v, S: Simd> {
+    simd: S,
+    vh: &'v [S::f64s],
+    vt: Option<S::f64s>,
+    full: usize,
+    d: usize,
+}
+
+impl<'v, S: Simd> RowOps<'v, S> {
+    #[inline(always)]
+    fn new(simd: S, v: &'v [f64]) -> Self {
+        let d = v.len();
+        let full = d / S::F64_LANES * S::F64_LANES;
+        let vt = if full < d {
+            Some(simd.partial_load_f64s(&v[full..]))
+        } else {
+            None
+        };
+        RowOps {
+            simd,
+            vh: S::as_simd_f64s(&v[..full]).0,
+            vt,
+            full,
+            d,
+        }
+    }
+
+    /// `out[r] = rows[r]ᵀ v`, four rows at a time.
+    #[inline(always)]
+    fn dots(&self, rows: &[f64], v: &[f64], out: &mut [f64]) {
+        if self.d < SMALL_D {
+            return dots_small(rows, v, out);
+        }
+        let m = out.len();
+        let mut r = 0;
+        while r + 4 <= m {
+            out[r..r + 4].copy_from_slice(&dot4(self.simd, four(rows, r, self.d), self.vh, self.vt, self.full));
+            r += 4;
+        }
+        while r < m {
+            out[r] = dot1(
+                self.simd,
+                &rows[r * self.d..(r + 1) * self.d],
+                self.vh,
+                self.vt,
+                self.full,
+            );
+            r += 1;
+        }
+    }
+
+    /// `acc += Σ_r coef[r]·rows[r]`. The columns are taken in tiles of [`AXPY_TILE`] SIMD
+    /// vectors held in registers across the whole batch, so `acc` is read and written once per
+    /// tile and batch (no store-to-load chain through memory, no 4K aliasing with the rows).
+    #[inline(always)]
+    fn axpys(&self, rows: &[f64], coef: &[f64], acc: &mut [f64]) {
+        if self.d < SMALL_D {
+            return axpys_small(rows, coef, acc);
+        }
+        let simd = self.simd;
+        let d = self.d;
+        let full = self.full;
+        let (acc_h, acc_t) = S::as_mut_simd_f64s(acc);
+        let nvec = acc_h.len();
+        let mut t0 = 0;
+        while t0 < nvec {
+            let tn = AXPY_TILE.min(nvec - t0);
+            let mut a = [simd.splat_f64s(0.0); AXPY_TILE];
+            a[..tn].copy_from_slice(&acc_h[t0..t0 + tn]);
+            for (r, &c) in coef.iter().enumerate() {
+                let (xh, _) = S::as_simd_f64s(&rows[r * d..r * d + full]);
+                let c = simd.splat_f64s(c);
+                for k in 0..AXPY_TILE {
+                    if k < tn {
+                        a[k] = simd.mul_add_e_f64s(c, xh[t0 + k], a[k]);
+                    }
+                }
+            }
+            acc_h[t0..t0 + tn].copy_from_slice(&a[..tn]);
+            t0 += tn;
+        }
+        if !acc_t.is_empty() {
+            let mut a = simd.partial_load_f64s(acc_t);
+            for (r, &c) in coef.iter().enumerate() {
+                a = simd.mul_add_e_f64s(
+                    simd.splat_f64s(c),
+                    simd.partial_load_f64s(&rows[r * d + full..(r + 1) * d]),
+                    a,
+                );
+            }
+            simd.partial_store_f64s(acc_t, a);
+        }
+    }
+}
+
+/// `out[r] = rows[r]ᵀ v` for the `out.len()` rows of `rows` (row length `v.len()`).
 #[inline(always)]
 fn dots<S: Simd>(simd: S, rows: &[f64], v: &[f64], out: &mut [f64]) {
-    let d = v.len();
-    if d < SMALL_D {
-        return dots_small(rows, v, out);
-    }
-    let lanes = S::F64_LANES;
-    let full = d / lanes * lanes;
-    let (vh, _) = S::as_simd_f64s(&v[..full]);
-    let vt = if full < d {
-        Some(simd.partial_load_f64s(&v[full..]))
-    } else {
-        None
-    };
-    let m = out.len();
-    let mut r = 0;
-    while r + 4 <= m {
-        let x0 = &rows[r * d..(r + 1) * d];
-        let x1 = &rows[(r + 1) * d..(r + 2) * d];
-        let x2 = &rows[(r + 2) * d..(r + 3) * d];
-        let x3 = &rows[(r + 3) * d..(r + 4) * d];
-        let (h0, _) = S::as_simd_f64s(&x0[..full]);
-        let (h1, _) = S::as_simd_f64s(&x1[..full]);
-        let (h2, _) = S::as_simd_f64s(&x2[..full]);
-        let (h3, _) = S::as_simd_f64s(&x3[..full]);
-        let z = simd.splat_f64s(0.0);
-        let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
-        for j in 0..vh.len() {
-            let vj = vh[j];
-            a0 = simd.mul_add_e_f64s(h0[j], vj, a0);
-            a1 = simd.mul_add_e_f64s(h1[j], vj, a1);
-            a2 = simd.mul_add_e_f64s(h2[j], vj, a2);
-            a3 = simd.mul_add_e_f64s(h3[j], vj, a3);
-        }
-        if let Some(vt) = vt {
-            a0 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x0[full..]), vt, a0);
-            a1 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x1[full..]), vt, a1);
-            a2 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x2[full..]), vt, a2);
-            a3 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x3[full..]), vt, a3);
-        }
-        out[r] = simd.reduce_sum_f64s(a0);
-        out[r + 1] = simd.reduce_sum_f64s(a1);
-        out[r + 2] = simd.reduce_sum_f64s(a2);
-        out[r + 3] = simd.reduce_sum_f64s(a3);
-        r += 4;
-    }
-    while r < m {
-        let x0 = &rows[r * d..(r + 1) * d];
-        let (h0, _) = S::as_simd_f64s(&x0[..full]);
-        let mut a0 = simd.splat_f64s(0.0);
-        for j in 0..vh.len() {
-            a0 = simd.mul_add_e_f64s(h0[j], vh[j], a0);
-        }
-        if let Some(vt) = vt {
-            a0 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x0[full..]), vt, a0);
-        }
-        out[r] = simd.reduce_sum_f64s(a0);
-        r += 1;
-    }
+    RowOps::new(simd, v).dots(rows, v, out)
 }
 
 /// `acc += Σ_r coef[r] · rows[r]`, four rows per read-modify-write of `acc`.
 #[inline(always)]
 fn axpys<S: Simd>(simd: S, rows: &[f64], coef: &[f64], acc: &mut [f64]) {
+    // The update needs only the row length and its SIMD split, not a vector `v`.
     let d = acc.len();
-    if d < SMALL_D {
-        return axpys_small(rows, coef, acc);
+    let full = d / S::F64_LANES * S::F64_LANES;
+    RowOps::<S> {
+        simd,
+        vh: &[],
+        vt: None,
+        full,
+        d,
     }
-    let lanes = S::F64_LANES;
-    let full = d / lanes * lanes;
-    let m = coef.len();
-    let (acc_h, acc_t) = S::as_mut_simd_f64s(acc);
-    let mut r = 0;
-    while r + 4 <= m {
-        let x0 = &rows[r * d..(r + 1) * d];
-        let x1 = &rows[(r + 1) * d..(r + 2) * d];
-        let x2 = &rows[(r + 2) * d..(r + 3) * d];
-        let x3 = &rows[(r + 3) * d..(r + 4) * d];
-        let (h0, _) = S::as_simd_f64s(&x0[..full]);
-        let (h1, _) = S::as_simd_f64s(&x1[..full]);
-        let (h2, _) = S::as_simd_f64s(&x2[..full]);
-        let (h3, _) = S::as_simd_f64s(&x3[..full]);
-        let (c0, c1, c2, c3) = (
-            simd.splat_f64s(coef[r]),
-            simd.splat_f64s(coef[r + 1]),
-            simd.splat_f64s(coef[r + 2]),
-            simd.splat_f64s(coef[r + 3]),
-        );
-        for j in 0..acc_h.len() {
-            let mut a = acc_h[j];
-            a = simd.mul_add_e_f64s(c0, h0[j], a);
-            a = simd.mul_add_e_f64s(c1, h1[j], a);
-            a = simd.mul_add_e_f64s(c2, h2[j], a);
-            a = simd.mul_add_e_f64s(c3, h3[j], a);
-            acc_h[j] = a;
-        }
-        if !acc_t.is_empty() {
-            let mut a = simd.partial_load_f64s(acc_t);
-            a = simd.mul_add_e_f64s(c0, simd.partial_load_f64s(&x0[full..]), a);
-            a = simd.mul_add_e_f64s(c1, simd.partial_load_f64s(&x1[full..]), a);
-            a = simd.mul_add_e_f64s(c2, simd.partial_load_f64s(&x2[full..]), a);
-            a = simd.mul_add_e_f64s(c3, simd.partial_load_f64s(&x3[full..]), a);
-            simd.partial_store_f64s(acc_t, a);
-        }
-        r += 4;
-    }
-    while r < m {
-        let x0 = &rows[r * d..(r + 1) * d];
-        let (h0, _) = S::as_simd_f64s(&x0[..full]);
-        let c0 = simd.splat_f64s(coef[r]);
-        for j in 0..acc_h.len() {
-            acc_h[j] = simd.mul_add_e_f64s(c0, h0[j], acc_h[j]);
-        }
-        if !acc_t.is_empty() {
-            let a = simd.partial_load_f64s(acc_t);
-            let a = simd.mul_add_e_f64s(c0, simd.partial_load_f64s(&x0[full..]), a);
-            simd.partial_store_f64s(acc_t, a);
-        }
-        r += 1;
-    }
+    .axpys(rows, coef, acc)
 }
 
 /// Labels of a batch as `0.0`/`1.0`.
@@ -276,6 +326,7 @@ impl<L: Loss> WithSimd for FusedValueGrad<'_, L> {
     fn with_simd<S: Simd>(self, simd: S) -> f64 {
         let d = self.theta.len();
         let rows = self.y.len();
+        let ops = RowOps::new(simd, self.theta);
         let bsz = batch_rows(d);
         let mut yb = [0.0; MAX_BATCH];
         let mut vb = [0.0; MAX_BATCH];
@@ -286,7 +337,7 @@ impl<L: Loss> WithSimd for FusedValueGrad<'_, L> {
             let m = bsz.min(rows - r0);
             let xb = &self.x[r0 * d..(r0 + m) * d];
             let tb = &mut self.scores[r0..r0 + m];
-            dots(simd, xb, self.theta, tb);
+            ops.dots(xb, self.theta, tb);
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
             self.loss.eval_simd(
                 simd,
@@ -305,7 +356,7 @@ impl<L: Loss> WithSimd for FusedValueGrad<'_, L> {
                     *g *= wi;
                 }
             }
-            axpys(simd, xb, &gb[..m], self.grad);
+            ops.axpys(xb, &gb[..m], self.grad);
             r0 += m;
         }
         value
