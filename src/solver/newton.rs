@@ -249,10 +249,6 @@ pub fn solve<L: Loss>(
                 rep.refinement_steps += 1;
             }
             let kc = set.kkt_residual(&theta, &gc);
-            if rep.refinement_steps > 0 {
-                obj.evaluate(&theta, &mut ev);
-                rep.grad_evals += 1;
-            }
             ev.value = fc;
             ev.grad.copy_from_slice(&gc);
             kkt = kc;
@@ -290,23 +286,17 @@ pub fn solve<L: Loss>(
         obj.direction_scores(&s, &mut xs);
         rep.direction_passes += 1;
         let slope = dot(&ev.grad, &s);
-        // A tiny step on the sphere can have a computed slope ≥ 0 from rounding alone (the
-        // radial part of `u` is known only to ~1e-16·B, and μ times that exceeds the true
-        // slope −pᵀHp). Then try the full step under the rounding allowance only.
-        let rounding_limited = !(slope < 0.0);
-        if rounding_limited && step_norm > STALL_STEP * scale {
+        if !(slope < 0.0) {
             break if kkt <= tol {
                 Termination::Converged
             } else {
                 Termination::LineSearchFailed
             };
         }
-        let slope = slope.min(0.0);
         let f0 = ev.value;
         let mut alpha = 1.0f64;
         let mut accepted = false;
-        let tries = if rounding_limited { 1 } else { 80 };
-        for _ in 0..tries {
+        for _ in 0..80 {
             let fa = obj.line_value(&ev, &s, &xs, alpha);
             rep.line_search_evals += 1;
             let noise = 8.0 * f64::EPSILON * (f0.abs() + fa.abs());
