@@ -175,6 +175,7 @@ fn four(rows: &[f64], r: usize, d: usize) -> [&[f64]; 4] {
 /// The row kernels of one pass, with `v` split once into its SIMD head and tail.
 struct RowOps<'v, S: Simd> {
     simd: S,
+    v: &'v [f64],
     vh: &'v [S::f64s],
     vt: Option<S::f64s>,
     full: usize,
@@ -193,6 +194,7 @@ impl<'v, S: Simd> RowOps<'v, S> {
         };
         RowOps {
             simd,
+            v,
             vh: S::as_simd_f64s(&v[..full]).0,
             vt,
             full,
@@ -202,9 +204,9 @@ impl<'v, S: Simd> RowOps<'v, S> {
 
     /// `out[r] = rows[r]ᵀ v`, four rows at a time.
     #[inline(always)]
-    fn dots(&self, rows: &[f64], v: &[f64], out: &mut [f64]) {
+    fn dots(&self, rows: &[f64], out: &mut [f64]) {
         if self.d < SMALL_D {
-            return dots_small(rows, v, out);
+            return dots_small(rows, self.v, out);
         }
         let m = out.len();
         let mut r = 0;
@@ -268,28 +270,6 @@ impl<'v, S: Simd> RowOps<'v, S> {
     }
 }
 
-/// `out[r] = rows[r]ᵀ v` for the `out.len()` rows of `rows` (row length `v.len()`).
-#[inline(always)]
-fn dots<S: Simd>(simd: S, rows: &[f64], v: &[f64], out: &mut [f64]) {
-    RowOps::new(simd, v).dots(rows, v, out)
-}
-
-/// `acc += Σ_r coef[r] · rows[r]`, four rows per read-modify-write of `acc`.
-#[inline(always)]
-fn axpys<S: Simd>(simd: S, rows: &[f64], coef: &[f64], acc: &mut [f64]) {
-    // The update needs only the row length and its SIMD split, not a vector `v`.
-    let d = acc.len();
-    let full = d / S::F64_LANES * S::F64_LANES;
-    RowOps::<S> {
-        simd,
-        vh: &[],
-        vt: None,
-        full,
-        d,
-    }
-    .axpys(rows, coef, acc)
-}
-
 /// Labels of a batch as `0.0`/`1.0`.
 #[inline(always)]
 fn labels_f64(y: &[u8], out: &mut [f64]) {
@@ -337,7 +317,7 @@ impl<L: Loss> WithSimd for FusedValueGrad<'_, L> {
             let m = bsz.min(rows - r0);
             let xb = &self.x[r0 * d..(r0 + m) * d];
             let tb = &mut self.scores[r0..r0 + m];
-            ops.dots(xb, self.theta, tb);
+            ops.dots(xb, tb);
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
             self.loss.eval_simd(
                 simd,
@@ -417,7 +397,7 @@ impl WithSimd for MatVec<'_> {
     type Output = ();
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
-        dots(simd, self.x, self.v, self.out)
+        RowOps::new(simd, self.v).dots(self.x, self.out)
     }
 }
 
@@ -455,6 +435,7 @@ impl<L: Loss> WithSimd for HessVec<'_, L> {
     fn with_simd<S: Simd>(self, simd: S) {
         let d = self.v.len();
         let rows = self.y.len();
+        let ops = RowOps::new(simd, self.v);
         let bsz = batch_rows(d);
         let mut yb = [0.0; MAX_BATCH];
         let mut hb = [0.0; MAX_BATCH];
@@ -463,7 +444,7 @@ impl<L: Loss> WithSimd for HessVec<'_, L> {
         while r0 < rows {
             let m = bsz.min(rows - r0);
             let xb = &self.x[r0 * d..(r0 + m) * d];
-            dots(simd, xb, self.v, &mut xv[..m]);
+            ops.dots(xb, &mut xv[..m]);
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
             self.loss.eval_simd(
                 simd,
@@ -482,7 +463,7 @@ impl<L: Loss> WithSimd for HessVec<'_, L> {
                     xv[i] *= w[r0 + i];
                 }
             }
-            axpys(simd, xb, &xv[..m], self.out);
+            ops.axpys(xb, &xv[..m], self.out);
             r0 += m;
         }
     }
