@@ -5,11 +5,8 @@
 
 mod common;
 
-use common::{check_answer, fixtures, write_npy_raw, Fixture, FEAS_TOL};
-use privpref::data::{npy, PairwiseView};
-use privpref::estimator::{fit, FitOptions};
-use privpref::feasible::FeasibleSet;
-use privpref::loss::LossSpec;
+use common::{check_answer, fit_fixture, fixtures, write_npy_raw, Fixture, FEAS_TOL};
+use privpref::data::npy;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -109,16 +106,9 @@ fn floats(v: &Value) -> Option<Vec<f64>> {
     v.as_array()?.iter().map(Value::as_f64).collect()
 }
 
-/// The library's own answer for the fixture (the same call `tests/closed_form.rs` makes).
+/// The library's own answer for the fixture.
 fn library_theta(fx: &Fixture) -> Vec<f64> {
-    let view = PairwiseView::new(&fx.x, fx.n, fx.d, &fx.y, fx.weights.as_deref()).unwrap();
-    let mut opts = FitOptions::new(
-        LossSpec::parse(&fx.loss, fx.eps).unwrap(),
-        FeasibleSet::parse(&fx.constraint, fx.radius).unwrap(),
-    );
-    opts.ridge = fx.ridge;
-    opts.linear_term = fx.linear_term.clone();
-    fit(view, &opts).unwrap().report.theta
+    fit_fixture(fx).report.theta
 }
 
 /// Runs one fixture through the binary; returns the problems found.

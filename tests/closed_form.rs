@@ -4,11 +4,7 @@
 
 mod common;
 
-use common::{check_answer, fixtures, FEAS_TOL};
-use privpref::data::PairwiseView;
-use privpref::estimator::{fit, FitOptions};
-use privpref::feasible::FeasibleSet;
-use privpref::loss::LossSpec;
+use common::{check_answer, fit_fixture, fixtures, FEAS_TOL};
 use privpref::solver::Termination;
 
 #[test]
@@ -17,14 +13,7 @@ fn newton_matches_every_reference_fixture() {
     let mut worst = (0.0f64, String::new());
     let all = fixtures();
     for fx in &all {
-        let view = PairwiseView::new(&fx.x, fx.n, fx.d, &fx.y, fx.weights.as_deref()).unwrap();
-        let mut opts = FitOptions::new(
-            LossSpec::parse(&fx.loss, fx.eps).unwrap(),
-            FeasibleSet::parse(&fx.constraint, fx.radius).unwrap(),
-        );
-        opts.ridge = fx.ridge;
-        opts.linear_term = fx.linear_term.clone();
-        let m = fit(view, &opts).unwrap();
+        let m = fit_fixture(fx);
         let r = &m.report;
         let mut bad = Vec::new();
         match fx.status.as_str() {

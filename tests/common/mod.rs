@@ -78,6 +78,19 @@ pub fn fixtures() -> Vec<Fixture> {
     out
 }
 
+/// Solves a fixture with the library's exact Newton solver (default options).
+pub fn fit_fixture(fx: &Fixture) -> privpref::model::FittedModel {
+    use privpref::{data::PairwiseView, estimator, feasible::FeasibleSet, loss::LossSpec};
+    let view = PairwiseView::new(&fx.x, fx.n, fx.d, &fx.y, fx.weights.as_deref()).unwrap();
+    let mut opts = estimator::FitOptions::new(
+        LossSpec::parse(&fx.loss, fx.eps).unwrap(),
+        FeasibleSet::parse(&fx.constraint, fx.radius).unwrap(),
+    );
+    opts.ridge = fx.ridge;
+    opts.linear_term = fx.linear_term.clone();
+    estimator::fit(view, &opts).unwrap()
+}
+
 /// Acceptance tolerances of the core-engine issue: |Δθ|∞ ≤ 1e-8, relative objective gap ≤ 1e-10,
 /// Σθ = 0 and ‖θ‖ ≤ B to 1e-12.
 pub const THETA_TOL: f64 = 1e-8;
