@@ -10,7 +10,7 @@
 //! * [`Logistic`]: from one `exp` and one `log1p`, the stable `softplus(±a)`, `σ(a)` and
 //!   `σ'(a)` (spec §0: `softplus(a) = max(a,0) + log1p(e^{-|a|})`).
 //!
-//! Accuracy against mpmath (tests/loss_reference.rs): a few ulps.
+//! Accuracy against mpmath (tests/losses.rs): a few ulps.
 
 use pulp::Simd;
 
