@@ -17,7 +17,9 @@ use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
 use crate::model::{FitConfig, FittedModel};
 use crate::objective::Objective;
-use crate::solver::{newton, Control};
+use crate::solver::lbfgs::LbfgsOptions;
+use crate::solver::sgd::SgdOptions;
+use crate::solver::{lbfgs, newton, sgd, Control};
 use crate::with_loss;
 
 /// Which solver to use.
@@ -26,9 +28,10 @@ pub enum SolverKind {
     /// Exact projected Newton ([`crate::solver::newton`]).
     #[default]
     Newton,
-    /// Projected L-BFGS (not implemented yet: returns an error).
+    /// Projected L-BFGS ([`crate::solver::lbfgs`]).
     Lbfgs,
-    /// Projected SGD (not implemented yet: returns an error).
+    /// Projected SGD: one-pass SGD-RR (Algorithm 1 of seed 000) or mini-batch
+    /// ([`crate::solver::sgd`]).
     Sgd,
 }
 
@@ -72,6 +75,10 @@ pub struct FitOptions {
     pub control: Control,
     /// Warm start.
     pub theta0: Option<Vec<f64>>,
+    /// Settings used when `solver` is [`SolverKind::Lbfgs`].
+    pub lbfgs: LbfgsOptions,
+    /// Settings used when `solver` is [`SolverKind::Sgd`].
+    pub sgd: SgdOptions,
 }
 
 impl FitOptions {
@@ -85,6 +92,8 @@ impl FitOptions {
             solver: SolverKind::Newton,
             control: Control::default(),
             theta0: None,
+            lbfgs: LbfgsOptions::default(),
+            sgd: SgdOptions::default(),
         }
     }
 }
@@ -102,12 +111,8 @@ pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
         }
         match opts.solver {
             SolverKind::Newton => newton::solve(&obj, &opts.set, opts.theta0.as_deref(), &opts.control)?,
-            other => {
-                return Err(Error::param(
-                    "solver",
-                    format!("solver `{}` is not implemented yet; use newton", other.name()),
-                ))
-            }
+            SolverKind::Lbfgs => lbfgs::solve(&obj, &opts.set, opts.theta0.as_deref(), &opts.lbfgs, &opts.control)?,
+            SolverKind::Sgd => sgd::solve(&obj, &opts.set, opts.theta0.as_deref(), &opts.sgd, &opts.control)?,
         }
     })?;
     Ok(FittedModel {

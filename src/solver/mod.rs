@@ -9,9 +9,13 @@
 //! loosens the tolerance.
 
 pub(crate) mod dense;
+pub mod lbfgs;
 pub mod newton;
+pub mod observe;
 mod report;
+pub mod sgd;
 
+pub use observe::{Observer, Progress, SharedObserver, StartInfo};
 pub use report::{SolveReport, Termination};
 
 use crate::error::{Error, Result};
@@ -21,7 +25,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Stopping rules and execution settings shared by the solvers.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Control {
     /// Maximum outer iterations (default 100 for Newton).
     pub max_iter: usize,
@@ -38,6 +42,26 @@ pub struct Control {
     /// Without a norm bound, an iterate with `‖θ‖` above this ends with
     /// [`Termination::NoMinimizer`] (default `1e10`).
     pub norm_cap: f64,
+    /// Progress hooks (default none). Observers never change the iterates.
+    pub observer: Option<SharedObserver>,
+    /// Call [`Observer::on_progress`] every this many iterations (SGD: steps); default 1.
+    pub observe_every: usize,
+}
+
+impl std::fmt::Debug for Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Control")
+            .field("max_iter", &self.max_iter)
+            .field("tol_rel", &self.tol_rel)
+            .field("tol_abs", &self.tol_abs)
+            .field("par", &self.par)
+            .field("deadline", &self.deadline)
+            .field("interrupt", &self.interrupt)
+            .field("norm_cap", &self.norm_cap)
+            .field("observer", &self.observer.as_ref().map(|_| "<observer>"))
+            .field("observe_every", &self.observe_every)
+            .finish()
+    }
 }
 
 impl Default for Control {
@@ -50,6 +74,8 @@ impl Default for Control {
             deadline: None,
             interrupt: None,
             norm_cap: 1e10,
+            observer: None,
+            observe_every: 1,
         }
     }
 }
@@ -68,10 +94,33 @@ impl Control {
         if self.tol_rel == 0.0 && self.tol_abs == 0.0 {
             return Err(Error::param("tol", "relative and absolute tolerances cannot both be 0"));
         }
+        if self.observe_every == 0 {
+            return Err(Error::param("observe-every", "must be at least 1"));
+        }
         if !(self.norm_cap > 0.0) {
             return Err(Error::param("norm-cap", format!("must be > 0, got {}", self.norm_cap)));
         }
         Ok(())
+    }
+    pub(crate) fn notify_start(&self, solver: &'static str, n: usize, d: usize, budget: usize) {
+        if let Some(o) = &self.observer {
+            o.on_start(&StartInfo { solver, n, d, budget });
+        }
+    }
+    /// Whether an observer wants a progress call at this iteration (a multiple of
+    /// `observe_every`).
+    pub(crate) fn wants_progress(&self, iteration: usize) -> bool {
+        self.observer.is_some() && iteration.is_multiple_of(self.observe_every)
+    }
+    pub(crate) fn notify_progress(&self, p: &Progress<'_>) {
+        if let Some(o) = &self.observer {
+            o.on_progress(p);
+        }
+    }
+    pub(crate) fn notify_end(&self, report: &SolveReport) {
+        if let Some(o) = &self.observer {
+            o.on_end(report);
+        }
     }
     pub(crate) fn stop_requested(&self) -> Option<Termination> {
         if let Some(f) = &self.interrupt {

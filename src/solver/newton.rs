@@ -141,12 +141,23 @@ pub fn solve<L: Loss>(
     let mut prev_step: Option<Vec<f64>> = None;
     let mut flat_steps = 0usize;
     let mut kkt = set.kkt_residual(&theta, &ev.grad);
+    ctl.notify_start("newton", n, d, ctl.max_iter);
 
     let termination = loop {
         if !all_finite(&ev) {
             break Termination::NonFinite;
         }
         kkt = set.kkt_residual(&theta, &ev.grad);
+        if ctl.wants_progress(rep.iterations) {
+            ctl.notify_progress(&super::Progress {
+                solver: "newton",
+                iteration: rep.iterations,
+                budget: ctl.max_iter,
+                objective: ev.value,
+                kkt_residual: kkt,
+                theta: &theta,
+            });
+        }
         if m == 0 {
             // d = 1 under sum-zero: the feasible set is {0}.
             break Termination::Converged;
@@ -365,5 +376,6 @@ pub fn solve<L: Loss>(
         && (L::CONVEX || radius.is_some_and(|b| obj.loss().convex_on(b * obj.data().max_row_norm(sz))));
     rep.theta = theta;
     rep.elapsed = start.elapsed();
+    ctl.notify_end(&rep);
     Ok(rep)
 }

@@ -22,6 +22,10 @@ pub enum Termination {
     Interrupted,
     /// The caller's deadline passed.
     Timeout,
+    /// A fixed-budget algorithm (one-pass SGD, SGD with a fixed number of epochs) ran its whole
+    /// budget. The result is the algorithm's output, not a certified minimiser: compare
+    /// [`SolveReport::kkt_residual`] with [`SolveReport::kkt_tol`] to see how close it is.
+    Completed,
 }
 
 impl Termination {
@@ -39,6 +43,7 @@ impl Termination {
             Termination::NoMinimizer => "no-minimizer",
             Termination::Interrupted => "interrupted",
             Termination::Timeout => "timeout",
+            Termination::Completed => "completed",
         }
     }
     /// One sentence for people.
@@ -53,6 +58,7 @@ impl Termination {
             }
             Termination::Interrupted => "interrupted by the caller",
             Termination::Timeout => "the deadline passed",
+            Termination::Completed => "the algorithm ran its fixed budget (no KKT certificate)",
         }
     }
 }
