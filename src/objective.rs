@@ -211,6 +211,29 @@ impl<'a, L: Loss> Objective<'a, L> {
         (sum + self.penalty(&th)) / self.total_weight()
     }
 
+    /// `F(c·(θ + α s))` from the cached scores of `ev` (at `θ`) and `xs = X s`: the objective
+    /// along a projection arc onto a ball (`c = min(1, B/‖θ + α s‖)`), O(n), no access to `X`.
+    /// `c = 1` is [`Objective::line_value`].
+    pub fn arc_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64, scale: f64) -> f64 {
+        let sum = kernels::loss_sum_scaled(
+            self.data.y(),
+            self.data.weights(),
+            &self.loss,
+            &ev.scores,
+            Some(xs),
+            alpha,
+            scale,
+            self.par,
+        );
+        let th: Vec<f64> = ev
+            .theta
+            .iter()
+            .zip(s)
+            .map(|(t, v)| scale * alpha.mul_add(*v, *t))
+            .collect();
+        (sum + self.penalty(&th)) / self.total_weight()
+    }
+
     /// The dense Hessian `∇²F` at `ev`'s point, column-major `d × d` into `h`. Returns the
     /// number of rows with negative curvature `ℓ'' < 0` (non-convex losses only).
     pub fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize {

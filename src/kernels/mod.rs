@@ -652,6 +652,7 @@ struct LossSum<'a, L> {
     t: &'a [f64],
     s: Option<&'a [f64]>,
     alpha: f64,
+    scale: f64,
     loss: &'a L,
 }
 
@@ -675,6 +676,9 @@ impl<L: Loss> WithSimd for LossSum<'_, L> {
                     }
                 }
                 None => tb[..m].copy_from_slice(&self.t[r0..r0 + m]),
+            }
+            if self.scale != 1.0 {
+                tb[..m].iter_mut().for_each(|v| *v *= self.scale);
             }
             self.loss.eval_simd(
                 simd,
@@ -702,6 +706,22 @@ pub fn loss_sum<L: Loss>(
     alpha: f64,
     par: Par,
 ) -> f64 {
+    loss_sum_scaled(y, w, loss, t, s, alpha, 1.0, par)
+}
+
+/// `Σ_i w_i ℓ(c·(t_i + α s_i); y_i)`: the loss along a projection arc `c(α)·(θ + α s)` (radial
+/// projection onto a ball), O(n) from cached scores. `c = 1` gives [`loss_sum`] bit for bit.
+#[allow(clippy::too_many_arguments)]
+pub fn loss_sum_scaled<L: Loss>(
+    y: &[u8],
+    w: Option<&[f64]>,
+    loss: &L,
+    t: &[f64],
+    s: Option<&[f64]>,
+    alpha: f64,
+    scale: f64,
+    par: Par,
+) -> f64 {
     let n = y.len();
     assert_eq!(t.len(), n);
     let blocks = Blocks::new(n, 1, 1 << 16, 64);
@@ -714,6 +734,7 @@ pub fn loss_sum<L: Loss>(
             t: &t[r.clone()],
             s: s.map(|s| &s[r.clone()]),
             alpha,
+            scale,
             loss,
         })
     };

@@ -1,10 +1,97 @@
-//! Projected L-BFGS (work in progress; see `solve`).
+//! Projected L-BFGS over `Θ_B`, the ball, the sum-zero subspace and `ℝ^d` (DESIGN.md "Solver").
+//!
+//! The sum-zero condition is kept exactly by working with centred vectors: gradients are
+//! projected by `P = I − 11ᵀ/d`, so every direction (a combination of centred gradients and
+//! steps) stays in `{1ᵀθ = 0}`. The ball is handled by an **active-face** strategy with a
+//! **projection-arc** line search (Bertsekas, *Nonlinear Programming*, 2nd ed., §2.3):
+//!
+//! * *interior* (or on the sphere with the gradient pointing inward): the working gradient is
+//!   `g_w = P∇F` and the direction is the L-BFGS direction `d = −H g_w`;
+//! * *on the face* `‖θ‖ = B` with multiplier estimate `μ = −(P∇F)ᵀθ/B² > 0`: the working
+//!   gradient is the tangent gradient of the Lagrangian, `g_w = P∇F + μθ`, the quasi-Newton
+//!   model is of `∇²F + μI` (the Riemannian Hessian of `F` on the sphere), built from the stored
+//!   pairs `(s_k, y_k + μ s_k)`, and the direction is projected on the tangent space.
+//!
+//! In both cases the trial points are `θ(α) = Π(θ + α d)` (for the ball a radial shrink, so the
+//! scores along the arc are `c(α)(Xθ + α Xd)` and every backtracking trial is O(n) from cached
+//! scores — [`Objective::arc_value`]). A step is accepted by the Armijo rule along the arc,
+//! `F(θ(α)) ≤ F(θ) + σ ∇F(θ)ᵀ(θ(α) − θ)` with `∇F(θ)ᵀ(θ(α) − θ) < 0`.
+//!
+//! **Convergence.** Directions are gradient-related: a quasi-Newton direction whose angle with
+//! `−g_w` is too close to 90°, or along which the arc search fails, is replaced by the projected
+//! gradient arc `Π(θ − α g_w)` (on the face this arc is a reparametrisation of `Π(θ − α P∇F)`).
+//! Projected gradient with the Armijo rule along the arc converges to a stationary point on a
+//! closed convex set (Bertsekas, Prop. 2.3.3), hence to a minimiser for a convex objective; the
+//! quasi-Newton steps only accelerate it. Curvature pairs with `sᵀy ≤ 1e-12‖s‖‖y‖` are skipped,
+//! so the inverse-Hessian model stays positive definite also on non-convex losses (`mle-rr`).
+//!
+//! **Stopping** is the same KKT criterion as Newton: `‖θ − Π(θ − ∇F)‖ ≤ max(tol_abs,
+//! tol_rel·‖P∇F(0)‖)`, the reference taken at the origin (a warm start never loosens it). On a
+//! non-convex loss a converged point is a KKT point; `certified_global` says whether the loss is
+//! certified convex on the set (spec §3.2), exactly as for Newton.
+//!
+//! **No minimiser.** Without a norm bound (convex losses): a negative recession slope at the
+//! iterate proves the objective unbounded below; at a KKT point with `Xθ ≠ 0` and a recession
+//! slope of zero, `F` is non-increasing along the ray `{rθ}`, so a minimiser of the convex
+//! objective is not attained there (separable data): both end with
+//! [`Termination::NoMinimizer`], as does `‖θ‖ > norm_cap`.
+//!
+//! Cost per iteration: one fused value+gradient pass when the unit step is accepted (the usual
+//! case), plus one pass for `Xd` and O(n) per trial when it is not.
 
-use super::{Control, SolveReport};
+use super::{Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
-use crate::feasible::FeasibleSet;
+use crate::feasible::{center, norm, FeasibleSet};
 use crate::loss::Loss;
-use crate::objective::Objective;
+use crate::objective::{Eval, Objective};
+use std::collections::VecDeque;
+use std::time::Instant;
+
+/// Quasi-Newton iterations allowed per unit of [`Control::max_iter`] (so the default
+/// `max_iter = 100` allows 1000 L-BFGS iterations — comparable work to 100 Newton iterations).
+pub const ITERS_PER_MAX_ITER: usize = 10;
+/// Armijo sufficient-decrease constant.
+const ARMIJO: f64 = 1e-4;
+/// Backtracking trials per line search.
+const MAX_TRIALS: usize = 60;
+/// A quasi-Newton direction with `cos∠(d, −g_w)` below this is replaced by `−g_w`.
+const MIN_COS: f64 = 1e-8;
+/// Without a ball, steps longer than this times `max(1, ‖θ‖)` are shortened.
+const MAX_STEP: f64 = 1e3;
+/// `‖θ‖ ≥ B(1 − FACE_TOL)` counts as on the sphere.
+const FACE_TOL: f64 = 1e-12;
+/// Iterations allowed after the tolerance is met, while the KKT residual keeps falling.
+const POLISH_ITERS: usize = 10;
+/// Polishing stops once the residual is this fraction of the tolerance.
+const POLISH_FACTOR: f64 = 1e-3;
+/// Non-convex losses without a ball: a step at a KKT point longer than this times
+/// `max(1, ‖θ‖)` is not negligible.
+const STALL_STEP: f64 = 1e-3;
+/// Consecutive aligned long steps at KKT points that signal a recession direction.
+const RECESSION_STEPS: usize = 5;
+/// `|∇Fᵀd|` below this times `1 + |F|`: the decrease is below what `F` resolves.
+const FLOOR: f64 = 1e-13;
+
+/// Polishing after convergence: once the KKT tolerance is met, a few more iterations run while
+/// the residual keeps falling (they shrink the error in `θ` on ill-conditioned problems at the
+/// cost of a pass each); the best point is kept. Returns `true` when the run should stop.
+fn polish(
+    best: &mut Option<(Vec<f64>, Eval, f64)>,
+    iters: &mut usize,
+    theta: &[f64],
+    ev: &Eval,
+    kkt: f64,
+    tol: f64,
+) -> bool {
+    if best.as_ref().is_none_or(|b| kkt < b.2) {
+        *best = Some((theta.to_vec(), ev.clone(), kkt));
+    }
+    if kkt <= POLISH_FACTOR * tol || *iters >= POLISH_ITERS {
+        return true;
+    }
+    *iters += 1;
+    false
+}
 
 /// Settings of the L-BFGS solver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,18 +116,460 @@ impl LbfgsOptions {
     }
 }
 
-/// Minimises `obj` over `set` by projected L-BFGS.
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn all_finite(ev: &Eval) -> bool {
+    ev.value.is_finite() && ev.grad.iter().all(|g| g.is_finite())
+}
+
+/// One curvature pair: the step `s = θ₊ − θ` and the change of the projected gradient of `F`.
+struct Pair {
+    s: Vec<f64>,
+    y: Vec<f64>,
+}
+
+/// `out = −H g` by the two-loop recursion on the pairs `(s_k, y_k + μ s_k)`, skipping pairs
+/// without positive curvature. `H₀ = γI` with `γ = sᵀy/yᵀy` of the newest usable pair (1 if
+/// none). Returns the number of pairs used.
+fn two_loop(pairs: &VecDeque<Pair>, mu: f64, g: &[f64], out: &mut [f64]) -> usize {
+    let k = pairs.len();
+    let mut q = g.to_vec();
+    let mut ys: Vec<Option<(Vec<f64>, f64, f64)>> = Vec::with_capacity(k); // (y', ρ, a), newest first
+    let mut gamma: Option<f64> = None;
+    for p in pairs.iter().rev() {
+        let y: Vec<f64> = p.y.iter().zip(&p.s).map(|(y, s)| mu.mul_add(*s, *y)).collect();
+        let sy = dot(&p.s, &y);
+        if !(sy > 1e-12 * norm(&p.s) * norm(&y)) || !sy.is_finite() {
+            ys.push(None);
+            continue;
+        }
+        if gamma.is_none() {
+            gamma = Some(sy / dot(&y, &y));
+        }
+        let rho = 1.0 / sy;
+        let a = rho * dot(&p.s, &q);
+        q.iter_mut().zip(&y).for_each(|(qi, yi)| *qi -= a * yi);
+        ys.push(Some((y, rho, a)));
+    }
+    let gamma = gamma.unwrap_or(1.0);
+    q.iter_mut().for_each(|v| *v *= gamma);
+    let mut used = 0;
+    for (p, e) in pairs.iter().zip(ys.iter().rev()) {
+        if let Some((y, rho, a)) = e {
+            let b = rho * dot(y, &q);
+            q.iter_mut().zip(&p.s).for_each(|(qi, si)| *qi += (a - b) * si);
+            used += 1;
+        }
+    }
+    out.iter_mut().zip(&q).for_each(|(o, v)| *o = -v);
+    used
+}
+
+/// The outcome of a line search along the projection arc.
+enum Arc {
+    /// Accepted: the new point, evaluated.
+    Accepted(Vec<f64>),
+    /// No acceptable step.
+    Failed,
+}
+
+/// Minimises `obj` over `set` by projected L-BFGS from `theta0` (projected onto the set;
+/// default 0). See the module docs. `Err` only for invalid input.
 pub fn solve<L: Loss>(
-    _obj: &Objective<'_, L>,
-    _set: &FeasibleSet,
-    _theta0: Option<&[f64]>,
+    obj: &Objective<'_, L>,
+    set: &FeasibleSet,
+    theta0: Option<&[f64]>,
     opts: &LbfgsOptions,
     ctl: &Control,
 ) -> Result<SolveReport> {
     ctl.validate()?;
     opts.validate()?;
-    Err(Error::param(
-        "solver",
-        "solver `lbfgs` is not implemented yet; use newton",
-    ))
+    let start = Instant::now();
+    let d = obj.dim();
+    let n = obj.data().n();
+    if let Some(t0) = theta0 {
+        if t0.len() != d {
+            return Err(Error::Shape(format!("theta0 has {} entries but d = {d}", t0.len())));
+        }
+        if let Some(j) = t0.iter().position(|v| !v.is_finite()) {
+            return Err(Error::param("theta0", format!("entry {j} is not finite")));
+        }
+    }
+    let sz = set.sum_zero();
+    let radius = set.radius();
+    let max_iter = ctl.max_iter.saturating_mul(ITERS_PER_MAX_ITER);
+
+    let mut rep = SolveReport {
+        solver: "lbfgs",
+        theta: vec![0.0; d],
+        termination: Termination::MaxIterations,
+        objective: f64::NAN,
+        kkt_residual: f64::NAN,
+        kkt_tol: f64::NAN,
+        grad_norm_at_zero: f64::NAN,
+        last_step_norm: f64::NAN,
+        iterations: 0,
+        grad_evals: 0,
+        hessian_evals: 0,
+        line_search_evals: 0,
+        direction_passes: 0,
+        compensated_evals: 0,
+        refinement_steps: 0,
+        hessian_shifts: 0,
+        max_shift: 0.0,
+        negative_curvature_rows: 0,
+        on_boundary: false,
+        multiplier: 0.0,
+        certified_global: false,
+        elapsed: Default::default(),
+    };
+
+    // Reference gradient at the origin (projected on the subspace).
+    let mut ev = Eval::new(n, d);
+    let zeros = vec![0.0; d];
+    obj.evaluate(&zeros, &mut ev);
+    rep.grad_evals += 1;
+    if !all_finite(&ev) {
+        return Err(Error::Numerical(
+            "the objective or its gradient is not finite at θ = 0".into(),
+        ));
+    }
+    let project_grad = |g: &[f64]| {
+        let mut p = g.to_vec();
+        if sz {
+            center(&mut p);
+        }
+        p
+    };
+    rep.grad_norm_at_zero = norm(&project_grad(&ev.grad));
+    let tol = ctl.tol_abs.max(ctl.tol_rel * rep.grad_norm_at_zero);
+    rep.kkt_tol = tol;
+
+    let mut theta = theta0.map(<[f64]>::to_vec).unwrap_or_else(|| zeros.clone());
+    set.project(&mut theta);
+    if theta.iter().any(|&v| v != 0.0) {
+        obj.evaluate(&theta, &mut ev);
+        rep.grad_evals += 1;
+    }
+    ctl.notify_start("lbfgs", n, d, max_iter);
+
+    let mut pairs: VecDeque<Pair> = VecDeque::with_capacity(opts.memory);
+    let mut trial = Eval::new(n, d);
+    let mut xd = vec![0.0; n];
+    let mut dir = vec![0.0; d];
+    let mut kkt;
+    // Polishing: the best KKT point since the tolerance was first met.
+    let mut best: Option<(Vec<f64>, Eval, f64)> = None;
+    let mut polish_iters = 0usize;
+    // Non-convex losses without a ball: consecutive aligned long steps at a KKT point.
+    let mut prev_step: Option<Vec<f64>> = None;
+    let mut flat_steps = 0usize;
+
+    let termination = loop {
+        if !all_finite(&ev) {
+            kkt = f64::NAN;
+            break Termination::NonFinite;
+        }
+        kkt = set.kkt_residual(&theta, &ev.grad);
+        if ctl.wants_progress(rep.iterations) {
+            ctl.notify_progress(&Progress {
+                solver: "lbfgs",
+                iteration: rep.iterations,
+                budget: max_iter,
+                objective: ev.value,
+                kkt_residual: kkt,
+                theta: &theta,
+            });
+        }
+        let recession = if radius.is_none() && L::CONVEX {
+            obj.recession_slope(&ev)
+        } else {
+            None
+        };
+        if let Some((slope, size)) = recession {
+            if slope < -1e-10 * size {
+                break Termination::NoMinimizer;
+            }
+        }
+        let at_kkt = kkt <= tol;
+        if at_kkt {
+            if let Some((slope, _)) = recession {
+                // A KKT point where F does not increase along the ray {rθ} while Xθ ≠ 0: the
+                // infimum is approached at infinity (separable data), not attained here.
+                let score_scale = ev.scores.iter().map(|t| t.abs()).sum::<f64>() / n as f64;
+                if slope < 1e-10 * score_scale {
+                    break Termination::NoMinimizer;
+                }
+            }
+        }
+        // Without a ball a non-convex loss can flatten out at infinity: a KKT point counts
+        // only once the quasi-Newton step there is short (checked below, after the direction).
+        let check_flat = at_kkt && radius.is_none() && !L::CONVEX;
+        if !check_flat {
+            flat_steps = 0;
+        }
+        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol) {
+            break Termination::Converged;
+        }
+        if let Some(t) = ctl.stop_requested() {
+            break t;
+        }
+        if rep.iterations >= max_iter {
+            break Termination::MaxIterations;
+        }
+
+        // Working gradient: P∇F, plus μθ on the active face of the ball.
+        let pg = project_grad(&ev.grad);
+        let mut mu = 0.0;
+        if let Some(b) = radius {
+            if norm(&theta) >= b * (1.0 - FACE_TOL) {
+                let m = -dot(&pg, &theta) / (b * b);
+                if m > 0.0 {
+                    mu = m;
+                }
+            }
+        }
+        let gw: Vec<f64> = pg.iter().zip(&theta).map(|(g, t)| mu.mul_add(*t, *g)).collect();
+        let gw_norm = norm(&gw);
+        if gw_norm == 0.0 {
+            if at_kkt {
+                // Exactly stationary.
+                polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol);
+                break Termination::Converged;
+            }
+            // The working model is stationary but the residual is not below tolerance.
+            break Termination::LineSearchFailed;
+        }
+
+        let mut quasi_newton = !pairs.is_empty();
+        let mut outcome = Arc::Failed;
+        let mut checked_flat = false;
+        for _attempt in 0..3 {
+            if quasi_newton {
+                two_loop(&pairs, mu, &gw, &mut dir);
+            } else {
+                dir.iter_mut().zip(&gw).for_each(|(d, g)| *d = -g);
+            }
+            if mu > 0.0 {
+                // Tangent to the sphere.
+                let b2 = radius.map_or(1.0, |b| b * b);
+                let c = dot(&dir, &theta) / b2;
+                dir.iter_mut().zip(&theta).for_each(|(d, t)| *d -= c * t);
+            }
+            if sz {
+                center(&mut dir);
+            }
+            let dn = norm(&dir);
+            let cos = -dot(&gw, &dir) / (gw_norm * dn);
+            if quasi_newton && !(cos >= MIN_COS) {
+                // Not gradient-related: restart from the projected gradient.
+                pairs.clear();
+                quasi_newton = false;
+                continue;
+            }
+            if check_flat && !checked_flat {
+                checked_flat = true;
+                let scale = norm(&theta).max(1.0);
+                if dn <= STALL_STEP * scale {
+                    flat_steps = 0;
+                } else {
+                    let aligned = prev_step.as_ref().is_some_and(|q| dot(q, &dir) > 0.9 * norm(q) * dn);
+                    flat_steps = if aligned { flat_steps + 1 } else { 1 };
+                }
+            }
+            if radius.is_none() {
+                let cap = MAX_STEP * norm(&theta).max(1.0);
+                if dn > cap {
+                    let f = cap / dn;
+                    dir.iter_mut().for_each(|v| *v *= f);
+                }
+            }
+            if check_flat && flat_steps == 0 {
+                break;
+            }
+            outcome = arc_search(obj, set, &ev, &dir, mu, kkt, &mut trial, &mut xd, &mut rep);
+            if matches!(outcome, Arc::Accepted(_)) || !quasi_newton {
+                break;
+            }
+            pairs.clear();
+            quasi_newton = false;
+        }
+        if check_flat {
+            if flat_steps == 0 {
+                // Short step at a KKT point: a genuine (local) minimiser.
+                if polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol) {
+                    break Termination::Converged;
+                }
+                outcome = arc_search(obj, set, &ev, &dir, mu, kkt, &mut trial, &mut xd, &mut rep);
+            } else if flat_steps >= RECESSION_STEPS {
+                break Termination::NoMinimizer;
+            }
+        }
+        let new_theta = match outcome {
+            Arc::Accepted(t) => t,
+            Arc::Failed => break Termination::LineSearchFailed,
+        };
+        // Curvature pair from the projected gradients of F.
+        let s: Vec<f64> = new_theta.iter().zip(&theta).map(|(a, b)| a - b).collect();
+        let pg_new = project_grad(&trial.grad);
+        let y: Vec<f64> = pg_new.iter().zip(&pg).map(|(a, b)| a - b).collect();
+        rep.last_step_norm = norm(&s);
+        if pairs.len() == opts.memory {
+            pairs.pop_front();
+        }
+        prev_step = Some(s.clone());
+        pairs.push_back(Pair { s, y });
+        std::mem::swap(&mut ev, &mut trial);
+        theta = new_theta;
+        rep.iterations += 1;
+        if radius.is_none() && norm(&theta) > ctl.norm_cap {
+            kkt = set.kkt_residual(&theta, &ev.grad);
+            break Termination::NoMinimizer;
+        }
+    };
+    // A run that met the tolerance and then stopped while polishing returns its best point.
+    let termination = match best {
+        Some((bt, bev, bk)) if !matches!(termination, Termination::NoMinimizer) => {
+            if !(kkt <= bk) || !termination.is_converged() {
+                theta = bt;
+                ev = bev;
+                kkt = bk;
+            }
+            Termination::Converged
+        }
+        _ => termination,
+    };
+
+    rep.termination = termination;
+    rep.objective = ev.value;
+    rep.kkt_residual = kkt;
+    if let Some(b) = radius {
+        let tn = norm(&theta);
+        rep.on_boundary = tn >= b * (1.0 - 1e-10);
+        if rep.on_boundary {
+            let pg = project_grad(&ev.grad);
+            rep.multiplier = (-dot(&pg, &theta) / (b * b)).max(0.0);
+        }
+    }
+    rep.certified_global = termination.is_converged()
+        && (L::CONVEX || radius.is_some_and(|b| obj.loss().convex_on(b * obj.data().max_row_norm(sz))));
+    rep.theta = theta;
+    rep.elapsed = start.elapsed();
+    ctl.notify_end(&rep);
+    Ok(rep)
+}
+
+/// Armijo search along the projection arc `θ(α) = Π(θ + α d)`. The unit step is evaluated by
+/// a full fused pass (kept in `trial` when accepted); later trials are O(n) from `Xd`.
+///
+/// On the face (`μ > 0`, both points on the sphere) the linear term is evaluated as
+/// `∇Fᵀ(θ(α) − θ) = g_wᵀΔ + μ‖Δ‖²/2` (from `θᵀΔ = −‖Δ‖²/2` on the sphere), which avoids the
+/// cancellation of the radial rounding of `θ(α)` against the outward gradient. When the
+/// predicted decrease `|∇Fᵀd|` is below what `F` resolves, the unit step is accepted on the
+/// gradient instead: `F` must not rise beyond that resolution and the KKT residual must fall.
+#[allow(clippy::too_many_arguments)]
+fn arc_search<L: Loss>(
+    obj: &Objective<'_, L>,
+    set: &FeasibleSet,
+    ev: &Eval,
+    dir: &[f64],
+    mu: f64,
+    kkt: f64,
+    trial: &mut Eval,
+    xd: &mut [f64],
+    rep: &mut SolveReport,
+) -> Arc {
+    let theta = &ev.theta;
+    let f0 = ev.value;
+    let radius = set.radius();
+    let sz = set.sum_zero();
+    let point = |alpha: f64| {
+        let mut t: Vec<f64> = theta.iter().zip(dir).map(|(t, d)| alpha.mul_add(*d, *t)).collect();
+        set.project(&mut t);
+        t
+    };
+    let mut pg = ev.grad.clone();
+    if sz {
+        center(&mut pg);
+    }
+    let on_sphere = |t: &[f64]| radius.is_some_and(|b| norm(t) >= b * (1.0 - FACE_TOL));
+    let linear = |t: &[f64]| -> f64 {
+        let delta: Vec<f64> = t.iter().zip(theta).map(|(a, b)| a - b).collect();
+        if mu > 0.0 && on_sphere(t) {
+            let gw_delta: f64 = pg
+                .iter()
+                .zip(theta.iter().zip(&delta))
+                .map(|(g, (th, dl))| mu.mul_add(*th, *g) * dl)
+                .sum();
+            gw_delta + 0.5 * mu * dot(&delta, &delta)
+        } else {
+            dot(&pg, &delta)
+        }
+    };
+    let accept = |lin: f64, fa: f64| {
+        let noise = 8.0 * f64::EPSILON * (f0.abs() + fa.abs());
+        fa.is_finite() && lin < 0.0 && fa <= f0 + ARMIJO * lin + noise
+    };
+    let slope = dot(&pg, dir);
+
+    let t1 = point(1.0);
+    obj.evaluate(&t1, trial);
+    rep.grad_evals += 1;
+    let lin1 = linear(&t1);
+    if accept(lin1, trial.value) {
+        return Arc::Accepted(t1);
+    }
+    let floor = FLOOR * (1.0 + f0.abs());
+    if slope.abs() <= floor && trial.value.is_finite() && trial.value <= f0 + floor {
+        let k1 = set.kkt_residual(&t1, &trial.grad);
+        if k1 < kkt {
+            return Arc::Accepted(t1);
+        }
+    }
+    // Backtrack in O(n) per trial from the scores of the direction.
+    obj.direction_scores(dir, xd);
+    rep.direction_passes += 1;
+    let mut alpha = 1.0f64;
+    let mut fa = trial.value;
+    for _ in 0..MAX_TRIALS {
+        // Safeguarded quadratic interpolation on φ(α) = F(θ(α)), with φ'(0) = ∇Fᵀd.
+        let next = if fa.is_finite() && slope < 0.0 {
+            let denom = 2.0 * (fa - f0 - slope * alpha);
+            if denom > 0.0 {
+                -slope * alpha * alpha / denom
+            } else {
+                0.5 * alpha
+            }
+        } else {
+            0.1 * alpha
+        };
+        alpha = next.clamp(0.1 * alpha, 0.5 * alpha);
+        let raw: Vec<f64> = theta.iter().zip(dir).map(|(t, d)| alpha.mul_add(*d, *t)).collect();
+        let scale = radius.map_or(1.0, |b| {
+            let r = norm(&raw);
+            if r > b {
+                b / r
+            } else {
+                1.0
+            }
+        });
+        fa = obj.arc_value(ev, dir, xd, alpha, scale);
+        rep.line_search_evals += 1;
+        let t = point(alpha);
+        let lin = linear(&t);
+        if accept(lin, fa) {
+            obj.evaluate(&t, trial);
+            rep.grad_evals += 1;
+            // The O(n) value came from cached scores; confirm with the exact pass.
+            if accept(lin, trial.value) {
+                return Arc::Accepted(t);
+            }
+        }
+        if lin == 0.0 {
+            break;
+        }
+    }
+    Arc::Failed
 }
