@@ -1,7 +1,7 @@
 //! One exact fit at a large shape, with the solver's counts and time.
-//! Usage: `large_fit [n] [d] [loss] [threads]` (defaults 1e6, 100, mle, all cores).
+//! Usage: `large_fit [n] [d] [loss] [threads] [solver]` (defaults 1e6, 100, mle, all cores, newton).
 
-use privpref::estimator::{fit, FitOptions};
+use privpref::estimator::{fit, FitOptions, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::simulation_rng;
@@ -22,13 +22,15 @@ fn main() -> privpref::Result<()> {
         .num_threads(threads)
         .build()
         .expect("pool");
-    let opts = FitOptions::new(loss, FeasibleSet::theta_b(2.0)?);
+    let mut opts = FitOptions::new(loss, FeasibleSet::theta_b(2.0)?);
+    opts.solver = SolverKind::parse(&arg(5).unwrap_or("newton".into()))?;
     let view = data.view()?;
     let t1 = Instant::now();
     let m = pool.install(|| fit(view, &opts))?;
     let r = &m.report;
     println!(
-        "{:?}: {} iterations, {} value+grad passes, {} Hessians, {} direction passes, {} line-search evals, {} compensated passes, KKT {:.2e} (tol {:.2e}), {:.3} s on {} threads",
+        "{} {:?}: {} iterations, {} value+grad passes, {} Hessians, {} direction passes, {} line-search evals, {} compensated passes, KKT {:.2e} (tol {:.2e}), {:.3} s on {} threads",
+        r.solver,
         r.termination,
         r.iterations,
         r.grad_evals,

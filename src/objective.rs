@@ -272,6 +272,35 @@ impl<'a, L: Loss> Objective<'a, L> {
         Some((r / wt, a / wt))
     }
 
+    /// Weighted column second moments `m_j = (1/W) Σ_i w_i x_ij²` (one pass over `X`,
+    /// deterministic for any thread count): the scale of the Hessian's diagonal, used as a
+    /// diagonal preconditioner by L-BFGS on badly scaled columns.
+    pub fn column_second_moments(&self) -> Vec<f64> {
+        let d = self.dim();
+        let n = self.data.n();
+        let x = self.data.x();
+        let w = self.data.weights();
+        let blocks = crate::par::Blocks::new(n, d, 1 << 20, 64);
+        let leaf = |b: usize| {
+            let mut m = vec![0.0; d];
+            for i in blocks.range(b) {
+                let wi = w.map_or(1.0, |w| w[i]);
+                for (mj, xij) in m.iter_mut().zip(&x[i * d..(i + 1) * d]) {
+                    *mj += wi * xij * xij;
+                }
+            }
+            m
+        };
+        let combine = |mut a: Vec<f64>, b: Vec<f64>| {
+            a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+            a
+        };
+        let mut m = crate::par::tree_reduce(blocks.count(), self.par.for_bytes(n * d * 8), &leaf, &combine);
+        let wt = self.total_weight();
+        m.iter_mut().for_each(|v| *v /= wt);
+        m
+    }
+
     /// `out = ∇²F v` at `ev`'s point, in one pass over `X`.
     pub fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
         kernels::hess_vec(self.rows(), &self.loss, &ev.scores, v, out, self.par);

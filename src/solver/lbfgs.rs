@@ -60,6 +60,8 @@ const MIN_COS: f64 = 1e-8;
 const MAX_STEP: f64 = 1e3;
 /// `‖θ‖ ≥ B(1 − FACE_TOL)` counts as on the sphere.
 const FACE_TOL: f64 = 1e-12;
+/// The face is released when the tangent gradient is below this times `|μ|B` with `μ < 0`.
+const RELEASE: f64 = 0.1;
 /// Iterations allowed after the tolerance is met, while the KKT residual keeps falling.
 const POLISH_ITERS: usize = 10;
 /// Polishing stops once the residual is this fraction of the tolerance.
@@ -98,12 +100,38 @@ fn polish(
 pub struct LbfgsOptions {
     /// Number of correction pairs kept (`m`, default 10).
     pub memory: usize,
+    /// Precondition badly scaled columns (default true): when the column second moments
+    /// `m_j = (1/W)Σ w_i x_ij²` span more than a factor [`SCALING_SPREAD`], the initial
+    /// inverse-Hessian model is `γ·P diag(1/m_j) P` instead of `γI` (one extra pass over `X`).
+    pub diagonal_scaling: bool,
 }
 
 impl Default for LbfgsOptions {
     fn default() -> Self {
-        LbfgsOptions { memory: 10 }
+        LbfgsOptions {
+            memory: 10,
+            diagonal_scaling: true,
+        }
     }
+}
+
+/// Column scales spread beyond which [`LbfgsOptions::diagonal_scaling`] takes effect.
+pub const SCALING_SPREAD: f64 = 10.0;
+
+/// `diag(1/m_j)` when the column second moments spread more than [`SCALING_SPREAD`]
+/// (columns with `m_j` below `1e-12·max m` are treated as having that moment).
+fn diagonal_scaling<L: Loss>(obj: &Objective<'_, L>) -> Option<Vec<f64>> {
+    let m = obj.column_second_moments();
+    let hi = m.iter().cloned().fold(0.0, f64::max);
+    if !(hi > 0.0 && hi.is_finite()) {
+        return None;
+    }
+    let floor = 1e-12 * hi;
+    let lo = m.iter().cloned().fold(f64::INFINITY, f64::min).max(floor);
+    if hi / lo <= SCALING_SPREAD {
+        return None;
+    }
+    Some(m.iter().map(|v| hi / v.max(floor)).collect())
 }
 
 impl LbfgsOptions {
@@ -133,7 +161,21 @@ struct Pair {
 /// `out = −H g` by the two-loop recursion on the pairs `(s_k, y_k + μ s_k)`, skipping pairs
 /// without positive curvature. `H₀ = γI` with `γ = sᵀy/yᵀy` of the newest usable pair (1 if
 /// none). Returns the number of pairs used.
-fn two_loop(pairs: &VecDeque<Pair>, mu: f64, g: &[f64], out: &mut [f64]) -> usize {
+fn two_loop(pairs: &VecDeque<Pair>, mu: f64, scaling: Option<&[f64]>, sz: bool, g: &[f64], out: &mut [f64]) -> usize {
+    // H₀ = γ·P D P (D the diagonal scaling, P the centring when sum-zero): applied to a
+    // centred vector, `P D v`.
+    let h0 = |v: &[f64]| -> Vec<f64> {
+        match scaling {
+            None => v.to_vec(),
+            Some(dg) => {
+                let mut r: Vec<f64> = v.iter().zip(dg).map(|(a, b)| a * b).collect();
+                if sz {
+                    center(&mut r);
+                }
+                r
+            }
+        }
+    };
     let k = pairs.len();
     let mut q = g.to_vec();
     let mut ys: Vec<Option<(Vec<f64>, f64, f64)>> = Vec::with_capacity(k); // (y', ρ, a), newest first
@@ -146,7 +188,7 @@ fn two_loop(pairs: &VecDeque<Pair>, mu: f64, g: &[f64], out: &mut [f64]) -> usiz
             continue;
         }
         if gamma.is_none() {
-            gamma = Some(sy / dot(&y, &y));
+            gamma = Some(sy / dot(&y, &h0(&y)));
         }
         let rho = 1.0 / sy;
         let a = rho * dot(&p.s, &q);
@@ -154,6 +196,7 @@ fn two_loop(pairs: &VecDeque<Pair>, mu: f64, g: &[f64], out: &mut [f64]) -> usiz
         ys.push(Some((y, rho, a)));
     }
     let gamma = gamma.unwrap_or(1.0);
+    let mut q = h0(&q);
     q.iter_mut().for_each(|v| *v *= gamma);
     let mut used = 0;
     for (p, e) in pairs.iter().zip(ys.iter().rev()) {
@@ -255,6 +298,11 @@ pub fn solve<L: Loss>(
     }
     ctl.notify_start("lbfgs", n, d, max_iter);
 
+    let scaling = if opts.diagonal_scaling {
+        diagonal_scaling(obj)
+    } else {
+        None
+    };
     let mut pairs: VecDeque<Pair> = VecDeque::with_capacity(opts.memory);
     let mut trial = Eval::new(n, d);
     let mut xd = vec![0.0; n];
@@ -322,16 +370,30 @@ pub fn solve<L: Loss>(
 
         // Working gradient: P∇F, plus μθ on the active face of the ball.
         let pg = project_grad(&ev.grad);
-        let mut mu = 0.0;
-        if let Some(b) = radius {
-            if norm(&theta) >= b * (1.0 - FACE_TOL) {
-                let m = -dot(&pg, &theta) / (b * b);
-                if m > 0.0 {
-                    mu = m;
-                }
+        // The face ‖θ‖ = B is kept while on the sphere (an active-set strategy): the working
+        // gradient is the tangent gradient `P∇F + μθ`, `μ = −(P∇F)ᵀθ/B²`, whatever the sign of
+        // the multiplier estimate. The face is released only when `μ < 0` dominates the
+        // tangent gradient (`‖g_w‖ ≤ RELEASE·|μ|B`), by a projected-gradient step inward: this
+        // keeps ill-conditioned problems from zigzagging on and off the sphere.
+        let on_sphere = radius.is_some_and(|b| norm(&theta) >= b * (1.0 - FACE_TOL));
+        let mut face_mu: Option<f64> = None;
+        let mut release = false;
+        if let (true, Some(b)) = (on_sphere, radius) {
+            let m = -dot(&pg, &theta) / (b * b);
+            let tangent: Vec<f64> = pg.iter().zip(&theta).map(|(g, t)| m.mul_add(*t, *g)).collect();
+            if m < 0.0 && norm(&tangent) <= RELEASE * (-m) * b {
+                release = true;
+            } else {
+                face_mu = Some(m);
             }
         }
-        let gw: Vec<f64> = pg.iter().zip(&theta).map(|(g, t)| mu.mul_add(*t, *g)).collect();
+        let on_face = face_mu.is_some();
+        // Curvature shift of the pairs: the Lagrangian Hessian ∇²F + μI (μ ≥ 0 only).
+        let mu = face_mu.map_or(0.0, |m| m.max(0.0));
+        let gw: Vec<f64> = match face_mu {
+            Some(m) => pg.iter().zip(&theta).map(|(g, t)| m.mul_add(*t, *g)).collect(),
+            None => pg.clone(),
+        };
         let gw_norm = norm(&gw);
         if gw_norm == 0.0 {
             if at_kkt {
@@ -343,16 +405,23 @@ pub fn solve<L: Loss>(
             break Termination::LineSearchFailed;
         }
 
-        let mut quasi_newton = !pairs.is_empty();
+        let mut quasi_newton = !pairs.is_empty() && !release;
         let mut outcome = Arc::Failed;
         let mut checked_flat = false;
         for _attempt in 0..3 {
             if quasi_newton {
-                two_loop(&pairs, mu, &gw, &mut dir);
+                two_loop(
+                    &pairs,
+                    mu,
+                    if on_face { None } else { scaling.as_deref() },
+                    sz,
+                    &gw,
+                    &mut dir,
+                );
             } else {
                 dir.iter_mut().zip(&gw).for_each(|(d, g)| *d = -g);
             }
-            if mu > 0.0 {
+            if on_face {
                 // Tangent to the sphere.
                 let b2 = radius.map_or(1.0, |b| b * b);
                 let c = dot(&dir, &theta) / b2;
@@ -389,7 +458,7 @@ pub fn solve<L: Loss>(
             if check_flat && flat_steps == 0 {
                 break;
             }
-            outcome = arc_search(obj, set, &ev, &dir, mu, kkt, &mut trial, &mut xd, &mut rep);
+            outcome = arc_search(obj, set, &ev, &dir, face_mu, kkt, &mut trial, &mut xd, &mut rep);
             if matches!(outcome, Arc::Accepted(_)) || !quasi_newton {
                 break;
             }
@@ -402,7 +471,7 @@ pub fn solve<L: Loss>(
                 if polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol) {
                     break Termination::Converged;
                 }
-                outcome = arc_search(obj, set, &ev, &dir, mu, kkt, &mut trial, &mut xd, &mut rep);
+                outcome = arc_search(obj, set, &ev, &dir, face_mu, kkt, &mut trial, &mut xd, &mut rep);
             } else if flat_steps >= RECESSION_STEPS {
                 break Termination::NoMinimizer;
             }
@@ -464,7 +533,7 @@ pub fn solve<L: Loss>(
 /// Armijo search along the projection arc `θ(α) = Π(θ + α d)`. The unit step is evaluated by
 /// a full fused pass (kept in `trial` when accepted); later trials are O(n) from `Xd`.
 ///
-/// On the face (`μ > 0`, both points on the sphere) the linear term is evaluated as
+/// On the face (`face_mu = Some(μ)`, both points on the sphere) the linear term is evaluated as
 /// `∇Fᵀ(θ(α) − θ) = g_wᵀΔ + μ‖Δ‖²/2` (from `θᵀΔ = −‖Δ‖²/2` on the sphere), which avoids the
 /// cancellation of the radial rounding of `θ(α)` against the outward gradient. When the
 /// predicted decrease `|∇Fᵀd|` is below what `F` resolves, the unit step is accepted on the
@@ -475,7 +544,7 @@ fn arc_search<L: Loss>(
     set: &FeasibleSet,
     ev: &Eval,
     dir: &[f64],
-    mu: f64,
+    face_mu: Option<f64>,
     kkt: f64,
     trial: &mut Eval,
     xd: &mut [f64],
@@ -497,7 +566,7 @@ fn arc_search<L: Loss>(
     let on_sphere = |t: &[f64]| radius.is_some_and(|b| norm(t) >= b * (1.0 - FACE_TOL));
     let linear = |t: &[f64]| -> f64 {
         let delta: Vec<f64> = t.iter().zip(theta).map(|(a, b)| a - b).collect();
-        if mu > 0.0 && on_sphere(t) {
+        if let (Some(mu), true) = (face_mu, on_sphere(t)) {
             let gw_delta: f64 = pg
                 .iter()
                 .zip(theta.iter().zip(&delta))
