@@ -975,3 +975,102 @@ fn output_that_cannot_be_written_is_an_error() {
         );
     }
 }
+
+/// Runs `fit` on the good inputs with `extra` arguments; returns the exit code, the JSON result
+/// (if any) and stderr.
+fn fit_json(tag: &str, extra: &[&str]) -> (Option<i32>, Option<serde_json::Value>, String) {
+    let dir = TempDir::new(tag);
+    write_inputs(&dir);
+    let mut args = vec![
+        "fit".to_string(),
+        "--x".into(),
+        dir.arg("x.npy"),
+        "--y".into(),
+        dir.arg("y.npy"),
+        "--loss".into(),
+        "mle".into(),
+        "--radius".into(),
+        "2".into(),
+        "--out".into(),
+        dir.arg("result.json"),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let o = run(&args);
+    let json = std::fs::read_to_string(dir.path("result.json"))
+        .ok()
+        .map(|t| serde_json::from_str(&t).expect("result.json is JSON"));
+    (o.status.code(), json, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+const SOLVER_OPTION_KEYS: [&str; 6] = ["memory", "step", "batch", "epochs", "shuffle", "average"];
+
+#[test]
+fn fit_json_records_no_solver_options_for_newton() {
+    let (code, json, err) = fit_json("newton-json", &["--seed", "5"]);
+    assert_eq!(code, Some(0), "stderr: {err}");
+    let v = json.expect("result.json written");
+    assert_eq!(v["solver"], "newton");
+    for k in SOLVER_OPTION_KEYS {
+        assert!(v.get(k).is_some_and(|x| x.is_null()), "{k} = {:?}, want null", v.get(k));
+    }
+    assert_eq!(v["seed"], 5);
+}
+
+#[test]
+fn fit_lbfgs_records_memory() {
+    let (code, json, err) = fit_json("lbfgs-json", &["--solver", "lbfgs", "--memory", "3"]);
+    assert_eq!(code, Some(0), "privpref fit --solver lbfgs --memory 3: stderr {err}");
+    let v = json.expect("result.json written");
+    assert_eq!(v["solver"], "lbfgs");
+    assert_eq!(v["converged"], true);
+    assert_eq!(v["memory"], 3);
+    for k in &SOLVER_OPTION_KEYS[1..] {
+        assert!(v[*k].is_null(), "{k} = {}, want null", v[*k]);
+    }
+    assert!(err.is_empty(), "stderr: {err}");
+}
+
+#[test]
+fn fit_sgd_records_its_options_and_a_completed_run_exits_0() {
+    let args = [
+        "--solver",
+        "sgd",
+        "--batch",
+        "2",
+        "--epochs",
+        "3",
+        "--step",
+        "const:0.05",
+        "--shuffle",
+        "--seed",
+        "9",
+        "--average",
+        "polyak",
+    ];
+    let (code, json, err) = fit_json("sgd-json", &args);
+    let v = json.unwrap_or_else(|| panic!("privpref fit {args:?}: no result.json (exit {code:?}, stderr {err})"));
+    let termination = v["termination"].as_str().unwrap_or_default().to_string();
+    // A fixed-budget run ends `completed` (or `converged`): exit 0 either way, and `converged`
+    // says which.
+    assert!(
+        termination == "completed" || termination == "converged",
+        "termination {termination:?}; stderr {err}"
+    );
+    assert_eq!(code, Some(0), "termination {termination}: stderr {err}");
+    assert_eq!(v["converged"], termination == "converged");
+    assert_eq!(
+        v["solver"].as_str().map(|s| s.starts_with("sgd")),
+        Some(true),
+        "{}",
+        v["solver"]
+    );
+    assert_eq!(v["step"], "const:0.05");
+    assert_eq!(v["batch"], 2);
+    assert_eq!(v["epochs"], 3);
+    assert_eq!(v["shuffle"], true);
+    assert_eq!(v["average"], "polyak");
+    assert_eq!(v["seed"], 9);
+    assert!(v["memory"].is_null());
+    // stderr is not a terminal here: the progress bar is hidden and nothing else is printed.
+    assert!(err.is_empty(), "stderr: {err}");
+}

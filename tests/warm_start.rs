@@ -66,7 +66,6 @@ fn minibatch(fx: &Fixture) -> SgdOptions {
         shuffle: true,
         seed: 7,
         average: Averaging::Last,
-        ..SgdOptions::default()
     }
 }
 

@@ -50,7 +50,7 @@ enum Cmd {
     // `allow_negative_numbers` is per command in clap 4 (not inherited from the parent): without
     // it `--eps -1` fails with "unexpected argument '-1'" instead of reaching the range check.
     #[command(allow_negative_numbers = true)]
-    Fit(FitArgs),
+    Fit(Box<FitArgs>),
     /// Randomise binary labels with randomized response (ε-label-LDP).
     #[command(allow_negative_numbers = true)]
     Privatize(PrivatizeArgs),
@@ -294,10 +294,9 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         }
     }
     write_json(&a.out, &result)?;
-    // A fixed-budget run that ran its budget is a normal outcome (no certificate, exit 0).
-    if !r.converged() && r.termination != Termination::Completed {
+    if let Some(code) = failure_code(r.termination) {
         return Err(Failure {
-            code: 3,
+            code,
             message: Error::NotConverged {
                 solver: r.solver,
                 termination: r.termination,
@@ -309,6 +308,16 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         });
     }
     Ok(())
+}
+
+/// The exit code of a finished fit: `None` (exit 0) when converged, or when a fixed-budget
+/// algorithm ran its budget (`completed`: no certificate, and the JSON says
+/// `"converged": false`); 3 for every other termination.
+fn failure_code(t: Termination) -> Option<u8> {
+    match t {
+        Termination::Converged | Termination::Completed => None,
+        _ => Some(3),
+    }
 }
 
 fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
@@ -394,7 +403,7 @@ fn main() -> ExitCode {
         }
     };
     let res = match cli.cmd {
-        Cmd::Fit(a) => run_fit(a),
+        Cmd::Fit(a) => run_fit(*a),
         Cmd::Privatize(a) => run_privatize(a),
         Cmd::Demo(a) => demo::run(a).map_err(Failure::from),
     };
@@ -403,6 +412,27 @@ fn main() -> ExitCode {
         Err(f) => {
             eprintln!("privpref: {}", f.message);
             ExitCode::from(f.code)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_of_terminations() {
+        assert_eq!(failure_code(Termination::Converged), None);
+        assert_eq!(failure_code(Termination::Completed), None);
+        for t in [
+            Termination::MaxIterations,
+            Termination::LineSearchFailed,
+            Termination::NonFinite,
+            Termination::NoMinimizer,
+            Termination::Interrupted,
+            Termination::Timeout,
+        ] {
+            assert_eq!(failure_code(t), Some(3), "{t}");
         }
     }
 }

@@ -45,3 +45,31 @@ impl Observer for StepBar {
         self.bar.finish_and_clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_follows_the_run() {
+        let b = StepBar::new();
+        b.on_start(&StartInfo {
+            solver: "sgd",
+            n: 10,
+            d: 2,
+            budget: 250,
+        });
+        assert_eq!(b.bar.length(), Some(250));
+        assert_eq!(b.bar.position(), 0);
+        b.on_progress(&Progress {
+            solver: "sgd",
+            iteration: 40,
+            budget: 250,
+            objective: f64::NAN,
+            kkt_residual: f64::NAN,
+            theta: &[0.0, 0.0],
+        });
+        assert_eq!(b.bar.position(), 40);
+        assert!(!b.bar.is_finished());
+    }
+}

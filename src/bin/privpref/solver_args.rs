@@ -66,15 +66,14 @@ pub fn settings(solver: SolverKind, g: &Given<'_>) -> Result<Settings, Error> {
         None => Ok(default),
     };
     // TODO(lead): use SgdOptions::validate if the SGD solver adds one (batch and epochs >= 1).
-    let sgd = SgdOptions {
-        step: g.step.map(parse_step).transpose()?.unwrap_or(defaults.step),
-        batch: at_least_one("batch", g.batch, defaults.batch)?,
-        epochs: at_least_one("epochs", g.epochs, defaults.epochs)?,
-        shuffle: g.shuffle,
-        seed: g.seed.unwrap_or(defaults.seed),
-        average: g.average.map(parse_average).transpose()?.unwrap_or(defaults.average),
-        ..defaults
-    };
+    // Field by field from the defaults: settings the SGD solver may add keep their defaults.
+    let mut sgd = defaults;
+    sgd.step = g.step.map(parse_step).transpose()?.unwrap_or(defaults.step);
+    sgd.batch = at_least_one("batch", g.batch, defaults.batch)?;
+    sgd.epochs = at_least_one("epochs", g.epochs, defaults.epochs)?;
+    sgd.shuffle = g.shuffle;
+    sgd.seed = g.seed.unwrap_or(defaults.seed);
+    sgd.average = g.average.map(parse_average).transpose()?.unwrap_or(defaults.average);
     Ok(Settings { lbfgs, sgd })
 }
 
