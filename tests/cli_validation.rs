@@ -421,6 +421,127 @@ fn invalid_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
             1,
             vec!["sgd", "not implemented yet"],
         ),
+        // --- solver options (checked before the data are read or a solver runs) ---
+        case(
+            "--memory 0",
+            ok(&["--solver", "lbfgs", "--memory", "0"]),
+            1,
+            vec!["memory", "at least 1"],
+        ),
+        case(
+            "--batch 0",
+            ok(&["--solver", "sgd", "--batch", "0"]),
+            1,
+            vec!["batch", "at least 1", "0"],
+        ),
+        case(
+            "--epochs 0",
+            ok(&["--solver", "sgd", "--epochs", "0"]),
+            1,
+            vec!["epochs", "at least 1", "0"],
+        ),
+        case(
+            "--step const (no value)",
+            ok(&["--solver", "sgd", "--step", "const"]),
+            1,
+            vec!["step", "const:ETA"],
+        ),
+        case(
+            "--step const:abc",
+            ok(&["--solver", "sgd", "--step", "const:abc"]),
+            1,
+            vec!["step", "abc", "not a number"],
+        ),
+        case(
+            "--step const:-1",
+            ok(&["--solver", "sgd", "--step", "const:-1"]),
+            1,
+            vec!["step", "> 0", "-1"],
+        ),
+        case(
+            "--step const:0",
+            ok(&["--solver", "sgd", "--step", "const:0"]),
+            1,
+            vec!["step", "> 0", "const:0"],
+        ),
+        case(
+            "--step invt:0",
+            ok(&["--solver", "sgd", "--step", "invt:0"]),
+            1,
+            vec!["step", "> 0", "invt:0"],
+        ),
+        case(
+            "--step lambda:nan",
+            ok(&["--solver", "sgd", "--step", "lambda:nan"]),
+            1,
+            vec!["step", "finite", "lambda:nan"],
+        ),
+        case(
+            "--step foo:1",
+            ok(&["--solver", "sgd", "--step", "foo:1"]),
+            1,
+            vec!["unknown step rule", "foo:1", "const:ETA"],
+        ),
+        case(
+            "--average foo",
+            ok(&["--solver", "sgd", "--average", "foo"]),
+            1,
+            vec!["average", "foo", "polyak"],
+        ),
+        case(
+            "--memory with newton (default solver)",
+            ok(&["--memory", "5"]),
+            1,
+            vec!["--memory", "lbfgs", "newton"],
+        ),
+        case(
+            "--memory with sgd",
+            ok(&["--solver", "sgd", "--memory", "5"]),
+            1,
+            vec!["--memory", "lbfgs", "sgd"],
+        ),
+        case(
+            "--batch with newton",
+            ok(&["--solver", "newton", "--batch", "4"]),
+            1,
+            vec!["--batch", "sgd", "newton"],
+        ),
+        case(
+            "--epochs with lbfgs",
+            ok(&["--solver", "lbfgs", "--epochs", "2"]),
+            1,
+            vec!["--epochs", "sgd", "lbfgs"],
+        ),
+        case(
+            "--step with lbfgs",
+            ok(&["--solver", "lbfgs", "--step", "const:0.1"]),
+            1,
+            vec!["--step", "sgd", "lbfgs"],
+        ),
+        case(
+            "--shuffle with newton",
+            ok(&["--shuffle"]),
+            1,
+            vec!["--shuffle", "sgd", "newton"],
+        ),
+        case(
+            "--average with newton",
+            ok(&["--average", "polyak"]),
+            1,
+            vec!["--average", "sgd", "newton"],
+        ),
+        case(
+            "--memory -1",
+            ok(&["--solver", "lbfgs", "--memory", "-1"]),
+            2,
+            vec!["--memory"],
+        ),
+        case(
+            "--batch 1.5",
+            ok(&["--solver", "sgd", "--batch", "1.5"]),
+            2,
+            vec!["--batch"],
+        ),
         // --- files ---
         case(
             "missing x file",
@@ -853,4 +974,103 @@ fn output_that_cannot_be_written_is_an_error() {
             "{name}: {err}"
         );
     }
+}
+
+/// Runs `fit` on the good inputs with `extra` arguments; returns the exit code, the JSON result
+/// (if any) and stderr.
+fn fit_json(tag: &str, extra: &[&str]) -> (Option<i32>, Option<serde_json::Value>, String) {
+    let dir = TempDir::new(tag);
+    write_inputs(&dir);
+    let mut args = vec![
+        "fit".to_string(),
+        "--x".into(),
+        dir.arg("x.npy"),
+        "--y".into(),
+        dir.arg("y.npy"),
+        "--loss".into(),
+        "mle".into(),
+        "--radius".into(),
+        "2".into(),
+        "--out".into(),
+        dir.arg("result.json"),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let o = run(&args);
+    let json = std::fs::read_to_string(dir.path("result.json"))
+        .ok()
+        .map(|t| serde_json::from_str(&t).expect("result.json is JSON"));
+    (o.status.code(), json, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+const SOLVER_OPTION_KEYS: [&str; 6] = ["memory", "step", "batch", "epochs", "shuffle", "average"];
+
+#[test]
+fn fit_json_records_no_solver_options_for_newton() {
+    let (code, json, err) = fit_json("newton-json", &["--seed", "5"]);
+    assert_eq!(code, Some(0), "stderr: {err}");
+    let v = json.expect("result.json written");
+    assert_eq!(v["solver"], "newton");
+    for k in SOLVER_OPTION_KEYS {
+        assert!(v.get(k).is_some_and(|x| x.is_null()), "{k} = {:?}, want null", v.get(k));
+    }
+    assert_eq!(v["seed"], 5);
+}
+
+#[test]
+fn fit_lbfgs_records_memory() {
+    let (code, json, err) = fit_json("lbfgs-json", &["--solver", "lbfgs", "--memory", "3"]);
+    assert_eq!(code, Some(0), "privpref fit --solver lbfgs --memory 3: stderr {err}");
+    let v = json.expect("result.json written");
+    assert_eq!(v["solver"], "lbfgs");
+    assert_eq!(v["converged"], true);
+    assert_eq!(v["memory"], 3);
+    for k in &SOLVER_OPTION_KEYS[1..] {
+        assert!(v[*k].is_null(), "{k} = {}, want null", v[*k]);
+    }
+    assert!(err.is_empty(), "stderr: {err}");
+}
+
+#[test]
+fn fit_sgd_records_its_options_and_a_completed_run_exits_0() {
+    let args = [
+        "--solver",
+        "sgd",
+        "--batch",
+        "2",
+        "--epochs",
+        "3",
+        "--step",
+        "const:0.05",
+        "--shuffle",
+        "--seed",
+        "9",
+        "--average",
+        "polyak",
+    ];
+    let (code, json, err) = fit_json("sgd-json", &args);
+    let v = json.unwrap_or_else(|| panic!("privpref fit {args:?}: no result.json (exit {code:?}, stderr {err})"));
+    let termination = v["termination"].as_str().unwrap_or_default().to_string();
+    // A fixed-budget run ends `completed` (or `converged`): exit 0 either way, and `converged`
+    // says which.
+    assert!(
+        termination == "completed" || termination == "converged",
+        "termination {termination:?}; stderr {err}"
+    );
+    assert_eq!(code, Some(0), "termination {termination}: stderr {err}");
+    assert_eq!(v["converged"], termination == "converged");
+    assert_eq!(
+        v["solver"].as_str().map(|s| s.starts_with("sgd")),
+        Some(true),
+        "{}",
+        v["solver"]
+    );
+    assert_eq!(v["step"], "const:0.05");
+    assert_eq!(v["batch"], 2);
+    assert_eq!(v["epochs"], 3);
+    assert_eq!(v["shuffle"], true);
+    assert_eq!(v["average"], "polyak");
+    assert_eq!(v["seed"], 9);
+    assert!(v["memory"].is_null());
+    // stderr is not a terminal here: the progress bar is hidden and nothing else is printed.
+    assert!(err.is_empty(), "stderr: {err}");
 }

@@ -78,17 +78,34 @@ pub fn fixtures() -> Vec<Fixture> {
     out
 }
 
-/// Solves a fixture with the library's exact Newton solver (default options).
-pub fn fit_fixture(fx: &Fixture) -> privpref::model::FittedModel {
-    use privpref::{data::PairwiseView, estimator, feasible::FeasibleSet, loss::LossSpec};
-    let view = PairwiseView::new(&fx.x, fx.n, fx.d, &fx.y, fx.weights.as_deref()).unwrap();
+/// The fixture's data as a view.
+pub fn fixture_view(fx: &Fixture) -> privpref::data::PairwiseView<'_> {
+    privpref::data::PairwiseView::new(&fx.x, fx.n, fx.d, &fx.y, fx.weights.as_deref()).unwrap()
+}
+
+/// The fixture's problem (loss, set, ridge, linear term) with default solver settings (Newton).
+pub fn fixture_options(fx: &Fixture) -> privpref::estimator::FitOptions {
+    use privpref::{estimator, feasible::FeasibleSet, loss::LossSpec};
     let mut opts = estimator::FitOptions::new(
         LossSpec::parse(&fx.loss, fx.eps).unwrap(),
         FeasibleSet::parse(&fx.constraint, fx.radius).unwrap(),
     );
     opts.ridge = fx.ridge;
     opts.linear_term = fx.linear_term.clone();
-    estimator::fit(view, &opts).unwrap()
+    opts
+}
+
+/// The fixture with the given name.
+pub fn fixture(name: &str) -> Fixture {
+    fixtures()
+        .into_iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no fixture named {name}"))
+}
+
+/// Solves a fixture with the library's exact Newton solver (default options).
+pub fn fit_fixture(fx: &Fixture) -> privpref::model::FittedModel {
+    privpref::estimator::fit(fixture_view(fx), &fixture_options(fx)).unwrap()
 }
 
 /// Acceptance tolerances of the core-engine issue: |Δθ|∞ ≤ 1e-8, relative objective gap ≤ 1e-10,

@@ -3,8 +3,21 @@
 //! Exit codes: 0 success; 1 invalid input or I/O error (one line on stderr); 2 bad command
 //! line; 3 the solver did not converge (the JSON result is still written, with
 //! `"converged": false`).
+//!
+//! A fixed-budget SGD run (`--solver sgd`) that ran its whole budget ends with
+//! `"termination": "completed"` and `"converged": false` (it has no KKT certificate; compare
+//! `kkt_residual` with `kkt_tol`) and exits 0. Every other termination without convergence
+//! exits 3.
+//!
+//! Solver options: `--memory M` (L-BFGS pairs, default 10) only with `--solver lbfgs`;
+//! `--batch B` (1), `--epochs E` (1), `--step RULE` (`const:ETA`, `invt:C`, `theory`,
+//! `lambda:L`, `statement` — the last still rejected; default `theory`), `--shuffle` (seeded by `--seed`) and
+//! `--average last|polyak` (last) only with `--solver sgd`. An option given with another
+//! solver is an error (exit 1). SGD runs draw a progress bar on stderr when it is a terminal.
 
 mod demo;
+mod progress;
+mod solver_args;
 
 use clap::{Args, Parser, Subcommand};
 use privpref::data::{npy, PairwiseView};
@@ -12,11 +25,12 @@ use privpref::estimator::{fit, FitOptions, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::{self, Mechanism, RandomizedResponse};
-use privpref::solver::Control;
+use privpref::solver::{Control, Termination};
 use privpref::Error;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Parser)]
 #[command(
@@ -36,7 +50,7 @@ enum Cmd {
     // `allow_negative_numbers` is per command in clap 4 (not inherited from the parent): without
     // it `--eps -1` fails with "unexpected argument '-1'" instead of reaching the range check.
     #[command(allow_negative_numbers = true)]
-    Fit(FitArgs),
+    Fit(Box<FitArgs>),
     /// Randomise binary labels with randomized response (ε-label-LDP).
     #[command(allow_negative_numbers = true)]
     Privatize(PrivatizeArgs),
@@ -92,9 +106,27 @@ struct FitArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Random seed (recorded; the exact solvers do not use randomness).
+    /// Random seed: the shuffle seed of SGD (default 0); recorded, unused, by the exact solvers.
     #[arg(long)]
     seed: Option<u64>,
+    /// L-BFGS: correction pairs kept (default 10). Only with --solver lbfgs.
+    #[arg(long)]
+    memory: Option<usize>,
+    /// SGD: rows per step (default 1). Only with --solver sgd.
+    #[arg(long)]
+    batch: Option<usize>,
+    /// SGD: passes over the data (default 1). Only with --solver sgd.
+    #[arg(long)]
+    epochs: Option<usize>,
+    /// SGD step rule: const:ETA | invt:C | theory | lambda:L | statement (default theory).
+    #[arg(long)]
+    step: Option<String>,
+    /// SGD: visit the rows in a fresh random order (seeded by --seed) each epoch.
+    #[arg(long)]
+    shuffle: bool,
+    /// SGD: returned point, last | polyak (default last).
+    #[arg(long)]
+    average: Option<String>,
     /// Write the JSON result here instead of stdout.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -190,6 +222,18 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     let loss = LossSpec::parse(&a.loss, a.eps)?;
     let set = FeasibleSet::parse(&a.constraint, a.radius)?;
     let solver = SolverKind::parse(&a.solver)?;
+    let settings = solver_args::settings(
+        solver,
+        &solver_args::Given {
+            memory: a.memory,
+            batch: a.batch,
+            epochs: a.epochs,
+            step: a.step.as_deref(),
+            shuffle: a.shuffle,
+            average: a.average.as_deref(),
+            seed: a.seed,
+        },
+    )?;
     let (x, n, d) = npy::read_matrix(&a.x)?;
     let y = npy::read_labels(&a.y, 2)?;
     let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
@@ -207,11 +251,17 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         tol_abs: a.tol_abs,
         ..Control::default()
     };
+    if solver == SolverKind::Sgd {
+        opts.control.observer = Some(Arc::new(progress::StepBar::new()));
+        opts.control.observe_every = (solver_args::sgd_steps(&settings.sgd, n) / 1000).max(1);
+    }
+    opts.lbfgs = settings.lbfgs;
+    opts.sgd = settings.sgd;
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
     let model = pool.install(|| fit(view, &opts))?;
     let r = &model.report;
-    let result = json!({
+    let mut result = json!({
         "theta": r.theta,
         "objective": finite_or_null(r.objective),
         "kkt_residual": finite_or_null(r.kkt_residual),
@@ -237,12 +287,16 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         "hessian_evals": r.hessian_evals,
         "line_search_evals": r.line_search_evals,
         "threads": threads,
-        "seed": a.seed,
     });
+    if let Some(obj) = result.as_object_mut() {
+        for (k, v) in solver_args::record(solver, &settings, a.seed) {
+            obj.insert(k.into(), v);
+        }
+    }
     write_json(&a.out, &result)?;
-    if !r.converged() {
+    if let Some(code) = failure_code(r.termination) {
         return Err(Failure {
-            code: 3,
+            code,
             message: Error::NotConverged {
                 solver: r.solver,
                 termination: r.termination,
@@ -254,6 +308,16 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         });
     }
     Ok(())
+}
+
+/// The exit code of a finished fit: `None` (exit 0) when converged, or when a fixed-budget
+/// algorithm ran its budget (`completed`: no certificate, and the JSON says
+/// `"converged": false`); 3 for every other termination.
+fn failure_code(t: Termination) -> Option<u8> {
+    match t {
+        Termination::Converged | Termination::Completed => None,
+        _ => Some(3),
+    }
 }
 
 fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
@@ -339,7 +403,7 @@ fn main() -> ExitCode {
         }
     };
     let res = match cli.cmd {
-        Cmd::Fit(a) => run_fit(a),
+        Cmd::Fit(a) => run_fit(*a),
         Cmd::Privatize(a) => run_privatize(a),
         Cmd::Demo(a) => demo::run(a).map_err(Failure::from),
     };
@@ -348,6 +412,27 @@ fn main() -> ExitCode {
         Err(f) => {
             eprintln!("privpref: {}", f.message);
             ExitCode::from(f.code)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_of_terminations() {
+        assert_eq!(failure_code(Termination::Converged), None);
+        assert_eq!(failure_code(Termination::Completed), None);
+        for t in [
+            Termination::MaxIterations,
+            Termination::LineSearchFailed,
+            Termination::NonFinite,
+            Termination::NoMinimizer,
+            Termination::Interrupted,
+            Termination::Timeout,
+        ] {
+            assert_eq!(failure_code(t), Some(3), "{t}");
         }
     }
 }

@@ -1,0 +1,229 @@
+//! The solver-specific options of `privpref fit` (`--memory` for L-BFGS; `--batch`, `--epochs`,
+//! `--step`, `--shuffle`, `--average` for SGD): parsing, checks against the chosen solver, and
+//! their JSON record.
+
+use privpref::estimator::SolverKind;
+use privpref::solver::lbfgs::LbfgsOptions;
+use privpref::solver::sgd::{Averaging, SgdOptions, StepRule};
+use privpref::Error;
+use serde_json::{json, Value};
+
+/// The solver options as given on the command line (`None` / `false`: not given).
+pub struct Given<'a> {
+    pub memory: Option<usize>,
+    pub batch: Option<usize>,
+    pub epochs: Option<usize>,
+    pub step: Option<&'a str>,
+    pub shuffle: bool,
+    pub average: Option<&'a str>,
+    /// `--seed` (the shuffle seed of SGD; recorded only for the exact solvers).
+    pub seed: Option<u64>,
+}
+
+/// The settings handed to the library: only the chosen solver's are used.
+pub struct Settings {
+    pub lbfgs: LbfgsOptions,
+    pub sgd: SgdOptions,
+}
+
+/// Checks that every given option applies to `solver`, parses and validates the values, and
+/// fills in the defaults (memory 10; batch 1, epochs 1, step `theory`, no shuffle, last iterate).
+pub fn settings(solver: SolverKind, g: &Given<'_>) -> Result<Settings, Error> {
+    let sgd_only: [(&'static str, bool); 5] = [
+        ("batch", g.batch.is_some()),
+        ("epochs", g.epochs.is_some()),
+        ("step", g.step.is_some()),
+        ("shuffle", g.shuffle),
+        ("average", g.average.is_some()),
+    ];
+    let lbfgs_only: [(&'static str, bool); 1] = [("memory", g.memory.is_some())];
+    for (owner, opts) in [(SolverKind::Sgd, &sgd_only[..]), (SolverKind::Lbfgs, &lbfgs_only[..])] {
+        if solver == owner {
+            continue;
+        }
+        if let Some((name, _)) = opts.iter().find(|(_, given)| *given) {
+            return Err(Error::param(
+                name,
+                format!(
+                    "--{name} applies only to --solver {}, not {}",
+                    owner.name(),
+                    solver.name()
+                ),
+            ));
+        }
+    }
+
+    let mut lbfgs = LbfgsOptions::default();
+    if let Some(m) = g.memory {
+        lbfgs.memory = m;
+    }
+    lbfgs.validate()?;
+
+    let defaults = SgdOptions::default();
+    let at_least_one = |name: &'static str, v: Option<usize>, default: usize| match v {
+        Some(0) => Err(Error::param(name, "must be at least 1, got 0")),
+        Some(v) => Ok(v),
+        None => Ok(default),
+    };
+    // TODO(lead): use SgdOptions::validate if the SGD solver adds one (batch and epochs >= 1).
+    // Field by field from the defaults: settings the SGD solver may add keep their defaults.
+    let mut sgd = defaults;
+    sgd.step = g.step.map(parse_step).transpose()?.unwrap_or(defaults.step);
+    sgd.batch = at_least_one("batch", g.batch, defaults.batch)?;
+    sgd.epochs = at_least_one("epochs", g.epochs, defaults.epochs)?;
+    sgd.shuffle = g.shuffle;
+    sgd.seed = g.seed.unwrap_or(defaults.seed);
+    sgd.average = g.average.map(parse_average).transpose()?.unwrap_or(defaults.average);
+    Ok(Settings { lbfgs, sgd })
+}
+
+/// Parses `--step`: `const:ETA` (`η_t = ETA`), `invt:C` (`η_t = C/t`), `theory`
+/// (`η_t = 1/(λt)`, `λ` from the data), `lambda:L` (`η_t = 1/(Lt)`), `statement`; the numbers
+/// must be finite and > 0.
+// TODO(lead): switch to StepRule::parse once the SGD solver provides it (same formats).
+fn parse_step(s: &str) -> Result<StepRule, Error> {
+    const EXPECTED: &str = "expected const:ETA, invt:C, theory, lambda:L or statement";
+    let (kind, value) = match s.split_once(':') {
+        Some((k, v)) => (k, Some(v)),
+        None => (s, None),
+    };
+    let number = |what: &str| -> Result<f64, Error> {
+        let v = match value {
+            Some(v) if !v.trim().is_empty() => v.trim(),
+            _ => {
+                return Err(Error::param(
+                    "step",
+                    format!("step rule `{s}` needs a value: {kind}:{what}"),
+                ))
+            }
+        };
+        let x: f64 = v
+            .parse()
+            .map_err(|_| Error::param("step", format!("{what} = `{v}` in `{s}` is not a number")))?;
+        if !(x.is_finite() && x > 0.0) {
+            return Err(Error::param(
+                "step",
+                format!("{what} must be finite and > 0, got {v} in `{s}`"),
+            ));
+        }
+        Ok(x)
+    };
+    match kind {
+        "const" => Ok(StepRule::Const(number("ETA")?)),
+        "invt" => Ok(StepRule::InvT(number("C")?)),
+        "lambda" => Ok(StepRule::TheoryLambda(number("L")?)),
+        "theory" | "statement" if value.is_some() => Err(Error::param(
+            "step",
+            format!("step rule `{kind}` takes no value (got `{s}`)"),
+        )),
+        "theory" => Ok(StepRule::Theory),
+        // The step of Thm 4.5 as stated, η = 1/(γκ) (spec local-central-label-dp §3.4): it has
+        // no StepRule variant yet.
+        "statement" => Err(Error::param(
+            "step",
+            "step rule `statement` (η = 1/(γκ) as Thm 4.5 is stated) is not available in this build yet",
+        )),
+        _ => Err(Error::param("step", format!("unknown step rule `{s}` ({EXPECTED})"))),
+    }
+}
+
+/// `--step` as it would be written on the command line (round-trips through [`parse_step`]).
+// TODO(lead): use the SGD solver's name for a StepRule if it provides one.
+fn step_name(r: &StepRule) -> String {
+    match r {
+        StepRule::Const(eta) => format!("const:{eta:?}"),
+        StepRule::InvT(c) => format!("invt:{c:?}"),
+        StepRule::Theory => "theory".into(),
+        StepRule::TheoryLambda(l) => format!("lambda:{l:?}"),
+    }
+}
+
+/// Parses `--average`: `last` or `polyak`.
+fn parse_average(s: &str) -> Result<Averaging, Error> {
+    match s {
+        "last" => Ok(Averaging::Last),
+        "polyak" => Ok(Averaging::Polyak),
+        other => Err(Error::param(
+            "average",
+            format!("unknown averaging `{other}` (expected last or polyak)"),
+        )),
+    }
+}
+
+fn average_name(a: Averaging) -> &'static str {
+    match a {
+        Averaging::Last => "last",
+        Averaging::Polyak => "polyak",
+    }
+}
+
+/// The options the chosen solver actually used, as JSON fields (`null` for the other solvers'),
+/// and the seed to record (the shuffle seed used by SGD; `--seed` as given otherwise).
+pub fn record(solver: SolverKind, s: &Settings, seed: Option<u64>) -> [(&'static str, Value); 7] {
+    let sgd = solver == SolverKind::Sgd;
+    let if_sgd = |v: Value| if sgd { v } else { Value::Null };
+    [
+        (
+            "memory",
+            if solver == SolverKind::Lbfgs {
+                json!(s.lbfgs.memory)
+            } else {
+                Value::Null
+            },
+        ),
+        ("step", if_sgd(json!(step_name(&s.sgd.step)))),
+        ("batch", if_sgd(json!(s.sgd.batch))),
+        ("epochs", if_sgd(json!(s.sgd.epochs))),
+        ("shuffle", if_sgd(json!(s.sgd.shuffle))),
+        ("average", if_sgd(json!(average_name(s.sgd.average)))),
+        ("seed", if sgd { json!(s.sgd.seed) } else { json!(seed) }),
+    ]
+}
+
+/// The number of SGD steps `epochs · ⌈n / batch⌉` (for the progress granularity only; the
+/// solver announces its own budget).
+pub fn sgd_steps(s: &SgdOptions, n: usize) -> usize {
+    s.epochs.saturating_mul(n.div_ceil(s.batch.max(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_rules_parse_and_round_trip() {
+        for (s, want) in [
+            ("const:0.1", StepRule::Const(0.1)),
+            ("invt:2", StepRule::InvT(2.0)),
+            ("theory", StepRule::Theory),
+            ("lambda:1e-3", StepRule::TheoryLambda(1e-3)),
+        ] {
+            let r = parse_step(s).unwrap();
+            assert_eq!(r, want, "{s}");
+            assert_eq!(parse_step(&step_name(&r)).unwrap(), r, "{s}");
+        }
+        for bad in [
+            "const",
+            "const:",
+            "const:abc",
+            "const:-1",
+            "const:0",
+            "invt:0",
+            "lambda:nan",
+            "lambda:inf",
+            "foo:1",
+            "theory:1",
+            "statement",
+            "",
+        ] {
+            assert!(parse_step(bad).is_err(), "{bad:?} parsed");
+        }
+    }
+
+    #[test]
+    fn averaging_parses() {
+        assert_eq!(parse_average("last").unwrap(), Averaging::Last);
+        assert_eq!(parse_average("polyak").unwrap(), Averaging::Polyak);
+        assert!(parse_average("foo").is_err());
+    }
+}

@@ -1,0 +1,697 @@
+//! Solver agreement (issue 3 acceptance): projected L-BFGS against exact projected Newton on
+//! every loss × feasible set × dataset — the 108 reference fixtures of `tests/data/fixtures`
+//! and generated problems (BTL data with an active and an inactive ball, separable data, an
+//! ill-conditioned design with column scales 1e-3..1e3, n < d).
+//!
+//! Both solvers get the same stopping tolerances (default `Control`: `tol_rel = 1e-10`,
+//! `tol_abs = 1e-12`); L-BFGS gets a larger iteration limit ([`LBFGS_MAX_ITER`]), which does not
+//! enter the tolerance. What is asserted, per problem:
+//!
+//! * **Newton side** (the reference): it ends as expected — converged (with `kkt_residual ≤
+//!   kkt_tol`) where a minimiser exists, [`Termination::NoMinimizer`] where none does (fixture
+//!   status `no-minimizer`; separable data, or n < d, without a norm bound); its point is feasible.
+//! * **Where Newton converged with `certified_global`** (every convex problem, and `mle-rr` when
+//!   it is certified convex on the set): L-BFGS converges; `kkt_residual ≤ kkt_tol`; both
+//!   `kkt_tol` equal (to 1e-15 relative); `|θ_newton − θ_lbfgs|∞ ≤ 1e-7`; `Σθ = 0` (sum-zero
+//!   sets) and `‖θ‖ ≤ B` to 1e-12; and L-BFGS is certified too (the certificate is a property
+//!   of the problem once converged).
+//! * **Where Newton is not certified** (`mle-rr` that is not certified convex on the set —
+//!   possibly several local minima, or none): no comparison of points; L-BFGS must be honest:
+//!   `certified_global = false`, and if it says converged its KKT residual is within tolerance.
+//! * **Where no minimiser exists** (Newton: `NoMinimizer`, convex loss): L-BFGS must end with
+//!   `NoMinimizer` as well — never `converged`. This is strict on purpose: the certificate
+//!   Newton uses (the recession slope `F∞(θ) < 0` of [`Objective::recession_slope`], the norm
+//!   cap of [`Control::norm_cap`]) does not depend on the solver, and without it a first-order
+//!   method would stop on separable data with a "converged" KKT residual at a finite point of a
+//!   problem that has no minimiser.
+//! * On every report: `certified_global` implies converged; the returned point is feasible.
+//!
+//! On failure each line names both solvers, the problem (fixture or generated dataset), the loss
+//! and the set, and the numbers (Δθ, residuals, tolerances, iterations, terminations, and the
+//! accuracy `kkt_tol/λ_min` that the KKT tolerance alone guarantees, λ_min being the smallest
+//! eigenvalue of the reduced Hessian (+ μ on the boundary) at Newton's point).
+//!
+//! [`Objective::recession_slope`]: privpref::objective::Objective::recession_slope
+//! [`Control::norm_cap`]: privpref::solver::Control::norm_cap
+
+mod common;
+
+use common::{fixture_options, fixtures};
+use privpref::data::PairwiseView;
+use privpref::estimator::{fit, FitOptions, SolverKind};
+use privpref::feasible::{helmert, FeasibleSet};
+use privpref::loss::LossSpec;
+use privpref::mechanism::{simulation_rng, Mechanism, RandomizedResponse};
+use privpref::objective::{Eval, Objective};
+use privpref::solver::lbfgs::LbfgsOptions;
+use privpref::solver::{SolveReport, Termination};
+use privpref::with_loss;
+use rand::Rng;
+use rand_distr::{Distribution, StandardNormal};
+use std::collections::BTreeMap;
+
+/// `|θ_newton − θ_lbfgs|∞` allowed.
+const AGREE_TOL: f64 = 1e-7;
+/// `|Σθ|` and `‖θ‖ − B` allowed.
+const FEAS_TOL: f64 = 1e-12;
+/// Iteration limit for L-BFGS (Newton keeps the default 100).
+const LBFGS_MAX_ITER: usize = 10_000;
+/// Failure lines shown in full; the rest are counted.
+const SHOW: usize = 60;
+
+/// What Newton must do on a problem.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Expect {
+    /// A minimiser exists: converge.
+    Converged,
+    /// No minimiser: `NoMinimizer`.
+    NoMinimizer,
+    /// Either (non-convex `mle-rr` without a norm bound): converge or `NoMinimizer`.
+    Either,
+}
+
+/// One optimisation problem.
+struct Problem {
+    /// `fixture <name>` or `generated <dataset>`.
+    source: String,
+    x: Vec<f64>,
+    y: Vec<u8>,
+    weights: Option<Vec<f64>>,
+    n: usize,
+    d: usize,
+    opts: FitOptions,
+    expect: Expect,
+}
+
+impl Problem {
+    fn view(&self) -> PairwiseView<'_> {
+        PairwiseView::new(&self.x, self.n, self.d, &self.y, self.weights.as_deref()).unwrap()
+    }
+    /// `fixture X [loss mle, set theta-b(B=1)]`.
+    fn label(&self) -> String {
+        let loss = match self.opts.loss.eps() {
+            Some(e) => format!("{}(eps={e})", self.opts.loss.name()),
+            None => self.opts.loss.name().to_string(),
+        };
+        let set = match self.opts.set.radius() {
+            Some(b) => format!("{}(B={b})", self.opts.set.name()),
+            None => self.opts.set.name().to_string(),
+        };
+        let mut extra = String::new();
+        if self.opts.ridge > 0.0 {
+            extra += &format!(", ridge {}", self.opts.ridge);
+        }
+        if self.opts.linear_term.is_some() {
+            extra += ", linear term";
+        }
+        if self.weights.is_some() {
+            extra += ", weights";
+        }
+        format!(
+            "{} [loss {loss}, set {set}{extra}, n={}, d={}]",
+            self.source, self.n, self.d
+        )
+    }
+    fn solve(&self, solver: SolverKind, memory: usize) -> privpref::Result<SolveReport> {
+        let mut o = self.opts.clone();
+        o.solver = solver;
+        if solver == SolverKind::Lbfgs {
+            o.lbfgs = LbfgsOptions { memory };
+            o.control.max_iter = LBFGS_MAX_ITER;
+        }
+        fit(self.view(), &o).map(|m| m.report)
+    }
+}
+
+fn fixture_problems() -> Vec<Problem> {
+    fixtures()
+        .into_iter()
+        .map(|fx| {
+            let expect = match fx.status.as_str() {
+                "converged" => Expect::Converged,
+                "no-minimizer" => Expect::NoMinimizer,
+                other => panic!("fixture {}: unknown status {other}", fx.name),
+            };
+            Problem {
+                source: format!("fixture {}", fx.name),
+                opts: fixture_options(&fx),
+                x: fx.x,
+                y: fx.y,
+                weights: fx.weights,
+                n: fx.n,
+                d: fx.d,
+                expect,
+            }
+        })
+        .collect()
+}
+
+/// A generated dataset: features and clear labels.
+struct Dataset {
+    name: &'static str,
+    x: Vec<f64>,
+    y: Vec<u8>,
+    n: usize,
+    d: usize,
+    /// Whether the data are separable (through the origin, by a sum-zero direction): then no
+    /// minimiser exists without a norm bound.
+    separable: bool,
+}
+
+fn gauss<R: Rng>(rng: &mut R) -> f64 {
+    StandardNormal.sample(rng)
+}
+
+fn btl(name: &'static str, n: usize, d: usize, seed: u64, col_scale: impl Fn(usize) -> f64) -> Dataset {
+    let mut rng = simulation_rng(seed);
+    let theta = privpref::sim::theta_star(d, 1.0, true, &mut rng).unwrap();
+    let mut data = privpref::sim::btl_pairs(n, &theta, &mut rng).unwrap();
+    for i in 0..n {
+        for j in 0..d {
+            data.x[i * d + j] *= col_scale(j);
+        }
+    }
+    Dataset {
+        name,
+        x: data.x,
+        y: data.y,
+        n,
+        d,
+        separable: false,
+    }
+}
+
+/// Gaussian rows labelled by the sign of `xᵀv` for a sum-zero `v`, rows with a margin only.
+fn separable(n: usize, d: usize, seed: u64) -> Dataset {
+    let mut rng = simulation_rng(seed);
+    let mut v: Vec<f64> = (0..d).map(|_| gauss(&mut rng)).collect();
+    privpref::feasible::center(&mut v);
+    let mut x = Vec::with_capacity(n * d);
+    let mut y = Vec::with_capacity(n);
+    while y.len() < n {
+        let row: Vec<f64> = (0..d).map(|_| gauss(&mut rng)).collect();
+        let s: f64 = row.iter().zip(&v).map(|(a, b)| a * b).sum();
+        if s.abs() > 0.1 {
+            x.extend_from_slice(&row);
+            y.push(u8::from(s > 0.0));
+        }
+    }
+    Dataset {
+        name: "separable",
+        x,
+        y,
+        n,
+        d,
+        separable: true,
+    }
+}
+
+fn datasets() -> Vec<Dataset> {
+    let mut n_lt_d = btl("n<d (n=8, d=20)", 8, 20, 33, |_| 1.0);
+    // n < d rows in general position are separable by a sum-zero direction too (8 < 19).
+    n_lt_d.separable = true;
+    vec![
+        btl("btl (n=400, d=5)", 400, 5, 11, |_| 1.0),
+        separable(60, 4, 22),
+        // Column j scaled by 10^(−3 + 6j/(d−1)): scales 1e-3, 1e-1.5, …, 1e3.
+        btl("ill-conditioned (column scales 1e-3..1e3)", 300, 5, 44, |j| {
+            10f64.powf(-3.0 + 1.5 * j as f64)
+        }),
+        n_lt_d,
+    ]
+}
+
+/// Every generated problem: each dataset × loss × set. The RR losses see labels privatised by
+/// randomized response at their ε (seeded).
+fn generated_problems() -> Vec<Problem> {
+    let mut out = Vec::new();
+    for (k, ds) in datasets().into_iter().enumerate() {
+        // Radii: one where the ball binds and one where (for the BTL data) it does not.
+        let (small, large) = if ds.name.starts_with("ill") {
+            (0.5, 50.0)
+        } else {
+            (0.3, 5.0)
+        };
+        let sets = [
+            FeasibleSet::theta_b(small).unwrap(),
+            FeasibleSet::theta_b(large).unwrap(),
+            FeasibleSet::ball(small).unwrap(),
+            FeasibleSet::ball(large).unwrap(),
+            FeasibleSet::SumZero,
+            FeasibleSet::Unconstrained,
+        ];
+        let losses = [
+            LossSpec::Mle,
+            LossSpec::Probit,
+            LossSpec::MleRr { eps: 1.0 },
+            // ε large enough that mle-rr is certified convex on the small balls of most datasets.
+            LossSpec::MleRr { eps: 8.0 },
+            LossSpec::DebiasedRr { eps: 1.0 },
+        ];
+        for (l, loss) in losses.iter().enumerate() {
+            let y = match loss.eps() {
+                Some(eps) => RandomizedResponse::new(eps)
+                    .unwrap()
+                    .randomize(&ds.y, &mut simulation_rng(1000 + 10 * k as u64 + l as u64))
+                    .unwrap(),
+                None => ds.y.clone(),
+            };
+            for set in &sets {
+                let bounded = set.radius().is_some();
+                let expect = if bounded {
+                    Expect::Converged
+                } else if ds.separable {
+                    // Separability is a property of the clear labels; the privatised ones may
+                    // not be separable.
+                    if loss.eps().is_none() {
+                        Expect::NoMinimizer
+                    } else {
+                        Expect::Either
+                    }
+                } else if matches!(loss, LossSpec::Mle | LossSpec::Probit) {
+                    Expect::Converged
+                } else {
+                    // mle-rr (infimum possibly at infinity) and debiased-rr (possibly unbounded
+                    // below) without a norm bound: Newton decides, L-BFGS must agree.
+                    Expect::Either
+                };
+                let mut opts = FitOptions::new(*loss, *set);
+                opts.solver = SolverKind::Newton;
+                out.push(Problem {
+                    source: format!("generated {}", ds.name),
+                    x: ds.x.clone(),
+                    y: y.clone(),
+                    weights: None,
+                    n: ds.n,
+                    d: ds.d,
+                    opts,
+                    expect,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn inf_dist(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// Feasibility problems of a returned point.
+fn infeasibility(set: &FeasibleSet, theta: &[f64]) -> Option<String> {
+    let mut bad = Vec::new();
+    if set.sum_zero() {
+        let s: f64 = theta.iter().sum();
+        if !(s.abs() <= FEAS_TOL) {
+            bad.push(format!("Σθ = {s:.3e}"));
+        }
+    }
+    if let Some(b) = set.radius() {
+        let nrm = norm(theta);
+        if !(nrm <= b + FEAS_TOL) {
+            bad.push(format!("‖θ‖ − B = {:.3e}", nrm - b));
+        }
+    }
+    (!bad.is_empty()).then(|| format!("infeasible point ({})", bad.join(", ")))
+}
+
+fn summary(r: &SolveReport) -> String {
+    format!(
+        "{} after {} it, KKT {:.3e} / tol {:.3e}, F = {:.17e}, certified_global = {}, θ = {:?}",
+        r.termination, r.iterations, r.kkt_residual, r.kkt_tol, r.objective, r.certified_global, r.theta
+    )
+}
+
+/// Smallest eigenvalue of a symmetric column-major `m × m` matrix (cyclic Jacobi; m ≤ 20 here).
+fn min_eigenvalue(mut a: Vec<f64>, m: usize) -> f64 {
+    for _sweep in 0..100 {
+        let off: f64 = (0..m)
+            .flat_map(|i| (0..m).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| a[j * m + i] * a[j * m + i])
+            .sum();
+        let diag: f64 = (0..m).map(|i| a[i * m + i] * a[i * m + i]).sum();
+        if off <= 1e-30 * diag.max(f64::MIN_POSITIVE) {
+            break;
+        }
+        for p in 0..m {
+            for q in p + 1..m {
+                let apq = a[q * m + p];
+                if apq == 0.0 {
+                    continue;
+                }
+                let theta = (a[q * m + q] - a[p * m + p]) / (2.0 * apq);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for k in 0..m {
+                    let akp = a[p * m + k];
+                    let akq = a[q * m + k];
+                    a[p * m + k] = c * akp - s * akq;
+                    a[q * m + k] = s * akp + c * akq;
+                }
+                for k in 0..m {
+                    let apk = a[k * m + p];
+                    let aqk = a[k * m + q];
+                    a[k * m + p] = c * apk - s * aqk;
+                    a[k * m + q] = s * apk + c * aqk;
+                }
+            }
+        }
+    }
+    (0..m).map(|i| a[i * m + i]).fold(f64::INFINITY, f64::min)
+}
+
+/// `λ_min` of the reduced Hessian of `F` at Newton's point, plus the ball multiplier on the
+/// boundary: the curvature that turns a KKT residual into a distance to the minimiser.
+fn curvature(p: &Problem, newton: &SolveReport) -> Option<f64> {
+    let o = &p.opts;
+    with_loss!(o.loss, |loss| {
+        let mut obj = Objective::new(p.view(), loss).with_ridge(o.ridge).ok()?;
+        if let Some(b) = &o.linear_term {
+            obj = obj.with_linear_term(b.clone()).ok()?;
+        }
+        let d = p.d;
+        let mut ev = Eval::new(p.n, d);
+        obj.evaluate(&newton.theta, &mut ev);
+        let mut h = vec![0.0; d * d];
+        obj.hessian_into(&ev, &mut h);
+        let (h, m) = if o.set.sum_zero() {
+            let mut r = vec![0.0; (d - 1) * (d - 1)];
+            helmert::reduce(&h, d, &mut r);
+            (r, d - 1)
+        } else {
+            (h, d)
+        };
+        Some(min_eigenvalue(h, m) + if newton.on_boundary { newton.multiplier } else { 0.0 })
+    })
+    .ok()
+    .flatten()
+}
+
+/// Checks Newton against the problem's expectation.
+fn check_newton(p: &Problem, r: &SolveReport) -> Vec<String> {
+    let mut bad = Vec::new();
+    let ok_term = match p.expect {
+        Expect::Converged => r.converged(),
+        Expect::NoMinimizer => r.termination == Termination::NoMinimizer,
+        Expect::Either => r.converged() || r.termination == Termination::NoMinimizer,
+    };
+    if !ok_term {
+        bad.push(format!(
+            "newton: termination {}, expected {:?}",
+            r.termination, p.expect
+        ));
+    }
+    if r.converged() && !(r.kkt_residual <= r.kkt_tol) {
+        bad.push(format!(
+            "newton: converged with KKT residual {:.3e} > tol {:.3e}",
+            r.kkt_residual, r.kkt_tol
+        ));
+    }
+    if r.certified_global && !r.converged() {
+        bad.push("newton: certified_global without convergence".into());
+    }
+    if let Some(e) = infeasibility(&p.opts.set, &r.theta) {
+        bad.push(format!("newton: {e}"));
+    }
+    if !bad.is_empty() {
+        bad.push(format!("newton: {}", summary(r)));
+    }
+    bad
+}
+
+/// Checks L-BFGS against Newton (see the module docs); `tag` names the L-BFGS run.
+fn check_lbfgs(p: &Problem, newton: &SolveReport, lb: &SolveReport, tag: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    if let Some(e) = infeasibility(&p.opts.set, &lb.theta) {
+        bad.push(format!("{tag}: {e}"));
+    }
+    if lb.certified_global && !lb.converged() {
+        bad.push(format!(
+            "{tag}: certified_global without convergence ({})",
+            lb.termination
+        ));
+    }
+    if lb.converged() && !(lb.kkt_residual <= lb.kkt_tol) {
+        bad.push(format!(
+            "{tag}: converged with KKT residual {:.3e} > its tol {:.3e}",
+            lb.kkt_residual, lb.kkt_tol
+        ));
+    }
+    let tol_gap = (lb.kkt_tol - newton.kkt_tol).abs();
+    if !(tol_gap <= 1e-15 * newton.kkt_tol.abs()) {
+        bad.push(format!(
+            "kkt_tol differs: newton {:e} vs {tag} {:e}",
+            newton.kkt_tol, lb.kkt_tol
+        ));
+    }
+    if newton.termination == Termination::NoMinimizer && !matches!(p.opts.loss, LossSpec::MleRr { .. }) {
+        if lb.termination != Termination::NoMinimizer {
+            let why = if lb.converged() {
+                " — a false certificate: no minimiser exists"
+            } else {
+                ""
+            };
+            bad.push(format!(
+                "newton ends no-minimizer but {tag} ends {}{why}",
+                lb.termination
+            ));
+        }
+    } else if newton.converged() && newton.certified_global {
+        if !lb.converged() {
+            bad.push(format!(
+                "newton converged (certified) but {tag} ends {} (KKT {:.3e} / tol {:.3e}, {} it)",
+                lb.termination, lb.kkt_residual, lb.kkt_tol, lb.iterations
+            ));
+        } else {
+            let dt = inf_dist(&newton.theta, &lb.theta);
+            if !(dt <= AGREE_TOL) {
+                let bound = curvature(p, newton)
+                    .map(|c| format!("{:.3e} (λ_min = {c:.3e})", newton.kkt_tol / c))
+                    .unwrap_or_else(|| "unknown".into());
+                bad.push(format!(
+                    "|θ_newton − θ_{tag}|∞ = {dt:.3e} > {AGREE_TOL:e} (KKT newton {:.3e}, {tag} {:.3e}, tol {:.3e}; \
+                     accuracy the tolerance alone guarantees: kkt_tol/λ_min = {bound})",
+                    newton.kkt_residual, lb.kkt_residual, newton.kkt_tol
+                ));
+            }
+            if !lb.certified_global {
+                bad.push(format!(
+                    "{tag} converged on a problem Newton certifies global, but is not certified"
+                ));
+            }
+        }
+    } else if !newton.certified_global && lb.certified_global {
+        bad.push(format!(
+            "{tag} claims certified_global where newton ({}) does not: the loss is not certified convex on the set",
+            newton.termination
+        ));
+    }
+    if !bad.is_empty() {
+        bad.push(format!("newton: {}", summary(newton)));
+        bad.push(format!("{tag}: {}", summary(lb)));
+    }
+    bad
+}
+
+/// Runs Newton and L-BFGS (memory `memory`) on every problem and returns the failure report.
+fn agreement(problems: &[Problem], memory: usize) -> Result<usize, String> {
+    let tag = format!("lbfgs(m={memory})");
+    let mut lines: Vec<String> = Vec::new();
+    let mut failed = 0usize;
+    // Errors returned by L-BFGS, grouped by message (one line per distinct error).
+    let mut errors: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for p in problems {
+        let mut bad = Vec::new();
+        let newton = match p.solve(SolverKind::Newton, 0) {
+            Ok(r) => {
+                bad.extend(check_newton(p, &r));
+                Some(r)
+            }
+            Err(e) => {
+                bad.push(format!("newton returned an error: {e}"));
+                None
+            }
+        };
+        match (p.solve(SolverKind::Lbfgs, memory), &newton) {
+            (Err(e), _) => {
+                errors.entry(e.to_string()).or_default().push(p.label());
+            }
+            (Ok(lb), Some(nr)) => bad.extend(check_lbfgs(p, nr, &lb, &tag)),
+            (Ok(_), None) => {}
+        }
+        if !bad.is_empty() {
+            failed += 1;
+            lines.push(format!("newton vs {tag} on {}:\n    {}", p.label(), bad.join("\n    ")));
+        }
+    }
+    let mut report = Vec::new();
+    for (e, who) in &errors {
+        failed += who.len();
+        report.push(format!(
+            "{tag} returned Err on {} of {} problems: `{e}` (first: {})",
+            who.len(),
+            problems.len(),
+            who[0]
+        ));
+    }
+    let hidden = lines.len().saturating_sub(SHOW);
+    report.extend(lines.into_iter().take(SHOW));
+    if hidden > 0 {
+        report.push(format!("… and {hidden} more failing problems"));
+    }
+    if report.is_empty() {
+        Ok(problems.len())
+    } else {
+        Err(format!(
+            "newton vs {tag}: {failed} failure(s) over {} problems:\n{}",
+            problems.len(),
+            report.join("\n")
+        ))
+    }
+}
+
+fn run(problems: &[Problem], memory: usize) {
+    match agreement(problems, memory) {
+        Ok(n) => eprintln!("newton and lbfgs(m={memory}) agree on all {n} problems"),
+        Err(msg) => panic!("{msg}"),
+    }
+}
+
+#[test]
+fn lbfgs_agrees_with_newton_on_every_fixture() {
+    run(&fixture_problems(), LbfgsOptions::default().memory);
+}
+
+#[test]
+fn lbfgs_agrees_with_newton_on_generated_problems() {
+    run(&generated_problems(), LbfgsOptions::default().memory);
+}
+
+#[test]
+fn lbfgs_memory_3_agrees_with_newton_on_a_subset() {
+    let subset: Vec<Problem> = fixture_problems()
+        .into_iter()
+        .step_by(3)
+        .chain(generated_problems().into_iter().step_by(4))
+        .collect();
+    run(&subset, 3);
+}
+
+/// The Newton half of the comparison alone (the reference must be sound for the agreement
+/// tests to mean anything), plus coverage of the cases the agreement tests rely on.
+#[test]
+fn newton_reference_side_is_sound() {
+    let problems: Vec<Problem> = fixture_problems().into_iter().chain(generated_problems()).collect();
+    let mut bad = Vec::new();
+    let (mut certified, mut uncertified_mle_rr, mut no_min, mut boundary, mut interior) = (0, 0, 0, 0, 0);
+    for p in &problems {
+        match p.solve(SolverKind::Newton, 0) {
+            Ok(r) => {
+                let b = check_newton(p, &r);
+                if !b.is_empty() {
+                    bad.push(format!("{}:\n    {}", p.label(), b.join("\n    ")));
+                }
+                certified += usize::from(r.certified_global);
+                uncertified_mle_rr +=
+                    usize::from(r.converged() && !r.certified_global && matches!(p.opts.loss, LossSpec::MleRr { .. }));
+                no_min += usize::from(r.termination == Termination::NoMinimizer);
+                if r.converged() && p.opts.set.radius().is_some() {
+                    if r.on_boundary {
+                        boundary += 1;
+                    } else {
+                        interior += 1;
+                    }
+                }
+            }
+            Err(e) => bad.push(format!("{}: newton returned an error: {e}", p.label())),
+        }
+    }
+    eprintln!(
+        "{} problems: {certified} certified global, {uncertified_mle_rr} converged mle-rr not certified, \
+         {no_min} no-minimizer, {boundary} on the boundary, {interior} interior",
+        problems.len()
+    );
+    assert!(bad.is_empty(), "{} Newton failures:\n{}", bad.len(), bad.join("\n"));
+    // The comparison must exercise every branch.
+    assert!(certified >= 100, "only {certified} certified problems");
+    assert!(
+        uncertified_mle_rr >= 3,
+        "only {uncertified_mle_rr} uncertified converged mle-rr problems"
+    );
+    assert!(no_min >= 10, "only {no_min} no-minimizer problems");
+    assert!(
+        boundary >= 20 && interior >= 20,
+        "boundary {boundary}, interior {interior}"
+    );
+}
+
+#[test]
+fn min_eigenvalue_is_right_on_a_known_matrix() {
+    // [[2, 1], [1, 2]]: eigenvalues 1 and 3; diag(5, −1, 4): −1.
+    assert!((min_eigenvalue(vec![2.0, 1.0, 1.0, 2.0], 2) - 1.0).abs() < 1e-14);
+    let mut a = vec![0.0; 9];
+    a[0] = 5.0;
+    a[4] = -1.0;
+    a[8] = 4.0;
+    assert_eq!(min_eigenvalue(a, 3), -1.0);
+}
+
+/// The L-BFGS checks themselves, with Newton reports standing in for L-BFGS: they pass on an
+/// identical report and catch each kind of disagreement, naming both solvers and the problem.
+#[test]
+fn the_checks_catch_disagreements() {
+    let problems: Vec<Problem> = fixture_problems();
+    let find = |name: &str| problems.iter().find(|p| p.source == format!("fixture {name}")).unwrap();
+    let tag = "lbfgs(m=10)";
+
+    let p = find("rand-mle-thetab-boundary");
+    let nr = p.solve(SolverKind::Newton, 0).unwrap();
+    assert!(check_lbfgs(p, &nr, &nr, tag).is_empty());
+    let mut moved = nr.clone();
+    moved.theta[0] += 2e-7;
+    moved.theta[1] -= 2e-7;
+    let msg = check_lbfgs(p, &nr, &moved, tag).join("\n");
+    for w in ["newton", tag, "|θ_newton − θ_lbfgs(m=10)|∞ = 2.000e-7", "kkt_tol/λ_min"] {
+        assert!(msg.contains(w), "{w:?} missing from:\n{msg}");
+    }
+    let mut stopped = nr.clone();
+    stopped.termination = Termination::MaxIterations;
+    stopped.certified_global = false;
+    let msg = check_lbfgs(p, &nr, &stopped, tag).join("\n");
+    assert!(msg.contains("but lbfgs(m=10) ends max-iterations"), "{msg}");
+    let mut loose = nr.clone();
+    loose.kkt_tol *= 2.0;
+    assert!(check_lbfgs(p, &nr, &loose, tag).join("\n").contains("kkt_tol differs"));
+    let mut outside = nr.clone();
+    outside.theta.iter_mut().for_each(|t| *t *= 1.0 + 1e-9);
+    outside.theta[0] += 1e-9;
+    let msg = check_lbfgs(p, &nr, &outside, tag).join("\n");
+    assert!(msg.contains("Σθ") && msg.contains("‖θ‖ − B"), "{msg}");
+
+    // No minimiser: a converged L-BFGS is a false certificate.
+    let p = find("sep-mle-none");
+    let nr = p.solve(SolverKind::Newton, 0).unwrap();
+    assert_eq!(nr.termination, Termination::NoMinimizer);
+    assert!(check_lbfgs(p, &nr, &nr, tag).is_empty());
+    let mut fake = nr.clone();
+    fake.termination = Termination::Converged;
+    fake.kkt_residual = 0.0;
+    let msg = check_lbfgs(p, &nr, &fake, tag).join("\n");
+    assert!(msg.contains("false certificate"), "{msg}");
+
+    // Non-convex mle-rr, not certified: a certified L-BFGS report is dishonest.
+    let p = find("grouped-mle-rr-none");
+    let nr = p.solve(SolverKind::Newton, 0).unwrap();
+    assert!(nr.converged() && !nr.certified_global);
+    assert!(check_lbfgs(p, &nr, &nr, tag).is_empty());
+    let mut claims = nr.clone();
+    claims.certified_global = true;
+    let msg = check_lbfgs(p, &nr, &claims, tag).join("\n");
+    assert!(msg.contains("claims certified_global"), "{msg}");
+}
