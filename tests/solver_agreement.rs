@@ -26,6 +26,15 @@
 //!   problem that has no minimiser.
 //! * On every report: `certified_global` implies converged; the returned point is feasible.
 //!
+//! **Conditioning.** `|Δθ|∞ ≤ 1e-7` follows from the KKT tolerance only where
+//! `kkt_tol/λ_min ≲ 1e-7` (λ_min: smallest eigenvalue of the reduced Hessian, + μ on the
+//! boundary, at Newton's point). That holds for all certified problems but 22 (largest ratio
+//! 6e-9): the four `illcond-*` fixtures and the generated ill-conditioned design, where the ratio
+//! is 1e-6..2e-1 — agreement there needs L-BFGS to finish far below its tolerance, as Newton does
+//! with its compensated-gradient refinement. Those problems have their own test
+//! (`lbfgs_agrees_with_newton_on_ill_conditioned_problems`, same assertions), so that their
+//! outcome shows apart from the rest; the split is computed at run time from Newton's report.
+//!
 //! On failure each line names both solvers, the problem (fixture or generated dataset), the loss
 //! and the set, and the numbers (Δθ, residuals, tolerances, iterations, terminations, and the
 //! accuracy `kkt_tol/λ_min` that the KKT tolerance alone guarantees, λ_min being the smallest
@@ -156,6 +165,8 @@ struct Dataset {
     /// Whether the data are separable (through the origin, by a sum-zero direction): then no
     /// minimiser exists without a norm bound.
     separable: bool,
+    /// A small and a large radius for the balls.
+    radii: (f64, f64),
 }
 
 fn gauss<R: Rng>(rng: &mut R) -> f64 {
@@ -178,6 +189,7 @@ fn btl(name: &'static str, n: usize, d: usize, seed: u64, col_scale: impl Fn(usi
         n,
         d,
         separable: false,
+        radii: (0.3, 5.0),
     }
 }
 
@@ -203,20 +215,26 @@ fn separable(n: usize, d: usize, seed: u64) -> Dataset {
         n,
         d,
         separable: true,
+        radii: (0.3, 5.0),
     }
 }
 
 fn datasets() -> Vec<Dataset> {
     let mut n_lt_d = btl("n<d (n=8, d=20)", 8, 20, 33, |_| 1.0);
-    // n < d rows in general position are separable by a sum-zero direction too (8 < 19).
+    // n < d rows in general position are separable by a sum-zero direction too (8 < 19). With
+    // a large ball the minimiser sits at margins where the loss is ~1e-20 flat and not
+    // determined in floating point: keep the radii moderate.
     n_lt_d.separable = true;
+    n_lt_d.radii = (0.3, 1.0);
+    // Column j scaled by 10^(−3 + 1.5j): scales 1e-3, 10^-1.5, …, 1e3.
+    let mut ill = btl("ill-conditioned (column scales 1e-3..1e3)", 300, 5, 44, |j| {
+        10f64.powf(-3.0 + 1.5 * j as f64)
+    });
+    ill.radii = (0.5, 50.0);
     vec![
         btl("btl (n=400, d=5)", 400, 5, 11, |_| 1.0),
         separable(60, 4, 22),
-        // Column j scaled by 10^(−3 + 6j/(d−1)): scales 1e-3, 1e-1.5, …, 1e3.
-        btl("ill-conditioned (column scales 1e-3..1e3)", 300, 5, 44, |j| {
-            10f64.powf(-3.0 + 1.5 * j as f64)
-        }),
+        ill,
         n_lt_d,
     ]
 }
@@ -227,11 +245,8 @@ fn generated_problems() -> Vec<Problem> {
     let mut out = Vec::new();
     for (k, ds) in datasets().into_iter().enumerate() {
         // Radii: one where the ball binds and one where (for the BTL data) it does not.
-        let (small, large) = if ds.name.starts_with("ill") {
-            (0.5, 50.0)
-        } else {
-            (0.3, 5.0)
-        };
+        // Radii: one where the ball binds and one where (for the BTL data) it does not.
+        let (small, large) = ds.radii;
         let sets = [
             FeasibleSet::theta_b(small).unwrap(),
             FeasibleSet::theta_b(large).unwrap(),
@@ -499,17 +514,39 @@ fn check_lbfgs(p: &Problem, newton: &SolveReport, lb: &SolveReport, tag: &str) -
     bad
 }
 
-/// Runs Newton and L-BFGS (memory `memory`) on every problem and returns the failure report.
-fn agreement(problems: &[Problem], memory: usize) -> Result<usize, String> {
+/// Which problems a test compares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Scope {
+    /// Problems where the KKT tolerance implies agreement to `AGREE_TOL`
+    /// (`kkt_tol/λ_min ≤ AGREE_TOL`), and those without a certified minimiser.
+    WellConditioned,
+    /// Certified problems where `kkt_tol/λ_min > AGREE_TOL`: agreement needs L-BFGS to end far
+    /// below its tolerance (as Newton does with its compensated-gradient refinement).
+    IllConditioned,
+}
+
+/// Whether Newton's certified answer is ill-conditioned at the tolerance (see [`Scope`]).
+fn ill_conditioned(p: &Problem, newton: &SolveReport) -> bool {
+    newton.certified_global && curvature(p, newton).is_none_or(|c| !(newton.kkt_tol / c <= AGREE_TOL))
+}
+
+/// Runs Newton and L-BFGS (memory `memory`) on the problems in `scope`; returns how many were
+/// compared, or the failure report.
+fn agreement(problems: &[Problem], memory: usize, scope: Scope) -> Result<usize, String> {
     let tag = format!("lbfgs(m={memory})");
     let mut lines: Vec<String> = Vec::new();
     let mut failed = 0usize;
+    let mut compared = 0usize;
     // Errors returned by L-BFGS, grouped by message (one line per distinct error).
     let mut errors: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for p in problems {
         let mut bad = Vec::new();
         let newton = match p.solve(SolverKind::Newton, 0) {
             Ok(r) => {
+                let ill = ill_conditioned(p, &r);
+                if ill != (scope == Scope::IllConditioned) {
+                    continue;
+                }
                 bad.extend(check_newton(p, &r));
                 Some(r)
             }
@@ -518,6 +555,7 @@ fn agreement(problems: &[Problem], memory: usize) -> Result<usize, String> {
                 None
             }
         };
+        compared += 1;
         match (p.solve(SolverKind::Lbfgs, memory), &newton) {
             (Err(e), _) => {
                 errors.entry(e.to_string()).or_default().push(p.label());
@@ -534,9 +572,8 @@ fn agreement(problems: &[Problem], memory: usize) -> Result<usize, String> {
     for (e, who) in &errors {
         failed += who.len();
         report.push(format!(
-            "{tag} returned Err on {} of {} problems: `{e}` (first: {})",
+            "{tag} returned Err on {} of {compared} problems: `{e}` (first: {})",
             who.len(),
-            problems.len(),
             who[0]
         ));
     }
@@ -546,31 +583,44 @@ fn agreement(problems: &[Problem], memory: usize) -> Result<usize, String> {
         report.push(format!("… and {hidden} more failing problems"));
     }
     if report.is_empty() {
-        Ok(problems.len())
+        Ok(compared)
     } else {
         Err(format!(
-            "newton vs {tag}: {failed} failure(s) over {} problems:\n{}",
-            problems.len(),
+            "newton vs {tag} ({scope:?} problems): {failed} failure(s) over {compared} problems:\n{}",
             report.join("\n")
         ))
     }
 }
 
-fn run(problems: &[Problem], memory: usize) {
-    match agreement(problems, memory) {
-        Ok(n) => eprintln!("newton and lbfgs(m={memory}) agree on all {n} problems"),
+/// Runs [`agreement`] and fails loudly; at least `min` problems must be in scope.
+fn run(problems: &[Problem], memory: usize, scope: Scope, min: usize) {
+    match agreement(problems, memory, scope) {
+        Ok(n) => {
+            eprintln!("newton and lbfgs(m={memory}) agree on all {n} {scope:?} problems");
+            assert!(n >= min, "only {n} {scope:?} problems compared (want at least {min})");
+        }
         Err(msg) => panic!("{msg}"),
     }
 }
 
 #[test]
-fn lbfgs_agrees_with_newton_on_every_fixture() {
-    run(&fixture_problems(), LbfgsOptions::default().memory);
+fn lbfgs_agrees_with_newton_on_well_conditioned_fixtures() {
+    run(
+        &fixture_problems(),
+        LbfgsOptions::default().memory,
+        Scope::WellConditioned,
+        100,
+    );
 }
 
 #[test]
-fn lbfgs_agrees_with_newton_on_generated_problems() {
-    run(&generated_problems(), LbfgsOptions::default().memory);
+fn lbfgs_agrees_with_newton_on_well_conditioned_generated_problems() {
+    run(
+        &generated_problems(),
+        LbfgsOptions::default().memory,
+        Scope::WellConditioned,
+        90,
+    );
 }
 
 #[test]
@@ -580,7 +630,16 @@ fn lbfgs_memory_3_agrees_with_newton_on_a_subset() {
         .step_by(3)
         .chain(generated_problems().into_iter().step_by(4))
         .collect();
-    run(&subset, 3);
+    run(&subset, 3, Scope::WellConditioned, 50);
+}
+
+/// The ill-conditioned fixtures and generated problems (column scales 1e-3..1e3), where
+/// `kkt_tol/λ_min` is 1e-6..1e-1: the same assertions, kept apart so that their outcome shows
+/// on its own.
+#[test]
+fn lbfgs_agrees_with_newton_on_ill_conditioned_problems() {
+    let all: Vec<Problem> = fixture_problems().into_iter().chain(generated_problems()).collect();
+    run(&all, LbfgsOptions::default().memory, Scope::IllConditioned, 20);
 }
 
 /// The Newton half of the comparison alone (the reference must be sound for the agreement
@@ -589,6 +648,8 @@ fn lbfgs_memory_3_agrees_with_newton_on_a_subset() {
 fn newton_reference_side_is_sound() {
     let problems: Vec<Problem> = fixture_problems().into_iter().chain(generated_problems()).collect();
     let mut bad = Vec::new();
+    let mut loose = Vec::new();
+    let mut worst_well = (0.0f64, String::new());
     let (mut certified, mut uncertified_mle_rr, mut no_min, mut boundary, mut interior) = (0, 0, 0, 0, 0);
     for p in &problems {
         match p.solve(SolverKind::Newton, 0) {
@@ -598,6 +659,16 @@ fn newton_reference_side_is_sound() {
                     bad.push(format!("{}:\n    {}", p.label(), b.join("\n    ")));
                 }
                 certified += usize::from(r.certified_global);
+                if r.certified_global && !ill_conditioned(p, &r) {
+                    let c = curvature(p, &r).unwrap_or(f64::NAN);
+                    if r.kkt_tol / c > worst_well.0 {
+                        worst_well = (r.kkt_tol / c, p.label());
+                    }
+                }
+                if ill_conditioned(p, &r) {
+                    let c = curvature(p, &r).unwrap_or(f64::NAN);
+                    loose.push(format!("{} (kkt_tol/λ_min = {:.1e})", p.label(), r.kkt_tol / c));
+                }
                 uncertified_mle_rr +=
                     usize::from(r.converged() && !r.certified_global && matches!(p.opts.loss, LossSpec::MleRr { .. }));
                 no_min += usize::from(r.termination == Termination::NoMinimizer);
@@ -616,6 +687,18 @@ fn newton_reference_side_is_sound() {
         "{} problems: {certified} certified global, {uncertified_mle_rr} converged mle-rr not certified, \
          {no_min} no-minimizer, {boundary} on the boundary, {interior} interior",
         problems.len()
+    );
+    // Where the KKT tolerance alone does not imply |Δθ|∞ ≤ AGREE_TOL, agreement needs L-BFGS
+    // to finish well below its tolerance (as Newton does): listed for information (these are
+    // the problems of `lbfgs_agrees_with_newton_on_ill_conditioned_problems`).
+    eprintln!(
+        "largest kkt_tol/λ_min of the other certified problems: {:.1e} ({})",
+        worst_well.0, worst_well.1
+    );
+    eprintln!(
+        "{} certified problems where kkt_tol/λ_min > {AGREE_TOL:e}:\n  {}",
+        loose.len(),
+        loose.join("\n  ")
     );
     assert!(bad.is_empty(), "{} Newton failures:\n{}", bad.len(), bad.join("\n"));
     // The comparison must exercise every branch.

@@ -10,11 +10,17 @@ use serde_json::{json, Value};
 
 /// The solver options as given on the command line (`None` / `false`: not given).
 pub struct Given<'a> {
+    /// `--memory` (L-BFGS).
     pub memory: Option<usize>,
+    /// `--batch` (SGD).
     pub batch: Option<usize>,
+    /// `--epochs` (SGD).
     pub epochs: Option<usize>,
+    /// `--step` (SGD).
     pub step: Option<&'a str>,
+    /// `--shuffle` (SGD).
     pub shuffle: bool,
+    /// `--average` (SGD).
     pub average: Option<&'a str>,
     /// `--seed` (the shuffle seed of SGD; recorded only for the exact solvers).
     pub seed: Option<u64>,
@@ -22,7 +28,9 @@ pub struct Given<'a> {
 
 /// The settings handed to the library: only the chosen solver's are used.
 pub struct Settings {
+    /// For `--solver lbfgs` (defaults otherwise).
     pub lbfgs: LbfgsOptions,
+    /// For `--solver sgd` (defaults otherwise, but for the seed).
     pub sgd: SgdOptions,
 }
 
