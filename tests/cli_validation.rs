@@ -410,12 +410,6 @@ fn invalid_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
             vec!["unknown solver", "adam"],
         ),
         case(
-            "--solver lbfgs",
-            ok(&["--solver", "lbfgs"]),
-            1,
-            vec!["lbfgs", "not implemented yet"],
-        ),
-        case(
             "--solver sgd",
             ok(&["--solver", "sgd"]),
             1,

@@ -1,5 +1,5 @@
 //! Observer hooks ([`privpref::solver::Observer`]) through [`Recorder`], per solver (separate
-//! tests): exactly one `Start` first (solver name, `n`, `d`, budget = `max_iter`), exactly one
+//! tests): exactly one `Start` first (solver name, `n`, `d`, budget = `max_iter`, times `ITERS_PER_MAX_ITER` for L-BFGS), exactly one
 //! `End` last (the report's termination and iterations), `Progress` only at iterations that are
 //! multiples of `observe_every` — increasing, within the run, none of the multiples in
 //! `[1, iterations)` missing — and an observer never changes the result (bit-identical θ,
@@ -58,7 +58,11 @@ fn check_events(
         solver: solver.name(),
         n: fx.n,
         d: fx.d,
-        budget: MAX_ITER,
+        // L-BFGS counts `ITERS_PER_MAX_ITER` quasi-Newton iterations per unit of `max_iter`.
+        budget: match solver {
+            SolverKind::Lbfgs => MAX_ITER * privpref::solver::lbfgs::ITERS_PER_MAX_ITER,
+            _ => MAX_ITER,
+        },
     });
     if ev.first() != Some(&want_start) {
         bad.push(format!("first event {:?}, want {want_start:?}", ev.first()));

@@ -125,7 +125,10 @@ impl Problem {
         let mut o = self.opts.clone();
         o.solver = solver;
         if solver == SolverKind::Lbfgs {
-            o.lbfgs = LbfgsOptions { memory };
+            o.lbfgs = LbfgsOptions {
+                memory,
+                ..LbfgsOptions::default()
+            };
             o.control.max_iter = LBFGS_MAX_ITER;
         }
         fit(self.view(), &o).map(|m| m.report)
