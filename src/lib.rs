@@ -29,13 +29,15 @@
 //! * [`kernels`]: fused, deterministic passes over `X` (value + gradient in one read);
 //! * [`objective`]: `F`, its gradient, Hessian, Hessian-vector products, O(n) line searches;
 //! * [`feasible`]: `Θ_B`, ball, sum-zero, unconstrained, with exact projections;
-//! * [`solver`]: exact projected Newton with a KKT certificate ([`solver::SolveReport`]);
+//! * [`solver`]: exact projected Newton, projected L-BFGS and projected SGD over the same
+//!   objective, all reporting a KKT certificate ([`solver::SolveReport`]) and progress to an
+//!   optional [`solver::Observer`];
 //! * [`estimator`]: one entry point, [`estimator::fit`]; [`experiments`]: paper experiments.
 //!
 //! ## Guarantees
-//! * **Exactness.** Newton stops on the projected-gradient (KKT) residual
-//!   `‖θ − Π(θ − ∇F(θ))‖ ≤ max(1e-12, 1e-10·‖P∇F(0)‖)` and then refines `θ` with gradients
-//!   computed in doubled precision. A report that did not converge says so
+//! * **Exactness.** Newton and L-BFGS stop on the projected-gradient (KKT) residual
+//!   `‖θ − Π(θ − ∇F(θ))‖ ≤ max(1e-12, 1e-10·‖P∇F(0)‖)`; Newton then refines `θ` with gradients
+//!   computed in doubled precision, L-BFGS polishes with a few more iterations. A report that did not converge says so
 //!   ([`solver::Termination`]); without a norm bound, a loss that is unbounded below on the
 //!   data ends with a certificate (`NoMinimizer`), not a loop.
 //! * **Determinism.** Results are bit-identical for any number of threads.
