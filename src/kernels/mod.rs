@@ -229,6 +229,8 @@ impl<'v, S: Simd> RowOps<'v, S> {
     /// `acc += Σ_r coef[r]·rows[r]`. The columns are taken in tiles of [`AXPY_TILE`] SIMD
     /// vectors held in registers across the whole batch, so `acc` is read and written once per
     /// tile and batch (no store-to-load chain through memory, no 4K aliasing with the rows).
+    /// Tile widths are compile-time constants ([`axpy_tile`]), so the accumulators stay in
+    /// registers (a runtime-length copy into the tile would force it onto the stack).
     #[inline(always)]
     fn axpys(&self, rows: &[f64], coef: &[f64], acc: &mut [f64]) {
         if self.d < SMALL_D {
@@ -240,21 +242,19 @@ impl<'v, S: Simd> RowOps<'v, S> {
         let (acc_h, acc_t) = S::as_mut_simd_f64s(acc);
         let nvec = acc_h.len();
         let mut t0 = 0;
-        while t0 < nvec {
-            let tn = AXPY_TILE.min(nvec - t0);
-            let mut a = [simd.splat_f64s(0.0); AXPY_TILE];
-            a[..tn].copy_from_slice(&acc_h[t0..t0 + tn]);
-            for (r, &c) in coef.iter().enumerate() {
-                let (xh, _) = S::as_simd_f64s(&rows[r * d..r * d + full]);
-                let c = simd.splat_f64s(c);
-                for k in 0..AXPY_TILE {
-                    if k < tn {
-                        a[k] = simd.mul_add_e_f64s(c, xh[t0 + k], a[k]);
-                    }
-                }
-            }
-            acc_h[t0..t0 + tn].copy_from_slice(&a[..tn]);
-            t0 += tn;
+        while t0 + AXPY_TILE <= nvec {
+            axpy_tile::<S, AXPY_TILE>(simd, rows, coef, d, full, t0, acc_h);
+            t0 += AXPY_TILE;
+        }
+        match nvec - t0 {
+            0 => {}
+            1 => axpy_tile::<S, 1>(simd, rows, coef, d, full, t0, acc_h),
+            2 => axpy_tile::<S, 2>(simd, rows, coef, d, full, t0, acc_h),
+            3 => axpy_tile::<S, 3>(simd, rows, coef, d, full, t0, acc_h),
+            4 => axpy_tile::<S, 4>(simd, rows, coef, d, full, t0, acc_h),
+            5 => axpy_tile::<S, 5>(simd, rows, coef, d, full, t0, acc_h),
+            6 => axpy_tile::<S, 6>(simd, rows, coef, d, full, t0, acc_h),
+            _ => axpy_tile::<S, 7>(simd, rows, coef, d, full, t0, acc_h),
         }
         if !acc_t.is_empty() {
             let mut a = simd.partial_load_f64s(acc_t);
@@ -267,6 +267,36 @@ impl<'v, S: Simd> RowOps<'v, S> {
             }
             simd.partial_store_f64s(acc_t, a);
         }
+    }
+}
+
+/// One register tile of [`RowOps::axpys`]: SIMD vectors `t0 .. t0 + N` of `acc` updated by
+/// every row of the batch, in row order (so the bits do not depend on the tiling).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn axpy_tile<S: Simd, const N: usize>(
+    simd: S,
+    rows: &[f64],
+    coef: &[f64],
+    d: usize,
+    full: usize,
+    t0: usize,
+    acc_h: &mut [S::f64s],
+) {
+    let mut a = [simd.splat_f64s(0.0); N];
+    for k in 0..N {
+        a[k] = acc_h[t0 + k];
+    }
+    for (r, &c) in coef.iter().enumerate() {
+        let (xh, _) = S::as_simd_f64s(&rows[r * d..r * d + full]);
+        let xt = &xh[t0..t0 + N];
+        let c = simd.splat_f64s(c);
+        for k in 0..N {
+            a[k] = simd.mul_add_e_f64s(c, xt[k], a[k]);
+        }
+    }
+    for k in 0..N {
+        acc_h[t0 + k] = a[k];
     }
 }
 
