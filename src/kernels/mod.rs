@@ -284,9 +284,7 @@ fn axpy_tile<S: Simd, const N: usize>(
     acc_h: &mut [S::f64s],
 ) {
     let mut a = [simd.splat_f64s(0.0); N];
-    for k in 0..N {
-        a[k] = acc_h[t0 + k];
-    }
+    a.copy_from_slice(&acc_h[t0..t0 + N]);
     for (r, &c) in coef.iter().enumerate() {
         let (xh, _) = S::as_simd_f64s(&rows[r * d..r * d + full]);
         let xt = &xh[t0..t0 + N];
@@ -295,9 +293,7 @@ fn axpy_tile<S: Simd, const N: usize>(
             a[k] = simd.mul_add_e_f64s(c, xt[k], a[k]);
         }
     }
-    for k in 0..N {
-        acc_h[t0 + k] = a[k];
-    }
+    acc_h[t0..t0 + N].copy_from_slice(&a);
 }
 
 /// Labels of a batch as `0.0`/`1.0`.
