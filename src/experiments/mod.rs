@@ -129,13 +129,7 @@ type Record = (
     f64,
 );
 
-fn mix(a: u64, b: u64) -> u64 {
-    // SplitMix64 finaliser of a combination: decorrelates nearby seeds.
-    let mut z = a ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use crate::mechanism::mix_seed as mix;
 
 /// Runs the comparison; `progress()` is called after each `(n, repetition)` job.
 pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> Result<Vec<Cell>> {
