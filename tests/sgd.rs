@@ -1015,3 +1015,103 @@ fn divergence_is_reported_as_non_finite() {
         assert!(!r.converged());
     }
 }
+
+/// The acceptance design of the statistical tests: `d = 5`, bounded features `x = 2u` with `u`
+/// uniform on the unit sphere (Assumption 2.1 with `L = 1`), `θ*` sum-zero with `‖θ*‖ = 0.5`,
+/// `Θ_B` with `B = 1`, RR labels at `ε = 1`; nested in `n` (rows of repetition `rep` are one
+/// stream, so `n = 1e3` uses the first 1e3 rows of the `n = 1e5` sample). The same design is
+/// printed by `examples/sgd_rates.rs` (design `sphere`).
+fn sphere_design(rep: u64, n: usize) -> (Vec<f64>, Vec<u8>, Vec<f64>) {
+    let (d, seed) = (5usize, 2024u64);
+    let th = theta_star(
+        d,
+        0.5,
+        true,
+        &mut simulation_rng(privpref::mechanism::mix_seed(seed, rep)),
+    )
+    .unwrap();
+    let mut rng = simulation_rng(privpref::mechanism::mix_seed(
+        privpref::mechanism::mix_seed(seed, rep),
+        1,
+    ));
+    let mut x = Vec::with_capacity(n * d);
+    let mut y = Vec::with_capacity(n);
+    for _ in 0..n {
+        let g: Vec<f64> = (0..d).map(|_| rand_distr::StandardNormal.sample(&mut rng)).collect();
+        let l = g.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let row: Vec<f64> = g.iter().map(|v| 2.0 * v / l).collect();
+        let t: f64 = row.iter().zip(&th).map(|(a, b)| a * b).sum();
+        y.push(u8::from(privpref::mechanism::uniform_f64(&mut rng) < sigmoid(t)));
+        x.extend(row);
+    }
+    let yt = RandomizedResponse::new(1.0)
+        .unwrap()
+        .randomize(
+            &y,
+            &mut simulation_rng(privpref::mechanism::mix_seed(
+                privpref::mechanism::mix_seed(seed, rep),
+                2,
+            )),
+        )
+        .unwrap();
+    (x, yt, th)
+}
+
+/// Acceptance (statistical, seeded): one-pass SGD-RR with the theory step `η_t = 1/(λt)`,
+/// `λ = γκ tanh(ε/2)` from the data (here γ = σ'(2) = 0.105, κ ≈ 0.80, c = 0.462, λ ≈ 0.0386),
+/// over 30 repetitions:
+/// * at `n = 1e5` its mean `ℓ2` error is within a factor 2 of the exact debiased-RR minimiser's
+///   (Newton over `Θ_B`) — measured 1.33 (seeds 1, 7, 99 with 20 repetitions: 1.30, 1.21, 1.16);
+/// * the slope of log(mean error) against log n over n ∈ {1e3, 3e3, 1e4, 3e4, 1e5} is
+///   −0.5 ± 0.1 — measured −0.474 (other seeds: −0.506, −0.488, −0.472; exact: −0.494).
+///
+/// With the paper's Gaussian features (`x ~ N(0, 2I)`, `‖θ*‖ = 1`, `B = 2`) the theory λ is
+/// ~3.5e-8 (γ = σ'(B·max‖Px‖) = σ'(17)) and SGD-RR stays at error ≈ 2 for every n (slope
+/// −0.008): see `examples/sgd_rates.rs`. That case is not asserted here.
+#[test]
+fn sgd_rr_theory_step_rate_and_factor_against_the_exact_minimiser() {
+    use rayon::prelude::*;
+    let ns = [1_000usize, 3_000, 10_000, 30_000, 100_000];
+    let (d, eps, reps) = (5usize, 1.0, 30u64);
+    let set = FeasibleSet::theta_b(1.0).unwrap();
+    let ctl = Control {
+        par: privpref::par::Par::Seq,
+        ..Control::default()
+    };
+    let per_rep: Vec<(Vec<f64>, f64)> = (0..reps)
+        .into_par_iter()
+        .map(|rep| {
+            let (x, yt, th) = sphere_design(rep, ns[4]);
+            let mut errs = vec![];
+            for &n in &ns {
+                let view = PairwiseView::new(&x[..n * d], n, d, &yt[..n], None).unwrap();
+                let obj = Objective::new(view, RrDebiased::new(eps).unwrap()).with_par(privpref::par::Par::Seq);
+                let r = sgd::solve(&obj, &set, None, &SgdOptions::one_pass(StepRule::Theory), &ctl).unwrap();
+                assert_eq!(r.termination, Termination::Completed);
+                errs.push(dist(&r.theta, &th));
+            }
+            let view = PairwiseView::new(&x, ns[4], d, &yt, None).unwrap();
+            let mut fo = FitOptions::new(LossSpec::DebiasedRr { eps }, set);
+            fo.control = ctl.clone();
+            let exact = fit(view, &fo).unwrap();
+            assert!(exact.report.converged());
+            (errs, dist(&exact.theta, &th))
+        })
+        .collect();
+    let mean_sgd: Vec<f64> = (0..ns.len())
+        .map(|k| per_rep.iter().map(|r| r.0[k]).sum::<f64>() / reps as f64)
+        .collect();
+    let mean_exact = per_rep.iter().map(|r| r.1).sum::<f64>() / reps as f64;
+    let factor = mean_sgd[4] / mean_exact;
+    assert!(
+        factor <= 2.0,
+        "SGD-RR / exact at n = 1e5: {factor:.3} ({} vs {mean_exact})",
+        mean_sgd[4]
+    );
+    let lx: Vec<f64> = ns.iter().map(|&n| (n as f64).ln()).collect();
+    let ly: Vec<f64> = mean_sgd.iter().map(|e| e.ln()).collect();
+    let (mx, my) = (lx.iter().sum::<f64>() / 5.0, ly.iter().sum::<f64>() / 5.0);
+    let slope = lx.iter().zip(&ly).map(|(a, b)| (a - mx) * (b - my)).sum::<f64>()
+        / lx.iter().map(|a| (a - mx) * (a - mx)).sum::<f64>();
+    assert!((slope + 0.5).abs() <= 0.1, "slope {slope:.3}, mean errors {mean_sgd:?}");
+}
