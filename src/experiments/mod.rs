@@ -1,5 +1,8 @@
 //! Paper experiments as library functions (the CLI `demo` and the examples print them).
 //!
+//! [`sgd_grid`]: the same simulation with every estimator run by one-pass SGD, as in the paper
+//! (local SGD-RR, objective perturbation by SGD — not private —, and the MLE by SGD).
+//!
 //! [`seed000_comparison`]: the local-model comparison of seed 000 (Chowdhury, Zhou & Natarajan,
 //! AISTATS 2024, §6 and Figure 1) with *exact* estimators: the non-private MLE on clear labels,
 //! and MLE-RR and debiased RR on labels privatised by randomized response, for several ε and n,
@@ -10,6 +13,10 @@
 //!
 //! Reproducible: repetition `r` at size `n` uses generators seeded from `(seed, r)` and
 //! `(seed, n, r, ε)` only, so results do not depend on the thread count or the grid order.
+
+pub mod sgd_grid;
+
+pub use sgd_grid::{seed000_sgd_grid, SgdCell, SgdEstimator, SgdGridConfig, SgdGridResult};
 
 use crate::data::PairwiseView;
 use crate::error::{check_eps, check_radius, Error, Result};

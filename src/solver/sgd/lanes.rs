@@ -137,24 +137,61 @@ pub(crate) fn combine8<O: Lanes>(o: O, a: &[O::V; 8]) -> O::V {
     o.add(lo, hi)
 }
 
-/// `s = xᵀθ` with the canonical 8-way FMA accumulation (`x(j)` gives feature `j`).
-#[inline(always)]
-pub(crate) fn dot<O: Lanes>(o: O, x: impl Fn(usize) -> O::V, th: &[O::V]) -> O::V {
-    let zero = o.splat(0.0);
-    let mut acc = [zero; 8];
-    let d = th.len();
-    let full = d / 8 * 8;
-    let mut j = 0;
-    while j < full {
-        for (l, a) in acc.iter_mut().enumerate() {
-            *a = o.fma(x(j + l), th[j + l], *a);
+/// Runs `$body` with `$l` bound to the constants `0, 1, …, $len − 1` (`$len < 8`): the
+/// remainder of a chunked loop, unrolled so that accumulator arrays stay in registers.
+macro_rules! unroll_rem {
+    ($len:expr, |$l:ident| $body:block) => {{
+        let len: usize = $len;
+        debug_assert!(len < 8);
+        if len > 0 {
+            let $l = 0usize;
+            $body
         }
-        j += 8;
+        if len > 1 {
+            let $l = 1usize;
+            $body
+        }
+        if len > 2 {
+            let $l = 2usize;
+            $body
+        }
+        if len > 3 {
+            let $l = 3usize;
+            $body
+        }
+        if len > 4 {
+            let $l = 4usize;
+            $body
+        }
+        if len > 5 {
+            let $l = 5usize;
+            $body
+        }
+        if len > 6 {
+            let $l = 6usize;
+            $body
+        }
+    }};
+}
+
+/// `s = xᵀθ` with the canonical 8-way FMA accumulation (`x` and `th` have length `d`).
+#[inline(always)]
+pub(crate) fn dot<O: Lanes>(o: O, x: &[O::V], th: &[O::V]) -> O::V {
+    debug_assert_eq!(x.len(), th.len());
+    let mut a = [o.splat(0.0); 8];
+    let xc = x.chunks_exact(8);
+    let tc = th.chunks_exact(8);
+    let (xr, tr) = (xc.remainder(), tc.remainder());
+    for (xs, ts) in xc.zip(tc) {
+        for l in 0..8 {
+            a[l] = o.fma(xs[l], ts[l], a[l]);
+        }
     }
-    for (l, a) in acc.iter_mut().enumerate().take(d - full) {
-        *a = o.fma(x(full + l), th[full + l], *a);
-    }
-    combine8(o, &acc)
+    let tr = &tr[..xr.len()];
+    unroll_rem!(xr.len(), |l| {
+        a[l] = o.fma(xr[l], tr[l], a[l]);
+    });
+    combine8(o, &a)
 }
 
 /// What the projection has to do (from the feasible set).
@@ -176,12 +213,20 @@ impl Proj {
     }
 }
 
-/// The step `θ_j ← θ_j − η (c·x_j + (β/W) θ_j + b_j/W)` (all lanes), followed by the
-/// projection. `neg_eta = −η`, `beta_w = β/W`, `bw[j] = b_j/W`.
+/// One coordinate of the step: `θ ← fma(−η, fma(c, x, fma(β/W, θ, b/W)), θ)`.
 #[inline(always)]
+fn coord<O: Lanes>(o: O, x: O::V, th: O::V, c: O::V, neg_eta: O::V, beta_w: O::V, bw: O::V) -> O::V {
+    let g = o.fma(c, x, o.fma(beta_w, th, bw));
+    o.fma(neg_eta, g, th)
+}
+
+/// The step `θ_j ← θ_j − η (c·x_j + (β/W) θ_j + b_j/W)` (all lanes), followed by the
+/// projection. `neg_eta = −η`, `beta_w = β/W`, `bw[j] = b_j/W`; `x`, `th`, `bw` have length `d`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn step<O: Lanes>(
     o: O,
-    x: impl Fn(usize) -> O::V,
+    x: &[O::V],
     th: &mut [O::V],
     c: O::V,
     neg_eta: O::V,
@@ -189,59 +234,106 @@ pub(crate) fn step<O: Lanes>(
     bw: &[O::V],
     proj: Proj,
 ) {
-    let d = th.len();
-    debug_assert_eq!(bw.len(), d);
+    if proj.center {
+        step_impl::<O, true>(o, x, th, c, neg_eta, beta_w, bw, proj.ball)
+    } else {
+        step_impl::<O, false>(o, x, th, c, neg_eta, beta_w, bw, proj.ball)
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn step_impl<O: Lanes, const CENTER: bool>(
+    o: O,
+    x: &[O::V],
+    th: &mut [O::V],
+    c: O::V,
+    neg_eta: O::V,
+    beta_w: O::V,
+    bw: &[O::V],
+    ball: Option<(f64, f64)>,
+) {
+    debug_assert!(x.len() == th.len() && bw.len() == th.len());
     let mut sum = [o.splat(0.0); 8];
+    let d = th.len();
     let full = d / 8 * 8;
-    let mut j = 0;
-    while j < d {
-        let len = if j < full { 8 } else { d - full };
-        for (l, s) in sum.iter_mut().enumerate().take(len) {
-            let k = j + l;
-            let g = o.fma(c, x(k), o.fma(beta_w, th[k], bw[k]));
-            th[k] = o.fma(neg_eta, g, th[k]);
-            if proj.center {
-                *s = o.add(*s, th[k]);
+    let (tf, tr) = th.split_at_mut(full);
+    let (xf, xr) = x.split_at(full);
+    let (bf, br) = bw.split_at(full);
+    for ((ts, xs), bs) in tf.chunks_exact_mut(8).zip(xf.chunks_exact(8)).zip(bf.chunks_exact(8)) {
+        for l in 0..8 {
+            let v = coord(o, xs[l], ts[l], c, neg_eta, beta_w, bs[l]);
+            ts[l] = v;
+            if CENTER {
+                sum[l] = o.add(sum[l], v);
             }
         }
-        j += len;
     }
-    project_with_sum(o, th, &sum, proj);
+    let (xr, br) = (&xr[..tr.len()], &br[..tr.len()]);
+    unroll_rem!(tr.len(), |l| {
+        let v = coord(o, xr[l], tr[l], c, neg_eta, beta_w, br[l]);
+        tr[l] = v;
+        if CENTER {
+            sum[l] = o.add(sum[l], v);
+        }
+    });
+    project_impl::<O, CENTER>(o, th, &sum, ball);
+}
+
+/// `θ_j ← θ_j − m` and the canonical partial sums of `θ_j²` (only when `norm`).
+#[inline(always)]
+fn center_and_norm<O: Lanes>(o: O, th: &mut [O::V], m: O::V, norm: bool) -> [O::V; 8] {
+    let mut nrm = [o.splat(0.0); 8];
+    let full = th.len() / 8 * 8;
+    let (tf, tr) = th.split_at_mut(full);
+    for ts in tf.chunks_exact_mut(8) {
+        for l in 0..8 {
+            let v = o.sub(ts[l], m);
+            ts[l] = v;
+            if norm {
+                nrm[l] = o.fma(v, v, nrm[l]);
+            }
+        }
+    }
+    unroll_rem!(tr.len(), |l| {
+        let v = o.sub(tr[l], m);
+        tr[l] = v;
+        if norm {
+            nrm[l] = o.fma(v, v, nrm[l]);
+        }
+    });
+    nrm
+}
+
+/// The canonical partial sums of `θ_j²`.
+#[inline(always)]
+fn norm_sq<O: Lanes>(o: O, th: &[O::V]) -> [O::V; 8] {
+    let mut nrm = [o.splat(0.0); 8];
+    let c = th.chunks_exact(8);
+    let tr = c.remainder();
+    for ts in c {
+        for l in 0..8 {
+            nrm[l] = o.fma(ts[l], ts[l], nrm[l]);
+        }
+    }
+    unroll_rem!(tr.len(), |l| {
+        nrm[l] = o.fma(tr[l], tr[l], nrm[l]);
+    });
+    nrm
 }
 
 /// The projection, given the canonical partial sums of `θ` (used only when centring).
 #[inline(always)]
-pub(crate) fn project_with_sum<O: Lanes>(o: O, th: &mut [O::V], sum: &[O::V; 8], proj: Proj) {
-    let d = th.len();
-    let full = d / 8 * 8;
-    let mut nrm = [o.splat(0.0); 8];
-    let want_norm = proj.ball.is_some();
-    if proj.center {
-        let m = o.div(combine8(o, sum), o.splat(d as f64));
-        let mut j = 0;
-        while j < d {
-            let len = if j < full { 8 } else { d - full };
-            for (l, a) in nrm.iter_mut().enumerate().take(len) {
-                let v = o.sub(th[j + l], m);
-                th[j + l] = v;
-                if want_norm {
-                    *a = o.fma(v, v, *a);
-                }
-            }
-            j += len;
-        }
-    } else if want_norm {
-        let mut j = 0;
-        while j < d {
-            let len = if j < full { 8 } else { d - full };
-            for (l, a) in nrm.iter_mut().enumerate().take(len) {
-                let v = th[j + l];
-                *a = o.fma(v, v, *a);
-            }
-            j += len;
-        }
-    }
-    if let Some((b, b2)) = proj.ball {
+fn project_impl<O: Lanes, const CENTER: bool>(o: O, th: &mut [O::V], sum: &[O::V; 8], ball: Option<(f64, f64)>) {
+    let nrm = if CENTER {
+        let m = o.div(combine8(o, sum), o.splat(th.len() as f64));
+        center_and_norm(o, th, m, ball.is_some())
+    } else if ball.is_some() {
+        norm_sq(o, th)
+    } else {
+        return;
+    };
+    if let Some((b, b2)) = ball {
         let (scale, any) = o.clip_scale(combine8(o, &nrm), b2, b);
         if any {
             for v in th.iter_mut() {
@@ -256,18 +348,20 @@ pub(crate) fn project_with_sum<O: Lanes>(o: O, th: &mut [O::V], sum: &[O::V; 8],
 pub(crate) fn project<O: Lanes>(o: O, th: &mut [O::V], proj: Proj) {
     let mut sum = [o.splat(0.0); 8];
     if proj.center {
-        let d = th.len();
-        let full = d / 8 * 8;
-        let mut j = 0;
-        while j < d {
-            let len = if j < full { 8 } else { d - full };
-            for (l, s) in sum.iter_mut().enumerate().take(len) {
-                *s = o.add(*s, th[j + l]);
+        let c = th.chunks_exact(8);
+        let tr = c.remainder();
+        for ts in c {
+            for l in 0..8 {
+                sum[l] = o.add(sum[l], ts[l]);
             }
-            j += len;
         }
+        unroll_rem!(tr.len(), |l| {
+            sum[l] = o.add(sum[l], tr[l]);
+        });
+        project_impl::<O, true>(o, th, &sum, proj.ball);
+    } else {
+        project_impl::<O, false>(o, th, &sum, proj.ball);
     }
-    project_with_sum(o, th, &sum, proj);
 }
 
 /// Polyak–Ruppert running mean: `a_j ← fma(θ_j − a_j, 1/k, a_j)` with `inv_k = 1/k`.
@@ -295,7 +389,7 @@ mod tests {
             a[j % 8] = x[j].mul_add(th[j], a[j % 8]);
         }
         let want = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-        assert_eq!(dot(One, |j| x[j], &th).to_bits(), want.to_bits());
+        assert_eq!(dot(One, &x, &th).to_bits(), want.to_bits());
     }
 
     #[test]

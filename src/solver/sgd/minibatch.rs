@@ -89,17 +89,7 @@ pub(crate) fn run<L: Loss>(
         arch.dispatch(
             #[inline(always)]
             || {
-                lanes::step(
-                    One,
-                    #[inline(always)]
-                    |j| g[j],
-                    theta,
-                    c,
-                    -eta,
-                    setup.beta_w,
-                    &setup.bw,
-                    setup.proj,
-                );
+                lanes::step(One, g, theta, c, -eta, setup.beta_w, &setup.bw, setup.proj);
                 if let Some(a) = avg.as_deref_mut() {
                     lanes::average(One, a, theta, inv_k);
                 }

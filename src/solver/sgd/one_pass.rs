@@ -118,12 +118,7 @@ impl<L: Loss> WithSimd for Pass<'_, '_, L> {
         for p in pos {
             let i = order.map_or(p, |o| o[p]);
             let row = &rows.x[i * d..(i + 1) * d];
-            sb[0] = lanes::dot(
-                o,
-                #[inline(always)]
-                |j| row[j],
-                th,
-            );
+            sb[0] = lanes::dot(o, row, th);
             yb[0] = rows.y[i] as f64;
             loss.eval_simd(
                 simd,
@@ -140,17 +135,7 @@ impl<L: Loss> WithSimd for Pass<'_, '_, L> {
             }
             *t += 1;
             let eta = setup.sched.eta(*t);
-            lanes::step(
-                o,
-                #[inline(always)]
-                |j| row[j],
-                th,
-                c,
-                -eta,
-                setup.beta_w,
-                bw,
-                setup.proj,
-            );
+            lanes::step(o, row, th, c, -eta, setup.beta_w, bw, setup.proj);
             if let Some(a) = avg.as_deref_mut() {
                 lanes::average(o, &mut a[..d], th, 1.0 / *t as f64);
             }

@@ -387,16 +387,6 @@ fn from_chunks(c: &[f64], d: usize, r: usize, lanes: usize) -> Vec<f64> {
     out
 }
 
-/// Loads `len ≤ lanes` values (the tail chunk of a replication row is partial).
-#[inline(always)]
-fn load<S: Simd>(simd: S, s: &[f64]) -> S::f64s {
-    if s.len() == S::F64_LANES {
-        S::as_simd_f64s(s).0[0]
-    } else {
-        simd.partial_load_f64s(s)
-    }
-}
-
 impl<L: Loss> WithSimd for Engine<'_, '_, L> {
     type Output = ReplicaOutput;
     #[inline(always)]
@@ -434,6 +424,7 @@ impl<L: Loss> WithSimd for Engine<'_, '_, L> {
                 lanes::project(o, &mut th[k * d..(k + 1) * d], proj);
             }
         }
+        let mut xp_buf = vec![0.0; nv * d * ln];
         let mut ybuf = vec![0.0; rp];
         let mut sbuf = vec![0.0; rp];
         let mut gbuf = vec![0.0; rp];
@@ -448,24 +439,29 @@ impl<L: Loss> WithSimd for Engine<'_, '_, L> {
                     break;
                 }
             }
+            // This step's d × R panel, copied into the chunk-major padded buffer.
             let xt = &block.x[t * d * r..(t + 1) * d * r];
+            {
+                let xv = S::as_mut_simd_f64s(&mut xp_buf).0;
+                for j in 0..d {
+                    let (head, tail) = S::as_simd_f64s(&xt[j * r..(j + 1) * r]);
+                    for (k, &v) in head.iter().enumerate() {
+                        xv[k * d + j] = v;
+                    }
+                    if !tail.is_empty() {
+                        xv[head.len() * d + j] = simd.partial_load_f64s(tail);
+                    }
+                }
+            }
             for (yb, &yv) in ybuf.iter_mut().zip(&block.y[t * r..(t + 1) * r]) {
                 *yb = yv as f64;
             }
-            let xs = |j: usize, k: usize| -> &[f64] {
-                let s0 = j * r + k * ln;
-                &xt[s0..(s0 + ln).min(j * r + r)]
-            };
+            let xv = S::as_simd_f64s(&xp_buf).0;
             {
                 let th = S::as_simd_f64s(&th_buf).0;
                 let sv = S::as_mut_simd_f64s(&mut sbuf).0;
-                for k in 0..nv {
-                    sv[k] = lanes::dot(
-                        o,
-                        #[inline(always)]
-                        |j| load(simd, xs(j, k)),
-                        &th[k * d..(k + 1) * d],
-                    );
+                for (k, s) in sv.iter_mut().enumerate() {
+                    *s = lanes::dot(o, &xv[k * d..(k + 1) * d], &th[k * d..(k + 1) * d]);
                 }
             }
             prob.loss.eval_simd(
@@ -495,8 +491,7 @@ impl<L: Loss> WithSimd for Engine<'_, '_, L> {
                 let thk = &mut th[k * d..(k + 1) * d];
                 lanes::step(
                     o,
-                    #[inline(always)]
-                    |j| load(simd, xs(j, k)),
+                    &xv[k * d..(k + 1) * d],
                     thk,
                     gv[k],
                     neg_eta,
