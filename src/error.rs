@@ -75,6 +75,19 @@ pub enum Error {
         /// What is wrong.
         kind: DataErrorKind,
     },
+    /// One entry of a replicated data block
+    /// ([`ReplicaBlock`](crate::solver::sgd::ReplicaBlock)) is invalid.
+    #[error("invalid data in {input} of replication {replication} at {at}: {kind}")]
+    ReplicaData {
+        /// Which input (`"x"`, `"y"`).
+        input: &'static str,
+        /// The replication (0-based).
+        replication: usize,
+        /// Row (time step) and column (feature) within the replication.
+        at: Location,
+        /// What is wrong.
+        kind: DataErrorKind,
+    },
     /// Inputs have inconsistent or empty shapes.
     #[error("shape error: {0}")]
     Shape(String),

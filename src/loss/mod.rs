@@ -58,6 +58,19 @@ pub trait Loss: Send + Sync + Clone + std::fmt::Debug {
     /// Batched evaluation inside a SIMD context. `y` holds the labels as `0.0`/`1.0`; all
     /// slices have the same length.
     fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>);
+    /// The privacy scale `c` of the loss: the factor by which randomized response shrinks the
+    /// expected gradient, `E[∇ℓ̂ | y] = c ∇ℓ_MLE` — `c_ε = tanh(ε/2)` for the RR losses (seed 000
+    /// §3.4, spec §0), `1` for losses on clear labels (default). Used by the SGD theory step
+    /// `λ = γ κ c` (Thm 4.5; [`crate::solver::sgd::step`]).
+    fn privacy_scale(&self) -> f64 {
+        1.0
+    }
+    /// The curvature floor `γ(T) = inf_{|t| ≤ T} ψ''(t)` of the clear-label negative
+    /// log-likelihood `ψ` of the link (spec §1.5): `σ'(T)` for the logistic link (default; also
+    /// the RR losses, whose link is logistic), `A(T)` for probit. Used by the SGD theory step.
+    fn link_curvature_floor(&self, tmax: f64) -> f64 {
+        crate::kernels::simd_math::scalar::dsigmoid(tmax)
+    }
     /// A sufficient certificate that `ℓ(·; y)` is convex on `|t| ≤ tmax` for both labels.
     fn convex_on(&self, tmax: f64) -> bool {
         let _ = tmax;
@@ -200,6 +213,11 @@ impl LossSpec {
             LossSpec::DebiasedRr { .. } => "debiased-rr",
             LossSpec::Probit => "probit",
         }
+    }
+    /// The privacy scale `c` of [`Loss::privacy_scale`]: `tanh(ε/2)` for the RR losses, `1`
+    /// otherwise.
+    pub fn privacy_scale(&self) -> f64 {
+        self.eps().map_or(1.0, |e| (0.5 * e).tanh())
     }
     /// The privacy level, for the RR losses.
     pub fn eps(&self) -> Option<f64> {

@@ -92,6 +92,11 @@ impl Loss for Probit {
         let s = if y == 1 { t } else { -t };
         log_phi_parts(s).2
     }
+    /// `A(T) = h(T)(T + h(T))`, `h = φ/Φ` (spec §1.5, §3.6): the smallest curvature
+    /// `ℓ''(t; y) = A((2y−1)t)` on `|t| ≤ T` (`A` is decreasing).
+    fn link_curvature_floor(&self, tmax: f64) -> f64 {
+        log_phi_parts(tmax).2
+    }
     /// `0` for `s = (2y−1)t ≥ 0`, `+∞` for `s < 0` (quadratic growth).
     fn recession(&self, t: f64, y: u8) -> f64 {
         let s = if y == 1 { t } else { -t };

@@ -137,6 +137,10 @@ impl Loss for RrNoisyChannel {
     fn convex_on(&self, tmax: f64) -> bool {
         tmax <= 0.5 * self.k.eps
     }
+    /// `c_ε = tanh(ε/2)`.
+    fn privacy_scale(&self) -> f64 {
+        self.k.c
+    }
     /// `0`: the loss tends to the finite limits `softplus(±ε)`.
     fn recession(&self, _t: f64, _y: u8) -> f64 {
         0.0
@@ -253,6 +257,10 @@ impl Loss for RrDebiased {
     }
     fn d2(&self, t: f64, _y: u8) -> f64 {
         self.k.c * scalar::dsigmoid(t)
+    }
+    /// `c_ε = tanh(ε/2)`.
+    fn privacy_scale(&self) -> f64 {
+        self.k.c
     }
     /// `c_ε max(s, 0) + σ̄_ε s`, `s = (1−2ỹ)t`: negative for `s < 0`, so the loss is unbounded
     /// below.

@@ -21,7 +21,7 @@
 mod rng;
 mod rr;
 
-pub use rng::{secure_rng, simulation_rng, uniform_f64, SecureRng, SimRng};
+pub use rng::{mix_seed, secure_rng, simulation_rng, uniform_f64, SecureRng, SimRng};
 pub use rr::RandomizedResponse;
 
 use crate::error::Result;

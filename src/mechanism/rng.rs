@@ -42,6 +42,17 @@ pub fn simulation_rng(seed: u64) -> SimRng {
     SimRng::seed_from_u64(seed)
 }
 
+/// Combines a seed with a value (a repetition, a sample size, an epoch…) into a new seed: the
+/// SplitMix64 finaliser of `a ⊕ b·φ` (`φ = 0x9E3779B97F4A7C15`), which decorrelates nearby
+/// inputs. Used to derive independent, reproducible [`simulation_rng`] streams, e.g.
+/// `mix_seed(mix_seed(seed, rep), n)`.
+pub fn mix_seed(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// `2^-53`.
 const TWO_POW_M53: f64 = 1.0 / (1u64 << 53) as f64;
 

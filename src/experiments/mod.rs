@@ -1,5 +1,8 @@
 //! Paper experiments as library functions (the CLI `demo` and the examples print them).
 //!
+//! [`sgd_grid`]: the same simulation with every estimator run by one-pass SGD, as in the paper
+//! (local SGD-RR, objective perturbation by SGD — not private —, and the MLE by SGD).
+//!
 //! [`seed000_comparison`]: the local-model comparison of seed 000 (Chowdhury, Zhou & Natarajan,
 //! AISTATS 2024, §6 and Figure 1) with *exact* estimators: the non-private MLE on clear labels,
 //! and MLE-RR and debiased RR on labels privatised by randomized response, for several ε and n,
@@ -10,6 +13,10 @@
 //!
 //! Reproducible: repetition `r` at size `n` uses generators seeded from `(seed, r)` and
 //! `(seed, n, r, ε)` only, so results do not depend on the thread count or the grid order.
+
+pub mod sgd_grid;
+
+pub use sgd_grid::{seed000_sgd_grid, SgdCell, SgdEstimator, SgdGridConfig, SgdGridResult};
 
 use crate::data::PairwiseView;
 use crate::error::{check_eps, check_radius, Error, Result};
@@ -129,13 +136,7 @@ type Record = (
     f64,
 );
 
-fn mix(a: u64, b: u64) -> u64 {
-    // SplitMix64 finaliser of a combination: decorrelates nearby seeds.
-    let mut z = a ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use crate::mechanism::mix_seed as mix;
 
 /// Runs the comparison; `progress()` is called after each `(n, repetition)` job.
 pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> Result<Vec<Cell>> {

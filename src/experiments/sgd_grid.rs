@@ -1,0 +1,532 @@
+//! The simulation of seed 000 (Chowdhury, Zhou & Natarajan, AISTATS 2024, §6 and Figure 1)
+//! with the paper's own optimiser: every estimator is run by **one-pass projected SGD**
+//! (Algorithm 1), many repetitions at once with the replicated engine
+//! ([`crate::solver::sgd::replicated`]).
+//!
+//! Estimators, for each `(ε, n)` and repetition:
+//! * **local SGD-RR** (Algorithm 1): the debiased RR loss on labels privatised by randomized
+//!   response at `ε`, `F = (1/n)Σ ℓ̂(x_iᵀθ; ỹ_i)`. ε-label-LDP (the SGD is post-processing).
+//! * **central objective perturbation by SGD**: the logistic loss on clear labels with
+//!   Algorithm 2's ridge and noise, `F = (1/n)Σ ℓ + (β/2n)‖θ‖² + (1/n)⟨w, θ⟩`,
+//!   `w ~ N(0, s_w² I)`, `s_w = L√(8 log(2/δ) + 4ε)/ε` (Thm 5.2, [`noise_std`]) with the
+//!   data-dependent `L = max_i‖x_i‖/2` (legitimate under label DP, spec §4, §9.7). **This
+//!   variant carries no DP guarantee**: Thm 5.2 is proved for the exact minimiser, and an SGD
+//!   iterate is not one (spec §4 "Exactness", §9.8). It is reported as in the paper, labelled
+//!   "not private".
+//! * **non-private MLE by SGD**: the logistic loss on clear labels (one run per `n`, shared by
+//!   every `ε`).
+//!
+//! Everything the paper leaves unstated (spec §7, §9.16) is a field of [`SgdGridConfig`]:
+//! `B` and the feasible set, `‖θ*‖` (θ* drawn per repetition on the sum-zero subspace, as in
+//! [`super::seed000_comparison`]), the step rule (default: the paper's constant `η = 0.1`), the
+//! averaging, `β` (default `√n/B`, Thm 5.3), `δ` and the seed.
+//!
+//! **Reproducible**: repetition `r` at size `n` uses `θ*` from `(seed, r)` and data from
+//! `(seed, r, n)` exactly as [`super::seed000_comparison`] does (same data for the same seed),
+//! and the RR labels and the noise from `(seed, r, n, ε)` only (`ε` by its bits, not its position
+//! in the list). Blocks of repetitions run in parallel with rayon; the result does not depend on
+//! the thread count, the block size or the grid order.
+
+use crate::data::PairwiseView;
+use crate::error::{check_delta, check_eps, check_radius, Error, Result};
+use crate::feasible::FeasibleSet;
+use crate::loss::{Logistic, Loss, RrDebiased};
+use crate::mechanism::{mix_seed as mix, simulation_rng, Mechanism, RandomizedResponse};
+use crate::par::Par;
+use crate::sim::{btl_pairs, theta_star};
+use crate::solver::sgd::{
+    replicated, theory_constants, Averaging, ReplicaBlock, ReplicaOptions, ReplicaProblem, ReplicaSteps, StepRule,
+};
+use crate::solver::Control;
+use rand_distr::{Distribution, StandardNormal};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// How `β` of objective perturbation is chosen for sample size `n`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RidgeRule {
+    /// `β = √n / B`, the choice of the utility proof of Thm 5.3 (Algorithm-2 units).
+    SqrtNOverB,
+    /// A fixed `β > 0`.
+    Fixed(f64),
+}
+
+/// Settings of [`seed000_sgd_grid`]. Defaults: `d = 5`, `‖θ*‖ = 1`, `B = 2` on `Θ_B`,
+/// `ε ∈ {0.1, 0.5, 1}`, `n ∈ {1000, 2000, 4000, 6000, 8000, 10000}`, 100 repetitions,
+/// `δ = 1e-3`, constant step `η = 0.1`, last iterate, `β = √n/B`, seed 2024, 20 repetitions per
+/// block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SgdGridConfig {
+    /// Feature dimension `d` (the paper shows `d = 5`).
+    pub d: usize,
+    /// `‖θ*‖` (θ* is drawn per repetition, uniform direction on the sum-zero subspace).
+    pub theta_norm: f64,
+    /// Radius `B` of the feasible set used by every estimator.
+    pub radius: f64,
+    /// `true`: `Θ_B = {1ᵀθ = 0, ‖θ‖ ≤ B}` (the paper's set); `false`: the ball `‖θ‖ ≤ B`.
+    pub sum_zero: bool,
+    /// Privacy levels.
+    pub eps: Vec<f64>,
+    /// Sample sizes.
+    pub ns: Vec<usize>,
+    /// Repetitions per `(ε, n)`.
+    pub reps: usize,
+    /// `δ` of objective perturbation.
+    pub delta: f64,
+    /// Step rule of every SGD run; `theory` and `statement` are resolved per repetition and
+    /// estimator from its data.
+    pub step: StepRule,
+    /// Last iterate (Algorithm 1) or Polyak–Ruppert average.
+    pub average: Averaging,
+    /// `β` of objective perturbation.
+    pub ridge: RidgeRule,
+    /// Base seed.
+    pub seed: u64,
+    /// Repetitions advanced together per block (performance only; results do not depend on it).
+    pub block: usize,
+}
+
+impl Default for SgdGridConfig {
+    fn default() -> Self {
+        SgdGridConfig {
+            d: 5,
+            theta_norm: 1.0,
+            radius: 2.0,
+            sum_zero: true,
+            eps: vec![0.1, 0.5, 1.0],
+            ns: vec![1_000, 2_000, 4_000, 6_000, 8_000, 10_000],
+            reps: 100,
+            delta: 1e-3,
+            step: StepRule::Const(0.1),
+            average: Averaging::Last,
+            ridge: RidgeRule::SqrtNOverB,
+            seed: 2024,
+            block: 20,
+        }
+    }
+}
+
+/// The estimators of the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SgdEstimator {
+    /// Local SGD-RR (Algorithm 1) on RR labels.
+    LocalSgdRr,
+    /// Objective perturbation (Algorithm 2's objective) minimised by SGD — not private.
+    CentralObjPertSgd,
+    /// Non-private MLE by SGD.
+    MleSgd,
+}
+
+impl SgdEstimator {
+    /// Short name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SgdEstimator::LocalSgdRr => "local-sgd-rr",
+            SgdEstimator::CentralObjPertSgd => "central-objpert-sgd",
+            SgdEstimator::MleSgd => "mle-sgd",
+        }
+    }
+    /// The privacy guarantee of the output.
+    pub fn guarantee(&self) -> &'static str {
+        match self {
+            SgdEstimator::LocalSgdRr => "ε-label-LDP (randomized response; SGD is post-processing)",
+            SgdEstimator::CentralObjPertSgd => {
+                "NOT PRIVATE: objective perturbation solved by SGD is not covered by Thm 5.2 (exact minimiser required; spec §9.8)"
+            }
+            SgdEstimator::MleSgd => "none (clear labels)",
+        }
+    }
+}
+
+/// Results of one estimator at one `(ε, n)` over all repetitions.
+#[derive(Debug, Clone)]
+pub struct SgdCell {
+    /// Estimator.
+    pub estimator: SgdEstimator,
+    /// Privacy level (`None` for the non-private MLE).
+    pub eps: Option<f64>,
+    /// Sample size.
+    pub n: usize,
+    /// `‖θ̂ − θ*‖₂` per repetition, in repetition order.
+    pub errors: Vec<f64>,
+    /// Repetitions whose output was not finite (counted in `errors` as `NaN`).
+    pub non_finite: usize,
+}
+
+impl SgdCell {
+    /// Mean error.
+    pub fn mean(&self) -> f64 {
+        self.errors.iter().sum::<f64>() / self.errors.len() as f64
+    }
+    /// Standard error of the mean.
+    pub fn std_err(&self) -> f64 {
+        let k = self.errors.len() as f64;
+        if k < 2.0 {
+            return f64::NAN;
+        }
+        let m = self.mean();
+        (self.errors.iter().map(|e| (e - m) * (e - m)).sum::<f64>() / (k - 1.0) / k).sqrt()
+    }
+}
+
+/// The grid's cells and where the time went.
+#[derive(Debug, Clone)]
+pub struct SgdGridResult {
+    /// Cells in grid order: for each `n`, the MLE, then for each `ε` the local and the central
+    /// estimator.
+    pub cells: Vec<SgdCell>,
+    /// Thread-seconds generating data (θ*, BTL samples, RR labels, noise, layout).
+    pub data_seconds: f64,
+    /// Thread-seconds in SGD (including theory constants when the step rule needs them).
+    pub sgd_seconds: f64,
+}
+
+impl SgdGridResult {
+    /// The cell of `(estimator, ε, n)` (`eps` is ignored for the MLE).
+    pub fn cell(&self, estimator: SgdEstimator, eps: f64, n: usize) -> Option<&SgdCell> {
+        self.cells
+            .iter()
+            .find(|c| c.estimator == estimator && c.n == n && (estimator == SgdEstimator::MleSgd || c.eps == Some(eps)))
+    }
+}
+
+/// The noise standard deviation of objective perturbation for `(ε, δ)`-label DP (Thm 5.2,
+/// spec §4): `s_w = L √(8 log(2/δ) + 4ε) / ε`, where `L` bounds `‖φ‖` (so `‖x‖ ≤ 2L`).
+///
+/// # Errors
+/// [`Error::InvalidParam`] unless `ε > 0` finite, `δ ∈ (0, 1)` and `L > 0` finite.
+pub fn noise_std(eps: f64, delta: f64, l: f64) -> Result<f64> {
+    check_eps(eps)?;
+    check_delta(delta)?;
+    if !(l.is_finite() && l > 0.0) {
+        return Err(Error::param("L", format!("must be finite and > 0, got {l}")));
+    }
+    Ok(l * (8.0 * (2.0 / delta).ln() + 4.0 * eps).sqrt() / eps)
+}
+
+fn validate(cfg: &SgdGridConfig) -> Result<()> {
+    if cfg.d < 2 {
+        return Err(Error::param(
+            "d",
+            "must be at least 2 (θ* lives on the sum-zero subspace)",
+        ));
+    }
+    check_radius(cfg.radius)?;
+    if !(cfg.theta_norm > 0.0 && cfg.theta_norm <= cfg.radius) {
+        return Err(Error::param(
+            "theta-norm",
+            format!("must be in (0, radius], got {}", cfg.theta_norm),
+        ));
+    }
+    for &e in &cfg.eps {
+        check_eps(e)?;
+    }
+    check_delta(cfg.delta)?;
+    if cfg.reps == 0 || cfg.ns.is_empty() || cfg.ns.contains(&0) {
+        return Err(Error::param("grid", "needs at least one repetition and sizes n ≥ 1"));
+    }
+    if cfg.block == 0 {
+        return Err(Error::param("block", "must be at least 1"));
+    }
+    if let RidgeRule::Fixed(b) = cfg.ridge {
+        if !(b.is_finite() && b > 0.0) {
+            return Err(Error::param("ridge", format!("β must be finite and > 0, got {b}")));
+        }
+    }
+    cfg.step.validate()
+}
+
+/// One job's per-repetition errors: `(estimator, eps, n, rep, error)`.
+type Record = (SgdEstimator, Option<f64>, usize, usize, f64);
+
+/// The data of one block of repetitions at one `n`, in the replicated layout.
+struct BlockData {
+    n: usize,
+    reps: Vec<usize>,
+    thetas: Vec<Vec<f64>>,
+    /// Row-major features per repetition (for the theory constants).
+    rows: Vec<Vec<f64>>,
+    /// Features, `x[(t·d + j)·k + q]`.
+    x: Vec<f64>,
+    /// Clear labels, `y[t·k + q]`.
+    y: Vec<u8>,
+    /// Per ε: RR labels (block layout).
+    y_rr: Vec<Vec<u8>>,
+    /// Per ε: noise `w`, `d × k`.
+    noise: Vec<Vec<f64>>,
+}
+
+/// `out[t·k + q] = cols[q][t]` (labels into the block layout).
+fn interleave_labels(cols: &[Vec<u8>], n: usize) -> Vec<u8> {
+    let k = cols.len();
+    let mut out = vec![0; n * k];
+    for (t, o) in out.chunks_exact_mut(k).enumerate() {
+        for (q, v) in o.iter_mut().enumerate() {
+            *v = cols[q][t];
+        }
+    }
+    out
+}
+
+fn make_block(cfg: &SgdGridConfig, n: usize, reps: &[usize]) -> Result<BlockData> {
+    let (d, k) = (cfg.d, reps.len());
+    let ne = cfg.eps.len();
+    let mut thetas = Vec::with_capacity(k);
+    let mut rows = Vec::with_capacity(k);
+    let mut ys = Vec::with_capacity(k);
+    let mut rr: Vec<Vec<Vec<u8>>> = vec![Vec::with_capacity(k); ne];
+    let mut noise = vec![vec![0.0; d * k]; ne];
+    for (q, &r) in reps.iter().enumerate() {
+        let rs = mix(cfg.seed, r as u64);
+        let theta = theta_star(d, cfg.theta_norm, true, &mut simulation_rng(rs))?;
+        let data = btl_pairs(n, &theta, &mut simulation_rng(mix(rs, n as u64)))?;
+        let max_sq = data
+            .x
+            .chunks_exact(d)
+            .map(|row| row.iter().map(|v| v * v).sum::<f64>())
+            .fold(0.0, f64::max);
+        let l = max_sq.sqrt() / 2.0;
+        for (e, &eps) in cfg.eps.iter().enumerate() {
+            let base = mix(mix(rs, n as u64), eps.to_bits());
+            rr[e].push(RandomizedResponse::new(eps)?.randomize(&data.y, &mut simulation_rng(mix(base, 1)))?);
+            let sw = noise_std(eps, cfg.delta, l)?;
+            let mut rng = simulation_rng(mix(base, 2));
+            for j in 0..d {
+                let z: f64 = StandardNormal.sample(&mut rng);
+                noise[e][j * k + q] = sw * z;
+            }
+        }
+        thetas.push(theta);
+        rows.push(data.x);
+        ys.push(data.y);
+    }
+    // Transpose into the block layout one time step at a time (the panel of step t is
+    // contiguous, each repetition's rows are read in order).
+    let mut x = vec![0.0; n * d * k];
+    for (t, panel) in x.chunks_exact_mut(d * k).enumerate() {
+        for (q, row) in rows.iter().enumerate() {
+            for (j, &v) in row[t * d..(t + 1) * d].iter().enumerate() {
+                panel[j * k + q] = v;
+            }
+        }
+    }
+    Ok(BlockData {
+        n,
+        reps: reps.to_vec(),
+        thetas,
+        x,
+        y: interleave_labels(&ys, n),
+        y_rr: rr.iter().map(|c| interleave_labels(c, n)).collect(),
+        noise,
+        rows,
+    })
+}
+
+/// Runs one estimator on a block (`block` carries the labels); returns the per-repetition
+/// errors.
+fn run_block<L: Loss>(
+    cfg: &SgdGridConfig,
+    blk: &BlockData,
+    block: &ReplicaBlock<'_>,
+    loss: L,
+    ridge: f64,
+    noise: Option<&[f64]>,
+) -> Result<Vec<f64>> {
+    let (n, d, k) = (blk.n, cfg.d, blk.reps.len());
+    let set = if cfg.sum_zero {
+        FeasibleSet::theta_b(cfg.radius)?
+    } else {
+        FeasibleSet::ball(cfg.radius)?
+    };
+    let labels = block.y();
+    // Data-dependent step rules: resolved per repetition on its own rows and labels.
+    let per_rep: Option<Vec<f64>> = if cfg.step.needs_data() {
+        let mut v = Vec::with_capacity(k);
+        for q in 0..k {
+            let yq: Vec<u8> = (0..n).map(|t| labels[t * k + q]).collect();
+            let view = PairwiseView::new(&blk.rows[q], n, d, &yq, None)?;
+            let c = theory_constants(&view, &loss, &set)?;
+            v.push(match cfg.step {
+                StepRule::Theory => c.lambda,
+                _ => 1.0 / (c.gamma * c.kappa),
+            });
+        }
+        Some(v)
+    } else {
+        None
+    };
+    let steps = match (&per_rep, cfg.step) {
+        (Some(v), StepRule::Theory) => ReplicaSteps::PerReplicaLambda(v),
+        (Some(v), _) => ReplicaSteps::PerReplicaConst(v),
+        (None, rule) => ReplicaSteps::Shared(rule.schedule()?),
+    };
+    let mut opts = ReplicaOptions::new(steps);
+    opts.average = cfg.average;
+    let prob = ReplicaProblem {
+        loss,
+        set,
+        ridge,
+        linear_term: noise,
+    };
+    let ctl = Control {
+        par: Par::Seq,
+        ..Control::default()
+    };
+    let out = replicated::run(block, &prob, &opts, &ctl)?;
+    Ok((0..k)
+        .map(|q| {
+            let th = out.theta_of(q);
+            th.iter()
+                .zip(&blk.thetas[q])
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum::<f64>()
+                .sqrt()
+        })
+        .collect())
+}
+
+/// Runs the grid (module docs). Returns the cells in grid order and the time split.
+///
+/// # Errors
+/// [`Error::InvalidParam`] for invalid settings; the errors of the step rule's resolution
+/// (e.g. `theory` with `κ = 0`).
+pub fn seed000_sgd_grid(cfg: &SgdGridConfig) -> Result<SgdGridResult> {
+    validate(cfg)?;
+    // Jobs: (n, block of repetitions), largest n first for load balance.
+    let mut ns = cfg.ns.clone();
+    ns.sort_unstable_by(|a, b| b.cmp(a));
+    let jobs: Vec<(usize, Vec<usize>)> = ns
+        .iter()
+        .flat_map(|&n| {
+            (0..cfg.reps)
+                .step_by(cfg.block)
+                .map(move |r0| (n, (r0..(r0 + cfg.block).min(cfg.reps)).collect()))
+        })
+        .collect();
+    let results: Vec<(Vec<Record>, f64, f64)> = jobs
+        .par_iter()
+        .map(|(n, reps)| -> Result<(Vec<Record>, f64, f64)> {
+            let t0 = Instant::now();
+            let blk = make_block(cfg, *n, reps)?;
+            let data_s = t0.elapsed().as_secs_f64();
+            let t1 = Instant::now();
+            let mut rec = Vec::new();
+            let mut push = |est: SgdEstimator, eps: Option<f64>, errs: Vec<f64>| {
+                for (q, e) in errs.into_iter().enumerate() {
+                    rec.push((est, eps, *n, blk.reps[q], e));
+                }
+            };
+            let clear = ReplicaBlock::new(&blk.x, &blk.y, *n, cfg.d, reps.len())?;
+            push(
+                SgdEstimator::MleSgd,
+                None,
+                run_block(cfg, &blk, &clear, Logistic, 0.0, None)?,
+            );
+            let beta = match cfg.ridge {
+                RidgeRule::SqrtNOverB => (*n as f64).sqrt() / cfg.radius,
+                RidgeRule::Fixed(b) => b,
+            };
+            for (e, &eps) in cfg.eps.iter().enumerate() {
+                push(
+                    SgdEstimator::LocalSgdRr,
+                    Some(eps),
+                    run_block(
+                        cfg,
+                        &blk,
+                        &clear.with_labels(&blk.y_rr[e])?,
+                        RrDebiased::new(eps)?,
+                        0.0,
+                        None,
+                    )?,
+                );
+                push(
+                    SgdEstimator::CentralObjPertSgd,
+                    Some(eps),
+                    run_block(cfg, &blk, &clear, Logistic, beta, Some(&blk.noise[e]))?,
+                );
+            }
+            Ok((rec, data_s, t1.elapsed().as_secs_f64()))
+        })
+        .collect::<Result<_>>()?;
+    let mut out = SgdGridResult {
+        cells: Vec::new(),
+        data_seconds: results.iter().map(|r| r.1).sum(),
+        sgd_seconds: results.iter().map(|r| r.2).sum(),
+    };
+    let records: Vec<Record> = results.into_iter().flat_map(|r| r.0).collect();
+    for &n in &cfg.ns {
+        let mut keys = vec![(SgdEstimator::MleSgd, None)];
+        for &eps in &cfg.eps {
+            keys.push((SgdEstimator::LocalSgdRr, Some(eps)));
+            keys.push((SgdEstimator::CentralObjPertSgd, Some(eps)));
+        }
+        for (est, eps) in keys {
+            let mut errs: Vec<(usize, f64)> = records
+                .iter()
+                .filter(|r| r.0 == est && r.2 == n && r.1.map(f64::to_bits) == eps.map(f64::to_bits))
+                .map(|r| (r.3, r.4))
+                .collect();
+            errs.sort_unstable_by_key(|e| e.0);
+            let errors: Vec<f64> = errs.into_iter().map(|e| e.1).collect();
+            out.cells.push(SgdCell {
+                estimator: est,
+                eps,
+                n,
+                non_finite: errors.iter().filter(|e| !e.is_finite()).count(),
+                errors,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noise_std_matches_the_spec_table() {
+        // Spec §4, L = 1, δ = 1e-3.
+        for (eps, want) in [(1.0, 8.0502931423), (0.5, 15.8502012197), (0.1, 78.2350430922)] {
+            let s = noise_std(eps, 1e-3, 1.0).unwrap();
+            assert!((s - want).abs() < 1e-9, "{eps}: {s}");
+        }
+        assert!(noise_std(0.0, 1e-3, 1.0).is_err());
+        assert!(noise_std(1.0, 1.0, 1.0).is_err());
+        assert!(noise_std(1.0, 1e-3, 0.0).is_err());
+    }
+
+    #[test]
+    fn small_grid_is_reproducible_and_block_independent() {
+        let cfg = SgdGridConfig {
+            ns: vec![300, 500],
+            reps: 7,
+            eps: vec![0.5, 1.0],
+            block: 3,
+            ..SgdGridConfig::default()
+        };
+        let a = seed000_sgd_grid(&cfg).unwrap();
+        let b = seed000_sgd_grid(&SgdGridConfig {
+            block: 7,
+            eps: vec![1.0, 0.5],
+            ns: vec![500, 300],
+            ..cfg.clone()
+        })
+        .unwrap();
+        assert_eq!(a.cells.len(), 2 * (1 + 2 * 2));
+        for c in &a.cells {
+            let o = b.cell(c.estimator, c.eps.unwrap_or(0.0), c.n).unwrap();
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&c.errors),
+                bits(&o.errors),
+                "{:?} {:?} {}",
+                c.estimator,
+                c.eps,
+                c.n
+            );
+            assert_eq!(c.errors.len(), 7);
+            assert_eq!(c.non_finite, 0);
+        }
+    }
+}

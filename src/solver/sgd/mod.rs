@@ -1,0 +1,302 @@
+//! Projected stochastic gradient descent on `F(θ) = (1/W)Σ w_i ℓ(x_iᵀθ; y_i) + (β/2W)‖θ‖² +
+//! (1/W)⟨b, θ⟩` over a [`FeasibleSet`].
+//!
+//! * **One-pass SGD-RR** — Algorithm 1 of Chowdhury, Zhou & Natarajan (AISTATS 2024), spec
+//!   §3.4: with `batch = 1, epochs = 1, shuffle = false`, [`solve`] visits each row once in data
+//!   order, `θ_{t+1} = Π(θ_t − η_t g_t)` with `g_t = (n w_t/W) ℓ'(x_tᵀθ_t; y_t) x_t +
+//!   (βθ_t + b)/W`, from `θ₁ = Π(θ0)` (default 0), and returns `θ_{n+1}` (or the Polyak–Ruppert
+//!   average). With the debiased RR loss on RR labels and no ridge this is exactly the paper's
+//!   `ĝ_t = (∇log p₀ + ∇log p₁)/(e^ε+1) − ∇log p_ỹ` ([`one_pass`]).
+//! * **Many replications at once** — [`replicated::run`] advances `R` independent one-pass
+//!   runs together, vectorised over replications, bit-identical per replication to [`solve`].
+//! * **Mini-batch SGD** — `batch > 1`: batch gradients by the fused SIMD kernel, several epochs,
+//!   seeded per-epoch shuffling, Polyak–Ruppert averaging ([`minibatch`]).
+//! * **Step rules** — [`StepRule`]: constant (the paper's simulations, `η = 0.1`), `c/t`, and the
+//!   theory rule `1/(λt)`, `λ = γκ tanh(ε/2)` of the proof of Thm 4.5 ([`step`]).
+//!
+//! **Report.** SGD is a fixed-budget algorithm: after each epoch it evaluates `F` and the KKT
+//! residual `‖θ − Π(θ − ∇F(θ))‖` of the returned point with one full pass, and stops as
+//! [`Termination::Converged`] when the residual is at most `kkt_tol = max(tol_abs,
+//! tol_rel·‖P∇F(0)‖)` (one more pass, at the origin, computes `‖P∇F(0)‖`, as for Newton).
+//! Otherwise it ends as [`Termination::Completed`]: the algorithm's output, not a certified
+//! minimiser. `iterations` counts SGD steps; `Control::max_iter` is not used (the budget is
+//! `epochs`). Objective perturbation solved by SGD is **not** covered by the privacy proof of
+//! Thm 5.2, which needs the exact minimiser (spec §4, §9.8).
+//!
+//! **Determinism.** The steps run on the calling thread; only the evaluation passes use
+//! [`Control::par`], and they are thread-count independent. Same inputs and seed → same bits.
+
+mod lanes;
+mod minibatch;
+pub mod one_pass;
+pub mod replicated;
+pub mod step;
+
+pub use minibatch::epoch_permutation;
+pub use one_pass::one_pass;
+pub use replicated::{
+    replication_of, Checkpoint, ReplicaBlock, ReplicaOptions, ReplicaOutput, ReplicaProblem, ReplicaSteps,
+};
+pub use step::{coverage_kappa, theory_constants, Schedule, StepRule, TheoryConstants};
+
+use super::{Control, Progress, SolveReport, Termination};
+use crate::error::{Error, Result};
+use crate::feasible::{center, norm, FeasibleSet};
+use crate::loss::Loss;
+use crate::objective::{Eval, Objective};
+use one_pass::{check_theta0, Setup, State};
+use std::time::Instant;
+
+/// How the returned point is formed from the iterates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Averaging {
+    /// The last iterate `θ_{T+1}` (Algorithm 1 of seed 000).
+    #[default]
+    Last,
+    /// Polyak–Ruppert: the uniform average of all iterates `θ_2 … θ_{T+1}` over all epochs.
+    Polyak,
+}
+
+/// Settings of the SGD solver.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SgdOptions {
+    /// Step rule (default [`StepRule::Theory`]).
+    pub step: StepRule,
+    /// Rows per step (default 1). `1` runs the single-sample steps of Algorithm 1; larger
+    /// batches use the fused gradient kernel.
+    pub batch: usize,
+    /// Passes over the data (default 1).
+    pub epochs: usize,
+    /// Visit rows in a fresh seeded random order each epoch (default false: data order, as in
+    /// Algorithm 1). Epoch `e` uses [`epoch_permutation`]`(n, seed, e)`.
+    pub shuffle: bool,
+    /// Seed of the shuffling generator (xoshiro256++).
+    pub seed: u64,
+    /// Averaging of the iterates.
+    pub average: Averaging,
+}
+
+impl Default for SgdOptions {
+    fn default() -> Self {
+        SgdOptions {
+            step: StepRule::Theory,
+            batch: 1,
+            epochs: 1,
+            shuffle: false,
+            seed: 0,
+            average: Averaging::Last,
+        }
+    }
+}
+
+impl SgdOptions {
+    /// Algorithm 1 of seed 000 with step rule `step`: one pass, batch 1, data order, last
+    /// iterate.
+    pub fn one_pass(step: StepRule) -> Self {
+        SgdOptions {
+            step,
+            ..SgdOptions::default()
+        }
+    }
+    /// Checks the settings (`batch ≥ 1`, `epochs ≥ 1`, step constants finite and `> 0`).
+    pub fn validate(&self) -> Result<()> {
+        if self.batch == 0 {
+            return Err(Error::param("batch", "must be at least 1"));
+        }
+        if self.epochs == 0 {
+            return Err(Error::param("epochs", "must be at least 1"));
+        }
+        self.step.validate()
+    }
+}
+
+/// Steps between checks of the caller's interrupt flag and deadline.
+const STOP_CHECK: usize = 4096;
+
+/// A report with no results yet (every number `NaN` or 0).
+pub(crate) fn blank_report(solver: &'static str, theta: Vec<f64>) -> SolveReport {
+    SolveReport {
+        solver,
+        theta,
+        termination: Termination::Completed,
+        objective: f64::NAN,
+        kkt_residual: f64::NAN,
+        kkt_tol: f64::NAN,
+        grad_norm_at_zero: f64::NAN,
+        last_step_norm: f64::NAN,
+        iterations: 0,
+        grad_evals: 0,
+        hessian_evals: 0,
+        line_search_evals: 0,
+        direction_passes: 0,
+        compensated_evals: 0,
+        refinement_steps: 0,
+        hessian_shifts: 0,
+        max_shift: 0.0,
+        negative_curvature_rows: 0,
+        on_boundary: false,
+        multiplier: 0.0,
+        certified_global: false,
+        elapsed: Default::default(),
+    }
+}
+
+fn all_finite(ev: &Eval) -> bool {
+    ev.value.is_finite() && ev.grad.iter().all(|g| g.is_finite())
+}
+
+/// Minimises `obj` over `set` by projected SGD from `θ₁ = Π(theta0)` (default 0). See the
+/// module docs for the algorithm and the report; `last_step_norm` is `NaN`.
+///
+/// # Errors
+/// [`Error::InvalidParam`] for invalid options (`batch`, `epochs`, `step`) or a non-finite
+/// `theta0`; [`Error::Shape`] for a `theta0` of the wrong length; the errors of
+/// [`theory_constants`] for the `theory` and `statement` rules; [`Error::Numerical`] when `F` or
+/// its gradient is not finite at `θ = 0`.
+pub fn solve<L: Loss>(
+    obj: &Objective<'_, L>,
+    set: &FeasibleSet,
+    theta0: Option<&[f64]>,
+    opts: &SgdOptions,
+    ctl: &Control,
+) -> Result<SolveReport> {
+    ctl.validate()?;
+    opts.validate()?;
+    let start = Instant::now();
+    let d = obj.dim();
+    let n = obj.data().n();
+    check_theta0(theta0, d)?;
+    let sched = opts.step.resolve(obj.data(), obj.loss(), set)?;
+    let per_epoch = if opts.batch == 1 { n } else { n.div_ceil(opts.batch) };
+    let budget = per_epoch.checked_mul(opts.epochs).ok_or_else(|| {
+        Error::param(
+            "epochs",
+            format!("{} epochs of {per_epoch} steps overflow", opts.epochs),
+        )
+    })?;
+
+    let mut rep = blank_report("sgd", vec![0.0; d]);
+    // Reference gradient at the origin (projected on the subspace), as for Newton.
+    let mut ev = Eval::new(n, d);
+    let zeros = vec![0.0; d];
+    obj.evaluate(&zeros, &mut ev);
+    rep.grad_evals += 1;
+    if !all_finite(&ev) {
+        return Err(Error::Numerical(
+            "the objective or its gradient is not finite at θ = 0".into(),
+        ));
+    }
+    let sz = set.sum_zero();
+    let mut pg0 = ev.grad.clone();
+    if sz {
+        center(&mut pg0);
+    }
+    rep.grad_norm_at_zero = norm(&pg0);
+    let tol = ctl.tol_abs.max(ctl.tol_rel * rep.grad_norm_at_zero);
+    rep.kkt_tol = tol;
+
+    let setup = Setup::new(obj, set, sched);
+    let mut st = State::new(d, theta0, setup.proj, opts.average);
+    let mut scratch = minibatch::Scratch::default();
+    ctl.notify_start("sgd", n, d, budget);
+
+    let mut termination = Termination::Completed;
+    let mut kkt = f64::NAN;
+    let mut evaluated = false; // whether `ev`/`kkt` belong to the current output point
+    'epochs: for epoch in 0..opts.epochs {
+        let order = opts.shuffle.then(|| epoch_permutation(n, opts.seed, epoch as u64));
+        let mut k = 0;
+        while k < per_epoch {
+            if k > 0 {
+                if let Some(s) = ctl.stop_requested() {
+                    termination = s;
+                    break 'epochs;
+                }
+            }
+            let mut end = (k + STOP_CHECK).min(per_epoch);
+            if ctl.observer.is_some() {
+                let every = ctl.observe_every;
+                let next = (st.t / every + 1) * every; // next global step to report
+                end = end.min(k + (next - st.t));
+            }
+            evaluated = false;
+            if opts.batch == 1 {
+                one_pass::run(obj, &setup, order.as_deref(), k..end, &mut st);
+            } else {
+                minibatch::run(obj, &setup, order.as_deref(), opts.batch, k..end, &mut st, &mut scratch);
+            }
+            k = end;
+            if k < per_epoch && ctl.wants_progress(st.t) {
+                ctl.notify_progress(&Progress {
+                    solver: "sgd",
+                    iteration: st.t,
+                    budget,
+                    objective: f64::NAN,
+                    kkt_residual: f64::NAN,
+                    theta: st.output(),
+                });
+            }
+        }
+        // End of epoch: F and the KKT residual of the returned point, one full pass.
+        obj.evaluate(st.output(), &mut ev);
+        rep.grad_evals += 1;
+        evaluated = true;
+        if !all_finite(&ev) || st.output().iter().any(|v| !v.is_finite()) {
+            termination = Termination::NonFinite;
+            kkt = f64::NAN;
+            break;
+        }
+        kkt = set.kkt_residual(st.output(), &ev.grad);
+        if ctl.wants_progress(st.t) {
+            ctl.notify_progress(&Progress {
+                solver: "sgd",
+                iteration: st.t,
+                budget,
+                objective: ev.value,
+                kkt_residual: kkt,
+                theta: st.output(),
+            });
+        }
+        if kkt <= tol {
+            termination = Termination::Converged;
+            break;
+        }
+    }
+    if !evaluated {
+        // Stopped inside an epoch: evaluate the point returned.
+        obj.evaluate(st.output(), &mut ev);
+        rep.grad_evals += 1;
+        kkt = if all_finite(&ev) {
+            set.kkt_residual(st.output(), &ev.grad)
+        } else {
+            f64::NAN
+        };
+    }
+
+    let theta = st.output().to_vec();
+    rep.termination = termination;
+    rep.objective = ev.value;
+    rep.kkt_residual = kkt;
+    rep.iterations = st.t;
+    if let Some(b) = set.radius() {
+        let tn = norm(&theta);
+        rep.on_boundary = tn >= b * (1.0 - 1e-10);
+        if rep.on_boundary {
+            let mut pg = ev.grad.clone();
+            if sz {
+                center(&mut pg);
+            }
+            let ip: f64 = pg.iter().zip(&theta).map(|(g, t)| g * t).sum();
+            rep.multiplier = (-ip / (b * b)).max(0.0);
+        }
+    }
+    rep.certified_global = termination.is_converged()
+        && (L::CONVEX
+            || set
+                .radius()
+                .is_some_and(|b| obj.loss().convex_on(b * obj.data().max_row_norm(sz))));
+    rep.theta = theta;
+    rep.elapsed = start.elapsed();
+    ctl.notify_end(&rep);
+    Ok(rep)
+}

@@ -1,0 +1,543 @@
+//! One-pass projected SGD on `R` independent datasets at once ("many replications").
+//!
+//! Each replication `r` is its own run of Algorithm 1 (seed 000, spec §3.4) on rows
+//! `(x_{t,r}, y_{t,r})`, `t = 1..n`, with the objective
+//! `F_r(θ) = (1/n) Σ_t ℓ(x_{t,r}ᵀθ; y_{t,r}) + (β/2n)‖θ‖² + (1/n)⟨b_r, θ⟩` (the loss, `β` and the
+//! feasible set are shared; the linear term, e.g. objective-perturbation noise, is per
+//! replication). The `d × R` parameter block is advanced one time step at a time, vectorised
+//! over replications: `S::F64_LANES` replications per SIMD vector, with exactly the per-lane
+//! operation sequence of the single-run solver ([`super::lanes`]). Hence replication `r` gives
+//! **the same bits** as [`super::solve`] (batch 1, one epoch, data order) on a
+//! [`PairwiseView`](crate::data::PairwiseView) of its rows, for any `R` and any position `r`.
+//!
+//! Layout ([`ReplicaBlock`]): time-major, then feature, then replication —
+//! `x[(t·d + j)·R + r]`, `y[t·R + r]` — so with `R = 1` it is the ordinary row-major `n × d`
+//! matrix, and each time step reads one contiguous `d × R` panel.
+
+use super::lanes::{self, Lanes, Proj, Wide};
+use super::step::Schedule;
+use super::{blank_report, Averaging};
+use crate::error::{DataErrorKind, Error, Location, Result};
+use crate::feasible::FeasibleSet;
+use crate::loss::{Loss, LossOut};
+use crate::solver::{Control, Progress, Termination};
+use pulp::{Arch, Simd, WithSimd};
+use std::time::{Duration, Instant};
+
+/// A validated, borrowed block of `R` replications of `n` rows with `d` features each
+/// (layout in the module docs).
+#[derive(Debug, Clone, Copy)]
+pub struct ReplicaBlock<'a> {
+    x: &'a [f64],
+    y: &'a [u8],
+    n: usize,
+    d: usize,
+    r: usize,
+}
+
+impl<'a> ReplicaBlock<'a> {
+    /// Wraps `x` (`n·d·R` values, `x[(t·d + j)·R + r]`) and labels `y` (`n·R` values in
+    /// `{0, 1}`, `y[t·R + r]`).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] if `n`, `d` or `R` is 0 or a length does not match;
+    /// [`Error::ReplicaData`] naming the replication, row and column of the first non-finite
+    /// feature or label outside `{0, 1}`.
+    pub fn new(x: &'a [f64], y: &'a [u8], n: usize, d: usize, replications: usize) -> Result<Self> {
+        let r = replications;
+        if r == 0 {
+            return Err(Error::Shape("no replications (R = 0)".into()));
+        }
+        if n == 0 {
+            return Err(Error::Shape("no samples (n = 0)".into()));
+        }
+        if d == 0 {
+            return Err(Error::Shape("no features (d = 0)".into()));
+        }
+        let want = n.checked_mul(d).and_then(|v| v.checked_mul(r));
+        if want != Some(x.len()) {
+            return Err(Error::Shape(format!(
+                "x has {} values, expected n·d·R = {n}·{d}·{r}",
+                x.len()
+            )));
+        }
+        if let Some(p) = x.iter().position(|v| !v.is_finite()) {
+            return Err(Error::ReplicaData {
+                input: "x",
+                replication: p % r,
+                at: Location {
+                    row: p / (d * r),
+                    col: Some(p / r % d),
+                },
+                kind: if x[p].is_nan() {
+                    DataErrorKind::NaN
+                } else {
+                    DataErrorKind::Infinite
+                },
+            });
+        }
+        let block = ReplicaBlock { x, y: &[], n, d, r };
+        block.with_labels(y)
+    }
+
+    /// The same features with other labels (`n·R` values in `{0, 1}`), validated.
+    pub fn with_labels<'b>(&self, y: &'b [u8]) -> Result<ReplicaBlock<'b>>
+    where
+        'a: 'b,
+    {
+        if y.len() != self.n * self.r {
+            return Err(Error::Shape(format!(
+                "y has {} labels, expected n·R = {}·{}",
+                y.len(),
+                self.n,
+                self.r
+            )));
+        }
+        if let Some(p) = y.iter().position(|&v| v > 1) {
+            return Err(Error::ReplicaData {
+                input: "y",
+                replication: p % self.r,
+                at: Location {
+                    row: p / self.r,
+                    col: None,
+                },
+                kind: DataErrorKind::LabelOutOfRange {
+                    label: i128::from(y[p]),
+                    bound: 2,
+                },
+            });
+        }
+        Ok(ReplicaBlock { y, ..*self })
+    }
+
+    /// Rows per replication `n`.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+    /// Features `d`.
+    pub fn d(&self) -> usize {
+        self.d
+    }
+    /// Replications `R`.
+    pub fn replications(&self) -> usize {
+        self.r
+    }
+    /// The features, `x[(t·d + j)·R + r]`.
+    pub fn x(&self) -> &'a [f64] {
+        self.x
+    }
+    /// The labels, `y[t·R + r]`.
+    pub fn y(&self) -> &'a [u8] {
+        self.y
+    }
+    /// Replication `r` as an ordinary row-major `n × d` matrix and its labels (copies).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] (`replication`) if `r ≥ R`.
+    pub fn replica(&self, r: usize) -> Result<(Vec<f64>, Vec<u8>)> {
+        if r >= self.r {
+            return Err(Error::param(
+                "replication",
+                format!("{r} is out of range (R = {})", self.r),
+            ));
+        }
+        let x = (0..self.n * self.d).map(|p| self.x[p * self.r + r]).collect();
+        let y = (0..self.n).map(|t| self.y[t * self.r + r]).collect();
+        Ok((x, y))
+    }
+}
+
+/// Step sizes of a replicated run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ReplicaSteps<'a> {
+    /// One schedule for every replication (e.g. the paper's `η = 0.1`).
+    Shared(Schedule),
+    /// `η_t = η_r`, one constant per replication (length `R`; e.g. the `statement` rule
+    /// resolved per replication).
+    PerReplicaConst(&'a [f64]),
+    /// `η_t = 1/(λ_r t)`, one `λ` per replication (length `R`; e.g. the `theory` rule resolved
+    /// per replication with [`theory_constants`](super::theory_constants)).
+    PerReplicaLambda(&'a [f64]),
+}
+
+/// Settings of [`run`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplicaOptions<'a> {
+    /// Step sizes.
+    pub steps: ReplicaSteps<'a>,
+    /// Last iterate (Algorithm 1) or Polyak–Ruppert average.
+    pub average: Averaging,
+    /// Warm starts, `d × R` (`θ0[j·R + r]`), projected per replication (default 0).
+    pub theta0: Option<&'a [f64]>,
+    /// Steps `t` (strictly increasing, in `1..=n`) after which to record every replication's
+    /// returned point — the one-pass output on the first `t` rows, since no step rule depends
+    /// on `n`.
+    pub checkpoints: &'a [usize],
+}
+
+impl<'a> ReplicaOptions<'a> {
+    /// Last iterate, zero start, no checkpoints.
+    pub fn new(steps: ReplicaSteps<'a>) -> Self {
+        ReplicaOptions {
+            steps,
+            average: Averaging::Last,
+            theta0: None,
+            checkpoints: &[],
+        }
+    }
+}
+
+/// The shared objective of a replicated run (see the module docs).
+#[derive(Debug, Clone)]
+pub struct ReplicaProblem<'a, L: Loss> {
+    /// The loss (shared).
+    pub loss: L,
+    /// The feasible set (shared).
+    pub set: FeasibleSet,
+    /// Ridge `β ≥ 0` (shared).
+    pub ridge: f64,
+    /// Per-replication linear term `b`, `d × R` (`b[j·R + r]`).
+    pub linear_term: Option<&'a [f64]>,
+}
+
+/// The points of every replication after some number of steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoint {
+    /// Steps done.
+    pub step: usize,
+    /// `d × R` (`θ[j·R + r]`).
+    pub theta: Vec<f64>,
+}
+
+/// The result of [`run`].
+#[derive(Debug, Clone)]
+pub struct ReplicaOutput {
+    /// Features `d`.
+    pub d: usize,
+    /// Replications `R`.
+    pub replications: usize,
+    /// Returned points (`θ_{t+1}` or the average), `d × R` (`θ[j·R + r]`).
+    pub theta: Vec<f64>,
+    /// The recorded checkpoints.
+    pub checkpoints: Vec<Checkpoint>,
+    /// Steps done (`n` unless stopped).
+    pub steps: usize,
+    /// [`Termination::Completed`], or `Interrupted` / `Timeout`.
+    pub termination: Termination,
+    /// Replications whose returned point is not finite.
+    pub non_finite: Vec<usize>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// Column `r` of a `d × R` block.
+pub fn replication_of(block: &[f64], d: usize, replications: usize, r: usize) -> Vec<f64> {
+    (0..d).map(|j| block[j * replications + r]).collect()
+}
+
+impl ReplicaOutput {
+    /// Replication `r`'s returned point.
+    pub fn theta_of(&self, r: usize) -> Vec<f64> {
+        replication_of(&self.theta, self.d, self.replications, r)
+    }
+}
+
+/// Steps between checks of the caller's interrupt flag and deadline.
+const STOP_CHECK: usize = 4096;
+
+/// Runs one pass of projected SGD on every replication of `block` (module docs).
+///
+/// `ctl`: the interrupt flag and deadline are checked every 4096 steps; an observer gets
+/// `on_start` (solver `sgd-replicated`, `n`, `d`, budget `n`), `on_progress` every
+/// `observe_every` steps with replication 0's iterate (objective and KKT residual `NaN`) and
+/// `on_end` with a report of replication 0 (no objective). Tolerances and `max_iter` are not
+/// used.
+///
+/// # Errors
+/// [`Error::InvalidParam`] for a ridge that is negative or not finite, a non-finite linear term
+/// or warm start, step constants that are not finite and `> 0`, or bad checkpoints;
+/// [`Error::Shape`] for lengths that do not match `d × R` / `R`.
+pub fn run<L: Loss>(
+    block: &ReplicaBlock<'_>,
+    prob: &ReplicaProblem<'_, L>,
+    opts: &ReplicaOptions<'_>,
+    ctl: &Control,
+) -> Result<ReplicaOutput> {
+    ctl.validate()?;
+    let start = Instant::now();
+    let (n, d, r) = (block.n, block.d, block.r);
+    if !(prob.ridge.is_finite() && prob.ridge >= 0.0) {
+        return Err(Error::param(
+            "ridge",
+            format!("must be finite and >= 0, got {}", prob.ridge),
+        ));
+    }
+    let check_block = |v: &[f64], name: &'static str| -> Result<()> {
+        if v.len() != d * r {
+            return Err(Error::Shape(format!(
+                "{name} has {} values, expected d·R = {d}·{r}",
+                v.len()
+            )));
+        }
+        if let Some(p) = v.iter().position(|x| !x.is_finite()) {
+            return Err(Error::param(
+                name,
+                format!("entry (feature {}, replication {}) is not finite", p / r, p % r),
+            ));
+        }
+        Ok(())
+    };
+    if let Some(b) = prob.linear_term {
+        check_block(b, "linear-term")?;
+    }
+    if let Some(t0) = opts.theta0 {
+        check_block(t0, "theta0")?;
+    }
+    match opts.steps {
+        ReplicaSteps::Shared(s) => check_schedule(&s)?,
+        ReplicaSteps::PerReplicaConst(v) | ReplicaSteps::PerReplicaLambda(v) => {
+            if v.len() != r {
+                return Err(Error::Shape(format!(
+                    "per-replication steps have {} values, expected R = {r}",
+                    v.len()
+                )));
+            }
+            if let Some(p) = v.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
+                return Err(Error::param(
+                    "step",
+                    format!("replication {p}: the constant must be finite and > 0, got {}", v[p]),
+                ));
+            }
+        }
+    }
+    if let Some(w) = opts.checkpoints.windows(2).find(|w| w[0] >= w[1]) {
+        return Err(Error::param(
+            "checkpoints",
+            format!("must be strictly increasing ({} then {})", w[0], w[1]),
+        ));
+    }
+    if let Some(&c) = opts.checkpoints.iter().find(|&&c| c == 0 || c > n) {
+        return Err(Error::param("checkpoints", format!("{c} is outside 1..={n}")));
+    }
+    ctl.notify_start("sgd-replicated", n, d, n);
+    let mut out = Arch::new().dispatch(Engine {
+        block: *block,
+        prob,
+        opts,
+        ctl,
+        proj: Proj::of(&prob.set),
+    });
+    out.elapsed = start.elapsed();
+    if ctl.observer.is_some() {
+        let mut rep = blank_report("sgd-replicated", out.theta_of(0));
+        rep.termination = out.termination;
+        rep.iterations = out.steps;
+        rep.elapsed = out.elapsed;
+        ctl.notify_end(&rep);
+    }
+    Ok(out)
+}
+
+fn check_schedule(s: &Schedule) -> Result<()> {
+    let (name, v) = match *s {
+        Schedule::Const(v) => ("η", v),
+        Schedule::InvT(v) => ("c", v),
+        Schedule::InvLambdaT(v) => ("λ", v),
+    };
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::param("step", format!("{name} must be finite and > 0, got {v}")))
+    }
+}
+
+struct Engine<'s, 'a, L: Loss> {
+    block: ReplicaBlock<'a>,
+    prob: &'s ReplicaProblem<'s, L>,
+    opts: &'s ReplicaOptions<'s>,
+    ctl: &'s Control,
+    proj: Proj,
+}
+
+/// `d × R` (`v[j·R + r]`) divided by `scale` → chunk-major padded (`[(k·d + j)·L + l]`,
+/// `r = k·L + l`); everything else (`v = None`, padding lanes) is `fill`.
+fn to_chunks(v: Option<&[f64]>, d: usize, r: usize, lanes: usize, scale: f64, fill: f64) -> Vec<f64> {
+    let nv = r.div_ceil(lanes);
+    let mut out = vec![fill; nv * d * lanes];
+    if let Some(v) = v {
+        for j in 0..d {
+            for rr in 0..r {
+                let (k, l) = (rr / lanes, rr % lanes);
+                out[(k * d + j) * lanes + l] = v[j * r + rr] / scale;
+            }
+        }
+    }
+    out
+}
+
+/// Chunk-major padded → `d × R`.
+fn from_chunks(c: &[f64], d: usize, r: usize, lanes: usize) -> Vec<f64> {
+    let mut out = vec![0.0; d * r];
+    for j in 0..d {
+        for rr in 0..r {
+            let (k, l) = (rr / lanes, rr % lanes);
+            out[j * r + rr] = c[(k * d + j) * lanes + l];
+        }
+    }
+    out
+}
+
+impl<L: Loss> WithSimd for Engine<'_, '_, L> {
+    type Output = ReplicaOutput;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) -> ReplicaOutput {
+        let Engine {
+            block,
+            prob,
+            opts,
+            ctl,
+            proj,
+        } = self;
+        let o = Wide(simd);
+        let (n, d, r) = (block.n, block.d, block.r);
+        let ln = S::F64_LANES;
+        let nv = r.div_ceil(ln);
+        let rp = nv * ln;
+        let w = n as f64;
+        let mut th_buf = to_chunks(opts.theta0, d, r, ln, 1.0, 0.0);
+        let bw_buf = to_chunks(prob.linear_term, d, r, ln, w, 0.0);
+        let mut avg_buf = (opts.average == Averaging::Polyak).then(|| vec![0.0; nv * d * ln]);
+        let per_lane: Vec<f64> = match opts.steps {
+            ReplicaSteps::Shared(_) => vec![1.0; rp],
+            ReplicaSteps::PerReplicaConst(v) | ReplicaSteps::PerReplicaLambda(v) => {
+                let mut p = vec![1.0; rp];
+                p[..r].copy_from_slice(v);
+                p
+            }
+        };
+        let pl = S::as_simd_f64s(&per_lane).0;
+        let bw = S::as_simd_f64s(&bw_buf).0;
+        let beta_w = o.splat(prob.ridge / w);
+        {
+            let th = S::as_mut_simd_f64s(&mut th_buf).0;
+            for k in 0..nv {
+                lanes::project(o, &mut th[k * d..(k + 1) * d], proj);
+            }
+        }
+        let mut xp_buf = vec![0.0; nv * d * ln];
+        let mut ybuf = vec![0.0; rp];
+        let mut sbuf = vec![0.0; rp];
+        let mut gbuf = vec![0.0; rp];
+        let mut checkpoints = Vec::with_capacity(opts.checkpoints.len());
+        let mut next_cp = 0;
+        let mut termination = Termination::Completed;
+        let mut steps = 0;
+        for t in 0..n {
+            if t % STOP_CHECK == 0 && t > 0 {
+                if let Some(s) = ctl.stop_requested() {
+                    termination = s;
+                    break;
+                }
+            }
+            // This step's d × R panel, copied into the chunk-major padded buffer.
+            let xt = &block.x[t * d * r..(t + 1) * d * r];
+            {
+                let xv = S::as_mut_simd_f64s(&mut xp_buf).0;
+                for j in 0..d {
+                    let (head, tail) = S::as_simd_f64s(&xt[j * r..(j + 1) * r]);
+                    for (k, &v) in head.iter().enumerate() {
+                        xv[k * d + j] = v;
+                    }
+                    if !tail.is_empty() {
+                        xv[head.len() * d + j] = simd.partial_load_f64s(tail);
+                    }
+                }
+            }
+            for (yb, &yv) in ybuf.iter_mut().zip(&block.y[t * r..(t + 1) * r]) {
+                *yb = yv as f64;
+            }
+            let xv = S::as_simd_f64s(&xp_buf).0;
+            {
+                let th = S::as_simd_f64s(&th_buf).0;
+                let sv = S::as_mut_simd_f64s(&mut sbuf).0;
+                for (k, s) in sv.iter_mut().enumerate() {
+                    *s = lanes::dot(o, &xv[k * d..(k + 1) * d], &th[k * d..(k + 1) * d]);
+                }
+            }
+            prob.loss.eval_simd(
+                simd,
+                &sbuf,
+                &ybuf,
+                LossOut {
+                    d1: Some(&mut gbuf),
+                    ..Default::default()
+                },
+            );
+            let t1 = t + 1;
+            let gv = S::as_simd_f64s(&gbuf).0;
+            let th = S::as_mut_simd_f64s(&mut th_buf).0;
+            let shared = match opts.steps {
+                ReplicaSteps::Shared(s) => Some(o.splat(-s.eta(t1))),
+                _ => None,
+            };
+            let tv = o.splat(t1 as f64);
+            let inv_k = o.splat(1.0 / t1 as f64);
+            for k in 0..nv {
+                let neg_eta = match (shared, opts.steps) {
+                    (Some(e), _) => e,
+                    (None, ReplicaSteps::PerReplicaLambda(_)) => o.neg(o.div(o.splat(1.0), o.mul(pl[k], tv))),
+                    (None, _) => o.neg(pl[k]),
+                };
+                let thk = &mut th[k * d..(k + 1) * d];
+                lanes::step(
+                    o,
+                    &xv[k * d..(k + 1) * d],
+                    thk,
+                    gv[k],
+                    neg_eta,
+                    beta_w,
+                    &bw[k * d..(k + 1) * d],
+                    proj,
+                );
+                if let Some(a) = avg_buf.as_deref_mut() {
+                    let av = S::as_mut_simd_f64s(a).0;
+                    lanes::average(o, &mut av[k * d..(k + 1) * d], thk, inv_k);
+                }
+            }
+            steps = t1;
+            let cur = avg_buf.as_deref().unwrap_or(&th_buf);
+            if next_cp < opts.checkpoints.len() && opts.checkpoints[next_cp] == t1 {
+                checkpoints.push(Checkpoint {
+                    step: t1,
+                    theta: from_chunks(cur, d, r, ln),
+                });
+                next_cp += 1;
+            }
+            if ctl.wants_progress(t1) {
+                let th0: Vec<f64> = (0..d).map(|j| th_buf[j * ln]).collect();
+                ctl.notify_progress(&Progress {
+                    solver: "sgd-replicated",
+                    iteration: t1,
+                    budget: n,
+                    objective: f64::NAN,
+                    kkt_residual: f64::NAN,
+                    theta: &th0,
+                });
+            }
+        }
+        let theta = from_chunks(avg_buf.as_deref().unwrap_or(&th_buf), d, r, ln);
+        let non_finite = (0..r)
+            .filter(|&rr| (0..d).any(|j| !theta[j * r + rr].is_finite()))
+            .collect();
+        ReplicaOutput {
+            d,
+            replications: r,
+            theta,
+            checkpoints,
+            steps,
+            termination,
+            non_finite,
+            elapsed: Duration::ZERO,
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! Step-size rules `η_t` (`t = 1, 2, …` counts SGD steps) and the theory constants of
+//! Chowdhury, Zhou & Natarajan (AISTATS 2024), Thm 4.5 (spec `local-central-label-dp.md` §1.5,
+//! §3.4, §9.3).
+//!
+//! | rule (CLI) | `η_t` | source |
+//! |---|---|---|
+//! | `const:ETA` | `η` | the paper's simulations (§6) use `η = 0.1` |
+//! | `invt:C` | `C / t` | |
+//! | `lambda:L` | `1 / (λ t)` with the given `λ` | proof of Thm 4.5 |
+//! | `theory` | `1 / (λ t)`, `λ = γ κ c` computed from the data | proof of Thm 4.5 |
+//! | `statement` | `1 / (γ κ)` (constant) | the literal statement of Thm 4.5, a misprint (§9.3) |
+//!
+//! The theory constants, on the data `(x_i, w_i)` and the feasible set with radius `B`:
+//! * `γ` — curvature floor of the link on `Θ_B`, data-dependent form (spec §1.5):
+//!   `γ = σ'(B·max_i ‖P x_i‖)` for the logistic link (`P` the centring projector under the
+//!   sum-zero constraint, `I` otherwise), `A(B·max_i ‖P x_i‖)` for probit
+//!   ([`Loss::link_curvature_floor`]);
+//! * `κ = λ_min(Σ_D)`, `Σ_D = (1/W) Σ_i w_i x_i x_iᵀ`, restricted to the sum-zero subspace
+//!   (`λ_min(Uᵀ Σ_D U)`, `U` the Helmert basis) when it is imposed (spec §1.5, §9.6);
+//! * `c = tanh(ε/2)` for the randomized-response losses, `1` otherwise ([`Loss::privacy_scale`]).
+//!
+//! `λ = γ κ c` is the strong-convexity modulus the proof of Thm 4.5 uses; the decaying rule
+//! `η_t = 1/(λt)` is the one its `O(1/√n)` bound is proved for.
+
+use crate::data::PairwiseView;
+use crate::error::{Error, Result};
+use crate::feasible::{helmert, FeasibleSet};
+use crate::loss::Loss;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Side};
+
+/// Step-size rule `η_t` (`t = 1, 2, …` counts steps). See the module docs; spec §3.4 and §9.3.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StepRule {
+    /// `η_t = η` (the paper's simulations use `η = 0.1`). CLI `const:ETA`.
+    Const(f64),
+    /// `η_t = c / t`. CLI `invt:C`.
+    InvT(f64),
+    /// `η_t = 1/(λ t)` with `λ = γ κ tanh(ε/2)` computed from the data (proof of Thm 4.5).
+    /// Needs a bounded feasible set. CLI `theory`.
+    Theory,
+    /// `η_t = 1/(λ t)` with a given `λ`. CLI `lambda:L`.
+    TheoryLambda(f64),
+    /// `η_t = 1/(γ κ)` (constant), with `γ`, `κ` from the data: the literal step of the
+    /// statement of Thm 4.5 (a misprint, spec §9.3), for reproducing it. CLI `statement`.
+    Statement,
+}
+
+impl std::fmt::Display for StepRule {
+    /// The CLI form accepted by [`StepRule::parse`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepRule::Const(e) => write!(f, "const:{e}"),
+            StepRule::InvT(c) => write!(f, "invt:{c}"),
+            StepRule::Theory => f.write_str("theory"),
+            StepRule::TheoryLambda(l) => write!(f, "lambda:{l}"),
+            StepRule::Statement => f.write_str("statement"),
+        }
+    }
+}
+
+fn positive(name: &str, v: f64) -> Result<f64> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(Error::param("step", format!("{name} must be finite and > 0, got {v}")))
+    }
+}
+
+impl StepRule {
+    /// Parses the CLI form: `const:ETA`, `invt:C`, `theory`, `lambda:L` or `statement`.
+    /// Errors are [`Error::InvalidParam`] named `step`.
+    pub fn parse(s: &str) -> Result<Self> {
+        let s = s.trim();
+        let (head, arg) = match s.split_once(':') {
+            Some((h, a)) => (h, Some(a.trim())),
+            None => (s, None),
+        };
+        let num = |what: &str| -> Result<f64> {
+            let a = arg.ok_or_else(|| Error::param("step", format!("`{head}` needs a value: `{head}:{what}`")))?;
+            let v: f64 = a
+                .parse()
+                .map_err(|_| Error::param("step", format!("`{a}` is not a number (in `{s}`)")))?;
+            positive(what, v)
+        };
+        let no_arg = |rule: StepRule| -> Result<StepRule> {
+            match arg {
+                Some(a) => Err(Error::param("step", format!("`{head}` takes no value (got `{a}`)"))),
+                None => Ok(rule),
+            }
+        };
+        match head {
+            "const" => Ok(StepRule::Const(num("ETA")?)),
+            "invt" => Ok(StepRule::InvT(num("C")?)),
+            "lambda" => Ok(StepRule::TheoryLambda(num("L")?)),
+            "theory" => no_arg(StepRule::Theory),
+            "statement" => no_arg(StepRule::Statement),
+            other => Err(Error::param(
+                "step",
+                format!("unknown step rule `{other}` (expected const:ETA, invt:C, theory, lambda:L or statement)"),
+            )),
+        }
+    }
+
+    /// Checks the constants (`η`, `c`, `λ` finite and `> 0`).
+    pub fn validate(&self) -> Result<()> {
+        match *self {
+            StepRule::Const(e) => positive("η", e).map(|_| ()),
+            StepRule::InvT(c) => positive("c", c).map(|_| ()),
+            StepRule::TheoryLambda(l) => positive("λ", l).map(|_| ()),
+            StepRule::Theory | StepRule::Statement => Ok(()),
+        }
+    }
+
+    /// Whether the rule needs constants computed from the data ([`StepRule::Theory`],
+    /// [`StepRule::Statement`]).
+    pub fn needs_data(&self) -> bool {
+        matches!(self, StepRule::Theory | StepRule::Statement)
+    }
+
+    /// The schedule for data `data`, loss `loss` and feasible set `set` (computes the theory
+    /// constants when the rule needs them, see [`theory_constants`]).
+    pub fn resolve<L: Loss>(&self, data: &PairwiseView<'_>, loss: &L, set: &FeasibleSet) -> Result<Schedule> {
+        self.validate()?;
+        Ok(match *self {
+            StepRule::Const(e) => Schedule::Const(e),
+            StepRule::InvT(c) => Schedule::InvT(c),
+            StepRule::TheoryLambda(l) => Schedule::InvLambdaT(l),
+            StepRule::Theory => Schedule::InvLambdaT(theory_constants(data, loss, set)?.lambda),
+            StepRule::Statement => {
+                let k = theory_constants(data, loss, set)?;
+                Schedule::Const(positive("1/(γκ)", 1.0 / (k.gamma * k.kappa))?)
+            }
+        })
+    }
+
+    /// The schedule of a rule that needs no data; `Err` for [`StepRule::Theory`] and
+    /// [`StepRule::Statement`].
+    pub fn schedule(&self) -> Result<Schedule> {
+        self.validate()?;
+        match *self {
+            StepRule::Const(e) => Ok(Schedule::Const(e)),
+            StepRule::InvT(c) => Ok(Schedule::InvT(c)),
+            StepRule::TheoryLambda(l) => Ok(Schedule::InvLambdaT(l)),
+            StepRule::Theory | StepRule::Statement => Err(Error::param(
+                "step",
+                format!("`{self}` depends on the data: resolve it with StepRule::resolve (per replication)"),
+            )),
+        }
+    }
+}
+
+/// A step rule with every data-dependent constant resolved. `η_t` is computed exactly as
+/// written (the replicated engine repeats the same operations per lane).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Schedule {
+    /// `η_t = η`.
+    Const(f64),
+    /// `η_t = c / t`.
+    InvT(f64),
+    /// `η_t = 1 / (λ · t)`.
+    InvLambdaT(f64),
+}
+
+impl Schedule {
+    /// `η_t` for step `t ≥ 1`.
+    #[inline(always)]
+    pub fn eta(&self, t: usize) -> f64 {
+        match *self {
+            Schedule::Const(e) => e,
+            Schedule::InvT(c) => c / t as f64,
+            Schedule::InvLambdaT(l) => 1.0 / (l * t as f64),
+        }
+    }
+}
+
+/// The constants of Thm 4.5 computed from the data (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TheoryConstants {
+    /// `T = B·max_i ‖P x_i‖`: the largest `|x_iᵀθ|` over the feasible set.
+    pub tmax: f64,
+    /// `γ = σ'(T)` (logistic link; `A(T)` for probit).
+    pub gamma: f64,
+    /// `κ = λ_min(Σ_D)` (on the sum-zero subspace when imposed).
+    pub kappa: f64,
+    /// `c = tanh(ε/2)` for the RR losses, `1` otherwise.
+    pub c: f64,
+    /// `λ = γ κ c`.
+    pub lambda: f64,
+}
+
+/// The theory constants `γ`, `κ`, `c`, `λ = γκc` of Thm 4.5 on `data` (module docs).
+///
+/// # Errors
+/// [`Error::InvalidParam`] (`step`) when `set` has no radius (`γ` needs `B`) or the feasible set
+/// is `{0}` (`d = 1` with the sum-zero constraint); [`Error::Numerical`] when `κ` is not
+/// positive (the design does not cover every direction of the parameter space, so Assumption
+/// 4.4 fails and `1/(λt)` is undefined — use a `const`, `invt` or `lambda` rule).
+pub fn theory_constants<L: Loss>(data: &PairwiseView<'_>, loss: &L, set: &FeasibleSet) -> Result<TheoryConstants> {
+    let b = set.radius().ok_or_else(|| {
+        Error::param(
+            "step",
+            format!(
+                "the theory step needs a bounded feasible set (theta-b or ball): γ = σ'(B·max‖Px‖) depends on B; the set is `{}`",
+                set.name()
+            ),
+        )
+    })?;
+    let sz = set.sum_zero();
+    if sz && data.d() < 2 {
+        return Err(Error::param(
+            "step",
+            "the theory step is undefined for d = 1 with the sum-zero constraint (the feasible set is {0})",
+        ));
+    }
+    let tmax = b * data.max_row_norm(sz);
+    let gamma = loss.link_curvature_floor(tmax);
+    let kappa = coverage_kappa(data, sz)?;
+    let c = loss.privacy_scale();
+    let lambda = gamma * kappa * c;
+    if !(lambda.is_finite() && lambda > 0.0) {
+        return Err(Error::Numerical(format!(
+            "theory step: λ = γκc = {gamma:e}·{kappa:e}·{c:e} = {lambda:e} is not positive (γ underflows for B·max‖Px‖ = {tmax:e}); use a const, invt or lambda rule"
+        )));
+    }
+    Ok(TheoryConstants {
+        tmax,
+        gamma,
+        kappa,
+        c,
+        lambda,
+    })
+}
+
+/// Rows per block of the Gram accumulation.
+const GRAM_BLOCK: usize = 4096;
+
+/// `κ = λ_min(Σ_D)`, `Σ_D = (1/W) Σ_i w_i x_i x_iᵀ`, restricted to the sum-zero subspace
+/// (`λ_min(Uᵀ Σ_D U)`) when `sum_zero` (spec §1.5). Sequential (faer `Par::Seq`), `O(n d²)`.
+///
+/// # Errors
+/// [`Error::Numerical`] if the eigenvalue solver fails or `κ ≤ 1e-12·λ_max(Σ_D)` (the
+/// features do not cover every direction).
+pub fn coverage_kappa(data: &PairwiseView<'_>, sum_zero: bool) -> Result<f64> {
+    let (n, d) = (data.n(), data.d());
+    let x = data.x();
+    let mut g = vec![0.0; d * d];
+    let mut scaled = Vec::new();
+    let mut r0 = 0;
+    while r0 < n {
+        let r1 = (r0 + GRAM_BLOCK).min(n);
+        let blk: &[f64] = match data.weights() {
+            None => &x[r0 * d..r1 * d],
+            Some(w) => {
+                scaled.clear();
+                for i in r0..r1 {
+                    let s = w[i].sqrt();
+                    scaled.extend(x[i * d..(i + 1) * d].iter().map(|v| v * s));
+                }
+                &scaled
+            }
+        };
+        let a = MatRef::from_row_major_slice(blk, r1 - r0, d);
+        matmul(
+            MatMut::from_column_major_slice_mut(&mut g, d, d),
+            Accum::Add,
+            a.transpose(),
+            a,
+            1.0,
+            faer::Par::Seq,
+        );
+        r0 = r1;
+    }
+    let w = data.total_weight();
+    g.iter_mut().for_each(|v| *v /= w);
+    let (m, h) = if sum_zero {
+        let m = d - 1;
+        let mut r = vec![0.0; m * m];
+        if m > 0 {
+            helmert::reduce(&g, d, &mut r);
+        }
+        (m, r)
+    } else {
+        (d, g)
+    };
+    if m == 0 {
+        return Err(Error::Numerical("κ is undefined: the parameter space is {0}".into()));
+    }
+    let ev = MatRef::from_column_major_slice(&h, m, m)
+        .self_adjoint_eigenvalues(Side::Lower)
+        .map_err(|e| Error::Numerical(format!("eigenvalues of Σ_D: {e:?}")))?;
+    let (lo, hi) = (ev[0], ev[m - 1]);
+    if !(lo.is_finite() && lo > 1e-12 * hi.max(f64::MIN_POSITIVE)) {
+        return Err(Error::Numerical(format!(
+            "κ = λ_min(Σ_D) = {lo:e} (λ_max = {hi:e}{}): the features do not cover every direction (Assumption 4.4 fails), so the theory step 1/(λt) is undefined; use a const, invt or lambda rule",
+            if sum_zero { ", on the sum-zero subspace" } else { "" }
+        )));
+    }
+    Ok(lo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_round_trips_and_rejects_bad_input() {
+        for s in ["const:0.1", "invt:2", "theory", "lambda:0.05", "statement"] {
+            let r = StepRule::parse(s).unwrap();
+            assert_eq!(r.to_string(), s);
+            assert_eq!(StepRule::parse(&r.to_string()).unwrap(), r);
+        }
+        assert_eq!(StepRule::parse(" const: 0.5 ").unwrap(), StepRule::Const(0.5));
+        for bad in [
+            "",
+            "const",
+            "const:",
+            "const:x",
+            "const:-1",
+            "const:0",
+            "const:inf",
+            "const:NaN",
+            "invt:0",
+            "lambda:-2",
+            "theory:1",
+            "statement:3",
+            "sgd",
+            "1e-3",
+        ] {
+            match StepRule::parse(bad) {
+                Err(Error::InvalidParam { name: "step", .. }) => {}
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn schedules() {
+        assert_eq!(Schedule::Const(0.1).eta(7), 0.1);
+        assert_eq!(Schedule::InvT(3.0).eta(4), 0.75);
+        assert_eq!(Schedule::InvLambdaT(0.5).eta(4), 0.5);
+        assert!(StepRule::Theory.schedule().unwrap_err().to_string().contains("data"));
+    }
+}
