@@ -409,12 +409,6 @@ fn invalid_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
             1,
             vec!["unknown solver", "adam"],
         ),
-        case(
-            "--solver sgd",
-            ok(&["--solver", "sgd"]),
-            1,
-            vec!["sgd", "not implemented yet"],
-        ),
         // --- solver options (checked before the data are read or a solver runs) ---
         case(
             "--memory 0",

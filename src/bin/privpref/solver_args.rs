@@ -73,7 +73,6 @@ pub fn settings(solver: SolverKind, g: &Given<'_>) -> Result<Settings, Error> {
         Some(v) => Ok(v),
         None => Ok(default),
     };
-    // TODO(lead): use SgdOptions::validate if the SGD solver adds one (batch and epochs >= 1).
     // Field by field from the defaults: settings the SGD solver may add keep their defaults.
     let mut sgd = defaults;
     sgd.step = g.step.map(parse_step).transpose()?.unwrap_or(defaults.step);
@@ -82,68 +81,19 @@ pub fn settings(solver: SolverKind, g: &Given<'_>) -> Result<Settings, Error> {
     sgd.shuffle = g.shuffle;
     sgd.seed = g.seed.unwrap_or(defaults.seed);
     sgd.average = g.average.map(parse_average).transpose()?.unwrap_or(defaults.average);
+    sgd.validate()?;
     Ok(Settings { lbfgs, sgd })
 }
 
-/// Parses `--step`: `const:ETA` (`η_t = ETA`), `invt:C` (`η_t = C/t`), `theory`
-/// (`η_t = 1/(λt)`, `λ` from the data), `lambda:L` (`η_t = 1/(Lt)`), `statement`; the numbers
-/// must be finite and > 0.
-// TODO(lead): switch to StepRule::parse once the SGD solver provides it (same formats).
+/// Parses `--step` with [`StepRule::parse`]: `const:ETA`, `invt:C`, `theory`, `lambda:L`,
+/// `statement`; the numbers must be finite and > 0.
 fn parse_step(s: &str) -> Result<StepRule, Error> {
-    const EXPECTED: &str = "expected const:ETA, invt:C, theory, lambda:L or statement";
-    let (kind, value) = match s.split_once(':') {
-        Some((k, v)) => (k, Some(v)),
-        None => (s, None),
-    };
-    let number = |what: &str| -> Result<f64, Error> {
-        let v = match value {
-            Some(v) if !v.trim().is_empty() => v.trim(),
-            _ => {
-                return Err(Error::param(
-                    "step",
-                    format!("step rule `{s}` needs a value: {kind}:{what}"),
-                ))
-            }
-        };
-        let x: f64 = v
-            .parse()
-            .map_err(|_| Error::param("step", format!("{what} = `{v}` in `{s}` is not a number")))?;
-        if !(x.is_finite() && x > 0.0) {
-            return Err(Error::param(
-                "step",
-                format!("{what} must be finite and > 0, got {v} in `{s}`"),
-            ));
-        }
-        Ok(x)
-    };
-    match kind {
-        "const" => Ok(StepRule::Const(number("ETA")?)),
-        "invt" => Ok(StepRule::InvT(number("C")?)),
-        "lambda" => Ok(StepRule::TheoryLambda(number("L")?)),
-        "theory" | "statement" if value.is_some() => Err(Error::param(
-            "step",
-            format!("step rule `{kind}` takes no value (got `{s}`)"),
-        )),
-        "theory" => Ok(StepRule::Theory),
-        // The step of Thm 4.5 as stated, η = 1/(γκ) (spec local-central-label-dp §3.4): it has
-        // no StepRule variant yet.
-        "statement" => Err(Error::param(
-            "step",
-            "step rule `statement` (η = 1/(γκ) as Thm 4.5 is stated) is not available in this build yet",
-        )),
-        _ => Err(Error::param("step", format!("unknown step rule `{s}` ({EXPECTED})"))),
-    }
+    StepRule::parse(s)
 }
 
 /// `--step` as it would be written on the command line (round-trips through [`parse_step`]).
-// TODO(lead): use the SGD solver's name for a StepRule if it provides one.
 fn step_name(r: &StepRule) -> String {
-    match r {
-        StepRule::Const(eta) => format!("const:{eta:?}"),
-        StepRule::InvT(c) => format!("invt:{c:?}"),
-        StepRule::Theory => "theory".into(),
-        StepRule::TheoryLambda(l) => format!("lambda:{l:?}"),
-    }
+    r.to_string()
 }
 
 /// Parses `--average`: `last` or `polyak`.
@@ -205,6 +155,7 @@ mod tests {
             ("invt:2", StepRule::InvT(2.0)),
             ("theory", StepRule::Theory),
             ("lambda:1e-3", StepRule::TheoryLambda(1e-3)),
+            ("statement", StepRule::Statement),
         ] {
             let r = parse_step(s).unwrap();
             assert_eq!(r, want, "{s}");
@@ -221,7 +172,7 @@ mod tests {
             "lambda:inf",
             "foo:1",
             "theory:1",
-            "statement",
+            "statement:2",
             "",
         ] {
             assert!(parse_step(bad).is_err(), "{bad:?} parsed");

@@ -81,7 +81,13 @@ impl StepRule {
             let v: f64 = a
                 .parse()
                 .map_err(|_| Error::param("step", format!("`{a}` is not a number (in `{s}`)")))?;
-            positive(what, v)
+            positive(what, v).map_err(|e| match e {
+                Error::InvalidParam { name, reason } => Error::InvalidParam {
+                    name,
+                    reason: format!("{reason} (in `{s}`)"),
+                },
+                other => other,
+            })
         };
         let no_arg = |rule: StepRule| -> Result<StepRule> {
             match arg {
@@ -97,7 +103,9 @@ impl StepRule {
             "statement" => no_arg(StepRule::Statement),
             other => Err(Error::param(
                 "step",
-                format!("unknown step rule `{other}` (expected const:ETA, invt:C, theory, lambda:L or statement)"),
+                format!(
+                    "unknown step rule `{other}` in `{s}` (expected const:ETA, invt:C, theory, lambda:L or statement)"
+                ),
             )),
         }
     }
