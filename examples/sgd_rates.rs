@@ -25,6 +25,9 @@ use privpref::solver::Control;
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 
+/// One repetition: SGD-RR errors per n, exact debiased-RR errors per n, the theory λ at the largest n.
+type RepRow = (Vec<f64>, Vec<f64>, f64);
+
 const NS: [usize; 5] = [1_000, 3_000, 10_000, 30_000, 100_000];
 
 fn sigmoid(t: f64) -> f64 {
@@ -104,13 +107,10 @@ fn main() {
                 (es, ex, lam)
             })
             .collect();
-        let mean = |k: usize, f: &dyn Fn(&(Vec<f64>, Vec<f64>, f64)) -> f64| -> f64 {
-            let _ = k;
-            rows.iter().map(f).sum::<f64>() / reps as f64
-        };
-        let ms: Vec<f64> = (0..5).map(|k| mean(k, &|r| r.0[k])).collect();
-        let mx: Vec<f64> = (0..5).map(|k| mean(k, &|r| r.1[k])).collect();
-        let lam = mean(0, &|r| r.2);
+        let mean = |f: &dyn Fn(&RepRow) -> f64| -> f64 { rows.iter().map(f).sum::<f64>() / reps as f64 };
+        let ms: Vec<f64> = (0..5).map(|k| mean(&|r| r.0[k])).collect();
+        let mx: Vec<f64> = (0..5).map(|k| mean(&|r| r.1[k])).collect();
+        let lam = mean(&|r| r.2);
         // Constants of repetition 0 at n = 1e5, for the record.
         let (x, yt, _) = data(sphere, d, norm, eps, seed, 0);
         let n = *NS.last().unwrap();
