@@ -5,6 +5,8 @@
 //! `bench-results/kernels.md` with GB/s and the fused/stream ratio (target ≥ 0.8).
 //! Set `PRIVPREF_BENCH_N` / `PRIVPREF_BENCH_D` to change the shape.
 
+mod common;
+
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use privpref::kernels::{self, Rows};
 use privpref::loss::{Logistic, RrDebiased};
@@ -95,17 +97,6 @@ fn bench(c: &mut Criterion) {
 
 criterion_group!(benches, bench);
 
-/// Mean time (ns) criterion recorded for `group/function/param`.
-fn mean_ns(group: &str, func: &str) -> Option<f64> {
-    let dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-    let p = format!("{dir}/criterion/{group}/{func}/f64/new/estimates.json");
-    let s = std::fs::read_to_string(p).ok()?;
-    let i = s.find("\"mean\"")?;
-    let j = s[i..].find("\"point_estimate\":")? + i + "\"point_estimate\":".len();
-    let end = s[j..].find([',', '}'])? + j;
-    s[j..end].trim().parse().ok()
-}
-
 fn write_summary() {
     let (n, d) = shape();
     let gb = (n * d * 8) as f64 / 1e9;
@@ -113,11 +104,11 @@ fn write_summary() {
     out.push_str("| threads | pass | mean time (ms) | GB/s | ratio to stream |\n|---|---|---|---|---|\n");
     for t in [1, 2] {
         let group = format!("pass_t{t}");
-        let Some(base) = mean_ns(&group, "stream_sum") else {
+        let Some(base) = common::mean_ns(&format!("{group}/stream_sum/f64")) else {
             return;
         };
         for f in ["stream_sum", "value_grad_mle", "value_grad_debiased"] {
-            if let Some(ns) = mean_ns(&group, f) {
+            if let Some(ns) = common::mean_ns(&format!("{group}/{f}/f64")) {
                 out.push_str(&format!(
                     "| {t} | {f} | {:.2} | {:.1} | {:.2} |\n",
                     ns / 1e6,
@@ -127,29 +118,12 @@ fn write_summary() {
             }
         }
     }
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_default();
-    let date = std::process::Command::new("date")
-        .arg("-u")
-        .arg("+%Y-%m-%d %H:%M UTC")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
+    let (cpu, date) = (common::cpu_name(), common::utc_date());
     let text = format!(
         "# Fused value+gradient pass vs. streaming read\n\nMachine: {cpu}, {} logical CPUs. Date: {date}.\nCommand: `cargo bench --bench kernels` (n = {n}, d = {d}, f64, X = {gb:.2} GB; SIMD level chosen at run time by pulp).\n\nRatio = stream-read time / pass time over the same buffer, same run (target ≥ 0.8).\n\n{out}",
-        std::thread::available_parallelism().map(|p| p.get()).unwrap_or(0)
+        common::logical_cpus()
     );
-    let _ = std::fs::create_dir_all("bench-results");
-    if std::fs::write("bench-results/kernels.md", text).is_ok() {
-        eprintln!("wrote bench-results/kernels.md");
-    }
+    common::write_result("kernels.md", &text);
 }
 
 fn main() {

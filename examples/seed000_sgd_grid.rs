@@ -3,8 +3,9 @@
 //! the exact minimiser) and the non-private MLE by SGD. Prints mean `ℓ2` error ± standard error
 //! per `(ε, n)` and the wall time (with the thread-time split between data generation and SGD).
 //!
-//! `cargo run --release --example seed000_sgd_grid [STEP]` where `STEP` is a step rule
-//! (`const:0.1`, the paper's, by default; `theory`, `invt:C`, `lambda:L`, `statement`).
+//! `cargo run --release --example seed000_sgd_grid [STEP] [independent]` where `STEP` is a step
+//! rule (`const:0.1`, the paper's, by default; `theory`, `invt:C`, `lambda:L`, `statement`) and
+//! `independent` draws a fresh sample per `n` instead of nested samples (the default).
 
 use privpref::experiments::{seed000_sgd_grid, SgdEstimator, SgdGridConfig};
 use privpref::solver::sgd::StepRule;
@@ -12,14 +13,18 @@ use std::time::Instant;
 
 fn main() -> Result<(), privpref::Error> {
     let mut cfg = SgdGridConfig::default();
-    if let Some(s) = std::env::args().nth(1) {
-        cfg.step = StepRule::parse(&s)?;
+    for a in std::env::args().skip(1) {
+        if a == "independent" {
+            cfg.nested = false;
+        } else {
+            cfg.step = StepRule::parse(&a)?;
+        }
     }
     let t = Instant::now();
     let res = seed000_sgd_grid(&cfg)?;
     let wall = t.elapsed().as_secs_f64();
     println!(
-        "seed 000 grid by one-pass SGD: d = {}, ‖θ*‖ = {}, B = {} ({}), step {}, {:?}, β = {:?}, δ = {}, {} repetitions, seed {}",
+        "seed 000 grid by one-pass SGD: d = {}, ‖θ*‖ = {}, B = {} ({}), step {}, {:?}, β = {:?}, δ = {}, {} repetitions, {} samples, seed {}",
         cfg.d,
         cfg.theta_norm,
         cfg.radius,
@@ -29,6 +34,7 @@ fn main() -> Result<(), privpref::Error> {
         cfg.ridge,
         cfg.delta,
         cfg.reps,
+        if cfg.nested { "nested" } else { "independent" },
         cfg.seed
     );
     for e in [

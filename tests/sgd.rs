@@ -129,6 +129,9 @@ fn one_pass_solve<L: Loss>(obj: &Objective<'_, L>, set: &FeasibleSet, step: Step
     r.theta
 }
 
+/// The single-run step rule that matches replication `r` of a replicated schedule.
+type RuleOf = Box<dyn Fn(usize) -> StepRule>;
+
 #[test]
 fn paper_gradient_is_the_debiased_loss_derivative() {
     // ĝ = (∇log p₀ + ∇log p₁)/(e^ε + 1) − ∇log p_ỹ equals ℓ̂'(s; ỹ) x (spec §3.4, T9).
@@ -492,7 +495,7 @@ fn replicated_is_bit_identical_to_single_runs() {
         let clear = ReplicaBlock::new(&x, &y, n, d, r).unwrap();
         let rr_labels = clear.with_labels(&yt).unwrap();
         let lambdas: Vec<f64> = (0..r).map(|i| 0.05 + 0.01 * i as f64).collect();
-        let rules: [(ReplicaSteps<'_>, Box<dyn Fn(usize) -> StepRule>); 3] = [
+        let rules: [(ReplicaSteps<'_>, RuleOf); 3] = [
             (
                 ReplicaSteps::Shared(Schedule::Const(0.1)),
                 Box::new(|_| StepRule::Const(0.1)),
