@@ -117,59 +117,39 @@ fn axpys_small(rows: &[f64], coef: &[f64], acc: &mut [f64]) {
     }
 }
 
-/// Dot products of four rows with `v` (split into SIMD head `vh` and optional tail `vt`); each
-/// row is one sequential SIMD accumulation, so a row gives the same bits in any position.
-#[inline(always)]
-fn dot4<S: Simd>(simd: S, x: [&[f64]; 4], vh: &[S::f64s], vt: Option<S::f64s>, full: usize) -> [f64; 4] {
-    let (h0, _) = S::as_simd_f64s(&x[0][..full]);
-    let (h1, _) = S::as_simd_f64s(&x[1][..full]);
-    let (h2, _) = S::as_simd_f64s(&x[2][..full]);
-    let (h3, _) = S::as_simd_f64s(&x[3][..full]);
-    let z = simd.splat_f64s(0.0);
-    let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
-    for j in 0..vh.len() {
-        let vj = vh[j];
-        a0 = simd.mul_add_e_f64s(h0[j], vj, a0);
-        a1 = simd.mul_add_e_f64s(h1[j], vj, a1);
-        a2 = simd.mul_add_e_f64s(h2[j], vj, a2);
-        a3 = simd.mul_add_e_f64s(h3[j], vj, a3);
-    }
-    if let Some(vt) = vt {
-        a0 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[0][full..]), vt, a0);
-        a1 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[1][full..]), vt, a1);
-        a2 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[2][full..]), vt, a2);
-        a3 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[3][full..]), vt, a3);
-    }
-    [
-        simd.reduce_sum_f64s(a0),
-        simd.reduce_sum_f64s(a1),
-        simd.reduce_sum_f64s(a2),
-        simd.reduce_sum_f64s(a3),
-    ]
-}
-
-/// One row's dot product, with the same accumulation as [`dot4`].
+/// One row's dot product: SIMD vector `j` of the row goes to chain `j mod 4`, the tail to
+/// chain 0, and the chains are summed as `(c0 + c1) + (c2 + c3)`.
 #[inline(always)]
 fn dot1<S: Simd>(simd: S, x: &[f64], vh: &[S::f64s], vt: Option<S::f64s>, full: usize) -> f64 {
     let (h0, _) = S::as_simd_f64s(&x[..full]);
-    let mut a0 = simd.splat_f64s(0.0);
-    for j in 0..vh.len() {
-        a0 = simd.mul_add_e_f64s(h0[j], vh[j], a0);
+    let z = simd.splat_f64s(0.0);
+    let (mut c0, mut c1, mut c2, mut c3) = (z, z, z, z);
+    let quads = vh.len() / 4;
+    for p in 0..quads {
+        let j = 4 * p;
+        c0 = simd.mul_add_e_f64s(h0[j], vh[j], c0);
+        c1 = simd.mul_add_e_f64s(h0[j + 1], vh[j + 1], c1);
+        c2 = simd.mul_add_e_f64s(h0[j + 2], vh[j + 2], c2);
+        c3 = simd.mul_add_e_f64s(h0[j + 3], vh[j + 3], c3);
+    }
+    let j = 4 * quads;
+    match vh.len() - j {
+        0 => {}
+        1 => c0 = simd.mul_add_e_f64s(h0[j], vh[j], c0),
+        2 => {
+            c0 = simd.mul_add_e_f64s(h0[j], vh[j], c0);
+            c1 = simd.mul_add_e_f64s(h0[j + 1], vh[j + 1], c1);
+        }
+        _ => {
+            c0 = simd.mul_add_e_f64s(h0[j], vh[j], c0);
+            c1 = simd.mul_add_e_f64s(h0[j + 1], vh[j + 1], c1);
+            c2 = simd.mul_add_e_f64s(h0[j + 2], vh[j + 2], c2);
+        }
     }
     if let Some(vt) = vt {
-        a0 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[full..]), vt, a0);
+        c0 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[full..]), vt, c0);
     }
-    simd.reduce_sum_f64s(a0)
-}
-
-#[inline(always)]
-fn four(rows: &[f64], r: usize, d: usize) -> [&[f64]; 4] {
-    [
-        &rows[r * d..(r + 1) * d],
-        &rows[(r + 1) * d..(r + 2) * d],
-        &rows[(r + 2) * d..(r + 3) * d],
-        &rows[(r + 3) * d..(r + 4) * d],
-    ]
+    simd.reduce_sum_f64s(simd.add_f64s(simd.add_f64s(c0, c1), simd.add_f64s(c2, c3)))
 }
 
 /// The row kernels of one pass, with `v` split once into its SIMD head and tail.
@@ -202,27 +182,16 @@ impl<'v, S: Simd> RowOps<'v, S> {
         }
     }
 
-    /// `out[r] = rows[r]ᵀ v`, four rows at a time.
+    /// `out[r] = rows[r]ᵀ v`, one row after the other (rows stream in address order: reading
+    /// four rows in an interleaved order measured 62 ns/row from DRAM against 45 for this, at
+    /// d = 100 on a Zen 3; the four FMA chains of [`dot1`] cover the FMA latency instead).
     #[inline(always)]
     fn dots(&self, rows: &[f64], out: &mut [f64]) {
         if self.d < SMALL_D {
             return dots_small(rows, self.v, out);
         }
-        let m = out.len();
-        let mut r = 0;
-        while r + 4 <= m {
-            out[r..r + 4].copy_from_slice(&dot4(self.simd, four(rows, r, self.d), self.vh, self.vt, self.full));
-            r += 4;
-        }
-        while r < m {
-            out[r] = dot1(
-                self.simd,
-                &rows[r * self.d..(r + 1) * self.d],
-                self.vh,
-                self.vt,
-                self.full,
-            );
-            r += 1;
+        for (o, row) in out.iter_mut().zip(rows.chunks_exact(self.d)) {
+            *o = dot1(self.simd, row, self.vh, self.vt, self.full);
         }
     }
 
