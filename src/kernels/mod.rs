@@ -8,19 +8,18 @@
 //! * [`value_grad`]: the fused pass. For each mini-batch of rows (kept in L1), scores
 //!   `t_i = x_iᵀθ` (4 rows at a time), then the loss on the batch with SIMD, then
 //!   `g += Σ w_i ℓ'(t_i) x_i` (4 rows per update of `g`). One read of `X`.
-//! * [`hessian`]: `Xᵀ diag(w ℓ''(t)) X` by blocks, each a faer triangular product of the
-//!   `√|h|`-scaled rows (rows with `ℓ'' < 0`, possible for `mle-rr`, are subtracted).
+//! * [`hessian`]: `Xᵀ diag(w ℓ''(t)) X` by blocks, each a Gram product ([`gram`]: faer, or
+//!   OpenBLAS `dsyrk` with the `openblas` feature) of the `√|h|`-scaled rows (rows with `ℓ'' < 0`, possible for `mle-rr`, are subtracted).
 //! * [`hess_vec`]: `Xᵀ (w ℓ''(t) ⊙ X v)` in one pass.
 //! * [`matvec`]: `X v`.
 //! * [`loss_sum`]: `Σ w_i ℓ(t_i + α s_i)`, O(n) with no access to `X` (line searches).
 //! * [`stream_sum`]: a plain read of `X` — the memory-bandwidth baseline of the benchmarks.
 
+pub mod gram;
 pub mod simd_math;
 
 use crate::loss::{Loss, LossOut};
 use crate::par::{tree_reduce, tree_reduce_rows, Blocks, Par};
-use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
-use faer::{Accum, MatMut, MatRef};
 use pulp::{Arch, Simd, WithSimd};
 
 /// Target bytes of row data per block of the streaming passes.
@@ -586,35 +585,10 @@ pub fn hessian<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], h: &mut [f64],
                 neg.extend(xi.iter().map(|v| v * s));
             }
         }
-        let mut hm = MatMut::from_column_major_slice_mut(&mut hb, d, d);
         let npos = pos.len() / d;
-        if npos > 0 {
-            let a = MatRef::from_row_major_slice(&pos, npos, d);
-            tri_matmul(
-                hm.as_mut(),
-                BlockStructure::TriangularLower,
-                Accum::Replace,
-                a.transpose(),
-                BlockStructure::Rectangular,
-                a,
-                BlockStructure::Rectangular,
-                1.0,
-                faer::Par::Seq,
-            );
-        }
+        gram::syrk_lower(&mut hb, &pos, npos, d, 1.0, false);
         if nneg > 0 {
-            let a = MatRef::from_row_major_slice(&neg, neg.len() / d, d);
-            tri_matmul(
-                hm.as_mut(),
-                BlockStructure::TriangularLower,
-                Accum::Add,
-                a.transpose(),
-                BlockStructure::Rectangular,
-                a,
-                BlockStructure::Rectangular,
-                -1.0,
-                faer::Par::Seq,
-            );
+            gram::syrk_lower(&mut hb, &neg, nneg, d, -1.0, true);
         }
         (hb, nneg)
     };
