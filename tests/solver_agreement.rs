@@ -781,3 +781,57 @@ fn the_checks_catch_disagreements() {
     let msg = check_lbfgs(p, &nr, &claims, tag).join("\n");
     assert!(msg.contains("claims certified_global"), "{msg}");
 }
+
+/// `--solver auto`: the documented rule picks L-BFGS for convex losses and Newton for `mle-rr`,
+/// and its answers agree with Newton's to 1e-7 on convex and non-convex fixtures.
+#[test]
+fn auto_solver_follows_its_rule_and_agrees_with_newton() {
+    use privpref::estimator::{auto_solver, fit, FitOptions, SolverKind, AUTO_DENSE_NEWTON_MAX_D};
+    use privpref::feasible::FeasibleSet;
+    use privpref::loss::LossSpec;
+    use privpref::mechanism::simulation_rng;
+    use privpref::sim::{btl_pairs, theta_star};
+    assert_eq!(auto_solver(true, 10), SolverKind::Lbfgs);
+    assert_eq!(auto_solver(false, 10), SolverKind::Newton);
+    assert_eq!(auto_solver(false, AUTO_DENSE_NEWTON_MAX_D + 1), SolverKind::Lbfgs);
+    let theta = theta_star(8, 1.0, true, &mut simulation_rng(5)).unwrap();
+    let data = btl_pairs(3000, &theta, &mut simulation_rng(6)).unwrap();
+    let view = data.view().unwrap();
+    for (loss, first) in [
+        (LossSpec::Mle, "lbfgs"),
+        (LossSpec::DebiasedRr { eps: 1.0 }, "lbfgs"),
+        (LossSpec::MleRr { eps: 1.0 }, "newton"),
+    ] {
+        let set = FeasibleSet::theta_b(2.0).unwrap();
+        let newton = fit(view, &FitOptions::new(loss, set)).unwrap();
+        let mut o = FitOptions::new(loss, set);
+        o.solver = SolverKind::Auto;
+        let auto = fit(view, &o).unwrap();
+        assert!(auto.report.converged(), "{loss:?}: {:?}", auto.report.termination);
+        assert_eq!(auto.report.solver, first, "{loss:?}");
+        let diff = auto
+            .theta
+            .iter()
+            .zip(&newton.theta)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(diff <= 1e-7, "{loss:?}: auto vs newton {diff:.3e}");
+    }
+    // Fallback: an L-BFGS budget too small to converge hands over to Newton, which finishes.
+    let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
+    o.solver = SolverKind::Auto;
+    o.control.max_iter = 1;
+    let auto = fit(view, &o).unwrap();
+    let mut lo = o.clone();
+    lo.solver = SolverKind::Lbfgs;
+    let lbfgs = fit(view, &lo).unwrap();
+    assert!(!lbfgs.report.converged(), "the fixture must exhaust L-BFGS's budget");
+    assert_eq!(auto.report.solver, "newton");
+    assert!(auto.report.iterations > lbfgs.report.iterations);
+    assert!(
+        auto.report.kkt_residual < lbfgs.report.kkt_residual,
+        "{} vs {}",
+        auto.report.kkt_residual,
+        lbfgs.report.kkt_residual
+    );
+}

@@ -91,7 +91,8 @@ struct FitArgs {
     /// Warm start θ₀, float .npy of length d.
     #[arg(long)]
     theta0: Option<PathBuf>,
-    /// newton | lbfgs | sgd.
+    /// newton | lbfgs | sgd | auto (L-BFGS for convex losses with Newton as fallback, Newton
+    /// for mle-rr; see `privpref::estimator::auto_solver`).
     #[arg(long, default_value = "newton")]
     solver: String,
     /// Relative KKT tolerance (times ‖P∇F(0)‖).

@@ -46,7 +46,8 @@ pub fn settings(solver: SolverKind, g: &Given<'_>) -> Result<Settings, Error> {
     ];
     let lbfgs_only: [(&'static str, bool); 1] = [("memory", g.memory.is_some())];
     for (owner, opts) in [(SolverKind::Sgd, &sgd_only[..]), (SolverKind::Lbfgs, &lbfgs_only[..])] {
-        if solver == owner {
+        // `auto` may run L-BFGS, so it takes L-BFGS's options.
+        if solver == owner || (solver == SolverKind::Auto && owner == SolverKind::Lbfgs) {
             continue;
         }
         if let Some((name, _)) = opts.iter().find(|(_, given)| *given) {
@@ -123,7 +124,7 @@ pub fn record(solver: SolverKind, s: &Settings, seed: Option<u64>) -> [(&'static
     [
         (
             "memory",
-            if solver == SolverKind::Lbfgs {
+            if matches!(solver, SolverKind::Lbfgs | SolverKind::Auto) {
                 json!(s.lbfgs.memory)
             } else {
                 Value::Null
