@@ -82,4 +82,5 @@ pub mod experiments;
 pub mod feasible;
 pub mod model;
 pub mod objective;
+pub mod privacy;
 pub mod solver;

@@ -17,10 +17,14 @@ use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
 use crate::model::{FitConfig, FittedModel};
 use crate::objective::Objective;
+use crate::privacy::Guarantee;
 use crate::solver::lbfgs::LbfgsOptions;
 use crate::solver::sgd::SgdOptions;
 use crate::solver::{lbfgs, newton, sgd, Control};
 use crate::with_loss;
+
+pub mod central;
+pub mod private_mle;
 
 /// Which solver to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -115,8 +119,10 @@ pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
             SolverKind::Sgd => sgd::solve(&obj, &opts.set, opts.theta0.as_deref(), &opts.sgd, &opts.control)?,
         }
     })?;
+    let guarantee = opts.loss.eps().map(Guarantee::local_rr);
     Ok(FittedModel {
         theta: report.theta.clone(),
+        guarantee,
         config: FitConfig {
             loss: opts.loss,
             set: opts.set,
