@@ -290,8 +290,8 @@ fn output_perturbation_adds_the_calibrated_second_draw() {
     let w = gaussian_vector(3, sw, &mut rng);
     let z = gaussian_vector(3, nu, &mut rng);
     let m = objpert_minimiser(view, set, 2.0, &w, &opts.control).unwrap();
-    for j in 0..3 {
-        assert!((f.model.theta[j] - (m.theta[j] + z[j])).abs() < 1e-12);
+    for (j, zj) in z.iter().enumerate() {
+        assert!((f.model.theta[j] - (m.theta[j] + zj)).abs() < 1e-12);
     }
     let g = f.model.guarantee.unwrap();
     assert_eq!((g.eps, g.delta), (1.0, 1e-3));
@@ -377,8 +377,8 @@ fn private_mle_releases_the_certified_minimiser_plus_output_noise() {
     let b = gaussian_vector(3, c.objective_noise_std, &mut rng);
     let w = gaussian_vector(3, c.output_noise_std, &mut rng);
     let m = objpert_minimiser(view, set, 2.0 * c.alpha * 400.0, &b, &Control::default()).unwrap();
-    for j in 0..3 {
-        assert!((r.model.theta[j] - (m.theta[j] + w[j])).abs() < 1e-9, "{j}");
+    for (j, wj) in w.iter().enumerate() {
+        assert!((r.model.theta[j] - (m.theta[j] + wj)).abs() < 1e-9, "{j}");
     }
     // Refusal: one Newton iteration cannot certify β.
     let mut bad = opts.clone();

@@ -483,6 +483,9 @@ fn check_replicated<L: Loss>(
     }
 }
 
+/// The single-run step rule of replication `i`.
+type RuleOf = Box<dyn Fn(usize) -> StepRule>;
+
 #[test]
 fn replicated_is_bit_identical_to_single_runs() {
     let (n, r, eps) = (700, 37, 0.5);
@@ -492,7 +495,7 @@ fn replicated_is_bit_identical_to_single_runs() {
         let clear = ReplicaBlock::new(&x, &y, n, d, r).unwrap();
         let rr_labels = clear.with_labels(&yt).unwrap();
         let lambdas: Vec<f64> = (0..r).map(|i| 0.05 + 0.01 * i as f64).collect();
-        let rules: [(ReplicaSteps<'_>, Box<dyn Fn(usize) -> StepRule>); 3] = [
+        let rules: [(ReplicaSteps<'_>, RuleOf); 3] = [
             (
                 ReplicaSteps::Shared(Schedule::Const(0.1)),
                 Box::new(|_| StepRule::Const(0.1)),

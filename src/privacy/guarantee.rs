@@ -180,9 +180,8 @@ impl Guarantee {
         let mut notes = self.assumptions.notes.clone();
         notes.push(format!("composed with: {}", other.mechanism));
         notes.extend(other.assumptions.notes.iter().cloned());
-        let noise = if self.noise == other.noise {
-            self.noise
-        } else if matches!(self.noise, NoiseSource::Seeded(_)) {
+        // A seeded (simulation-only) source dominates: the composition is then simulation-only.
+        let noise = if self.noise == other.noise || matches!(self.noise, NoiseSource::Seeded(_)) {
             self.noise
         } else {
             other.noise
