@@ -219,9 +219,9 @@ pub fn objpert_minimiser(
 ///
 /// # Errors
 /// * [`Error::InvalidParam`] / [`Error::FeatureBound`] / [`Error::Data`] for invalid input;
-/// * [`Error::GuaranteeRefused`] when the KKT residual exceeds `kkt_tol`, the solver did not
-///   converge, or (output perturbation) the distance bound exceeds `τ` — unless
-///   `allow_unguaranteed`.
+/// * [`Error::GuaranteeRefused`] when the KKT residual exceeds `kkt_tol` (whatever the solver's
+///   termination; `NaN` never passes), or, with output perturbation, when the distance bound
+///   exceeds `τ` — unless `allow_unguaranteed`.
 pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng: &mut NoiseRng) -> Result<PrivateFit> {
     check_eps(opts.eps)?;
     check_delta(opts.delta)?;
@@ -278,26 +278,26 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
     let smooth = opts.feature_bound * opts.feature_bound + mu;
     let dist = distance_bound(r.kkt_residual, mu, smooth);
 
-    let refusal = if !r.converged() {
-        Some((
-            format!("the solver did not converge ({})", r.termination.describe()),
-            r.kkt_residual,
-            opts.kkt_tol,
-        ))
-    } else if let (Some(o), false) = (&opts.output, dist <= opts.output.map_or(0.0, |o| o.radius)) {
-        Some((
-            "the certified distance to the exact minimiser exceeds the output-perturbation radius".to_string(),
+    // The certificate alone decides (a solver that stopped early but met it is fine; a
+    // non-finite residual never meets it).
+    let refusal = match &opts.output {
+        Some(o) if !(dist <= o.radius) => Some((
+            format!(
+                "the certified distance to the exact minimiser exceeds the output-perturbation radius (solver: {})",
+                r.termination.describe()
+            ),
             dist,
             o.radius,
-        ))
-    } else if opts.output.is_none() && !(r.kkt_residual <= opts.kkt_tol) {
-        Some((
-            "the proof of seed 000 Thm 5.2 covers the exact minimiser only, and the KKT residual is above the certified tolerance".to_string(),
+        )),
+        None if !(r.kkt_residual <= opts.kkt_tol) => Some((
+            format!(
+                "the proof of seed 000 Thm 5.2 covers the exact minimiser only, and the KKT residual is above the certified tolerance (solver: {})",
+                r.termination.describe()
+            ),
             r.kkt_residual,
             opts.kkt_tol,
-        ))
-    } else {
-        None
+        )),
+        _ => None,
     };
     if let Some((reason, achieved, tolerance)) = &refusal {
         if !opts.allow_unguaranteed {
