@@ -330,9 +330,9 @@ fn covariance_command() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let c = v["covariance"].as_array().unwrap();
     assert_eq!(c.len(), 3);
-    for i in 0..3 {
-        for j in 0..3 {
-            assert_eq!(c[i][j], c[j][i]);
+    for (i, row) in c.iter().enumerate() {
+        for (j, v) in row.as_array().unwrap().iter().enumerate() {
+            assert_eq!(*v, c[j][i]);
         }
     }
     assert_eq!(v["guarantee"]["eps"], 0.5);
