@@ -120,6 +120,30 @@ pub enum Error {
         /// Iterations done.
         iterations: usize,
     },
+    /// A row's feature vector is longer than the stated bound allows (`‖x_i‖ > 2L` for the
+    /// feature bound `L` of `‖φ‖ ≤ L`, seed 000 Assumption 2.1). Central-DP calibrations rely on
+    /// the bound, so such rows are an error, never clipped silently.
+    #[error("invalid data in x at row {row}: ‖x‖ = {norm} exceeds 2L = {limit} (feature bound L = {}); rescale the features or state a larger --feature-bound", limit / 2.0)]
+    FeatureBound {
+        /// Row (sample) index, 0-based.
+        row: usize,
+        /// `‖x_row‖₂`.
+        norm: f64,
+        /// The limit `2L`.
+        limit: f64,
+    },
+    /// A privacy guarantee was refused: the condition its proof needs (e.g. an exact minimiser,
+    /// certified by the KKT residual or a duality gap) does not hold for this run. Nothing was
+    /// released.
+    #[error("privacy guarantee refused: {reason} (achieved {achieved:.3e}, certified tolerance {tolerance:.3e})")]
+    GuaranteeRefused {
+        /// Why, in one sentence.
+        reason: String,
+        /// The achieved value of the certificate (KKT residual, gap, distance bound).
+        achieved: f64,
+        /// The tolerance the calibration relied on.
+        tolerance: f64,
+    },
     /// File input/output.
     #[error("{path}: {message}")]
     Io {

@@ -2,6 +2,7 @@
 
 use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
+use crate::privacy::Guarantee;
 use crate::solver::SolveReport;
 
 /// What was fitted, and how (recorded so a result can be reproduced and audited).
@@ -28,4 +29,8 @@ pub struct FittedModel {
     pub report: SolveReport,
     /// The configuration that produced it.
     pub config: FitConfig,
+    /// The privacy guarantee of `theta` (`None`: not private, e.g. the MLE on clear labels).
+    /// The RR losses get the local `ε`-label-LDP guarantee of the labels they were given
+    /// ([`Guarantee::local_rr`]); the central estimators attach their own.
+    pub guarantee: Option<Guarantee>,
 }

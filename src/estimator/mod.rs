@@ -17,10 +17,14 @@ use crate::feasible::FeasibleSet;
 use crate::loss::{Loss, LossSpec};
 use crate::model::{FitConfig, FittedModel};
 use crate::objective::Objective;
+use crate::privacy::Guarantee;
 use crate::solver::lbfgs::LbfgsOptions;
 use crate::solver::sgd::SgdOptions;
 use crate::solver::{lbfgs, newton, sgd, Control, SolveReport, Termination};
 use crate::with_loss;
+
+pub mod central;
+pub mod private_mle;
 
 /// Which solver to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -172,8 +176,10 @@ pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
             SolverKind::Auto => solve_auto(&obj, opts)?,
         }
     })?;
+    let guarantee = opts.loss.eps().map(Guarantee::local_rr);
     Ok(FittedModel {
         theta: report.theta.clone(),
+        guarantee,
         config: FitConfig {
             loss: opts.loss,
             set: opts.set,

@@ -203,19 +203,9 @@ impl SgdGridResult {
     }
 }
 
-/// The noise standard deviation of objective perturbation for `(ε, δ)`-label DP (Thm 5.2,
-/// spec §4): `s_w = L √(8 log(2/δ) + 4ε) / ε`, where `L` bounds `‖φ‖` (so `‖x‖ ≤ 2L`).
-///
-/// # Errors
-/// [`Error::InvalidParam`] unless `ε > 0` finite, `δ ∈ (0, 1)` and `L > 0` finite.
-pub fn noise_std(eps: f64, delta: f64, l: f64) -> Result<f64> {
-    check_eps(eps)?;
-    check_delta(delta)?;
-    if !(l.is_finite() && l > 0.0) {
-        return Err(Error::param("L", format!("must be finite and > 0, got {l}")));
-    }
-    Ok(l * (8.0 * (2.0 / delta).ln() + 4.0 * eps).sqrt() / eps)
-}
+/// The noise standard deviation of objective perturbation (seed 000 Thm 5.2); moved to
+/// [`crate::privacy::calibrate::objpert_noise_std`], re-exported here under its old name.
+pub use crate::privacy::calibrate::objpert_noise_std as noise_std;
 
 fn validate(cfg: &SgdGridConfig) -> Result<()> {
     if cfg.d < 2 {
@@ -529,18 +519,6 @@ pub fn seed000_sgd_grid(cfg: &SgdGridConfig) -> Result<SgdGridResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn noise_std_matches_the_spec_table() {
-        // Spec §4, L = 1, δ = 1e-3.
-        for (eps, want) in [(1.0, 8.0502931423), (0.5, 15.8502012197), (0.1, 78.2350430922)] {
-            let s = noise_std(eps, 1e-3, 1.0).unwrap();
-            assert!((s - want).abs() < 1e-9, "{eps}: {s}");
-        }
-        assert!(noise_std(0.0, 1e-3, 1.0).is_err());
-        assert!(noise_std(1.0, 1.0, 1.0).is_err());
-        assert!(noise_std(1.0, 1e-3, 0.0).is_err());
-    }
 
     fn bits(v: &[f64]) -> Vec<u64> {
         v.iter().map(|x| x.to_bits()).collect()

@@ -342,6 +342,25 @@ pub fn solve<L: Loss>(
                 Termination::LineSearchFailed
             };
         }
+        // Local regime: when the full Newton step was rejected (or cut) only because its
+        // decrease lies below the rounding level of F — common when F is a small difference of
+        // large terms, e.g. a loss plus a noise term ⟨b, θ⟩ — accept the full step if it
+        // reduces the KKT residual (a gradient test, free of F's cancellation).
+        if alpha < 1.0 && kkt > tol && step_norm <= STALL_STEP * scale {
+            let mut full = theta.clone();
+            full.iter_mut().zip(&s).for_each(|(t, v)| *t += v);
+            set.project(&mut full);
+            let mut trial = Eval::new(n, d);
+            obj.evaluate(&full, &mut trial);
+            rep.grad_evals += 1;
+            if all_finite(&trial) && set.kkt_residual(&full, &trial.grad) < 0.5 * kkt {
+                ev = trial;
+                theta = full;
+                rep.iterations += 1;
+                prev_step = Some(s.clone());
+                continue;
+            }
+        }
         let mut th = theta.clone();
         th.iter_mut().zip(&s).for_each(|(t, v)| *t = alpha.mul_add(*v, *t));
         set.project(&mut th);

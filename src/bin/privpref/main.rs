@@ -1,4 +1,10 @@
-//! `privpref` command-line interface (DESIGN.md "CLI contract"): `fit`, `privatize`, `demo`.
+//! `privpref` command-line interface (DESIGN.md "CLI contract"): `fit`, `privatize`, `demo`,
+//! `covariance`.
+//!
+//! `fit --central --eps E --delta D --feature-bound L [--beta B]` releases objective
+//! perturbation (seed 000 Algorithm 2) with its guarantee in the JSON; `--mechanism private-mle`
+//! runs seed 001 Algorithm 1 instead. A run whose exactness certificate fails exits 1 with one
+//! line, unless `--allow-unguaranteed` (then `"guarantee": null` and a warning on stderr).
 //!
 //! Exit codes: 0 success; 1 invalid input or I/O error (one line on stderr); 2 bad command
 //! line; 3 the solver did not converge (the JSON result is still written, with
@@ -15,6 +21,7 @@
 //! `--average last|polyak` (last) only with `--solver sgd`. An option given with another
 //! solver is an error (exit 1). SGD runs draw a progress bar on stderr when it is a terminal.
 
+mod central;
 mod demo;
 mod progress;
 mod solver_args;
@@ -57,6 +64,10 @@ enum Cmd {
     /// The main job on built-in synthetic data: seed-000 comparison of MLE, MLE-RR and debiased RR.
     #[command(allow_negative_numbers = true)]
     Demo(demo::DemoArgs),
+    /// Private data covariance (1/n)Σxxᵀ + symmetric Gaussian noise (seed 001 Algorithm 2, corrected
+    /// calibration), with PSD repair; standard DP of the record at (ε/2, δ/2).
+    #[command(allow_negative_numbers = true)]
+    Covariance(central::CovarianceArgs),
 }
 
 #[derive(Args)]
@@ -131,6 +142,8 @@ struct FitArgs {
     /// Write the JSON result here instead of stdout.
     #[arg(long)]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    central: central::CentralArgs,
 }
 
 #[derive(Args)]
@@ -220,6 +233,12 @@ fn finite_or_null(v: f64) -> serde_json::Value {
 }
 
 fn run_fit(a: FitArgs) -> Result<(), Failure> {
+    if a.central.central {
+        return run_fit_central(a);
+    }
+    if let Some(name) = a.central.stray() {
+        return Err(Error::param(name, format!("--{name} applies only with --central")).into());
+    }
     let loss = LossSpec::parse(&a.loss, a.eps)?;
     let set = FeasibleSet::parse(&a.constraint, a.radius)?;
     let solver = SolverKind::parse(&a.solver)?;
@@ -288,6 +307,7 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         "hessian_evals": r.hessian_evals,
         "line_search_evals": r.line_search_evals,
         "threads": threads,
+        "guarantee": central::guarantee_json(model.guarantee.as_ref()),
     });
     if let Some(obj) = result.as_object_mut() {
         for (k, v) in solver_args::record(solver, &settings, a.seed) {
@@ -307,6 +327,97 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
             }
             .to_string(),
         });
+    }
+    Ok(())
+}
+
+/// `fit --central`: objective perturbation (or the private MLE) with its guarantee.
+fn run_fit_central(a: FitArgs) -> Result<(), Failure> {
+    if a.loss != "mle" {
+        return Err(Error::param(
+            "loss",
+            format!(
+                "--central fits the logistic loss on clear labels: use --loss mle, not `{}`",
+                a.loss
+            ),
+        )
+        .into());
+    }
+    let reject =
+        |name: &'static str, why: &str| -> Result<(), Failure> { Err(Error::param(name, why.to_string()).into()) };
+    if a.ridge != 0.0 {
+        reject(
+            "ridge",
+            "--ridge is not used with --central (objective perturbation sets its own ridge: --beta)",
+        )?;
+    }
+    if a.linear_term.is_some() {
+        reject("linear-term", "--linear-term is not allowed with --central (the noise is drawn by the mechanism; fit a fixed w without --central)")?;
+    }
+    if a.theta0.is_some() {
+        reject("theta0", "--theta0 is not supported with --central")?;
+    }
+    let solver = SolverKind::parse(&a.solver)?;
+    if solver != SolverKind::Newton {
+        reject(
+            "solver",
+            "--central needs the exact solver (--solver newton): its guarantee covers the exact minimiser only",
+        )?;
+    }
+    solver_args::settings(
+        solver,
+        &solver_args::Given {
+            memory: a.memory,
+            batch: a.batch,
+            epochs: a.epochs,
+            step: a.step.as_deref(),
+            shuffle: a.shuffle,
+            average: a.average.as_deref(),
+            seed: a.seed,
+        },
+    )?;
+    let set = FeasibleSet::parse(&a.constraint, a.radius)?;
+    let (x, n, d) = npy::read_matrix(&a.x)?;
+    let y = npy::read_labels(&a.y, 2)?;
+    let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
+    let view = PairwiseView::new(&x, n, d, &y, weights.as_deref())?;
+    let control = Control {
+        max_iter: a.max_iter,
+        tol_rel: a.tol,
+        tol_abs: a.tol_abs,
+        ..Control::default()
+    };
+    let pool = pool(a.threads)?;
+    let threads = pool.current_num_threads();
+    let input = central::CentralInput {
+        view,
+        set,
+        eps: a.eps,
+        seed: a.seed,
+        control,
+    };
+    let mut result = pool.install(|| central::run(&a.central, input))?;
+    if let Some(obj) = result.as_object_mut() {
+        obj.insert("threads".into(), json!(threads));
+    }
+    write_json(&a.out, &result)?;
+    if a.seed.is_some() {
+        eprintln!("privpref: warning: --seed makes the noise reproducible by anyone who knows the seed (simulation only); omit it for real data");
+    }
+    if result["guarantee"].is_null() {
+        eprintln!(
+            "privpref: warning: released WITHOUT a privacy guarantee (--allow-unguaranteed): {}",
+            result["refusal"].as_str().unwrap_or("refused")
+        );
+    }
+    Ok(())
+}
+
+fn run_covariance(a: central::CovarianceArgs) -> Result<(), Failure> {
+    let v = central::run_covariance(&a)?;
+    write_json(&a.out, &v)?;
+    if a.seed.is_some() {
+        eprintln!("privpref: warning: --seed makes the noise reproducible by anyone who knows the seed (simulation only); omit it for real data");
     }
     Ok(())
 }
@@ -407,6 +518,7 @@ fn main() -> ExitCode {
         Cmd::Fit(a) => run_fit(*a),
         Cmd::Privatize(a) => run_privatize(a),
         Cmd::Demo(a) => demo::run(a).map_err(Failure::from),
+        Cmd::Covariance(a) => run_covariance(a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,318 @@
+//! Central-DP commands: `privpref fit --central ...` (objective perturbation, seed 000
+//! Algorithm 2, or the private MLE of seed 001 Algorithm 1) and `privpref covariance ...`
+//! (seed 001 Algorithm 2). JSON output includes the guarantee.
+
+use clap::Args;
+use privpref::data::{npy, PairwiseView};
+use privpref::estimator::central::{default_beta, objective_perturbation, ObjPertOptions, OutputPerturbation};
+use privpref::estimator::private_mle::{private_covariance, private_mle, CovarianceOptions, PrivateMleOptions};
+use privpref::feasible::FeasibleSet;
+use privpref::privacy::{Guarantee, Neighbouring, NoiseRng};
+use privpref::Error;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// The options of `fit` that only `--central` uses.
+#[derive(Args, Default)]
+pub struct CentralArgs {
+    /// Central label DP by objective perturbation (seed 000 Algorithm 2) instead of a plain fit:
+    /// needs --loss mle, --eps, --delta and --feature-bound.
+    #[arg(long)]
+    pub central: bool,
+    /// --central: objpert (seed 000 Algorithm 2, label DP) | private-mle (seed 001 Algorithm 1,
+    /// standard DP of the record, spends eps/2, delta/2).
+    #[arg(long)]
+    pub mechanism: Option<String>,
+    /// --central: δ ∈ (0, 1).
+    #[arg(long)]
+    pub delta: Option<f64>,
+    /// --central: the feature bound L (‖φ‖ ≤ L, so every row needs ‖x‖ ≤ 2L; never read from the data).
+    #[arg(long)]
+    pub feature_bound: Option<f64>,
+    /// --central objpert: ridge β > 0 of (β/2n)‖θ‖² (default √n/B).
+    #[arg(long)]
+    pub beta: Option<f64>,
+    /// --central objpert: certified KKT tolerance for the exactness of the minimiser (default 1e-9).
+    #[arg(long)]
+    pub kkt_tol: Option<f64>,
+    /// --central objpert: output perturbation radius τ (certified ‖θ̂ − θ_exact‖ ≤ τ).
+    #[arg(long)]
+    pub output_radius: Option<f64>,
+    /// --central objpert: ε share of the output perturbation (with --output-radius).
+    #[arg(long)]
+    pub output_eps: Option<f64>,
+    /// --central objpert: δ share of the output perturbation (with --output-radius).
+    #[arg(long)]
+    pub output_delta: Option<f64>,
+    /// --central private-mle: failure probability η (default 0.05).
+    #[arg(long)]
+    pub eta: Option<f64>,
+    /// --central private-mle: regulariser α of α‖θ‖² (default max(2γλ, 4L²/(εn))).
+    #[arg(long)]
+    pub alpha: Option<f64>,
+    /// --central private-mle: optimisation accuracy β ∈ (0, 1/n) (default min(1/n, α/(dn²))).
+    #[arg(long)]
+    pub accuracy: Option<f64>,
+    /// --central: release an explicitly unguaranteed result ("guarantee": null) instead of
+    /// failing when the exactness certificate does not hold.
+    #[arg(long)]
+    pub allow_unguaranteed: bool,
+}
+
+impl CentralArgs {
+    /// The first central-only option given without `--central`, if any.
+    pub fn stray(&self) -> Option<&'static str> {
+        [
+            ("mechanism", self.mechanism.is_some()),
+            ("delta", self.delta.is_some()),
+            ("feature-bound", self.feature_bound.is_some()),
+            ("beta", self.beta.is_some()),
+            ("kkt-tol", self.kkt_tol.is_some()),
+            ("output-radius", self.output_radius.is_some()),
+            ("output-eps", self.output_eps.is_some()),
+            ("output-delta", self.output_delta.is_some()),
+            ("eta", self.eta.is_some()),
+            ("alpha", self.alpha.is_some()),
+            ("accuracy", self.accuracy.is_some()),
+            ("allow-unguaranteed", self.allow_unguaranteed),
+        ]
+        .into_iter()
+        .find(|(_, given)| *given)
+        .map(|(n, _)| n)
+    }
+}
+
+/// JSON of a guarantee (`null` for none).
+pub fn guarantee_json(g: Option<&Guarantee>) -> Value {
+    match g {
+        None => Value::Null,
+        Some(g) => json!({
+            "eps": g.eps,
+            "delta": g.delta,
+            "model": g.model.as_str(),
+            "unit": g.unit.as_str(),
+            "neighbouring": g.neighbouring.as_str(),
+            "mechanism": g.mechanism,
+            "noise": g.noise.describe(),
+            "seed": g.noise.seed(),
+            "holds_for_real_data": g.holds_for_real_data(),
+            "feature_bound": g.assumptions.feature_bound,
+            "exactness_tol": g.assumptions.exactness_tol,
+            "radius": g.assumptions.radius,
+            "notes": g.assumptions.notes,
+        }),
+    }
+}
+
+/// Everything `fit --central` needs from the common fit arguments.
+pub struct CentralInput<'a> {
+    pub view: PairwiseView<'a>,
+    pub set: FeasibleSet,
+    pub eps: Option<f64>,
+    pub seed: Option<u64>,
+    pub control: privpref::solver::Control,
+}
+
+fn required(v: Option<f64>, name: &'static str) -> Result<f64, Error> {
+    v.ok_or_else(|| Error::param(name, format!("--central needs --{name}")))
+}
+
+/// Runs `fit --central` and returns its JSON (without the timing/threads fields).
+pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
+    let eps = required(inp.eps, "eps")?;
+    let delta = required(c.delta, "delta")?;
+    let l = required(c.feature_bound, "feature-bound")?;
+    let mech = c.mechanism.as_deref().unwrap_or("objpert");
+    let mut rng = NoiseRng::from_seed(inp.seed)?;
+    let (n, d) = (inp.view.n(), inp.view.d());
+    match mech {
+        "objpert" => {
+            for (name, given) in [
+                ("eta", c.eta.is_some()),
+                ("alpha", c.alpha.is_some()),
+                ("accuracy", c.accuracy.is_some()),
+            ] {
+                if given {
+                    return Err(Error::param(
+                        name,
+                        format!("--{name} applies only to --mechanism private-mle"),
+                    ));
+                }
+            }
+            let beta = match c.beta {
+                Some(b) => b,
+                None => default_beta(n, &inp.set)?,
+            };
+            let mut o = ObjPertOptions::new(eps, delta, l, beta, inp.set);
+            if let Some(t) = c.kkt_tol {
+                o.kkt_tol = t;
+            }
+            o.output = match (c.output_radius, c.output_eps, c.output_delta) {
+                (None, None, None) => None,
+                (Some(radius), Some(e2), Some(d2)) => Some(OutputPerturbation {
+                    radius,
+                    eps: e2,
+                    delta: d2,
+                }),
+                _ => {
+                    return Err(Error::param(
+                        "output-radius",
+                        "output perturbation needs all of --output-radius, --output-eps and --output-delta",
+                    ))
+                }
+            };
+            o.allow_unguaranteed = c.allow_unguaranteed;
+            o.control = inp.control;
+            let f = objective_perturbation(inp.view, &o, &mut rng)?;
+            let r = &f.model.report;
+            Ok(json!({
+                "theta": f.model.theta,
+                "guarantee": guarantee_json(f.model.guarantee.as_ref()),
+                "refusal": f.refusal,
+                "central": true,
+                "mechanism": "objpert",
+                "kkt_residual": r.kkt_residual,
+                "kkt_tol": f.kkt_tol,
+                "distance_bound": f.distance_bound,
+                "converged": r.converged(),
+                "termination": r.termination.as_str(),
+                "iterations": r.iterations,
+                "solver": r.solver,
+                "loss": "mle",
+                "constraint": inp.set.name(),
+                "radius": inp.set.radius(),
+                "beta": f.beta,
+                "noise_std": f.noise_std,
+                "output_noise_std": f.output_noise_std,
+                "n": n,
+                "d": d,
+                "elapsed_s": r.elapsed.as_secs_f64(),
+                "seed": inp.seed,
+                "diagnostics_note": "only theta is covered by the guarantee; kkt_residual, iterations and converged describe the non-private solve",
+            }))
+        }
+        "private-mle" => {
+            for (name, given) in [
+                ("beta", c.beta.is_some()),
+                ("kkt-tol", c.kkt_tol.is_some()),
+                ("output-radius", c.output_radius.is_some()),
+                ("output-eps", c.output_eps.is_some()),
+                ("output-delta", c.output_delta.is_some()),
+            ] {
+                if given {
+                    return Err(Error::param(
+                        name,
+                        format!("--{name} applies only to --mechanism objpert"),
+                    ));
+                }
+            }
+            let mut o = PrivateMleOptions::new(eps, delta, l, inp.set);
+            if let Some(e) = c.eta {
+                o.eta = e;
+            }
+            o.alpha = c.alpha;
+            o.accuracy = c.accuracy;
+            o.allow_unguaranteed = c.allow_unguaranteed;
+            o.control = inp.control;
+            let f = private_mle(inp.view, &o, &mut rng)?;
+            let r = &f.model.report;
+            let k = &f.calibration;
+            Ok(json!({
+                "theta": f.model.theta,
+                "guarantee": guarantee_json(f.model.guarantee.as_ref()),
+                "refusal": f.refusal,
+                "central": true,
+                "mechanism": "private-mle",
+                "gap_certificate": f.gap_certificate,
+                "accuracy": k.accuracy,
+                "alpha": k.alpha,
+                "alpha_min": k.alpha_min,
+                "lambda": k.lambda,
+                "gamma": k.gamma,
+                "objective_noise_std": k.objective_noise_std,
+                "output_noise_std": k.output_noise_std,
+                "kkt_residual": r.kkt_residual,
+                "converged": r.converged(),
+                "termination": r.termination.as_str(),
+                "iterations": r.iterations,
+                "solver": r.solver,
+                "loss": "mle",
+                "constraint": inp.set.name(),
+                "radius": inp.set.radius(),
+                "n": n,
+                "d": d,
+                "elapsed_s": r.elapsed.as_secs_f64(),
+                "seed": inp.seed,
+                "diagnostics_note": "only theta is covered by the guarantee; the certificate, residual and iterations describe the non-private solve",
+            }))
+        }
+        other => Err(Error::param(
+            "mechanism",
+            format!("unknown central mechanism `{other}` (expected objpert or private-mle)"),
+        )),
+    }
+}
+
+/// `privpref covariance`: the private data covariance of seed 001 Algorithm 2 (corrected).
+#[derive(Args)]
+pub struct CovarianceArgs {
+    /// Pairwise feature differences, float64/float32 .npy of shape n × d.
+    #[arg(long)]
+    pub x: PathBuf,
+    /// ε ∈ (0, 1] of the (θ̃, Σ̃) pair; the covariance spends ε/2.
+    #[arg(long)]
+    pub eps: f64,
+    /// δ ∈ (0, 1/n²]; the covariance spends δ/2.
+    #[arg(long)]
+    pub delta: f64,
+    /// The feature bound L (every row needs ‖x‖ ≤ 2L).
+    #[arg(long)]
+    pub feature_bound: f64,
+    /// replace-one | add-remove.
+    #[arg(long, default_value = "replace-one")]
+    pub relation: String,
+    /// PSD repair: raise eigenvalues below this public floor to it.
+    #[arg(long, default_value_t = 0.0)]
+    pub eigen_floor: f64,
+    /// Skip the PSD repair.
+    #[arg(long)]
+    pub no_repair: bool,
+    /// Seed a simulation generator instead of the OS-seeded CSPRNG (simulations only).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write the JSON result here instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `privpref covariance` and returns its JSON.
+pub fn run_covariance(a: &CovarianceArgs) -> Result<Value, Error> {
+    let relation = match a.relation.as_str() {
+        "replace-one" => Neighbouring::ReplaceRecord,
+        "add-remove" => Neighbouring::AddRemoveRecord,
+        other => {
+            return Err(Error::param(
+                "relation",
+                format!("unknown relation `{other}` (expected replace-one or add-remove)"),
+            ))
+        }
+    };
+    let (x, n, d) = npy::read_matrix(&a.x)?;
+    let mut o = CovarianceOptions::new(a.eps, a.delta, a.feature_bound);
+    o.relation = relation;
+    o.eigen_floor = if a.no_repair { None } else { Some(a.eigen_floor) };
+    let mut rng = NoiseRng::from_seed(a.seed)?;
+    let c = private_covariance(&x, n, d, &o, &mut rng)?;
+    let rows: Vec<Vec<f64>> = c.matrix.chunks_exact(d).map(|r| r.to_vec()).collect();
+    Ok(json!({
+        "covariance": rows,
+        "n": n,
+        "d": d,
+        "noise_std": c.noise_std,
+        "min_eigenvalue_before_repair": c.min_eigenvalue_before_repair,
+        "eigenvalues_floored": c.eigenvalues_floored,
+        "eigen_floor": o.eigen_floor,
+        "guarantee": guarantee_json(Some(&c.guarantee)),
+        "seed": a.seed,
+    }))
+}

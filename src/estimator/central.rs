@@ -1,0 +1,395 @@
+//! Central label DP by **objective perturbation** (seed 000 = Chowdhury, Zhou & Natarajan,
+//! AISTATS 2024, Algorithm 2 in App. D, Thm 5.2; spec `local-central-label-dp.md` §4):
+//!
+//! `θ̂_obj = argmin_{θ ∈ Θ_B} (1/n) Σ_i ℓ(x_iᵀθ; y_i) + (β/2n)‖θ‖² + (1/n)⟨w, θ⟩`,
+//! `w ~ N(0, s_w² I_d)`, `s_w = L √(8 ln(2/δ) + 4ε)/ε`,
+//!
+//! with `ℓ` the logistic loss on **clear** labels and `L` the caller's feature bound
+//! (`‖φ‖ ≤ L`, so `‖x_i‖ ≤ 2L`). This is exactly [`crate::objective::Objective`] with ridge `β`
+//! and linear term `w` (the `(β/2n, 1/n)` scaling of Algorithm 2; the main text's
+//! "mean + (β/2)‖θ‖² + wᵀθ" is a different, non-consistent estimator — spec §4, §9.1).
+//!
+//! Conditions enforced (typed errors):
+//! * `L` is stated, never read from the data: a row with `‖x_i‖ > 2L` is
+//!   [`Error::FeatureBound`] naming the row (not clipped);
+//! * `β > 0` (spec §4 "Condition on β": under label DP the proof needs only strong convexity,
+//!   because the Hessian `Σσ'(x_iᵀθ)x_ix_iᵀ + βI` does not depend on the labels — which is also
+//!   why the loss must be the logistic one: other losses are rejected);
+//! * no sample weights (they would change the sensitivity `‖x_j‖`).
+//!
+//! **Exactness.** Thm 5.2 is proved for the exact minimiser only. The estimator solves with
+//! exact projected Newton, returns the achieved KKT residual `‖θ − Π(θ − ∇F(θ))‖` and
+//! **refuses** the guarantee ([`Error::GuaranteeRefused`]) when it exceeds the certified
+//! tolerance `kkt_tol` (default `1e-9`, recorded in the guarantee's assumptions), unless the
+//! caller asked for an explicitly unguaranteed result (`allow_unguaranteed`).
+//!
+//! **Output perturbation** (optional, for approximate minimisers) [derived, after Iyengar et al.
+//! 2019 "approximate minima perturbation"]: with `F` `μ`-strongly convex (`μ = β/n`) and
+//! `M`-smooth (`M = L² + β/n`, since `σ' ≤ 1/4` and `‖x‖ ≤ 2L`), a KKT residual `r` certifies
+//! `‖θ̂ − θ_exact‖ ≤ e(r) = r((1+M) + √((1+M)² + 4μ))/(2μ)` (from the projection inequality and
+//! strong monotonicity). If `e(r) ≤ τ` (the caller's public radius), releasing
+//! `θ̂ + N(0, ν² I)`, `ν = 2τ √(2 ln(1.25/δ₂))/ε₂` (classic Gaussian mechanism on the error
+//! `θ̂ − θ_exact`, whose sensitivity given `θ_exact` is `≤ 2τ`), is `(ε₁ + ε₂, δ₁ + δ₂)`-label DP
+//! by adaptive composition, where `(ε₁, δ₁)` calibrates `w`. The caller's `(ε, δ)` is the total;
+//! `(ε₂, δ₂)` is the output share.
+//!
+//! Only `θ` is covered by the guarantee. The [`SolveReport`](crate::solver::SolveReport) (objective value, multiplier,
+//! residual, iterations) is a diagnostic of the non-private solve: do not release it.
+
+use crate::data::PairwiseView;
+use crate::error::{check_delta, check_eps, Error, Result};
+use crate::feasible::FeasibleSet;
+use crate::loss::{Logistic, LossSpec};
+use crate::model::{FitConfig, FittedModel};
+use crate::objective::Objective;
+use crate::privacy::calibrate::{check_feature_bound, gaussian_mechanism_std, objpert_noise_std};
+use crate::privacy::{gaussian_vector, Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit};
+use crate::solver::{newton, Control};
+
+/// Default certified exactness tolerance on the KKT residual of the mean-form objective.
+pub const DEFAULT_KKT_TOL: f64 = 1e-9;
+
+/// The output-perturbation share of the budget and its public radius (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutputPerturbation {
+    /// `τ > 0`: the certified bound `‖θ̂ − θ_exact‖ ≤ τ` the noise is calibrated to.
+    pub radius: f64,
+    /// `ε₂ ∈ (0, min(ε, 1))`, the output share of `ε`.
+    pub eps: f64,
+    /// `δ₂ ∈ (0, δ)`, the output share of `δ`.
+    pub delta: f64,
+}
+
+/// Settings of [`objective_perturbation`].
+#[derive(Debug, Clone)]
+pub struct ObjPertOptions {
+    /// Total `ε > 0` of the release.
+    pub eps: f64,
+    /// Total `δ ∈ (0, 1)`.
+    pub delta: f64,
+    /// Feature bound `L > 0` (`‖φ‖ ≤ L`, rows need `‖x_i‖ ≤ 2L`).
+    pub feature_bound: f64,
+    /// Ridge `β > 0` of `(β/2n)‖θ‖²` (Thm 5.3's utility choice is `√n/B`, see [`default_beta`]).
+    pub beta: f64,
+    /// The feasible set (`Θ_B` in the paper).
+    pub set: FeasibleSet,
+    /// Certified tolerance on the KKT residual (default [`DEFAULT_KKT_TOL`]).
+    pub kkt_tol: f64,
+    /// Optional output perturbation.
+    pub output: Option<OutputPerturbation>,
+    /// Return an explicitly unguaranteed result (`guarantee: None`, `refusal: Some(..)`)
+    /// instead of [`Error::GuaranteeRefused`] when the certificate fails.
+    pub allow_unguaranteed: bool,
+    /// Solver stopping rules (the tolerance is tightened to `kkt_tol` if looser).
+    pub control: Control,
+}
+
+impl ObjPertOptions {
+    /// Exact objective perturbation over `set` with the default tolerance, no output noise.
+    pub fn new(eps: f64, delta: f64, feature_bound: f64, beta: f64, set: FeasibleSet) -> Self {
+        ObjPertOptions {
+            eps,
+            delta,
+            feature_bound,
+            beta,
+            set,
+            kkt_tol: DEFAULT_KKT_TOL,
+            output: None,
+            allow_unguaranteed: false,
+            control: Control::default(),
+        }
+    }
+}
+
+/// `β = √n / B`, the choice of the utility proof of seed 000 Thm 5.3 (Algorithm-2 units).
+///
+/// # Errors
+/// [`Error::InvalidParam`] when the set has no radius.
+pub fn default_beta(n: usize, set: &FeasibleSet) -> Result<f64> {
+    let b = set.radius().ok_or_else(|| {
+        Error::param(
+            "beta",
+            "the default beta = sqrt(n)/B needs a bounded set (theta-b or ball); give beta explicitly",
+        )
+    })?;
+    Ok((n as f64).sqrt() / b)
+}
+
+/// A central release: the released `θ`, its guarantee and the (non-private) diagnostics.
+#[derive(Debug, Clone)]
+pub struct PrivateFit {
+    /// The released estimate (`model.theta`) with its guarantee (`model.guarantee`, `None`
+    /// only when refused and `allow_unguaranteed` was set) and configuration. `model.report`
+    /// is the solver's diagnostic of the *unperturbed* minimiser: never release it.
+    pub model: FittedModel,
+    /// Why the guarantee was refused, when it was.
+    pub refusal: Option<String>,
+    /// Achieved KKT residual of the minimiser.
+    pub kkt_residual: f64,
+    /// The certified tolerance it was checked against.
+    pub kkt_tol: f64,
+    /// Certified bound on `‖θ̂ − θ_exact‖` from the residual (see the module docs).
+    pub distance_bound: f64,
+    /// `s_w` of the objective noise.
+    pub noise_std: f64,
+    /// `ν` of the output noise, if any.
+    pub output_noise_std: Option<f64>,
+    /// `β` used.
+    pub beta: f64,
+}
+
+/// Checks every row satisfies `‖x_i‖ ≤ 2L` (no slack, no clipping).
+///
+/// # Errors
+/// [`Error::FeatureBound`] naming the first offending row.
+pub fn check_rows(x: &[f64], d: usize, l: f64) -> Result<()> {
+    check_feature_bound(l)?;
+    let limit = 2.0 * l;
+    for (row, r) in x.chunks_exact(d.max(1)).enumerate() {
+        let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if !(norm <= limit) {
+            return Err(Error::FeatureBound { row, norm, limit });
+        }
+    }
+    Ok(())
+}
+
+/// `e(r) = r((1+M) + √((1+M)² + 4μ))/(2μ)`: the certified bound on the distance to the exact
+/// minimiser of a `μ`-strongly convex, `M`-smooth objective over a convex set, given the KKT
+/// residual `r = ‖θ − Π(θ − ∇F(θ))‖` (module docs).
+pub fn distance_bound(kkt_residual: f64, mu: f64, smooth: f64) -> f64 {
+    let a = 1.0 + smooth;
+    kkt_residual * (a + (a * a + 4.0 * mu).sqrt()) / (2.0 * mu)
+}
+
+fn common_checks(data: &PairwiseView<'_>, l: f64, beta: f64) -> Result<()> {
+    check_feature_bound(l)?;
+    if !(beta.is_finite() && beta > 0.0) {
+        return Err(Error::param(
+            "beta",
+            format!("objective perturbation needs beta > 0 (strong convexity makes w -> theta a bijection, seed 000 App. D.2), got {beta}"),
+        ));
+    }
+    if data.weights().is_some() {
+        return Err(Error::param(
+            "weights",
+            "sample weights are not supported by the central estimators (they change the sensitivity)",
+        ));
+    }
+    check_rows(data.x(), data.d(), l)
+}
+
+/// The minimiser of Algorithm 2's objective for a **given** noise vector `w` (no privacy:
+/// `guarantee` is `None`). This is what [`objective_perturbation`] computes after drawing `w`;
+/// exposed for reference tests and audits.
+///
+/// # Errors
+/// Invalid input (shapes, `β ≤ 0`, weights, a row above `2L` when `feature_bound` is given).
+pub fn objpert_minimiser(
+    data: PairwiseView<'_>,
+    set: FeasibleSet,
+    beta: f64,
+    w: &[f64],
+    control: &Control,
+) -> Result<FittedModel> {
+    if !(beta.is_finite() && beta > 0.0) {
+        return Err(Error::param("beta", format!("must be finite and > 0, got {beta}")));
+    }
+    let obj = Objective::new(data, Logistic)
+        .with_ridge(beta)?
+        .with_linear_term(w.to_vec())?
+        .with_par(control.par);
+    let report = newton::solve(&obj, &set, None, control)?;
+    Ok(FittedModel {
+        theta: report.theta.clone(),
+        report,
+        config: FitConfig {
+            loss: LossSpec::Mle,
+            set,
+            ridge: beta,
+            linear_term: true,
+            solver: "newton",
+        },
+        guarantee: None,
+    })
+}
+
+/// Objective perturbation (module docs): draws `w ~ N(0, s_w² I)` from `rng` (then, with output
+/// perturbation, the output noise), solves exactly, certifies, and releases.
+///
+/// # Errors
+/// * [`Error::InvalidParam`] / [`Error::FeatureBound`] / [`Error::Data`] for invalid input;
+/// * [`Error::GuaranteeRefused`] when the KKT residual exceeds `kkt_tol` (whatever the solver's
+///   termination; `NaN` never passes), or, with output perturbation, when the distance bound
+///   exceeds `τ` — unless `allow_unguaranteed`.
+pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng: &mut NoiseRng) -> Result<PrivateFit> {
+    check_eps(opts.eps)?;
+    check_delta(opts.delta)?;
+    common_checks(&data, opts.feature_bound, opts.beta)?;
+    if !(opts.kkt_tol.is_finite() && opts.kkt_tol > 0.0) {
+        return Err(Error::param(
+            "kkt-tol",
+            format!("must be finite and > 0, got {}", opts.kkt_tol),
+        ));
+    }
+    opts.control.validate()?;
+    // Budget split.
+    let (eps1, delta1) = match &opts.output {
+        None => (opts.eps, opts.delta),
+        Some(o) => {
+            if !(o.radius.is_finite() && o.radius > 0.0) {
+                return Err(Error::param(
+                    "output-radius",
+                    format!("must be finite and > 0, got {}", o.radius),
+                ));
+            }
+            if !(o.eps > 0.0 && o.eps < opts.eps) {
+                return Err(Error::param(
+                    "output-eps",
+                    format!("must be in (0, eps = {}), got {}", opts.eps, o.eps),
+                ));
+            }
+            if !(o.delta > 0.0 && o.delta < opts.delta) {
+                return Err(Error::param(
+                    "output-delta",
+                    format!("must be in (0, delta = {}), got {}", opts.delta, o.delta),
+                ));
+            }
+            (opts.eps - o.eps, opts.delta - o.delta)
+        }
+    };
+    let noise_std = objpert_noise_std(eps1, delta1, opts.feature_bound)?;
+    let output_noise_std = opts
+        .output
+        .map(|o| gaussian_mechanism_std(2.0 * o.radius, o.eps, o.delta))
+        .transpose()?;
+    let d = data.d();
+    let n = data.n();
+    // Draw all noise before solving (the order is part of the reproducibility contract).
+    let w = gaussian_vector(d, noise_std, rng);
+    let out_noise = output_noise_std.map(|s| gaussian_vector(d, s, rng));
+
+    let mut control = opts.control.clone();
+    control.tol_abs = control.tol_abs.min(0.1 * opts.kkt_tol);
+    let mut model = objpert_minimiser(data, opts.set, opts.beta, &w, &control)?;
+    let r = &model.report;
+    let nf = n as f64;
+    let mu = opts.beta / nf;
+    let smooth = opts.feature_bound * opts.feature_bound + mu;
+    let dist = distance_bound(r.kkt_residual, mu, smooth);
+
+    // The certificate alone decides (a solver that stopped early but met it is fine; a
+    // non-finite residual never meets it).
+    let refusal = match &opts.output {
+        Some(o) if !(dist <= o.radius) => Some((
+            format!(
+                "the certified distance to the exact minimiser exceeds the output-perturbation radius (solver: {})",
+                r.termination.describe()
+            ),
+            dist,
+            o.radius,
+        )),
+        None if !(r.kkt_residual <= opts.kkt_tol) => Some((
+            format!(
+                "the proof of seed 000 Thm 5.2 covers the exact minimiser only, and the KKT residual is above the certified tolerance (solver: {})",
+                r.termination.describe()
+            ),
+            r.kkt_residual,
+            opts.kkt_tol,
+        )),
+        _ => None,
+    };
+    if let Some((reason, achieved, tolerance)) = &refusal {
+        if !opts.allow_unguaranteed {
+            return Err(Error::GuaranteeRefused {
+                reason: reason.clone(),
+                achieved: *achieved,
+                tolerance: *tolerance,
+            });
+        }
+    }
+    if let Some(z) = &out_noise {
+        model.theta.iter_mut().zip(z).for_each(|(t, v)| *t += v);
+    }
+    let kkt_residual = model.report.kkt_residual;
+    model.guarantee = if refusal.is_some() {
+        None
+    } else {
+        let mut notes = vec![
+            "loss: logistic on clear labels (its Hessian does not depend on the labels, seed 000 App. D.2)".to_string(),
+            format!("beta = {} > 0 fixed before seeing the labels", opts.beta),
+            "one draw of w is one release; refitting with fresh noise composes".to_string(),
+            "only theta is covered; solver diagnostics (objective, residual, iterations) are not".to_string(),
+        ];
+        if let Some(o) = &opts.output {
+            notes.push(format!(
+                "output perturbation: certified ||theta_hat - theta_exact|| <= {dist:.3e} <= tau = {}; (eps, delta) split ({eps1}, {delta1}) + ({}, {})",
+                o.radius, o.eps, o.delta
+            ));
+        } else {
+            notes.push(format!(
+                "exact minimiser: KKT residual {kkt_residual:.3e} <= certified tolerance {:.1e}",
+                opts.kkt_tol
+            ));
+        }
+        Some(Guarantee {
+            eps: opts.eps,
+            delta: opts.delta,
+            model: PrivacyModel::Central,
+            unit: PrivacyUnit::Item,
+            neighbouring: Neighbouring::LabelChange,
+            mechanism: if opts.output.is_some() {
+                "objective perturbation (seed 000 Algorithm 2, Thm 5.2) + output perturbation (approximate minima perturbation)"
+            } else {
+                "objective perturbation (seed 000 Algorithm 2, Thm 5.2)"
+            },
+            noise: rng.source(),
+            assumptions: Assumptions {
+                feature_bound: Some(opts.feature_bound),
+                exactness_tol: Some(opts.output.map_or(opts.kkt_tol, |o| o.radius)),
+                radius: opts.set.radius(),
+                notes,
+            },
+        })
+    };
+    Ok(PrivateFit {
+        model,
+        refusal: refusal.map(|r| r.0),
+        kkt_residual,
+        kkt_tol: opts.kkt_tol,
+        distance_bound: dist,
+        noise_std,
+        output_noise_std,
+        beta: opts.beta,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distance_bound_is_exact_for_a_quadratic() {
+        // F(θ) = (μ/2)θ² on ℝ: residual r = μθ, distance θ = r/μ ≤ e(r).
+        let (mu, m) = (0.5, 0.5);
+        let theta = 3.0;
+        let r = mu * theta;
+        let e = distance_bound(r, mu, m);
+        assert!(e >= theta && e < 4.0 * theta, "{e}");
+    }
+
+    #[test]
+    fn rows_above_twice_the_bound_are_named() {
+        let x = [0.5, 0.5, 1.5, 1.5, 0.1, 0.0];
+        match check_rows(&x, 2, 1.0) {
+            Err(Error::FeatureBound { row, norm, limit }) => {
+                assert_eq!(row, 1);
+                assert!((norm - 1.5 * 2f64.sqrt()).abs() < 1e-15);
+                assert_eq!(limit, 2.0);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(check_rows(&x, 2, 1.1).is_ok());
+        assert!(check_rows(&[f64::NAN, 0.0], 2, 1.0).is_err());
+    }
+}

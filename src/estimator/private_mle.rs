@@ -1,0 +1,386 @@
+//! Central `(ε, δ)`-DP (standard DP: features *and* labels private) for seed 001 ("AI alignment
+//! with provable protection of human judgements"), with the corrected constants of spec
+//! `private-mle-and-pessimism.md` §4–5 and its errata table §10:
+//!
+//! * [`private_mle`] — **Algorithm 1** (objective perturbation + output perturbation, Lemma A.10
+//!   via Bassily et al. 2019 Thm 5.6 / Kifer et al. 2012): `b ~ N(0, s_b² I)`,
+//!   `ℓ̃(θ) = (1/n)Σℓ(x_iᵀθ; y_i) + α‖θ‖² + ⟨b, θ⟩/n`, an approximate minimiser `θ̂ ∈ Θ_B` with
+//!   `ℓ̃(θ̂) − min ℓ̃ < β` **certified** by a gap bound (below), released as `θ̃ = θ̂ + w`,
+//!   `w ~ N(0, ν² I)`. Constants from [`calibrate_private_mle`]: `s_b` with the gradient bound
+//!   `G = 2L` (errata #5), `α = max(2γλ, 4L²/(εn))` (errata #7), `β = min(1/n, α/(dn²))`
+//!   (errata #6), `ν² = 40β ln(1/δ)/(αε²)`. Spends `(ε/2, δ/2)`.
+//! * [`private_covariance`] — **Algorithm 2**: `Σ̃ = Σ_D + G_sym`, Gaussian mechanism with the
+//!   Frobenius sensitivity and the classic calibration at `(ε/2, δ/2)` (errata #9, replacing the
+//!   paper's constant 64), symmetric noise, and an eigenvalue floor as documented PSD repair.
+//!   Spends `(ε/2, δ/2)`; the pair composes to `(ε, δ)` ([`Guarantee::compose`]).
+//!
+//! The accuracy certificate is `min(FW gap, ‖P∇ℓ̃‖·e(r))` where the Frank–Wolfe gap is
+//! `⟨∇ℓ̃(θ̂), θ̂⟩ + B‖P∇ℓ̃(θ̂)‖ ≥ ℓ̃(θ̂) − min` (spec §4.1, `P` the centring projector when the
+//! sum-zero constraint is on, else `I`) and `e(r)` is the distance bound of
+//! [`super::central::distance_bound`] with `μ = 2α` (convexity gives
+//! `ℓ̃(θ̂) − min ≤ ⟨∇ℓ̃(θ̂), θ̂ − θ*⟩ ≤ ‖P∇ℓ̃‖‖θ̂ − θ*‖`). Both use the gradient in doubled
+//! precision. If the certificate is not below `β` the guarantee is refused.
+
+use super::central::{check_rows, distance_bound, objpert_minimiser};
+use crate::data::PairwiseView;
+use crate::error::{DataErrorKind, Error, Location, Result};
+use crate::feasible::{center, norm, FeasibleSet};
+use crate::loss::Logistic;
+use crate::model::FittedModel;
+use crate::objective::Objective;
+use crate::privacy::calibrate::{
+    calibrate_private_mle, check_feature_bound, private_covariance_std, PrivateMleCalibration, PrivateMleParams,
+};
+use crate::privacy::{
+    gaussian_vector, symmetric_gaussian_matrix, Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel,
+    PrivacyUnit,
+};
+use crate::solver::Control;
+use faer::{MatRef, Side};
+
+/// Settings of [`private_mle`].
+#[derive(Debug, Clone)]
+pub struct PrivateMleOptions {
+    /// `ε ∈ (0, 1]` of the pair (θ̃, Σ̃); this release spends `ε/2`.
+    pub eps: f64,
+    /// `δ ∈ (0, 1/n²]`; this release spends `δ/2`.
+    pub delta: f64,
+    /// Feature bound `L` (a priori: under standard DP it must not come from the data).
+    pub feature_bound: f64,
+    /// A bounded feasible set (`ball` is the paper's `Θ_B`; `theta-b` adds `Σθ = 0`).
+    pub set: FeasibleSet,
+    /// Failure probability `η` (default 0.05).
+    pub eta: f64,
+    /// Override of `α` (must be `≥ α_min`).
+    pub alpha: Option<f64>,
+    /// Override of the accuracy `β ∈ (0, 1/n)`.
+    pub accuracy: Option<f64>,
+    /// Return an explicitly unguaranteed result instead of [`Error::GuaranteeRefused`].
+    pub allow_unguaranteed: bool,
+    /// Solver stopping rules (tightened so that the certificate can meet `β`).
+    pub control: Control,
+}
+
+impl PrivateMleOptions {
+    /// Defaults: `η = 0.05`, `α`, `β` from the corrected rules.
+    pub fn new(eps: f64, delta: f64, feature_bound: f64, set: FeasibleSet) -> Self {
+        PrivateMleOptions {
+            eps,
+            delta,
+            feature_bound,
+            set,
+            eta: 0.05,
+            alpha: None,
+            accuracy: None,
+            allow_unguaranteed: false,
+            control: Control::default(),
+        }
+    }
+}
+
+/// The release of [`private_mle`].
+#[derive(Debug, Clone)]
+pub struct PrivateMle {
+    /// `model.theta` is the released `θ̃ = θ̂ + w`; `model.guarantee` its `(ε/2, δ/2)` guarantee
+    /// (`None` only when refused and `allow_unguaranteed`); `model.report` is the non-private
+    /// diagnostic of `θ̂` — never release it.
+    pub model: FittedModel,
+    /// The constants used.
+    pub calibration: PrivateMleCalibration,
+    /// The certified upper bound on `ℓ̃(θ̂) − min ℓ̃`.
+    pub gap_certificate: f64,
+    /// Why the guarantee was refused, when it was.
+    pub refusal: Option<String>,
+}
+
+/// `min(FW gap, ‖P∇F‖·e(r))` at `theta` (module docs), gradient in doubled precision.
+fn gap_certificate(obj: &Objective<'_, Logistic>, set: &FeasibleSet, theta: &[f64], mu: f64, smooth: f64) -> f64 {
+    let mut g = vec![0.0; theta.len()];
+    obj.value_grad_compensated(theta, &mut g);
+    let r = set.kkt_residual(theta, &g);
+    let mut pg = g.clone();
+    if set.sum_zero() {
+        center(&mut pg);
+    }
+    let pg_norm = norm(&pg);
+    let inner: f64 = pg.iter().zip(theta).map(|(a, b)| a * b).sum();
+    let fw = match set.radius() {
+        Some(b) => (inner + b * pg_norm).max(0.0),
+        None => f64::INFINITY,
+    };
+    fw.min(pg_norm * distance_bound(r, mu, smooth))
+}
+
+/// Seed 001 Algorithm 1 (module docs). Draws `b` then `w` from `rng`.
+///
+/// # Errors
+/// Invalid parameters (see [`calibrate_private_mle`]), an unbounded set, weights, rows with
+/// `‖x_i‖ > 2L` ([`Error::FeatureBound`]); [`Error::GuaranteeRefused`] when the accuracy
+/// certificate is not below `β` (unless `allow_unguaranteed`).
+pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut NoiseRng) -> Result<PrivateMle> {
+    let radius = opts.set.radius().ok_or_else(|| {
+        Error::param(
+            "constraint",
+            "seed 001 Algorithm 1 minimises over the ball Theta_B: use ball or theta-b with --radius",
+        )
+    })?;
+    if data.weights().is_some() {
+        return Err(Error::param(
+            "weights",
+            "sample weights are not supported by the central estimators (they change the sensitivity)",
+        ));
+    }
+    let (n, d) = (data.n(), data.d());
+    let params = PrivateMleParams {
+        eta: opts.eta,
+        alpha: opts.alpha,
+        accuracy: opts.accuracy,
+        ..PrivateMleParams::new(opts.eps, opts.delta, opts.feature_bound, radius, n, d)
+    };
+    let cal = calibrate_private_mle(&params)?;
+    check_rows(data.x(), d, opts.feature_bound)?;
+    opts.control.validate()?;
+    let b = gaussian_vector(d, cal.objective_noise_std, rng);
+    let w = gaussian_vector(d, cal.output_noise_std, rng);
+    let nf = n as f64;
+    // α‖θ‖² = (β_ridge/2n)‖θ‖² with β_ridge = 2αn; ⟨b,θ⟩/n is the linear term b.
+    let ridge = 2.0 * cal.alpha * nf;
+    let mut control = opts.control.clone();
+    control.tol_rel = 0.0;
+    control.tol_abs = control.tol_abs.min(0.01 * cal.accuracy / radius.max(1.0));
+    let mut model = objpert_minimiser(data, opts.set, ridge, &b, &control)?;
+    let obj = Objective::new(data, Logistic)
+        .with_ridge(ridge)?
+        .with_linear_term(b)?
+        .with_par(control.par);
+    let mu = 2.0 * cal.alpha;
+    let smooth = opts.feature_bound * opts.feature_bound + mu;
+    let gap = gap_certificate(&obj, &opts.set, &model.report.theta, mu, smooth);
+    let refusal = if !(gap < cal.accuracy) {
+        let reason = format!(
+            "the certified objective gap is not below the accuracy beta that calibrates the output noise ({})",
+            model.report.termination.describe()
+        );
+        if !opts.allow_unguaranteed {
+            return Err(Error::GuaranteeRefused {
+                reason,
+                achieved: gap,
+                tolerance: cal.accuracy,
+            });
+        }
+        Some(reason)
+    } else {
+        None
+    };
+    model.theta.iter_mut().zip(&w).for_each(|(t, v)| *t += v);
+    model.config.ridge = ridge;
+    model.guarantee = if refusal.is_some() {
+        None
+    } else {
+        Some(Guarantee {
+            eps: opts.eps / 2.0,
+            delta: opts.delta / 2.0,
+            model: PrivacyModel::Central,
+            unit: PrivacyUnit::Item,
+            neighbouring: Neighbouring::ReplaceRecord,
+            mechanism: "private MLE: objective + output perturbation (seed 001 Algorithm 1, Lemma A.10)",
+            noise: rng.source(),
+            assumptions: Assumptions {
+                feature_bound: Some(opts.feature_bound),
+                exactness_tol: Some(cal.accuracy),
+                radius: Some(radius),
+                notes: vec![
+                    format!("objective gap certified <= {gap:.3e} < beta = {:.3e} (Frank-Wolfe / strong-convexity bound)", cal.accuracy),
+                    "s_b uses the gradient bound G = 2L (spec errata #5); alpha >= 4L^2/(eps n) (errata #7); beta = min(1/n, alpha/(d n^2)) (errata #6)".into(),
+                    "the constant 40 of s_b and nu is seed 001's (Bassily et al. 2019 Thm 5.6), not re-checked against the source (spec 4.1)".into(),
+                    "L is an a-priori bound: features are private under this relation".into(),
+                    "pairs with the private covariance (eps/2, delta/2) to (eps, delta) by basic composition".into(),
+                ],
+            },
+        })
+    };
+    Ok(PrivateMle {
+        model,
+        calibration: cal,
+        gap_certificate: gap,
+        refusal,
+    })
+}
+
+/// Settings of [`private_covariance`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CovarianceOptions {
+    /// `ε ∈ (0, 1]` of the pair; this release spends `ε/2`.
+    pub eps: f64,
+    /// `δ ∈ (0, 1/n²]`; this release spends `δ/2`.
+    pub delta: f64,
+    /// Feature bound `L` (`‖x_i‖ ≤ 2L`), a priori.
+    pub feature_bound: f64,
+    /// Replace-one (default) or add/remove.
+    pub relation: Neighbouring,
+    /// PSD repair: eigenvalues of the noisy matrix below this public floor are raised to it
+    /// (post-processing). `None`: no repair. Default `Some(0.0)`.
+    pub eigen_floor: Option<f64>,
+}
+
+impl CovarianceOptions {
+    /// Replace-one, eigenvalue floor 0.
+    pub fn new(eps: f64, delta: f64, feature_bound: f64) -> Self {
+        CovarianceOptions {
+            eps,
+            delta,
+            feature_bound,
+            relation: Neighbouring::ReplaceRecord,
+            eigen_floor: Some(0.0),
+        }
+    }
+}
+
+/// The release of [`private_covariance`].
+#[derive(Debug, Clone)]
+pub struct PrivateCovariance {
+    /// `d`.
+    pub d: usize,
+    /// The released symmetric `d × d` matrix, row-major (after the PSD repair, if any).
+    pub matrix: Vec<f64>,
+    /// Standard deviation `s_G` of the i.i.d. entries of `G` (before symmetrisation).
+    pub noise_std: f64,
+    /// Smallest eigenvalue of `Σ_D + G_sym` before the repair (a function of the release).
+    pub min_eigenvalue_before_repair: f64,
+    /// How many eigenvalues the floor raised.
+    pub eigenvalues_floored: usize,
+    /// `(ε/2, δ/2)`, standard DP.
+    pub guarantee: Guarantee,
+}
+
+/// Seed 001 Algorithm 2, corrected (module docs): `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`,
+/// `s_G` from [`private_covariance_std`], then the eigenvalue floor
+/// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing; spec §4.2: `Σ̃ + λI` is PD only when
+/// `λ > ‖G_sym‖`, the floor makes `Σ̃` itself PSD). `x` is row-major `n × d`.
+///
+/// # Errors
+/// Invalid parameters, shapes, non-finite features ([`Error::Data`]), rows above `2L`
+/// ([`Error::FeatureBound`]), `δ > 1/n²`, or an eigenvalue failure ([`Error::Numerical`]).
+pub fn private_covariance(
+    x: &[f64],
+    n: usize,
+    d: usize,
+    opts: &CovarianceOptions,
+    rng: &mut NoiseRng,
+) -> Result<PrivateCovariance> {
+    if n == 0 || d == 0 || x.len() != n * d {
+        return Err(Error::Shape(format!(
+            "features have {} entries, expected n x d = {n} x {d} with n, d >= 1",
+            x.len()
+        )));
+    }
+    check_feature_bound(opts.feature_bound)?;
+    let nf = n as f64;
+    if opts.delta > 1.0 / (nf * nf) {
+        return Err(Error::param(
+            "delta",
+            format!(
+                "seed 001 Algorithm 2 requires delta <= 1/n^2 = {:e}, got {}",
+                1.0 / (nf * nf),
+                opts.delta
+            ),
+        ));
+    }
+    let s = private_covariance_std(opts.eps, opts.delta, opts.feature_bound, n, opts.relation)?;
+    if let Some(f) = opts.eigen_floor {
+        if !f.is_finite() {
+            return Err(Error::param("eigen-floor", format!("must be finite, got {f}")));
+        }
+    }
+    for (i, v) in x.iter().enumerate() {
+        if !v.is_finite() {
+            return Err(Error::Data {
+                input: "x",
+                at: Location {
+                    row: i / d,
+                    col: Some(i % d),
+                },
+                kind: if v.is_nan() {
+                    DataErrorKind::NaN
+                } else {
+                    DataErrorKind::Infinite
+                },
+            });
+        }
+    }
+    check_rows(x, d, opts.feature_bound)?;
+    let mut sigma = vec![0.0; d * d];
+    for r in x.chunks_exact(d) {
+        for i in 0..d {
+            let ri = r[i];
+            for j in 0..=i {
+                sigma[i * d + j] += ri * r[j];
+            }
+        }
+    }
+    for i in 0..d {
+        for j in 0..=i {
+            let v = sigma[i * d + j] / nf;
+            sigma[i * d + j] = v;
+            sigma[j * d + i] = v;
+        }
+    }
+    let g = symmetric_gaussian_matrix(d, s, rng);
+    let mut m: Vec<f64> = sigma.iter().zip(&g).map(|(a, b)| a + b).collect();
+    let evd = MatRef::from_row_major_slice(&m, d, d)
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|e| Error::Numerical(format!("eigendecomposition of the noisy covariance: {e:?}")))?;
+    let lam: Vec<f64> = (0..d).map(|k| evd.S().column_vector()[k]).collect();
+    let min_eig = lam.iter().cloned().fold(f64::INFINITY, f64::min);
+    let mut floored = 0;
+    if let Some(f) = opts.eigen_floor {
+        if lam.iter().any(|&l| l < f) {
+            let u = evd.U();
+            let lam2: Vec<f64> = lam
+                .iter()
+                .map(|&l| {
+                    if l < f {
+                        floored += 1;
+                        f
+                    } else {
+                        l
+                    }
+                })
+                .collect();
+            for i in 0..d {
+                for j in 0..=i {
+                    let v: f64 = (0..d).map(|k| u[(i, k)] * lam2[k] * u[(j, k)]).sum();
+                    m[i * d + j] = v;
+                    m[j * d + i] = v;
+                }
+            }
+        }
+    }
+    let guarantee = Guarantee {
+        eps: opts.eps / 2.0,
+        delta: opts.delta / 2.0,
+        model: PrivacyModel::Central,
+        unit: PrivacyUnit::Item,
+        neighbouring: opts.relation,
+        mechanism: "private covariance: Gaussian mechanism (seed 001 Algorithm 2, corrected calibration)",
+        noise: rng.source(),
+        assumptions: Assumptions {
+            feature_bound: Some(opts.feature_bound),
+            exactness_tol: None,
+            radius: None,
+            notes: vec![
+                "classic Gaussian mechanism at (eps/2, delta/2) with Frobenius sensitivity 4*sqrt(2)L^2/n (replace-one) or 4L^2/n (add/remove); spec errata #9 replaces the paper's constant 64".into(),
+                "noise symmetrised (G + G^T)/2 and eigenvalues floored: post-processing".into(),
+                "L is an a-priori bound: features are private under this relation".into(),
+            ],
+        },
+    };
+    Ok(PrivateCovariance {
+        d,
+        matrix: m,
+        noise_std: s,
+        min_eigenvalue_before_repair: min_eig,
+        eigenvalues_floored: floored,
+        guarantee,
+    })
+}

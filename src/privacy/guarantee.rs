@@ -1,0 +1,251 @@
+//! The privacy guarantee attached to every released estimate.
+
+use std::fmt;
+
+/// Where the randomness that protects the data is added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrivacyModel {
+    /// Each label is randomised by its owner before collection (label-LDP, seed 000 Def. 2.3);
+    /// every estimator computed from the randomised labels is post-processing.
+    Local,
+    /// A trusted curator holds the clear data and randomises the release (seed 000 Def. 2.2,
+    /// seed 001 Def. 2.2).
+    Central,
+}
+
+impl PrivacyModel {
+    /// Stable name (JSON).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PrivacyModel::Local => "local",
+            PrivacyModel::Central => "central",
+        }
+    }
+}
+
+/// The unit protected by the guarantee: what a neighbouring dataset changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrivacyUnit {
+    /// One comparison (one row).
+    Item,
+    /// All comparisons of one user.
+    User,
+}
+
+impl PrivacyUnit {
+    /// Stable name (JSON).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PrivacyUnit::Item => "item",
+            PrivacyUnit::User => "user",
+        }
+    }
+}
+
+/// The neighbouring relation of the unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Neighbouring {
+    /// Only the label of one unit changes; features are public (label DP, seed 000 Def. 2.2).
+    LabelChange,
+    /// One whole record (features and label) is replaced (standard DP, seed 001 Def. 2.2, read as
+    /// replace-one; spec `private-mle-and-pessimism.md` §1).
+    ReplaceRecord,
+    /// One whole record is added or removed (standard DP, add/remove reading).
+    AddRemoveRecord,
+}
+
+impl Neighbouring {
+    /// Stable name (JSON).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Neighbouring::LabelChange => "label-change",
+            Neighbouring::ReplaceRecord => "replace-record",
+            Neighbouring::AddRemoveRecord => "add-remove-record",
+        }
+    }
+}
+
+/// Which generator drew the mechanism's noise (DESIGN.md "Mechanism" RNG policy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoiseSource {
+    /// ChaCha20 keyed from operating-system entropy: the guarantee holds for real data.
+    Secure,
+    /// xoshiro256++ from a caller-given seed: reproducible, **for simulations only** — anyone who
+    /// knows the seed can remove the noise, so the guarantee is void for real data.
+    Seeded(u64),
+    /// The labels were randomised before the estimator saw them (local model); the estimator
+    /// draws no noise itself.
+    External,
+}
+
+impl NoiseSource {
+    /// Stable description (JSON).
+    pub fn describe(&self) -> &'static str {
+        match self {
+            NoiseSource::Secure => "ChaCha20 seeded from OS entropy",
+            NoiseSource::Seeded(_) => "xoshiro256++ seeded (simulation only)",
+            NoiseSource::External => "labels randomised before estimation",
+        }
+    }
+    /// The seed, if any.
+    pub fn seed(&self) -> Option<u64> {
+        match self {
+            NoiseSource::Seeded(s) => Some(*s),
+            _ => None,
+        }
+    }
+}
+
+/// The assumptions a calibration relied on. The guarantee holds only if they do.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Assumptions {
+    /// The feature bound `L` (`‖φ‖ ≤ L`, so `‖x_i‖ ≤ 2L`; seed 000 Assumption 2.1), stated by the
+    /// caller and checked on every row.
+    pub feature_bound: Option<f64>,
+    /// The certified exactness tolerance of the minimiser: the KKT residual (objective
+    /// perturbation), the objective-gap accuracy `β` (private MLE) or the distance bound
+    /// (output perturbation) that the run was checked against.
+    pub exactness_tol: Option<f64>,
+    /// The radius `B` of the feasible set.
+    pub radius: Option<f64>,
+    /// Everything else, one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// An `(ε, δ)` guarantee with its model, unit, neighbouring relation and assumptions.
+///
+/// Returned with every private release. `δ = 0` is pure ε-DP (randomized response).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Guarantee {
+    /// `ε > 0`.
+    pub eps: f64,
+    /// `δ ∈ [0, 1)`.
+    pub delta: f64,
+    /// Local or central.
+    pub model: PrivacyModel,
+    /// Item or user.
+    pub unit: PrivacyUnit,
+    /// What changes between neighbouring datasets.
+    pub neighbouring: Neighbouring,
+    /// The mechanism, with its paper reference.
+    pub mechanism: &'static str,
+    /// Which generator drew the noise.
+    pub noise: NoiseSource,
+    /// What the calibration relied on.
+    pub assumptions: Assumptions,
+}
+
+impl Guarantee {
+    /// The guarantee of a local estimator fitted on labels randomised once by randomized
+    /// response at `eps` (seed 000 eq. 2): pure `ε`-label-LDP per item, which implies central
+    /// `ε`-label DP (Remark 2.4). The estimator cannot check that the labels really were
+    /// randomised at `eps`; the note says so.
+    pub fn local_rr(eps: f64) -> Self {
+        Guarantee {
+            eps,
+            delta: 0.0,
+            model: PrivacyModel::Local,
+            unit: PrivacyUnit::Item,
+            neighbouring: Neighbouring::LabelChange,
+            mechanism: "randomized response (seed 000 eq. 2); the estimator is post-processing",
+            noise: NoiseSource::External,
+            assumptions: Assumptions {
+                notes: vec![format!(
+                    "each label was randomised exactly once by randomized response at eps = {eps}, with a CSPRNG"
+                )],
+                ..Assumptions::default()
+            },
+        }
+    }
+
+    /// Basic composition (Dwork & Roth 2014, Thm 3.16): releasing both is
+    /// `(ε₁ + ε₂, δ₁ + δ₂)`-DP. The model, unit and relation must agree; the mechanisms and
+    /// assumptions are concatenated.
+    ///
+    /// # Errors
+    /// [`Error::Privacy`](crate::Error::Privacy) when the two guarantees protect different
+    /// units, relations or models.
+    pub fn compose(&self, other: &Guarantee) -> crate::Result<Guarantee> {
+        if self.model != other.model || self.unit != other.unit || self.neighbouring != other.neighbouring {
+            return Err(crate::Error::Privacy(format!(
+                "cannot compose a {} {} {} guarantee with a {} {} {} one",
+                self.model.as_str(),
+                self.unit.as_str(),
+                self.neighbouring.as_str(),
+                other.model.as_str(),
+                other.unit.as_str(),
+                other.neighbouring.as_str()
+            )));
+        }
+        let mut notes = self.assumptions.notes.clone();
+        notes.push(format!("composed with: {}", other.mechanism));
+        notes.extend(other.assumptions.notes.iter().cloned());
+        // A seeded (simulation-only) source dominates: the composition is then simulation-only.
+        let noise = if self.noise == other.noise || matches!(self.noise, NoiseSource::Seeded(_)) {
+            self.noise
+        } else {
+            other.noise
+        };
+        Ok(Guarantee {
+            eps: self.eps + other.eps,
+            delta: self.delta + other.delta,
+            model: self.model,
+            unit: self.unit,
+            neighbouring: self.neighbouring,
+            mechanism: "basic composition of two releases",
+            noise,
+            assumptions: Assumptions {
+                feature_bound: self.assumptions.feature_bound.or(other.assumptions.feature_bound),
+                exactness_tol: self.assumptions.exactness_tol.or(other.assumptions.exactness_tol),
+                radius: self.assumptions.radius.or(other.assumptions.radius),
+                notes,
+            },
+        })
+    }
+
+    /// Whether the guarantee can be relied on for real data (the noise came from a CSPRNG or
+    /// the labels were randomised before estimation).
+    pub fn holds_for_real_data(&self) -> bool {
+        !matches!(self.noise, NoiseSource::Seeded(_))
+    }
+}
+
+impl fmt::Display for Guarantee {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "({}, {})-DP, {} model, per {} ({}); {}",
+            self.eps,
+            self.delta,
+            self.model.as_str(),
+            self.unit.as_str(),
+            self.neighbouring.as_str(),
+            self.mechanism
+        )?;
+        if let NoiseSource::Seeded(s) = self.noise {
+            write!(f, "; noise seeded with {s}: simulation only")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn composition_adds_budgets_and_rejects_mismatches() {
+        let a = Guarantee::local_rr(0.5);
+        let b = Guarantee::local_rr(0.25);
+        let c = a.compose(&b).unwrap();
+        assert_eq!(c.eps, 0.75);
+        assert_eq!(c.delta, 0.0);
+        let mut d = Guarantee::local_rr(1.0);
+        d.model = PrivacyModel::Central;
+        assert!(a.compose(&d).is_err());
+        let mut e = Guarantee::local_rr(1.0);
+        e.noise = NoiseSource::Seeded(3);
+        assert!(!a.compose(&e).unwrap().holds_for_real_data());
+        assert!(c.holds_for_real_data());
+    }
+}

@@ -1,0 +1,25 @@
+//! Privacy guarantees, noise calibrations and noise generation.
+//!
+//! * [`Guarantee`]: `(ε, δ)`, model (local | central), unit (item | user), neighbouring
+//!   relation, the noise source, and the assumptions the calibration relied on (feature bound
+//!   `L`, exactness tolerance, radius). Every estimator returns one (`None` = not private).
+//! * [`calibrate`]: the noise scales of objective perturbation (seed 000 Thm 5.2), the private
+//!   MLE and private covariance of seed 001 (Algorithms 1–2, with the corrected constants of
+//!   spec `private-mle-and-pessimism.md` §10), the classic Gaussian mechanism and its exact
+//!   privacy profile for audits.
+//! * [`noise`]: [`NoiseRng`] (CSPRNG by default, seeded simulation generator on request, with
+//!   provenance) and Gaussian vectors / symmetric matrices from `rand_distr::StandardNormal`.
+//!
+//! The central estimators themselves are in [`crate::estimator::central`] and
+//! [`crate::estimator::private_mle`].
+
+pub mod calibrate;
+mod guarantee;
+pub mod noise;
+
+pub use calibrate::{
+    calibrate_private_mle, check_feature_bound, gaussian_mechanism_std, objpert_noise_std, PrivateMleCalibration,
+    PrivateMleParams,
+};
+pub use guarantee::{Assumptions, Guarantee, Neighbouring, NoiseSource, PrivacyModel, PrivacyUnit};
+pub use noise::{gaussian_vector, symmetric_gaussian_matrix, NoiseRng};
