@@ -255,6 +255,8 @@ struct BlockData {
     y: Vec<u8>,
     /// Per ε: RR labels (block layout).
     y_rr: Vec<Vec<u8>>,
+    /// Per repetition: `max_{i ≤ t}‖x_i‖²` for every `t` (the running maximum).
+    max_norm_sq: Vec<Vec<f64>>,
 }
 
 /// `out[t·k + q] = cols[q][t]` (labels into the block layout).
@@ -304,7 +306,20 @@ fn make_block(cfg: &SgdGridConfig, m: usize, reps: &[usize]) -> Result<BlockData
             }
         }
     }
+    let max_norm_sq = rows
+        .iter()
+        .map(|row| {
+            let mut m = 0.0f64;
+            row.chunks_exact(d)
+                .map(|x| {
+                    m = m.max(x.iter().map(|v| v * v).sum::<f64>());
+                    m
+                })
+                .collect()
+        })
+        .collect();
     Ok(BlockData {
+        max_norm_sq,
         reps: reps.to_vec(),
         thetas,
         x,
@@ -314,23 +329,22 @@ fn make_block(cfg: &SgdGridConfig, m: usize, reps: &[usize]) -> Result<BlockData
     })
 }
 
-/// Objective-perturbation noise of every repetition of `blk` at size `n` and privacy level `eps`,
-/// `d × k` (`w[j·k + q]`), with the data-dependent `L = max_{i ≤ n}‖x_i‖/2` of repetition `q`'s
-/// first `n` rows.
-fn make_noise(cfg: &SgdGridConfig, blk: &BlockData, n: usize, eps: f64) -> Result<Vec<f64>> {
+/// Objective-perturbation noise of every repetition of `blk` at size `n`, one `d × k` block
+/// (`w[j·k + q]`) per privacy level of the grid, with the data-dependent `L = max_{i ≤ n}‖x_i‖/2`
+/// of repetition `q`'s first `n` rows.
+fn make_noise(cfg: &SgdGridConfig, blk: &BlockData, n: usize) -> Result<Vec<Vec<f64>>> {
     let (d, k) = (cfg.d, blk.reps.len());
-    let mut noise = vec![0.0; d * k];
+    let mut noise = vec![vec![0.0; d * k]; cfg.eps.len()];
     for (q, &r) in blk.reps.iter().enumerate() {
-        let max_sq = blk.rows[q][..n * d]
-            .chunks_exact(d)
-            .map(|row| row.iter().map(|v| v * v).sum::<f64>())
-            .fold(0.0, f64::max);
-        let sw = noise_std(eps, cfg.delta, max_sq.sqrt() / 2.0)?;
-        let base = mix(mix(rep_seed(cfg, r), n as u64), eps.to_bits());
-        let mut rng = simulation_rng(mix(base, 2));
-        for j in 0..d {
-            let z: f64 = StandardNormal.sample(&mut rng);
-            noise[j * k + q] = sw * z;
+        let l = blk.max_norm_sq[q][n - 1].sqrt() / 2.0;
+        for (e, &eps) in cfg.eps.iter().enumerate() {
+            let sw = noise_std(eps, cfg.delta, l)?;
+            let base = mix(mix(rep_seed(cfg, r), n as u64), eps.to_bits());
+            let mut rng = simulation_rng(mix(base, 2));
+            for j in 0..d {
+                let z: f64 = StandardNormal.sample(&mut rng);
+                noise[e][j * k + q] = sw * z;
+            }
         }
     }
     Ok(noise)
@@ -436,11 +450,7 @@ pub fn seed000_sgd_grid(cfg: &SgdGridConfig) -> Result<SgdGridResult> {
             let k = reps.len();
             for &n in sizes.iter() {
                 let t0 = Instant::now();
-                let noise: Vec<Vec<f64>> = cfg
-                    .eps
-                    .iter()
-                    .map(|&eps| make_noise(cfg, &blk, n, eps))
-                    .collect::<Result<_>>()?;
+                let noise = make_noise(cfg, &blk, n)?;
                 data_s += t0.elapsed().as_secs_f64();
                 let t1 = Instant::now();
                 let mut push = |est: SgdEstimator, eps: Option<f64>, errs: Vec<f64>| {

@@ -123,6 +123,11 @@ impl<S: Simd> Lanes for Wide<S> {
     #[inline(always)]
     fn clip_scale(self, n2: S::f64s, b2: f64, b: f64) -> (S::f64s, bool) {
         let s = self.0;
+        // Usually no lane is outside the ball: then skip the √ and the division, which would
+        // otherwise sit on the step-to-step dependency chain (same bits: the scale would be 1).
+        if s.reduce_max_f64s(n2) <= b2 {
+            return (s.splat_f64s(1.0), false);
+        }
         let over = s.greater_than_f64s(n2, s.splat_f64s(b2));
         let scale = s.div_f64s(s.splat_f64s(b), s.sqrt_f64s(n2));
         (s.select_f64s(over, scale, s.splat_f64s(1.0)), true)
