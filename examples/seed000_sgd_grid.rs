@@ -3,9 +3,10 @@
 //! the exact minimiser) and the non-private MLE by SGD. Prints mean `ℓ2` error ± standard error
 //! per `(ε, n)` and the wall time (with the thread-time split between data generation and SGD).
 //!
-//! `cargo run --release --example seed000_sgd_grid [STEP] [independent]` where `STEP` is a step
+//! `cargo run --release --example seed000_sgd_grid [STEP] [independent] [block=K]` where `STEP` is a step
 //! rule (`const:0.1`, the paper's, by default; `theory`, `invt:C`, `lambda:L`, `statement`) and
-//! `independent` draws a fresh sample per `n` instead of nested samples (the default).
+//! `independent` draws a fresh sample per `n` instead of nested samples (the default);
+//! `block=K` sets the repetitions advanced together (performance only).
 
 use privpref::experiments::{seed000_sgd_grid, SgdEstimator, SgdGridConfig};
 use privpref::solver::sgd::StepRule;
@@ -16,6 +17,8 @@ fn main() -> Result<(), privpref::Error> {
     for a in std::env::args().skip(1) {
         if a == "independent" {
             cfg.nested = false;
+        } else if let Some(b) = a.strip_prefix("block=") {
+            cfg.block = b.parse().map_err(|_| privpref::Error::param("block", format!("not a count: {b}")))?;
         } else {
             cfg.step = StepRule::parse(&a)?;
         }

@@ -63,7 +63,7 @@ pub enum RidgeRule {
 /// Settings of [`seed000_sgd_grid`]. Defaults: `d = 5`, `‖θ*‖ = 1`, `B = 2` on `Θ_B`,
 /// `ε ∈ {0.1, 0.5, 1}`, `n ∈ {1000, 2000, 4000, 6000, 8000, 10000}`, 100 repetitions,
 /// `δ = 1e-3`, constant step `η = 0.1`, last iterate, `β = √n/B`, seed 2024, nested samples,
-/// 20 repetitions per block.
+/// 25 repetitions per block (four equal jobs for the default 100 repetitions).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SgdGridConfig {
     /// Feature dimension `d` (the paper shows `d = 5`).
@@ -114,7 +114,7 @@ impl Default for SgdGridConfig {
             ridge: RidgeRule::SqrtNOverB,
             seed: 2024,
             nested: true,
-            block: 20,
+            block: 25,
         }
     }
 }
@@ -350,8 +350,8 @@ fn make_noise(cfg: &SgdGridConfig, blk: &BlockData, n: usize) -> Result<Vec<Vec<
     Ok(noise)
 }
 
-/// Runs one estimator on a block (`block` carries the labels); returns the per-repetition
-/// errors.
+/// Runs one estimator on a block (`block` carries the labels, `n` rows); returns the
+/// per-repetition errors of the output.
 fn run_block<L: Loss>(
     cfg: &SgdGridConfig,
     blk: &BlockData,
@@ -361,6 +361,26 @@ fn run_block<L: Loss>(
     ridge: f64,
     noise: Option<&[f64]>,
 ) -> Result<Vec<f64>> {
+    Ok(run_block_prefixes(cfg, blk, n, block, loss, ridge, noise, &[])?.remove(0))
+}
+
+/// As [`run_block`], and also the errors of the points after each step count in `prefixes`
+/// (increasing, `< n`): with no ridge, no linear term and a step rule that does not depend on
+/// the data, the point after `t` steps of the pass over `n` rows *is* the one-pass output on the
+/// first `t` rows (θ₁ = 0, data order, `η_t` a function of `t`), bit for bit. Returns the
+/// output's errors first, then one vector per prefix.
+#[allow(clippy::too_many_arguments)]
+fn run_block_prefixes<L: Loss>(
+    cfg: &SgdGridConfig,
+    blk: &BlockData,
+    n: usize,
+    block: &ReplicaBlock<'_>,
+    loss: L,
+    ridge: f64,
+    noise: Option<&[f64]>,
+    prefixes: &[usize],
+) -> Result<Vec<Vec<f64>>> {
+    debug_assert!(prefixes.is_empty() || (ridge == 0.0 && noise.is_none() && !cfg.step.needs_data()));
     let (d, k) = (cfg.d, blk.reps.len());
     let set = if cfg.sum_zero {
         FeasibleSet::theta_b(cfg.radius)?
@@ -391,6 +411,7 @@ fn run_block<L: Loss>(
     };
     let mut opts = ReplicaOptions::new(steps);
     opts.average = cfg.average;
+    opts.checkpoints = prefixes;
     let prob = ReplicaProblem {
         loss,
         set,
@@ -402,16 +423,21 @@ fn run_block<L: Loss>(
         ..Control::default()
     };
     let out = replicated::run(block, &prob, &opts, &ctl)?;
-    Ok((0..k)
-        .map(|q| {
-            let th = out.theta_of(q);
-            th.iter()
-                .zip(&blk.thetas[q])
-                .map(|(a, b)| (a - b) * (a - b))
-                .sum::<f64>()
-                .sqrt()
-        })
-        .collect())
+    let errors = |theta: &[f64]| -> Vec<f64> {
+        (0..k)
+            .map(|q| {
+                replicated::replication_of(theta, d, k, q)
+                    .iter()
+                    .zip(&blk.thetas[q])
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .collect()
+    };
+    let mut all = vec![errors(&out.theta)];
+    all.extend(out.checkpoints.iter().map(|c| errors(&c.theta)));
+    Ok(all)
 }
 
 /// Runs the grid (module docs). Returns the cells in grid order and the time split.
@@ -448,46 +474,60 @@ pub fn seed000_sgd_grid(cfg: &SgdGridConfig) -> Result<SgdGridResult> {
             let mut sgd_s = 0.0;
             let mut rec = Vec::new();
             let k = reps.len();
+            // The estimators without ridge and noise (MLE, local SGD-RR) under a data-free step
+            // rule: one pass over the largest size with checkpoints at the smaller ones gives
+            // every size's output (see `run_block_prefixes`). Otherwise one run per size.
+            let shared = sizes.len() > 1 && !cfg.step.needs_data();
+            let n_top = sizes[0];
+            let mut prefixes: Vec<usize> = sizes[1..].to_vec();
+            prefixes.sort_unstable();
+            let push = |rec: &mut Vec<Record>, est: SgdEstimator, eps: Option<f64>, n: usize, errs: Vec<f64>| {
+                for (q, e) in errs.into_iter().enumerate() {
+                    rec.push((est, eps, n, blk.reps[q], e));
+                }
+            };
+            // Errors of the output (size n_top) first, then the prefixes in increasing order.
+            let order: Vec<usize> = std::iter::once(n_top).chain(prefixes.iter().copied()).collect();
+            if shared {
+                let t1 = Instant::now();
+                let (nx, ny) = (n_top * cfg.d * k, n_top * k);
+                let clear = ReplicaBlock::new(&blk.x[..nx], &blk.y[..ny], n_top, cfg.d, k)?;
+                let all = run_block_prefixes(cfg, &blk, n_top, &clear, Logistic, 0.0, None, &prefixes)?;
+                for (&n, errs) in order.iter().zip(all) {
+                    push(&mut rec, SgdEstimator::MleSgd, None, n, errs);
+                }
+                for (e, &eps) in cfg.eps.iter().enumerate() {
+                    let rr = clear.with_labels(&blk.y_rr[e][..ny])?;
+                    let all = run_block_prefixes(cfg, &blk, n_top, &rr, RrDebiased::new(eps)?, 0.0, None, &prefixes)?;
+                    for (&n, errs) in order.iter().zip(all) {
+                        push(&mut rec, SgdEstimator::LocalSgdRr, Some(eps), n, errs);
+                    }
+                }
+                sgd_s += t1.elapsed().as_secs_f64();
+            }
             for &n in sizes.iter() {
                 let t0 = Instant::now();
                 let noise = make_noise(cfg, &blk, n)?;
                 data_s += t0.elapsed().as_secs_f64();
                 let t1 = Instant::now();
-                let mut push = |est: SgdEstimator, eps: Option<f64>, errs: Vec<f64>| {
-                    for (q, e) in errs.into_iter().enumerate() {
-                        rec.push((est, eps, n, blk.reps[q], e));
-                    }
-                };
                 let (nx, ny) = (n * cfg.d * k, n * k);
                 let clear = ReplicaBlock::new(&blk.x[..nx], &blk.y[..ny], n, cfg.d, k)?;
-                push(
-                    SgdEstimator::MleSgd,
-                    None,
-                    run_block(cfg, &blk, n, &clear, Logistic, 0.0, None)?,
-                );
+                if !shared {
+                    let errs = run_block(cfg, &blk, n, &clear, Logistic, 0.0, None)?;
+                    push(&mut rec, SgdEstimator::MleSgd, None, n, errs);
+                }
                 let beta = match cfg.ridge {
                     RidgeRule::SqrtNOverB => (n as f64).sqrt() / cfg.radius,
                     RidgeRule::Fixed(b) => b,
                 };
                 for (e, &eps) in cfg.eps.iter().enumerate() {
-                    push(
-                        SgdEstimator::LocalSgdRr,
-                        Some(eps),
-                        run_block(
-                            cfg,
-                            &blk,
-                            n,
-                            &clear.with_labels(&blk.y_rr[e][..ny])?,
-                            RrDebiased::new(eps)?,
-                            0.0,
-                            None,
-                        )?,
-                    );
-                    push(
-                        SgdEstimator::CentralObjPertSgd,
-                        Some(eps),
-                        run_block(cfg, &blk, n, &clear, Logistic, beta, Some(&noise[e]))?,
-                    );
+                    if !shared {
+                        let rr = clear.with_labels(&blk.y_rr[e][..ny])?;
+                        let errs = run_block(cfg, &blk, n, &rr, RrDebiased::new(eps)?, 0.0, None)?;
+                        push(&mut rec, SgdEstimator::LocalSgdRr, Some(eps), n, errs);
+                    }
+                    let errs = run_block(cfg, &blk, n, &clear, Logistic, beta, Some(&noise[e]))?;
+                    push(&mut rec, SgdEstimator::CentralObjPertSgd, Some(eps), n, errs);
                 }
                 sgd_s += t1.elapsed().as_secs_f64();
             }
@@ -557,6 +597,29 @@ mod tests {
             } else {
                 // Different samples at the smaller size: no error coincides.
                 assert!(c.errors.iter().zip(&o.errors).all(|(a, b)| a != b), "{:?}", c.estimator);
+            }
+        }
+    }
+
+    #[test]
+    fn checkpoints_of_the_longest_pass_are_the_shorter_passes() {
+        // The shared-prefix shortcut of the nested grid, bit for bit, for both averagings.
+        for average in [Averaging::Last, Averaging::Polyak] {
+            let cfg = SgdGridConfig {
+                average,
+                step: StepRule::InvT(0.7),
+                ..SgdGridConfig::default()
+            };
+            let (k, m) = (3, 400);
+            let blk = make_block(&cfg, m, &[0, 5, 9]).unwrap();
+            let y = &blk.y_rr[0];
+            let block = |n: usize| ReplicaBlock::new(&blk.x[..n * cfg.d * k], &y[..n * k], n, cfg.d, k).unwrap();
+            let loss = RrDebiased::new(0.5).unwrap();
+            let all = run_block_prefixes(&cfg, &blk, m, &block(m), loss, 0.0, None, &[1, 150, 399]).unwrap();
+            assert_eq!(all.len(), 4);
+            for (i, n) in [(0usize, m), (1, 1), (2, 150), (3, 399)] {
+                let alone = run_block(&cfg, &blk, n, &block(n), loss, 0.0, None).unwrap();
+                assert_eq!(bits(&all[i]), bits(&alone), "{average:?} n = {n}");
             }
         }
     }
