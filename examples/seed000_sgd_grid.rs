@@ -18,7 +18,9 @@ fn main() -> Result<(), privpref::Error> {
         if a == "independent" {
             cfg.nested = false;
         } else if let Some(b) = a.strip_prefix("block=") {
-            cfg.block = b.parse().map_err(|_| privpref::Error::param("block", format!("not a count: {b}")))?;
+            cfg.block = b
+                .parse()
+                .map_err(|_| privpref::Error::param("block", format!("not a count: {b}")))?;
         } else {
             cfg.step = StepRule::parse(&a)?;
         }

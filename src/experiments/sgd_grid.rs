@@ -488,16 +488,18 @@ pub fn seed000_sgd_grid(cfg: &SgdGridConfig) -> Result<SgdGridResult> {
             };
             // Errors of the output (size n_top) first, then the prefixes in increasing order.
             let order: Vec<usize> = std::iter::once(n_top).chain(prefixes.iter().copied()).collect();
+            // The whole draw, validated once; every size is a prefix of it.
+            let full = ReplicaBlock::new(&blk.x, &blk.y, *m, cfg.d, k)?;
+            let full_rr: Vec<ReplicaBlock<'_>> = blk.y_rr.iter().map(|y| full.with_labels(y)).collect::<Result<_>>()?;
             if shared {
                 let t1 = Instant::now();
-                let (nx, ny) = (n_top * cfg.d * k, n_top * k);
-                let clear = ReplicaBlock::new(&blk.x[..nx], &blk.y[..ny], n_top, cfg.d, k)?;
+                let clear = full.prefix(n_top)?;
                 let all = run_block_prefixes(cfg, &blk, n_top, &clear, Logistic, 0.0, None, &prefixes)?;
                 for (&n, errs) in order.iter().zip(all) {
                     push(&mut rec, SgdEstimator::MleSgd, None, n, errs);
                 }
                 for (e, &eps) in cfg.eps.iter().enumerate() {
-                    let rr = clear.with_labels(&blk.y_rr[e][..ny])?;
+                    let rr = full_rr[e].prefix(n_top)?;
                     let all = run_block_prefixes(cfg, &blk, n_top, &rr, RrDebiased::new(eps)?, 0.0, None, &prefixes)?;
                     for (&n, errs) in order.iter().zip(all) {
                         push(&mut rec, SgdEstimator::LocalSgdRr, Some(eps), n, errs);
@@ -510,8 +512,7 @@ pub fn seed000_sgd_grid(cfg: &SgdGridConfig) -> Result<SgdGridResult> {
                 let noise = make_noise(cfg, &blk, n)?;
                 data_s += t0.elapsed().as_secs_f64();
                 let t1 = Instant::now();
-                let (nx, ny) = (n * cfg.d * k, n * k);
-                let clear = ReplicaBlock::new(&blk.x[..nx], &blk.y[..ny], n, cfg.d, k)?;
+                let clear = full.prefix(n)?;
                 if !shared {
                     let errs = run_block(cfg, &blk, n, &clear, Logistic, 0.0, None)?;
                     push(&mut rec, SgdEstimator::MleSgd, None, n, errs);
@@ -522,7 +523,7 @@ pub fn seed000_sgd_grid(cfg: &SgdGridConfig) -> Result<SgdGridResult> {
                 };
                 for (e, &eps) in cfg.eps.iter().enumerate() {
                     if !shared {
-                        let rr = clear.with_labels(&blk.y_rr[e][..ny])?;
+                        let rr = full_rr[e].prefix(n)?;
                         let errs = run_block(cfg, &blk, n, &rr, RrDebiased::new(eps)?, 0.0, None)?;
                         push(&mut rec, SgdEstimator::LocalSgdRr, Some(eps), n, errs);
                     }

@@ -80,6 +80,22 @@ impl<'a> ReplicaBlock<'a> {
         block.with_labels(y)
     }
 
+    /// The first `n` time steps (rows of every replication), without re-validating: O(1).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] unless `1 ≤ n ≤` [`Self::n`].
+    pub fn prefix(&self, n: usize) -> Result<ReplicaBlock<'a>> {
+        if n == 0 || n > self.n {
+            return Err(Error::Shape(format!("prefix of {n} rows of a block of {}", self.n)));
+        }
+        Ok(ReplicaBlock {
+            x: &self.x[..n * self.d * self.r],
+            y: &self.y[..n * self.r],
+            n,
+            ..*self
+        })
+    }
+
     /// The same features with other labels (`n·R` values in `{0, 1}`), validated.
     pub fn with_labels<'b>(&self, y: &'b [u8]) -> Result<ReplicaBlock<'b>>
     where
@@ -539,5 +555,26 @@ impl<L: Loss> WithSimd for Engine<'_, '_, L> {
             non_finite,
             elapsed: Duration::ZERO,
         }
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::*;
+
+    #[test]
+    fn prefix_is_the_block_of_the_first_rows() {
+        let (n, d, r) = (5, 2, 3);
+        let x: Vec<f64> = (0..n * d * r).map(|i| i as f64).collect();
+        let y: Vec<u8> = (0..n * r).map(|i| (i % 2) as u8).collect();
+        let b = ReplicaBlock::new(&x, &y, n, d, r).unwrap();
+        let p = b.prefix(3).unwrap();
+        let want = ReplicaBlock::new(&x[..3 * d * r], &y[..3 * r], 3, d, r).unwrap();
+        assert_eq!((p.n(), p.d(), p.replications()), (3, d, r));
+        assert_eq!(p.x(), want.x());
+        assert_eq!(p.y(), want.y());
+        assert!(b.prefix(0).is_err());
+        assert!(b.prefix(n + 1).is_err());
+        assert_eq!(b.prefix(n).unwrap().x(), b.x());
     }
 }
