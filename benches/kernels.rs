@@ -9,6 +9,7 @@
 mod common;
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
+use privpref::data::Features;
 use privpref::kernels::{self, Rows};
 use privpref::loss::{Logistic, RrDebiased};
 use privpref::par::Par;
@@ -46,7 +47,7 @@ fn bench(c: &mut Criterion) {
     let dat = data();
     let bytes = (dat.x.len() * 8) as u64;
     let rows = Rows {
-        x: &dat.x,
+        x: Features::F64(&dat.x),
         d: dat.d,
         y: &dat.y,
         w: None,

@@ -1,5 +1,6 @@
 //! Rough per-pass timings (best of 15) for the kernels on synthetic data — a development aid;
 //! the recorded benchmarks are in `benches/`. Usage: `kernel_timing [n] [d] [threads]`.
+use privpref::data::Features;
 use privpref::kernels::{self, Rows};
 use privpref::loss::{Logistic, Loss, LossOut};
 use privpref::par::Par;
@@ -13,7 +14,7 @@ fn main() {
     let y: Vec<u8> = (0..n).map(|i| (i % 3 == 0) as u8).collect();
     let th: Vec<f64> = (0..d).map(|j| 0.01 * j as f64).collect();
     let rows = Rows {
-        x: &x,
+        x: Features::F64(&x),
         d,
         y: &y,
         w: None,

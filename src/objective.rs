@@ -123,7 +123,7 @@ impl<'a, L: Loss> Objective<'a, L> {
     }
     fn rows(&self) -> Rows<'a> {
         Rows {
-            x: self.data.x(),
+            x: self.data.features(),
             d: self.data.d(),
             y: self.data.y(),
             w: self.data.weights(),
@@ -278,14 +278,15 @@ impl<'a, L: Loss> Objective<'a, L> {
     pub fn column_second_moments(&self) -> Vec<f64> {
         let d = self.dim();
         let n = self.data.n();
-        let x = self.data.x();
+        let x = self.data.features();
         let w = self.data.weights();
         let blocks = crate::par::Blocks::new(n, d, 1 << 20, 64);
         let leaf = |b: usize| {
             let mut m = vec![0.0; d];
+            let mut buf = vec![0.0; d];
             for i in blocks.range(b) {
                 let wi = w.map_or(1.0, |w| w[i]);
-                for (mj, xij) in m.iter_mut().zip(&x[i * d..(i + 1) * d]) {
+                for (mj, xij) in m.iter_mut().zip(x.row(i, d, &mut buf)) {
                     *mj += wi * xij * xij;
                 }
             }

@@ -4,6 +4,7 @@
 //! the closed answer computed by the other backend's kernels to 1e-10.
 
 use faer::Mat;
+use privpref::data::Features;
 use privpref::data::PairwiseView;
 use privpref::estimator::{fit, FitOptions};
 use privpref::feasible::FeasibleSet;
@@ -34,7 +35,7 @@ fn hessian_backend_is_the_configured_one_and_matches_faer() {
     let loss = RrNoisyChannel::new(0.5).unwrap();
     let theta: Vec<f64> = (0..d).map(|j| 3.0 * ((j % 5) as f64 - 2.0)).collect();
     let rows = Rows {
-        x: &x,
+        x: Features::F64(&x),
         d,
         y: &y,
         w: None,

@@ -190,7 +190,7 @@ fn recovered_noise_has_the_calibrated_scale() {
         let th = &f.model.theta;
         let mut g: Vec<f64> = th.iter().map(|t| beta * t).collect();
         for i in 0..view.n() {
-            let r = view.row(i);
+            let r = &view.x().unwrap()[i * view.d()..(i + 1) * view.d()];
             let t: f64 = r.iter().zip(th).map(|(a, b)| a * b).sum();
             let c = 1.0 / (1.0 + (-t).exp()) - view.y()[i] as f64;
             g.iter_mut().zip(r).for_each(|(gj, xj)| *gj += c * xj);
@@ -309,7 +309,13 @@ fn invalid_input_is_a_typed_error() {
     let view = data.view().unwrap();
     let set = FeasibleSet::theta_b(2.0).unwrap();
     let norms: Vec<f64> = (0..view.n())
-        .map(|i| view.row(i).iter().map(|v| v * v).sum::<f64>().sqrt())
+        .map(|i| {
+            view.x().unwrap()[i * view.d()..(i + 1) * view.d()]
+                .iter()
+                .map(|v| v * v)
+                .sum::<f64>()
+                .sqrt()
+        })
         .collect();
     let (imax, &nmax) = norms
         .iter()
@@ -344,7 +350,7 @@ fn invalid_input_is_a_typed_error() {
         }
     }
     let wts = vec![1.0; view.n()];
-    let wview = PairwiseView::new(view.x(), view.n(), 3, view.y(), Some(&wts)).unwrap();
+    let wview = PairwiseView::new(view.x().unwrap(), view.n(), 3, view.y(), Some(&wts)).unwrap();
     assert!(matches!(
         objective_perturbation(
             wview,

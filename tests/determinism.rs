@@ -1,6 +1,7 @@
 //! Results must not depend on the thread count: every pass reduces fixed row blocks in a fixed
 //! tree, so 1, 2 and 8 threads give the same bits (DESIGN.md "Determinism and parallelism").
 
+use privpref::data::Features;
 use privpref::data::PairwiseView;
 use privpref::feasible::FeasibleSet;
 use privpref::kernels::{self, Rows};
@@ -40,7 +41,7 @@ fn kernels_are_bit_identical_across_thread_counts() {
     let (x, y, w) = data(n, d);
     let theta: Vec<f64> = (0..d).map(|j| 0.05 * (j as f64 - 18.0)).collect();
     let rows = Rows {
-        x: &x,
+        x: Features::F64(&x),
         d,
         y: &y,
         w: Some(&w),

@@ -12,11 +12,94 @@ pub mod npy;
 use crate::error::{DataErrorKind, Error, Location, Result};
 use rayon::prelude::*;
 
-/// Borrowed pairwise preference data: features `x` (`n × d`, row-major), labels `y ∈ {0,1}`,
-/// optional weights. See the module docs.
+/// Row-major feature storage of a view: `f64`, or `f32` read as is and widened to `f64` in
+/// the kernels (half the memory traffic; every sum and the answer stay in `f64`).
+///
+/// A fit on `f32` features gives the same bits as a fit on the same values widened to `f64`
+/// (the widening is exact and the kernels apply the same arithmetic in the same order); the
+/// answer differs from a fit on the original `f64` data only through the rounding of the data
+/// to `f32` (relative `2⁻²⁴ ≈ 6e-8` per value), amplified by the problem's conditioning.
+#[derive(Debug, Clone, Copy)]
+pub enum Features<'a> {
+    /// Double precision.
+    F64(&'a [f64]),
+    /// Single precision, accumulated in `f64`.
+    F32(&'a [f32]),
+}
+
+impl<'a> Features<'a> {
+    /// Number of values.
+    #[inline]
+    pub fn len(&self) -> usize {
+        match self {
+            Features::F64(x) => x.len(),
+            Features::F32(x) => x.len(),
+        }
+    }
+    /// Whether there are no values.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Bytes per value (8 or 4).
+    #[inline]
+    pub fn value_bytes(&self) -> usize {
+        match self {
+            Features::F64(_) => 8,
+            Features::F32(_) => 4,
+        }
+    }
+    /// Values `start..end` (a contiguous range of rows).
+    #[inline]
+    pub fn slice(&self, start: usize, end: usize) -> Features<'a> {
+        match self {
+            Features::F64(x) => Features::F64(&x[start..end]),
+            Features::F32(x) => Features::F32(&x[start..end]),
+        }
+    }
+    /// Values `start..start + out.len()` widened to `f64` into `out`.
+    #[inline]
+    pub fn copy_into(&self, start: usize, out: &mut [f64]) {
+        match self {
+            Features::F64(x) => {
+                let len = out.len();
+                out.copy_from_slice(&x[start..start + len]);
+            }
+            Features::F32(x) => {
+                let len = out.len();
+                for (o, &v) in out.iter_mut().zip(&x[start..start + len]) {
+                    *o = f64::from(v);
+                }
+            }
+        }
+    }
+    /// Row `i` (of `d` values) as `f64`: borrowed for `f64` storage, widened into `buf` (length
+    /// `d`) for `f32`.
+    #[inline]
+    pub fn row<'s>(&'s self, i: usize, d: usize, buf: &'s mut [f64]) -> &'s [f64] {
+        match self {
+            Features::F64(x) => &x[i * d..(i + 1) * d],
+            Features::F32(_) => {
+                self.copy_into(i * d, &mut buf[..d]);
+                &buf[..d]
+            }
+        }
+    }
+    /// Value `i` as `f64`.
+    #[inline]
+    pub fn get(&self, i: usize) -> f64 {
+        match self {
+            Features::F64(x) => x[i],
+            Features::F32(x) => f64::from(x[i]),
+        }
+    }
+}
+
+/// Borrowed pairwise preference data: features `x` (`n × d`, row-major, `f64` or `f32`), labels
+/// `y ∈ {0,1}`, optional weights. See the module docs.
 #[derive(Debug, Clone, Copy)]
 pub struct PairwiseView<'a> {
-    x: &'a [f64],
+    x: Features<'a>,
     y: &'a [u8],
     weights: Option<&'a [f64]>,
     n: usize,
@@ -33,6 +116,21 @@ impl<'a> PairwiseView<'a> {
             return Err(Error::Shape(format!("y has {} labels but x has {n} rows", y.len())));
         }
         check_finite_rows(x, d)?;
+        Self::finish(Features::F64(x), n, d, y, weights)
+    }
+
+    /// As [`PairwiseView::new`] with single-precision features (see [`Features`]): the kernels
+    /// read half the bytes and accumulate in `f64`.
+    pub fn new_f32(x: &'a [f32], n: usize, d: usize, y: &'a [u8], weights: Option<&'a [f64]>) -> Result<Self> {
+        check_shape(x.len(), n, d)?;
+        if y.len() != n {
+            return Err(Error::Shape(format!("y has {} labels but x has {n} rows", y.len())));
+        }
+        check_finite_rows(x, d)?;
+        Self::finish(Features::F32(x), n, d, y, weights)
+    }
+
+    fn finish(x: Features<'a>, n: usize, d: usize, y: &'a [u8], weights: Option<&'a [f64]>) -> Result<Self> {
         check_labels(y, 2)?;
         let total_weight = match weights {
             None => n as f64,
@@ -58,15 +156,23 @@ impl<'a> PairwiseView<'a> {
     pub fn d(&self) -> usize {
         self.d
     }
-    /// Row-major features, `n·d` values.
+    /// Row-major features, `n·d` values, in their stored precision.
     #[inline]
-    pub fn x(&self) -> &'a [f64] {
+    pub fn features(&self) -> Features<'a> {
         self.x
     }
-    /// Row `i` of the features.
+    /// Row-major `f64` features (`None` for `f32` storage: use [`PairwiseView::row_into`]).
     #[inline]
-    pub fn row(&self, i: usize) -> &'a [f64] {
-        &self.x[i * self.d..(i + 1) * self.d]
+    pub fn x(&self) -> Option<&'a [f64]> {
+        match self.x {
+            Features::F64(x) => Some(x),
+            Features::F32(_) => None,
+        }
+    }
+    /// Row `i` of the features, widened to `f64` into `out` (length `d`).
+    #[inline]
+    pub fn row_into(&self, i: usize, out: &mut [f64]) {
+        self.x.copy_into(i * self.d, out)
     }
     /// Labels.
     #[inline]
@@ -102,17 +208,21 @@ impl<'a> PairwiseView<'a> {
     /// `|x_iᵀθ| / ‖θ‖` over the sum-zero subspace, spec §1.1).
     pub fn max_row_norm(&self, centered: bool) -> f64 {
         let d = self.d;
-        self.x
-            .par_chunks(d)
-            .map(|r| {
-                let ss: f64 = r.iter().map(|v| v * v).sum();
-                if centered {
-                    let m: f64 = r.iter().sum::<f64>() / d as f64;
-                    (ss - d as f64 * m * m).max(0.0).sqrt()
-                } else {
-                    ss.sqrt()
-                }
-            })
+        (0..self.n)
+            .into_par_iter()
+            .map_init(
+                || vec![0.0; d],
+                |buf, i| {
+                    self.row_into(i, buf);
+                    let ss: f64 = buf.iter().map(|v| v * v).sum();
+                    if centered {
+                        let m: f64 = buf.iter().sum::<f64>() / d as f64;
+                        (ss - d as f64 * m * m).max(0.0).sqrt()
+                    } else {
+                        ss.sqrt()
+                    }
+                },
+            )
             .reduce(|| 0.0, f64::max)
     }
 }
@@ -154,12 +264,13 @@ pub(crate) fn check_shape(len: usize, n: usize, d: usize) -> Result<()> {
 }
 
 /// First non-finite feature, reported with its row and column.
-pub(crate) fn check_finite_rows(x: &[f64], d: usize) -> Result<()> {
-    let bad_row = x.par_chunks(d).position_first(|r| r.iter().any(|v| !v.is_finite()));
+pub(crate) fn check_finite_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -> Result<()> {
+    let finite = |v: &T| Into::<f64>::into(*v).is_finite();
+    let bad_row = x.par_chunks(d).position_first(|r| !r.iter().all(finite));
     if let Some(row) = bad_row {
         let r = &x[row * d..(row + 1) * d];
-        let col = r.iter().position(|v| !v.is_finite()).unwrap_or(0);
-        let kind = if r[col].is_nan() {
+        let col = r.iter().position(|v| !finite(v)).unwrap_or(0);
+        let kind = if Into::<f64>::into(r[col]).is_nan() {
             DataErrorKind::NaN
         } else {
             DataErrorKind::Infinite

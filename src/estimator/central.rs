@@ -36,7 +36,7 @@
 //! Only `θ` is covered by the guarantee. The [`SolveReport`](crate::solver::SolveReport) (objective value, multiplier,
 //! residual, iterations) is a diagnostic of the non-private solve: do not release it.
 
-use crate::data::PairwiseView;
+use crate::data::{Features, PairwiseView};
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::{Logistic, LossSpec};
@@ -143,9 +143,17 @@ pub struct PrivateFit {
 /// # Errors
 /// [`Error::FeatureBound`] naming the first offending row.
 pub fn check_rows(x: &[f64], d: usize, l: f64) -> Result<()> {
+    check_feature_rows(Features::F64(x), d, l)
+}
+
+/// As [`check_rows`] for features in either precision (a view's [`PairwiseView::features`]).
+pub fn check_feature_rows(x: Features<'_>, d: usize, l: f64) -> Result<()> {
     check_feature_bound(l)?;
     let limit = 2.0 * l;
-    for (row, r) in x.chunks_exact(d.max(1)).enumerate() {
+    let d = d.max(1);
+    let mut buf = vec![0.0; d];
+    for row in 0..x.len() / d {
+        let r = x.row(row, d, &mut buf);
         let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
         if !(norm <= limit) {
             return Err(Error::FeatureBound { row, norm, limit });
@@ -176,7 +184,7 @@ fn common_checks(data: &PairwiseView<'_>, l: f64, beta: f64) -> Result<()> {
             "sample weights are not supported by the central estimators (they change the sensitivity)",
         ));
     }
-    check_rows(data.x(), data.d(), l)
+    check_feature_rows(data.features(), data.d(), l)
 }
 
 /// The minimiser of Algorithm 2's objective for a **given** noise vector `w` (no privacy:

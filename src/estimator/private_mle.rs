@@ -138,7 +138,7 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
         ..PrivateMleParams::new(opts.eps, opts.delta, opts.feature_bound, radius, n, d)
     };
     let cal = calibrate_private_mle(&params)?;
-    check_rows(data.x(), d, opts.feature_bound)?;
+    super::central::check_feature_rows(data.features(), d, opts.feature_bound)?;
     opts.control.validate()?;
     let b = gaussian_vector(d, cal.objective_noise_std, rng);
     let w = gaussian_vector(d, cal.output_noise_std, rng);

@@ -18,6 +18,7 @@
 pub mod gram;
 pub mod simd_math;
 
+use crate::data::Features;
 use crate::loss::{Loss, LossOut};
 use crate::par::{tree_reduce, tree_reduce_rows, Blocks, Par};
 use pulp::{Arch, Simd, WithSimd};
@@ -36,8 +37,8 @@ const BATCH_BYTES: usize = 12 * 1024;
 /// Borrowed inputs of a pass: features, labels, optional weights.
 #[derive(Debug, Clone, Copy)]
 pub struct Rows<'a> {
-    /// Row-major `n × d` features.
-    pub x: &'a [f64],
+    /// Row-major `n × d` features (`f64`, or `f32` widened to `f64` a mini-batch at a time).
+    pub x: Features<'a>,
     /// Columns.
     pub d: usize,
     /// Labels (length `n`).
@@ -56,7 +57,39 @@ impl Rows<'_> {
         Blocks::new(self.n(), self.d, STREAM_BLOCK_BYTES, 64)
     }
     fn par(&self, par: Par) -> Par {
-        par.for_bytes(self.x.len() * 8)
+        par.for_bytes(self.x.len() * self.x.value_bytes())
+    }
+}
+
+/// Calls `f(x, lo, hi)` on rows `rows` of `x` as `f64`: `x` holds rows `rows.start + lo ..
+/// rows.start + hi`. `f64` storage: one call with the whole range, no copy. `f32` storage:
+/// chunks of `chunk` rows widened into a scratch buffer (L1/L2-resident), in order — with
+/// `chunk` equal to the kernel's mini-batch, the arithmetic is the same as one call on the
+/// widened rows, so the results are the same bits.
+#[inline]
+fn with_f64_rows(
+    x: Features<'_>,
+    rows: std::ops::Range<usize>,
+    d: usize,
+    chunk: usize,
+    mut f: impl FnMut(&[f64], usize, usize),
+) {
+    match x {
+        Features::F64(x) => f(&x[rows.start * d..rows.end * d], 0, rows.len()),
+        Features::F32(x) => {
+            let chunk = chunk.max(1);
+            let mut buf = vec![0.0; chunk.min(rows.len()) * d];
+            let mut lo = 0;
+            while lo < rows.len() {
+                let hi = (lo + chunk).min(rows.len());
+                let b = &mut buf[..(hi - lo) * d];
+                for (o, &v) in b.iter_mut().zip(&x[(rows.start + lo) * d..(rows.start + hi) * d]) {
+                    *o = f64::from(v);
+                }
+                f(b, lo, hi);
+                lo = hi;
+            }
+        }
     }
 }
 
@@ -356,14 +389,18 @@ pub fn value_grad<L: Loss>(
     let leaf = |b: usize, sc: &mut [f64]| {
         let r = blocks.range(b);
         let mut g = vec![0.0; d];
-        let v = arch.dispatch(FusedValueGrad {
-            x: &rows.x[r.start * d..r.end * d],
-            y: &rows.y[r.clone()],
-            w: rows.w.map(|w| &w[r.clone()]),
-            theta,
-            loss,
-            scores: sc,
-            grad: &mut g,
+        let mut v = 0.0;
+        with_f64_rows(rows.x, r.clone(), d, batch_rows(d), |x, lo, hi| {
+            let (a, z) = (r.start + lo, r.start + hi);
+            v += arch.dispatch(FusedValueGrad {
+                x,
+                y: &rows.y[a..z],
+                w: rows.w.map(|w| &w[a..z]),
+                theta,
+                loss,
+                scores: &mut sc[lo..hi],
+                grad: &mut g,
+            });
         });
         (v, g)
     };
@@ -404,10 +441,12 @@ pub fn matvec(rows: Rows<'_>, v: &[f64], out: &mut [f64], par: Par) {
     let arch = Arch::new();
     let leaf = |b: usize, o: &mut [f64]| {
         let r = blocks.range(b);
-        arch.dispatch(MatVec {
-            x: &rows.x[r.start * d..r.end * d],
-            v,
-            out: o,
+        with_f64_rows(rows.x, r, d, batch_rows(d), |x, lo, hi| {
+            arch.dispatch(MatVec {
+                x,
+                v,
+                out: &mut o[lo..hi],
+            })
         });
     };
     tree_reduce_rows(blocks, 1, rows.par(par), out, &leaf, &|_, _| ());
@@ -474,14 +513,17 @@ pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], ou
     let leaf = |b: usize| {
         let r = blocks.range(b);
         let mut o = vec![0.0; d];
-        arch.dispatch(HessVec {
-            x: &rows.x[r.start * d..r.end * d],
-            y: &rows.y[r.clone()],
-            w: rows.w.map(|w| &w[r.clone()]),
-            scores: &scores[r.clone()],
-            v,
-            loss,
-            out: &mut o,
+        with_f64_rows(rows.x, r.clone(), d, batch_rows(d), |x, lo, hi| {
+            let (a, z) = (r.start + lo, r.start + hi);
+            arch.dispatch(HessVec {
+                x,
+                y: &rows.y[a..z],
+                w: rows.w.map(|w| &w[a..z]),
+                scores: &scores[a..z],
+                v,
+                loss,
+                out: &mut o,
+            })
         });
         o
     };
@@ -558,10 +600,11 @@ pub fn hessian<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], h: &mut [f64],
         });
         let nneg = curv.iter().filter(|&&c| c < 0.0).count();
         let mut hb = vec![0.0; d * d];
+        let mut xi = vec![0.0; d];
         if d < SMALL_D {
             // Direct accumulation of the lower triangle: d(d+1)/2 multiply-adds per row.
             for (i, &c) in curv.iter().enumerate() {
-                let xi = &rows.x[(r.start + i) * d..(r.start + i + 1) * d];
+                rows.x.copy_into((r.start + i) * d, &mut xi);
                 for j in 0..d {
                     let cj = c * xi[j];
                     let col = &mut hb[j * d..(j + 1) * d];
@@ -576,7 +619,7 @@ pub fn hessian<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], h: &mut [f64],
         let mut pos = Vec::with_capacity(m * d);
         let mut neg = Vec::new();
         for (i, &c) in curv.iter().enumerate() {
-            let xi = &rows.x[(r.start + i) * d..(r.start + i + 1) * d];
+            rows.x.copy_into((r.start + i) * d, &mut xi);
             if c >= 0.0 {
                 let s = c.sqrt();
                 pos.extend(xi.iter().map(|v| v * s));
@@ -601,7 +644,7 @@ pub fn hessian<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], h: &mut [f64],
         }
         (a, na + nb)
     };
-    let (hl, nneg) = tree_reduce(blocks.count(), par.for_bytes(rows.x.len() * 8), &leaf, &combine);
+    let (hl, nneg) = tree_reduce(blocks.count(), rows.par(par), &leaf, &combine);
     for j in 0..d {
         for i in j..d {
             let v = hl[j * d + i];
@@ -820,7 +863,7 @@ fn dot2<S: Simd>(simd: S, x: &[f64], v: &[f64]) -> (f64, f64) {
 }
 
 struct CompensatedValueGrad<'a, L> {
-    x: &'a [f64],
+    x: Features<'a>,
     y: &'a [u8],
     w: Option<&'a [f64]>,
     theta: &'a [f64],
@@ -844,11 +887,13 @@ impl<L: Loss> WithSimd for CompensatedValueGrad<'_, L> {
         let mut g2 = [0.0; MAX_BATCH];
         let (mut ghi, mut glo) = (vec![0.0; d], vec![0.0; d]);
         let (mut vhi, mut vlo) = (0.0, 0.0);
+        let mut xb = vec![0.0; MAX_BATCH * d];
         let mut r0 = 0;
         while r0 < rows {
             let m = MAX_BATCH.min(rows - r0);
+            self.x.copy_into(r0 * d, &mut xb[..m * d]);
             for i in 0..m {
-                let xi = &self.x[(r0 + i) * d..(r0 + i + 1) * d];
+                let xi = &xb[i * d..(i + 1) * d];
                 (th[i], tl[i]) = dot2(simd, xi, self.theta);
             }
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
@@ -871,7 +916,7 @@ impl<L: Loss> WithSimd for CompensatedValueGrad<'_, L> {
                 vlo += e + wi * g1[i] * tl[i];
                 let c = wi * g1[i];
                 let cl = wi * g2[i] * tl[i];
-                let xi = &self.x[(r0 + i) * d..(r0 + i + 1) * d];
+                let xi = &xb[i * d..(i + 1) * d];
                 for j in 0..d {
                     let h = c * xi[j];
                     let r = c.mul_add(xi[j], -h);
@@ -900,7 +945,7 @@ pub fn value_grad_compensated<L: Loss>(rows: Rows<'_>, loss: &L, theta: &[f64], 
     let leaf = |b: usize| {
         let r = blocks.range(b);
         arch.dispatch(CompensatedValueGrad {
-            x: &rows.x[r.start * d..r.end * d],
+            x: rows.x.slice(r.start * d, r.end * d),
             y: &rows.y[r.clone()],
             w: rows.w.map(|w| &w[r.clone()]),
             theta,

@@ -14,6 +14,7 @@
 
 use super::lanes::{self, One};
 use super::one_pass::{rows_of, Setup, State};
+use crate::data::Features;
 use crate::kernels::{self, Rows};
 use crate::loss::Loss;
 use crate::mechanism::{mix_seed, simulation_rng};
@@ -54,7 +55,7 @@ pub(crate) fn run<L: Loss>(
         let m = p1 - p0;
         let rows = match order {
             None => Rows {
-                x: &all.x[p0 * d..p1 * d],
+                x: all.x.slice(p0 * d, p1 * d),
                 d,
                 y: &all.y[p0..p1],
                 w: all.w.map(|w| &w[p0..p1]),
@@ -64,14 +65,16 @@ pub(crate) fn run<L: Loss>(
                 sc.y.clear();
                 sc.w.clear();
                 for &i in &ord[p0..p1] {
-                    sc.x.extend_from_slice(&all.x[i * d..(i + 1) * d]);
+                    let at = sc.x.len();
+                    sc.x.resize(at + d, 0.0);
+                    all.x.copy_into(i * d, &mut sc.x[at..]);
                     sc.y.push(all.y[i]);
                     if let Some(w) = all.w {
                         sc.w.push(w[i]);
                     }
                 }
                 Rows {
-                    x: &sc.x,
+                    x: Features::F64(&sc.x),
                     d,
                     y: &sc.y,
                     w: all.w.map(|_| &sc.w[..]),

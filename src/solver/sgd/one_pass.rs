@@ -115,9 +115,10 @@ impl<L: Loss> WithSimd for Pass<'_, '_, L> {
         let th = &mut theta[..d];
         let bw = &setup.bw[..d];
         let (mut sb, mut yb, mut gb) = ([0.0f64], [0.0f64], [0.0f64]);
+        let mut buf = vec![0.0; d];
         for p in pos {
             let i = order.map_or(p, |o| o[p]);
-            let row = &rows.x[i * d..(i + 1) * d];
+            let row = rows.x.row(i, d, &mut buf);
             sb[0] = lanes::dot(o, row, th);
             yb[0] = rows.y[i] as f64;
             loss.eval_simd(
@@ -154,7 +155,7 @@ pub(crate) fn run<L: Loss>(
 ) {
     let data = obj.data();
     let rows = Rows {
-        x: data.x(),
+        x: data.features(),
         d: data.d(),
         y: data.y(),
         w: data.weights(),
@@ -212,7 +213,7 @@ pub(crate) fn check_theta0(theta0: Option<&[f64]>, d: usize) -> Result<()> {
 /// `PairwiseView` rows as kernel rows.
 pub(crate) fn rows_of<'a>(data: &PairwiseView<'a>) -> Rows<'a> {
     Rows {
-        x: data.x(),
+        x: data.features(),
         d: data.d(),
         y: data.y(),
         w: data.weights(),

@@ -251,19 +251,23 @@ const GRAM_BLOCK: usize = 4096;
 /// features do not cover every direction).
 pub fn coverage_kappa(data: &PairwiseView<'_>, sum_zero: bool) -> Result<f64> {
     let (n, d) = (data.n(), data.d());
-    let x = data.x();
+    let x = data.features();
     let mut g = vec![0.0; d * d];
     let mut scaled = Vec::new();
     let mut r0 = 0;
     while r0 < n {
         let r1 = (r0 + GRAM_BLOCK).min(n);
-        let blk: &[f64] = match data.weights() {
-            None => &x[r0 * d..r1 * d],
-            Some(w) => {
+        let blk: &[f64] = match (data.weights(), data.x()) {
+            (None, Some(x)) => &x[r0 * d..r1 * d],
+            (w, _) => {
                 scaled.clear();
-                for i in r0..r1 {
-                    let s = w[i].sqrt();
-                    scaled.extend(x[i * d..(i + 1) * d].iter().map(|v| v * s));
+                scaled.resize((r1 - r0) * d, 0.0);
+                x.copy_into(r0 * d, &mut scaled);
+                if let Some(w) = w {
+                    for (i, row) in (r0..r1).zip(scaled.chunks_exact_mut(d)) {
+                        let s = w[i].sqrt();
+                        row.iter_mut().for_each(|v| *v *= s);
+                    }
                 }
                 &scaled
             }
