@@ -47,8 +47,27 @@ fn read_floats(path: &Path, npy: NpyFile<BufReader<std::fs::File>>) -> Result<Ve
     }
 }
 
-/// A 2-D float matrix as row-major `(values, rows, cols)`.
+/// A 2-D float matrix as row-major `(values, rows, cols)`, widened to `f64`.
 pub fn read_matrix(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize)> {
+    let (m, n, d) = read_matrix_keep(path)?;
+    Ok(match m {
+        Matrix::F64(v) => (v, n, d),
+        Matrix::F32(v) => (v.into_iter().map(f64::from).collect(), n, d),
+    })
+}
+
+/// Row-major matrix values in their stored precision.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Matrix {
+    /// `float64` data.
+    F64(Vec<f64>),
+    /// `float32` data (see [`crate::data::Features::F32`]).
+    F32(Vec<f32>),
+}
+
+/// A 2-D float matrix as row-major `(values, rows, cols)`, keeping `float32` data in `f32`
+/// (half the memory; the kernels widen it a mini-batch at a time).
+pub fn read_matrix_keep(path: impl AsRef<Path>) -> Result<(Matrix, usize, usize)> {
     let path = path.as_ref();
     let npy = open(path)?;
     let shape = npy.shape().to_vec();
@@ -62,17 +81,42 @@ pub fn read_matrix(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize)> {
             ))
         }
     };
-    let v = read_floats(path, npy)?;
+    let (tc, size) = type_of(path, &npy.dtype())?;
+    let m = match (tc, size) {
+        (TypeChar::Float, 8) => Matrix::F64(row_major(
+            npy.into_vec::<f64>().map_err(|e| io_err(path, e))?,
+            n,
+            d,
+            fortran,
+        )),
+        (TypeChar::Float, 4) => Matrix::F32(row_major(
+            npy.into_vec::<f32>().map_err(|e| io_err(path, e))?,
+            n,
+            d,
+            fortran,
+        )),
+        _ => {
+            return Err(io_err(
+                path,
+                format!("expected float64 or float32 data, found dtype {}", npy.dtype().descr()),
+            ))
+        }
+    };
+    Ok((m, n, d))
+}
+
+/// Column-major (Fortran) `n × d` values to row-major; row-major values unchanged.
+fn row_major<T: Copy + Default>(v: Vec<T>, n: usize, d: usize, fortran: bool) -> Vec<T> {
     if !fortran {
-        return Ok((v, n, d));
+        return v;
     }
-    let mut r = vec![0.0; n * d];
+    let mut r = vec![T::default(); n * d];
     for j in 0..d {
         for i in 0..n {
             r[i * d + j] = v[j * n + i];
         }
     }
-    Ok((r, n, d))
+    r
 }
 
 fn vector_len(path: &Path, shape: &[u64]) -> Result<usize> {
