@@ -17,10 +17,14 @@
 //! | mechanism | `P[ỹ = y]` | `P[ỹ = y' ≠ y]` | paper |
 //! |---|---|---|---|
 //! | [`RandomizedResponse`] (K = 2) | `σ(ε) = e^ε/(1+e^ε)` | `σ(−ε) = 1/(1+e^ε)` | seed 000 eq. 2 |
+//! | [`KaryRr`] (K labels) | `e^ε/(e^ε+K−1)` | `1/(e^ε+K−1)` each | seed 000 §4.4, seed 002 Alg. 5 |
+//! | [`RrTopK`], [`RrWithPrior`] | see [`kary`](self::KaryRr) (per-sample prior) | | seed 002 §2.2–2.3 |
 
+mod kary;
 mod rng;
 mod rr;
 
+pub use kary::{top_k, KaryRr, RrTopK, RrWithPrior};
 pub use rng::{mix_seed, secure_rng, simulation_rng, uniform_f64, SecureRng, SimRng};
 pub use rr::RandomizedResponse;
 
