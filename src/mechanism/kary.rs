@@ -233,7 +233,7 @@ fn check_priors(labels: &[u8], priors: &[f64]) -> Result<usize> {
     if labels.is_empty() {
         return Err(Error::Shape("no labels".into()));
     }
-    if priors.len() % labels.len() != 0 {
+    if !priors.len().is_multiple_of(labels.len()) {
         return Err(Error::Shape(format!(
             "priors has {} values, not a multiple of the {} labels",
             priors.len(),
