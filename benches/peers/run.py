@@ -1,0 +1,209 @@
+"""Peer benchmark: the exact unpenalised logistic MLE (no intercept) by privpref and by
+scikit-learn on the same data, with wall and CPU times, agreement checks and one Markdown table.
+
+Data per shape (n, d), seeded: θ* uniform on the sphere of radius 1, x_i = φ_i¹ − φ_i⁰ with
+φ ~ N(0, I) (drawn directly as √2·N(0, I), the same distribution), y_i ~ Bernoulli(σ(x_iᵀθ*)).
+Written once as float64 / uint8 .npy files under target/peers-data.
+
+Every fit runs in a fresh process with the thread count set through the environment
+(OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS for numpy/scipy/scikit-learn;
+`--threads` for privpref). Times exclude data generation. For scikit-learn the timed region is
+`fit` only (data already loaded); for privpref the wall time is the whole CLI run (it includes
+reading the .npy files) and the `fit s` column is the solver time the CLI reports (`elapsed_s`).
+CPU time: `time.process_time()` around `fit` for scikit-learn, the children's rusage for privpref.
+
+Agreement: every answer is compared with privpref's Newton answer (max |Δθ|) and its mean
+log-loss gradient is recomputed here in numpy (max |∇|, the unconstrained KKT residual).
+
+Usage (from the repository root): `benches/peers/run.sh [--shapes 20000x10,5000x100]
+[--threads 1,2] [--out bench-results/peers.md]`.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+DEFAULT_SHAPES = "100000x10,1000000x10,1000000x100,100000x1000,200000x2000"
+SKLEARN_SOLVERS = ["lbfgs", "newton-cg", "newton-cholesky", "liblinear"]
+PRIVPREF_SOLVERS = ["newton", "lbfgs", "auto"]
+DATA_DIR = "target/peers-data"
+
+
+def make_data(n, d, seed=2026):
+    """Writes (if missing) and returns the paths of the x / y .npy files of shape (n, d)."""
+    os.makedirs(DATA_DIR, exist_ok=True)
+    xp = os.path.join(DATA_DIR, f"x_{n}x{d}.npy")
+    yp = os.path.join(DATA_DIR, f"y_{n}x{d}.npy")
+    if not (os.path.exists(xp) and os.path.exists(yp)):
+        rng = np.random.default_rng([seed, n, d])
+        theta = rng.standard_normal(d)
+        theta /= np.linalg.norm(theta)
+        x = np.empty((n, d))
+        y = np.empty(n, dtype=np.uint8)
+        step = max(1, (1 << 24) // d)
+        for i in range(0, n, step):
+            j = min(n, i + step)
+            xb = np.sqrt(2.0) * rng.standard_normal((j - i, d))
+            p = 1.0 / (1.0 + np.exp(-(xb @ theta)))
+            x[i:j] = xb
+            y[i:j] = rng.random(j - i) < p
+        np.save(xp, x)
+        np.save(yp, y)
+    return xp, yp
+
+
+SKLEARN_CHILD = r"""
+import json, sys, time, warnings
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.exceptions import ConvergenceWarning
+xp, yp, solver = sys.argv[1:4]
+x = np.load(xp); y = np.load(yp)
+if solver == "liblinear":
+    # liblinear has no unpenalised mode: C = 1e12 makes the ridge negligible.
+    model = LogisticRegression(penalty="l2", C=1e12, fit_intercept=False, tol=1e-10,
+                               max_iter=100000, solver=solver)
+else:
+    model = LogisticRegression(penalty=None, fit_intercept=False, tol=1e-10,
+                               max_iter=100000, solver=solver)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always", ConvergenceWarning)
+    c0, w0 = time.process_time(), time.perf_counter()
+    model.fit(x, y)
+    w1, c1 = time.perf_counter(), time.process_time()
+print(json.dumps({"theta": model.coef_[0].tolist(), "wall": w1 - w0, "cpu": c1 - c0,
+                  "fit": w1 - w0, "n_iter": int(np.max(model.n_iter_)),
+                  "warning": any(issubclass(w.category, ConvergenceWarning) for w in caught)}))
+"""
+
+
+def run_sklearn(xp, yp, solver, threads):
+    env = dict(os.environ)
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[k] = str(threads)
+    out = subprocess.run([sys.executable, "-c", SKLEARN_CHILD, xp, yp, solver],
+                         env=env, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def run_privpref(binary, xp, yp, solver, threads):
+    out_json = os.path.join(DATA_DIR, "privpref_out.json")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    w0 = time.perf_counter()
+    subprocess.run([binary, "fit", "--x", xp, "--y", yp, "--loss", "mle", "--constraint", "none",
+                    "--solver", solver, "--threads", str(threads), "--out", out_json],
+                   check=True, capture_output=True, text=True)
+    wall = time.perf_counter() - w0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(out_json) as f:
+        r = json.load(f)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"theta": r["theta"], "wall": wall, "cpu": cpu, "fit": r["elapsed_s"],
+            "n_iter": r["iterations"], "warning": not r["converged"]}
+
+
+def grad_inf(x, y, theta):
+    """max |∇| of the mean log-loss at theta, in blocks (float64)."""
+    n = x.shape[0]
+    g = np.zeros(x.shape[1])
+    step = max(1, (1 << 24) // x.shape[1])
+    for i in range(0, n, step):
+        xb = x[i:i + step]
+        t = xb @ theta
+        g += xb.T @ (1.0 / (1.0 + np.exp(-t)) - y[i:i + step])
+    return float(np.max(np.abs(g / n)))
+
+
+def versions():
+    import scipy
+    import sklearn
+    import threadpoolctl
+    return (f"Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+            f"scikit-learn {sklearn.__version__}, threadpoolctl {threadpoolctl.__version__}")
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shapes", default=DEFAULT_SHAPES, help="comma-separated NxD")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--out", default="bench-results/peers.md")
+    ap.add_argument("--privpref", default="target/release/privpref")
+    ap.add_argument("--title", default="Peer benchmark: exact logistic MLE, privpref vs scikit-learn")
+    a = ap.parse_args()
+    shapes = [tuple(int(v) for v in s.lower().split("x")) for s in a.shapes.split(",")]
+    threads = [int(t) for t in a.threads.split(",")]
+    rows = []
+    for n, d in shapes:
+        xp, yp = make_data(n, d)
+        x = np.load(xp, mmap_mode="r")
+        y = np.load(yp).astype(np.float64)
+        for t in threads:
+            res = {}
+            for s in PRIVPREF_SOLVERS:
+                res[("privpref", s)] = run_privpref(a.privpref, xp, yp, s, t)
+                print(f"{n}x{d} t={t} privpref {s}: {res[('privpref', s)]['wall']:.3f} s", file=sys.stderr)
+            for s in SKLEARN_SOLVERS:
+                res[("scikit-learn", s)] = run_sklearn(xp, yp, s, t)
+                print(f"{n}x{d} t={t} sklearn {s}: {res[('scikit-learn', s)]['wall']:.3f} s", file=sys.stderr)
+            ref = np.array(res[("privpref", "newton")]["theta"])
+            best = min(res[("privpref", s)]["fit"] for s in PRIVPREF_SOLVERS)
+            best_wall = min(res[("privpref", s)]["wall"] for s in PRIVPREF_SOLVERS)
+            for (tool, s), r in res.items():
+                th = np.array(r["theta"])
+                rows.append({
+                    "shape": f"({n}, {d})", "threads": t, "tool": f"{tool} {s}",
+                    "wall": r["wall"], "cpu": r["cpu"], "fit": r["fit"], "iters": r["n_iter"],
+                    "grad": grad_inf(x, y, th), "dtheta": float(np.max(np.abs(th - ref))),
+                    "ratio_fit": r["fit"] / best, "ratio_wall": r["wall"] / best_wall,
+                    "warning": r["warning"],
+                })
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"# {a.title}", "",
+        f"Machine: {cpu_model()}, {os.cpu_count()} logical CPUs. Date: {now}.",
+        f"Command: `benches/peers/run.sh --shapes {a.shapes} --threads {a.threads}`.",
+        f"Versions: {versions()}; privpref at `{a.privpref}`.", "",
+        "Unpenalised logistic MLE without intercept on BTL data (x = φ¹ − φ⁰, φ ~ N(0, I), ‖θ*‖ = 1). "
+        "scikit-learn: `LogisticRegression(penalty=None, fit_intercept=False, tol=1e-10)` (liblinear: "
+        "`penalty='l2', C=1e12`, its closest setting); privpref: `fit --loss mle --constraint none` "
+        "(KKT tolerance 1e-10 relative). `fit s`: the fit alone (scikit-learn's `fit`; privpref's "
+        "reported solver time); `wall s` for privpref includes starting the CLI and reading the .npy "
+        "files. Ratios are to the fastest privpref solver of the same shape and thread count, in "
+        "the same run. `max |∇|`: mean log-loss gradient recomputed in numpy; `max |Δθ|`: against "
+        "privpref's Newton answer. `!`: the solver reported non-convergence.", "",
+        "| shape | threads | solver | fit s | wall s | CPU s | iterations | max abs grad | max abs dθ | fit / best privpref | wall / best privpref |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        flag = " !" if r["warning"] else ""
+        lines.append(
+            f"| {r['shape']} | {r['threads']} | {r['tool']}{flag} | {r['fit']:.3f} | {r['wall']:.3f} | "
+            f"{r['cpu']:.3f} | {r['iters']} | {r['grad']:.1e} | {r['dtheta']:.1e} | "
+            f"{r['ratio_fit']:.2f} | {r['ratio_wall']:.2f} |")
+    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
+    with open(a.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {a.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
