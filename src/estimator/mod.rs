@@ -25,6 +25,7 @@ use crate::with_loss;
 
 pub mod central;
 pub mod private_mle;
+pub mod robust;
 
 /// Which solver to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -18,7 +18,11 @@
 //! `(seed, n, r, ε)` only, so results do not depend on the thread count or the grid order.
 
 pub mod central;
+pub mod paper;
+pub mod plot;
+pub mod robust;
 pub mod sgd_grid;
+pub mod stats;
 
 pub use sgd_grid::{seed000_sgd_grid, SgdCell, SgdEstimator, SgdGridConfig, SgdGridResult};
 

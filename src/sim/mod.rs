@@ -15,6 +15,8 @@
 //! them with a [`Mechanism`](crate::mechanism::Mechanism) as a separate step.
 
 mod btl;
+pub mod corrupt;
+pub mod dpo;
 
 pub use btl::{btl_pairs, thurstone_pairs};
 

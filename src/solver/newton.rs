@@ -335,18 +335,13 @@ pub fn solve<L: Loss>(
             };
             alpha = next.clamp(0.1 * alpha, 0.5 * alpha);
         }
-        if !accepted {
-            break if kkt <= tol {
-                Termination::Converged
-            } else {
-                Termination::LineSearchFailed
-            };
-        }
         // Local regime: when the full Newton step was rejected (or cut) only because its
         // decrease lies below the rounding level of F — common when F is a small difference of
-        // large terms, e.g. a loss plus a noise term ⟨b, θ⟩ — accept the full step if it
-        // reduces the KKT residual (a gradient test, free of F's cancellation).
-        if alpha < 1.0 && kkt > tol && step_norm <= STALL_STEP * scale {
+        // large terms, e.g. a loss plus a noise term ⟨b, θ⟩, or the debiased loss at small ε,
+        // whose summands are large and of both signs — accept the full step if it reduces the
+        // KKT residual (a gradient test, free of F's cancellation). This also covers a search
+        // that accepted no step at all (reached at ε = 0.1 on the `fig1` grid).
+        if (!accepted || alpha < 1.0) && kkt > tol && step_norm <= STALL_STEP * scale {
             let mut full = theta.clone();
             full.iter_mut().zip(&s).for_each(|(t, v)| *t += v);
             set.project(&mut full);
@@ -360,6 +355,13 @@ pub fn solve<L: Loss>(
                 prev_step = Some(s.clone());
                 continue;
             }
+        }
+        if !accepted {
+            break if kkt <= tol {
+                Termination::Converged
+            } else {
+                Termination::LineSearchFailed
+            };
         }
         let mut th = theta.clone();
         th.iter_mut().zip(&s).for_each(|(t, v)| *t = alpha.mul_add(*v, *t));

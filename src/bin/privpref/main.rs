@@ -23,6 +23,7 @@
 
 mod central;
 mod demo;
+mod experiment;
 mod progress;
 mod solver_args;
 
@@ -68,6 +69,10 @@ enum Cmd {
     /// calibration), with PSD repair; standard DP of the record at (ε/2, δ/2).
     #[command(allow_negative_numbers = true)]
     Covariance(central::CovarianceArgs),
+    /// Reproduce a paper experiment (fig1 | rates | robust | dpo | all): Markdown summary with
+    /// predicted vs measured values, CSV of every repetition and SVG plots into --out-dir.
+    #[command(allow_negative_numbers = true)]
+    Experiment(experiment::ExperimentArgs),
 }
 
 #[derive(Args)]
@@ -524,6 +529,7 @@ fn main() -> ExitCode {
         Cmd::Privatize(a) => run_privatize(a),
         Cmd::Demo(a) => demo::run(a).map_err(Failure::from),
         Cmd::Covariance(a) => run_covariance(a),
+        Cmd::Experiment(a) => experiment::run(a).map_err(Failure::from),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
