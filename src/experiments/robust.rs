@@ -188,11 +188,16 @@ impl CorruptionCell {
     pub fn ratio(&self) -> f64 {
         mean(&self.ltc) / mean(&self.ctl)
     }
-    /// Ratio of the corruption excesses `√(MSE − MSE_clean)`, LTC over CTL.
+    /// Ratio of the corruption excesses `√(MSE − MSE_clean)`, LTC over CTL (`NaN` when the CTL
+    /// excess is not positive: the corruption is lost in the noise).
     pub fn excess_ratio(&self) -> f64 {
         let mse = |v: &[f64]| mean(&v.iter().map(|e| e * e).collect::<Vec<_>>());
         let c = mse(&self.clean);
-        ((mse(&self.ltc) - c).max(0.0) / (mse(&self.ctl) - c).max(f64::MIN_POSITIVE)).sqrt()
+        let den = mse(&self.ctl) - c;
+        if !(den > 0.0) {
+            return f64::NAN;
+        }
+        ((mse(&self.ltc) - c).max(0.0) / den).sqrt()
     }
 }
 
@@ -695,4 +700,71 @@ pub fn dpo_rates(cfg: &DpoConfig, progress: &(dyn Fn() + Sync)) -> Result<Vec<Dp
 /// `c(ε) = coth(ε/2)`, re-exported for reports.
 pub fn privacy_factor(eps: f64) -> f64 {
     rr_privacy_factor(eps)
+}
+
+/// One corruption fraction of [`hidden_direction`].
+#[derive(Debug, Clone)]
+pub struct HiddenCell {
+    /// α.
+    pub alpha: f64,
+    /// `‖θ̂ − θ*‖_{Σ̂}` per repetition, `Σ̂ = (1/n)Σ x_ix_iᵀ`.
+    pub seminorm: Vec<f64>,
+    /// `‖θ̂ − θ*‖₂` per repetition.
+    pub l2: Vec<f64>,
+}
+
+/// The hidden-direction design (spec B §3 strategy 4, [`hidden_direction_design`]): a fraction
+/// `α` of the comparisons lies along a unit direction `e ⟂ θ*` of the sum-zero subspace that no
+/// other comparison covers, and the adversary labels all of them `1` (clean labels otherwise, no
+/// privacy: the clean MLE over `Θ_{B'}`). Prediction (seed 004 Thm 5.4): the seminorm error
+/// `‖θ̂ − θ*‖_{Σ̂}` scales like `√α` without any coverage assumption — `≈ 3.87·√α` for `B' = 4`
+/// and `‖θ*‖ = 1` — while the ℓ2 error stays `O(B')`.
+///
+/// # Errors
+/// Invalid settings; a fit that does not converge.
+pub fn hidden_direction(cfg: &CorruptionConfig, alphas: &[f64]) -> Result<Vec<HiddenCell>> {
+    cfg.validate()?;
+    alphas
+        .iter()
+        .enumerate()
+        .map(|(ai, &alpha)| {
+            let per: Vec<Result<(f64, f64)>> = (0..cfg.reps)
+                .into_par_iter()
+                .map(|rep| {
+                    let mut rng = simulation_rng(seed_of(cfg.seed, &[rep as u64, 31]));
+                    let theta = theta_star(cfg.d, cfg.theta_norm, true, &mut rng)?;
+                    let e = orthogonal_direction(&theta, seed_of(cfg.seed, &[rep as u64, 32]));
+                    let (data, adv) = crate::sim::corrupt::hidden_direction_design(
+                        cfg.n,
+                        &theta,
+                        &e,
+                        alpha,
+                        1.0,
+                        &mut simulation_rng(seed_of(cfg.seed, &[rep as u64, ai as u64, 33])),
+                    )?;
+                    let mut z = data.y.clone();
+                    adv.corrupt(&data.x, cfg.d, &data.y, &mut z, &mut rng)?;
+                    let th = fit_loss14(data.view()?.with_labels(&z)?, None, cfg.radius)?.theta;
+                    let delta: Vec<f64> = th.iter().zip(&theta).map(|(a, b)| a - b).collect();
+                    let semi = (data
+                        .x
+                        .chunks_exact(cfg.d)
+                        .map(|r| {
+                            let t: f64 = r.iter().zip(&delta).map(|(a, b)| a * b).sum();
+                            t * t
+                        })
+                        .sum::<f64>()
+                        / cfg.n as f64)
+                        .sqrt();
+                    Ok((semi, norm(&delta)))
+                })
+                .collect();
+            let per: Vec<(f64, f64)> = per.into_iter().collect::<Result<_>>()?;
+            Ok(HiddenCell {
+                alpha,
+                seminorm: per.iter().map(|p| p.0).collect(),
+                l2: per.iter().map(|p| p.1).collect(),
+            })
+        })
+        .collect()
 }

@@ -312,10 +312,11 @@ pub fn ltc_signal_threshold(eps: f64) -> f64 {
 /// The hidden-direction design (spec B §3 strategy 4, attaining the `√α` seminorm term of seed
 /// 004 Thm 5.4 without coverage): `n` BTL comparisons with parameter `theta` where the first
 /// `n − m` rows have features `x = P_e⊥ (φ¹ − φ⁰)` (Gaussian, orthogonal to the unit direction
-/// `e`) and the last `m = ⌊αn⌋` rows are `x = ±scale·e` (sign alternating), labels from
-/// `Bernoulli(σ(xᵀθ))`. Returns the data and the [`Adversary::TargetRows`] that corrupts all `m`
-/// hidden rows to label `1` — no other sample covers `e`, so the estimate along `e` is the
-/// adversary's.
+/// `e`) and the last `m = ⌊αn⌋` rows are `x = scale·e`, labels from `Bernoulli(σ(xᵀθ))`.
+/// Returns the data and the [`Adversary::TargetRows`] that corrupts all `m` hidden rows to label
+/// `1` — no other sample covers `e`, so the estimate along `e` is the adversary's: it runs to the
+/// boundary of `Θ_{B'}`, and `‖θ̂ − θ‖_{Σ̂} ≈ scale·√α·|Δ_e|` with `|Δ_e| ≈ √(B'² − ‖θ̂_⊥‖²)`
+/// (3.87·√α for `B' = 4`, `‖θ‖ = 1`, `e ⟂ θ`; spec B §3).
 ///
 /// Draw order: for each row, `d` + `d` standard normals (the Gaussian rows) or none (hidden rows),
 /// then one uniform for the label.
@@ -366,9 +367,8 @@ pub fn hidden_direction_design<R: Rng + ?Sized>(
                 *r -= p * uj;
             }
         } else {
-            let s = if (i - (n - m)).is_multiple_of(2) { scale } else { -scale };
             for (r, uj) in row.iter_mut().zip(&u) {
-                *r = s * uj;
+                *r = scale * uj;
             }
         }
         let t: f64 = row.iter().zip(theta).map(|(a, b)| a * b).sum();
@@ -523,7 +523,7 @@ mod tests {
             if i < 380 {
                 assert!(p.abs() < 1e-12);
             } else {
-                assert!((p.abs() - 1.0).abs() < 1e-12);
+                assert!((p - 1.0).abs() < 1e-12);
             }
         }
     }
