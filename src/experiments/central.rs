@@ -120,38 +120,8 @@ impl CentralCell {
     }
 }
 
-fn mean_of(e: &[f64]) -> f64 {
-    e.iter().sum::<f64>() / e.len() as f64
-}
-
-fn std_err_of(e: &[f64]) -> f64 {
-    let k = e.len() as f64;
-    if k < 2.0 {
-        return f64::NAN;
-    }
-    let m = mean_of(e);
-    (e.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (k - 1.0) / k).sqrt()
-}
-
-/// Least-squares slope of `log y` against `log x` (points with non-positive `y` are skipped;
-/// `NaN` with fewer than two points).
-pub fn loglog_slope(x: &[f64], y: &[f64]) -> f64 {
-    let pts: Vec<(f64, f64)> = x
-        .iter()
-        .zip(y)
-        .filter(|(a, b)| **a > 0.0 && **b > 0.0)
-        .map(|(a, b)| (a.ln(), b.ln()))
-        .collect();
-    if pts.len() < 2 {
-        return f64::NAN;
-    }
-    let k = pts.len() as f64;
-    let mx = pts.iter().map(|p| p.0).sum::<f64>() / k;
-    let my = pts.iter().map(|p| p.1).sum::<f64>() / k;
-    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
-    sxy / sxx
-}
+pub use super::stats::loglog_slope;
+use super::stats::{mean as mean_of, std_err as std_err_of};
 
 type Rec = (CentralEstimator, Option<f64>, usize, usize, f64, bool);
 
