@@ -34,6 +34,12 @@
 //!
 //! Every fitted model carries a [`privacy::Guarantee`] (or `None` when not private).
 //!
+//! Robustness (seed 004 = Zhou, Wu & Orabona, ICML 2025): labels corrupted before or after
+//! privatisation ([`sim::corrupt`]: CTL, LTC, CLC and the adversaries of the spec), the loss-(14)
+//! estimator `f = softplus(u) − ŷu = coth(ε/2)·ℓ_debiased` (one code path with the debiased RR
+//! loss) and the DPO reduction `θ_true = β(θ* − θ_sft)` ([`estimator::robust`], [`sim::dpo`]).
+//! The paper experiments run from [`experiments::paper`] (`privpref experiment NAME`).
+//!
 //! ## Layers
 //! * [`data`]: borrowed, validated views ([`data::PairwiseView`]) and `.npy` I/O;
 //! * [`loss`]: pointwise losses with stable scalar forms and SIMD batches ([`loss::Loss`]);

@@ -713,7 +713,7 @@ pub struct HiddenCell {
     pub l2: Vec<f64>,
 }
 
-/// The hidden-direction design (spec B §3 strategy 4, [`hidden_direction_design`]): a fraction
+/// The hidden-direction design (spec B §3 strategy 4, [`hidden_direction_design`](crate::sim::corrupt::hidden_direction_design)): a fraction
 /// `α` of the comparisons lies along a unit direction `e ⟂ θ*` of the sum-zero subspace that no
 /// other comparison covers, and the adversary labels all of them `1` (clean labels otherwise, no
 /// privacy: the clean MLE over `Θ_{B'}`). Prediction (seed 004 Thm 5.4): the seminorm error
