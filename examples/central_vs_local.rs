@@ -21,16 +21,6 @@ fn cell(cells: &[CentralCell], e: CentralEstimator, eps: Option<f64>, n: usize) 
         .expect("cell")
 }
 
-fn shell(cmd: &str, args: &[&str]) -> String {
-    std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".into())
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let reps: usize = std::env::args().nth(1).map(|s| s.parse()).transpose()?.unwrap_or(100);
     let cfg = CentralConfig {
@@ -50,9 +40,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     writeln!(
         md,
         "Machine: {} ({} logical CPUs, shared with other jobs). Date: {}. Command: `cargo run --release --example central_vs_local -- {reps}`. Wall time {secs:.1} s.\n",
-        shell("uname", &["-srm"]),
+        privpref::experiments::machine::uname(),
         std::thread::available_parallelism().map(|v| v.get()).unwrap_or(0),
-        shell("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        privpref::experiments::machine::utc_date(),
     )?;
     writeln!(
         md,

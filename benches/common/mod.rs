@@ -10,32 +10,7 @@ pub fn mean_ns(id: &str) -> Option<f64> {
     s[j..end].trim().parse().ok()
 }
 
-/// The CPU model name from `/proc/cpuinfo`.
-pub fn cpu_name() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into())
-}
-
-/// Logical CPUs.
-pub fn logical_cpus() -> usize {
-    std::thread::available_parallelism().map(|p| p.get()).unwrap_or(0)
-}
-
-/// The current date and time, UTC.
-pub fn utc_date() -> String {
-    std::process::Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default()
-}
+pub use privpref::experiments::machine::{cpu_name, logical_cpus, utc_date};
 
 /// Writes `bench-results/{name}` (relative to the crate root, where `cargo bench` runs).
 pub fn write_result(name: &str, text: &str) {

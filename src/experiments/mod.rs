@@ -18,6 +18,7 @@
 //! `(seed, n, r, ε)` only, so results do not depend on the thread count or the grid order.
 
 pub mod central;
+pub mod machine;
 pub mod paper;
 pub mod plot;
 pub mod robust;

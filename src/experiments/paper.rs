@@ -139,6 +139,28 @@ fn cell(cells: &[CentralCell], e: CentralEstimator, eps: Option<f64>, n: usize) 
         .expect("every cell of the grid is present")
 }
 
+/// A log-log panel with one curve per privacy level (`None` = clean).
+fn eps_panel(title: &str, ylabel: &str, xs: &[f64], curves: Vec<(Option<f64>, Vec<f64>)>) -> Panel {
+    Panel {
+        title: title.into(),
+        xlabel: "n".into(),
+        ylabel: ylabel.into(),
+        xlog: true,
+        ylog: true,
+        series: curves
+            .into_iter()
+            .enumerate()
+            .map(|(i, (eps, ys))| Series {
+                label: eps.map_or("clean".into(), |e| format!("ε = {e}")),
+                color: color(i),
+                xs: xs.to_vec(),
+                ys,
+                dashed: false,
+            })
+            .collect(),
+    }
+}
+
 fn central_cfg(o: &PaperOptions, d: usize) -> CentralConfig {
     let c = CentralConfig::default();
     CentralConfig {
@@ -444,24 +466,15 @@ fn rates(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
     }
     w(&mut md, format_args!("\nThe sandwich prediction is the sharp asymptotic RMS error √(tr A⁻¹(A + V_εΣ)A⁻¹ / n) (spec B §5, on the sum-zero subspace, A and Σ at θ*); c(ε) = coth(ε/2) is the worst-case factor of the bounds, so the measured error ratio lies between 1 and c(ε)-ish, close to the sandwich ratio.\n\nReading: a slope interval that excludes −0.5 at small ε comes from the smallest n, where the error is a sizeable fraction of B' (non-asymptotic regime).\n"));
     let xr: Vec<f64> = rc.ns.iter().map(|&n| n as f64).collect();
-    let panel = Panel {
-        title: "seed 004: loss (14), α = 0".into(),
-        xlabel: "n".into(),
-        ylabel: "mean ‖θ̂ − θ*‖₂".into(),
-        xlog: true,
-        ylog: true,
-        series: curves
+    let panel = eps_panel(
+        "seed 004: loss (14), α = 0",
+        "mean ‖θ̂ − θ*‖₂",
+        &xr,
+        curves
             .iter()
-            .enumerate()
-            .map(|(i, c)| Series {
-                label: c.eps.map_or("clean".into(), |e| format!("ε = {e}")),
-                color: color(i),
-                xs: xr.clone(),
-                ys: c.errors.iter().map(|v| mean(v)).collect(),
-                dashed: false,
-            })
+            .map(|c| (c.eps, c.errors.iter().map(|v| mean(v)).collect()))
             .collect(),
-    };
+    );
     Ok(vec![
         ("rates.md".into(), md),
         ("rates.csv".into(), csv),
@@ -708,46 +721,32 @@ fn dpo(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
     }
     let xs: Vec<f64> = cfg.ns.iter().map(|&n| n as f64).collect();
     let panels = vec![
-        Panel {
-            title: "DPO: policy parameter error".into(),
-            xlabel: "n".into(),
-            ylabel: "mean ‖θ̂' − θ*‖₂".into(),
-            xlog: true,
-            ylog: true,
-            series: curves
+        eps_panel(
+            "DPO: policy parameter error",
+            "mean ‖θ̂' − θ*‖₂",
+            &xs,
+            curves
                 .iter()
-                .enumerate()
-                .map(|(i, c)| Series {
-                    label: c.eps.map_or("clean".into(), |e| format!("ε = {e}")),
-                    color: color(i),
-                    xs: xs.clone(),
-                    ys: c.param_error.iter().map(|v| mean(v)).collect(),
-                    dashed: false,
+                .map(|c| (c.eps, c.param_error.iter().map(|v| mean(v)).collect()))
+                .collect(),
+        ),
+        eps_panel(
+            "DPO: abs(sub-optimality)",
+            "mean abs(SubOpt)",
+            &xs,
+            curves
+                .iter()
+                .map(|c| {
+                    (
+                        c.eps,
+                        c.subopt
+                            .iter()
+                            .map(|v| mean(&v.iter().map(|x| x.abs()).collect::<Vec<_>>()))
+                            .collect(),
+                    )
                 })
                 .collect(),
-        },
-        Panel {
-            title: "DPO: abs(sub-optimality)".into(),
-            xlabel: "n".into(),
-            ylabel: "mean abs(SubOpt)".into(),
-            xlog: true,
-            ylog: true,
-            series: curves
-                .iter()
-                .enumerate()
-                .map(|(i, c)| Series {
-                    label: c.eps.map_or("clean".into(), |e| format!("ε = {e}")),
-                    color: color(i),
-                    xs: xs.clone(),
-                    ys: c
-                        .subopt
-                        .iter()
-                        .map(|v| mean(&v.iter().map(|x| x.abs()).collect::<Vec<_>>()))
-                        .collect(),
-                    dashed: false,
-                })
-                .collect(),
-        },
+        ),
     ];
     w(&mut md, format_args!("\nPlot: [`dpo.svg`](dpo.svg).\n"));
     Ok(vec![

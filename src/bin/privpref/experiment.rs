@@ -4,6 +4,7 @@
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use privpref::experiments::machine;
 use privpref::experiments::paper::{PaperExperiment, PaperOptions};
 use privpref::{Error, Result};
 use std::io::IsTerminal;
@@ -27,27 +28,6 @@ pub struct ExperimentArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-}
-
-fn shell(cmd: &str, args: &[&str]) -> String {
-    std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".into())
-}
-
-fn cpu_name() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into())
 }
 
 pub fn run(a: ExperimentArgs) -> Result<()> {
@@ -78,10 +58,10 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
             seed: a.seed,
             header: format!(
                 "Machine: {} ({} logical CPUs, {} worker threads). Date: {}. Command: `privpref experiment {}{reps} --seed {}`.",
-                cpu_name(),
-                std::thread::available_parallelism().map(|v| v.get()).unwrap_or(0),
+                machine::cpu_name(),
+                machine::logical_cpus(),
                 pool.current_num_threads(),
-                shell("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+                machine::utc_date(),
                 exp.name(),
                 a.seed
             ),
