@@ -22,6 +22,8 @@
 //! |---|---|---|
 //! | [`Adversary::ObliviousMask`] | each label set to `1 − y` with prob. `α` (the paper's App. D) | `αn` in expectation |
 //! | [`Adversary::FixedCount`] | flips exactly `⌊αn⌋` uniformly chosen current labels | exactly `⌊αn⌋` |
+//! | [`Adversary::Constant`] | `⌊αn⌋` uniformly chosen rows get the constant label `c` (flip-to-constant) | `⌊αn⌋` |
+//! | [`Adversary::MarginFlip`] | the `⌊αn⌋` rows of largest margin `|xᵀθ|` get the label against the margin, `1[xᵀθ < 0]` (margin-targeted, adaptive) | `⌊αn⌋` |
 //! | [`Adversary::DirectionalPush`] | the `⌊αn⌋` samples of largest `|vᵀx|` get label `1[vᵀx > 0]` | `⌊αn⌋` |
 //! | [`Adversary::InformedPush`] | as above, spending the budget only where the current label disagrees with `1[vᵀx > 0]` (LTC-informed) | `⌊αn⌋` |
 //! | [`Adversary::TargetRows`] | given rows set to a given label (the hidden-direction design, [`hidden_direction_design`]) | `|rows|` |
@@ -54,6 +56,24 @@ pub enum Adversary {
     FixedCount {
         /// Corruption fraction `α`.
         alpha: f64,
+    },
+    /// Flip-to-constant: `⌊αn⌋` distinct rows chosen uniformly (partial Fisher–Yates) get the
+    /// label `label`. Oblivious; respects the budget exactly.
+    Constant {
+        /// Corruption fraction `α`.
+        alpha: f64,
+        /// The label written (0 or 1).
+        label: u8,
+    },
+    /// Margin-targeted, adaptive: the `⌊αn⌋` rows with the largest margin `|x_iᵀθ|` under the
+    /// adversary's parameter `θ` (typically the truth) get the label that contradicts it,
+    /// `1[x_iᵀθ < 0]` — the most informative comparisons are reversed, shrinking the estimate
+    /// along `θ`. A [`Adversary::DirectionalPush`] along `−θ`, restricted to high-margin rows.
+    MarginFlip {
+        /// Corruption fraction `α`.
+        alpha: f64,
+        /// The adversary's parameter `θ` (length `d`).
+        theta: Vec<f64>,
     },
     /// Adaptive, worst-case-like: among the `⌊αn⌋` samples with the largest `|vᵀx_i|` (ties by
     /// row index), sets the current label to `1[vᵀx_i > 0]`. Maximises
@@ -96,7 +116,19 @@ impl Adversary {
     pub fn validate(&self, n: usize, d: usize) -> Result<()> {
         match self {
             Adversary::ObliviousMask { alpha } | Adversary::FixedCount { alpha } => check_alpha(*alpha),
-            Adversary::DirectionalPush { alpha, direction } | Adversary::InformedPush { alpha, direction } => {
+            Adversary::Constant { alpha, label } => {
+                check_alpha(*alpha)?;
+                if *label > 1 {
+                    return Err(Error::param("label", format!("must be 0 or 1, got {label}")));
+                }
+                Ok(())
+            }
+            Adversary::DirectionalPush { alpha, direction }
+            | Adversary::InformedPush { alpha, direction }
+            | Adversary::MarginFlip {
+                alpha,
+                theta: direction,
+            } => {
                 check_alpha(*alpha)?;
                 if direction.len() != d {
                     return Err(Error::Shape(format!(
@@ -136,6 +168,8 @@ impl Adversary {
         match self {
             Adversary::ObliviousMask { alpha }
             | Adversary::FixedCount { alpha }
+            | Adversary::Constant { alpha, .. }
+            | Adversary::MarginFlip { alpha, .. }
             | Adversary::DirectionalPush { alpha, .. }
             | Adversary::InformedPush { alpha, .. } => (alpha * n as f64).floor() as usize,
             Adversary::TargetRows { rows, .. } => rows.len(),
@@ -147,8 +181,8 @@ impl Adversary {
     /// `y` the clear labels.
     ///
     /// Randomness: [`Adversary::ObliviousMask`] draws one [`uniform_f64`] per row in row order;
-    /// [`Adversary::FixedCount`] draws `⌊αn⌋` uniforms (partial Fisher–Yates over the row
-    /// indices); the others draw nothing.
+    /// [`Adversary::FixedCount`] and [`Adversary::Constant`] draw `⌊αn⌋` uniforms (partial
+    /// Fisher–Yates over the row indices); the others draw nothing.
     ///
     /// # Errors
     /// Shape mismatches and invalid parameters ([`Adversary::validate`]).
@@ -184,15 +218,30 @@ impl Adversary {
                     }
                 }
             }
-            Adversary::FixedCount { alpha } => {
+            Adversary::FixedCount { alpha } | Adversary::Constant { alpha, .. } => {
                 let k = (alpha * n as f64).floor() as usize;
                 let mut idx: Vec<usize> = (0..n).collect();
                 for j in 0..k {
                     let r = j + ((uniform_f64(rng) * (n - j) as f64) as usize).min(n - j - 1);
                     idx.swap(j, r);
                     let i = idx[j];
-                    let v = 1 - labels[i];
+                    let v = match self {
+                        Adversary::Constant { label, .. } => *label,
+                        _ => 1 - labels[i],
+                    };
                     set(i, v, labels);
+                }
+            }
+            Adversary::MarginFlip { alpha, theta } => {
+                let k = (alpha * n as f64).floor() as usize;
+                let m: Vec<f64> = x
+                    .chunks_exact(d)
+                    .map(|r| r.iter().zip(theta).map(|(a, b)| a * b).sum())
+                    .collect();
+                let mut order: Vec<usize> = (0..n).collect();
+                order.sort_by(|&a, &b| m[b].abs().total_cmp(&m[a].abs()).then(a.cmp(&b)));
+                for &i in order.iter().take(k) {
+                    set(i, u8::from(m[i] < 0.0), labels);
                 }
             }
             Adversary::DirectionalPush { alpha, direction } | Adversary::InformedPush { alpha, direction } => {
@@ -453,6 +502,34 @@ mod tests {
     }
 
     #[test]
+    fn constant_and_margin_flip() {
+        let (n, d) = (500, 2);
+        let x = grid(n, d);
+        let y: Vec<u8> = (0..n).map(|i| (i % 2) as u8).collect();
+        let mut z = y.clone();
+        let a = Adversary::Constant { alpha: 0.2, label: 1 };
+        let k = a.corrupt(&x, d, &y, &mut z, &mut simulation_rng(2)).unwrap();
+        // 100 rows set to 1: about half were 1 already; every change is 0 -> 1.
+        assert!(k > 20 && k < 80, "{k}");
+        assert!(y.iter().zip(&z).all(|(&a, &b)| a == b || (a == 0 && b == 1)));
+        let theta = vec![1.0, 0.5];
+        let mut z = y.clone();
+        Adversary::MarginFlip {
+            alpha: 0.1,
+            theta: theta.clone(),
+        }
+        .corrupt(&x, d, &y, &mut z, &mut simulation_rng(0))
+        .unwrap();
+        let m: Vec<f64> = x.chunks(d).map(|r| r[0] + 0.5 * r[1]).collect();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| m[b].abs().total_cmp(&m[a].abs()).then(a.cmp(&b)));
+        for (rank, &i) in order.iter().enumerate() {
+            let expect = if rank < 50 { u8::from(m[i] < 0.0) } else { y[i] };
+            assert_eq!(z[i], expect, "row {i}");
+        }
+    }
+
+    #[test]
     fn invalid_parameters_are_typed_errors() {
         let x = grid(10, 2);
         let y = vec![0u8; 10];
@@ -477,6 +554,11 @@ mod tests {
             Adversary::TargetRows {
                 rows: vec![1],
                 label: 2,
+            },
+            Adversary::Constant { alpha: 0.1, label: 2 },
+            Adversary::MarginFlip {
+                alpha: 0.1,
+                theta: vec![1.0, 2.0, 3.0],
             },
             Adversary::TargetRows {
                 rows: (0..5).collect(),
