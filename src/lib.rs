@@ -93,5 +93,6 @@ pub mod experiments;
 pub mod feasible;
 pub mod model;
 pub mod objective;
+pub mod policy;
 pub mod privacy;
 pub mod solver;
