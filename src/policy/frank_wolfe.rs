@@ -22,8 +22,9 @@
 //! `1e-12·R_C·(Σ_s ρ_s max_a‖φ(s,a)‖ + ‖v‖)`, the range of the objective).
 //!
 //! **Deterministic policy.** [`purify`](super::purify::purify) leaves at most `d` randomised
-//! states with the same `g`; each of them is rounded to the support action that maximises `Ĵ`
-//! given the others (in state order). The loss of rounding is at most
+//! states with the same `g`; they are rounded to the combination of support actions that
+//! maximises `Ĵ` (all combinations when there are at most 4096, else state by state in index
+//! order, each given the others' mixed contribution). The loss of rounding is at most
 //! `R_C · Σ_{rounded s} ρ_s · max_{a,b}‖φ(s,a) − φ(s,b)‖ ≤ 2 L R_C Σ ρ_s` (spec §6.3); both the
 //! certified stochastic optimum and the rounded policy's `Ĵ` are reported.
 //!
@@ -148,6 +149,9 @@ pub struct GreedyReport {
     /// `g(π̂)`.
     pub g: Vec<f64>,
 }
+
+/// Largest number of roundings of the randomised states tried exhaustively.
+const ROUND_ENUMERATE: usize = 4096;
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -360,37 +364,23 @@ pub fn pessimistic_policy(
         passes += 1;
         g_pur = sums.policy.iter().zip(&v).map(|(a, b)| a / w - b).collect();
         purified_value = set.minimize(&g_pur).lower;
-        // Round the randomised states (≤ d) in state order.
+        // Round the randomised states (≤ d): every combination of their support actions when
+        // there are at most `ROUND_ENUMERATE` (exact over those states), else state by state.
         let mut g_det = g_pur.clone();
+        let mut frac: Vec<(usize, Vec<usize>, Vec<f64>)> = Vec::new();
         for s in 0..n {
             let row = &probs[s * na..(s + 1) * na];
             let support: Vec<usize> = (0..na).filter(|&a| row[a] > 0.0).collect();
+            det.push(support[0] as u32);
             if support.len() == 1 {
-                det.push(support[0] as u32);
                 continue;
             }
-            rounded += 1;
             let rho = states.rho(s);
             let mean: Vec<f64> = (0..d)
                 .map(|j| support.iter().map(|&a| row[a] * states.feature(s, a)[j]).sum())
                 .collect();
-            let mut best = (f64::NEG_INFINITY, support[0]);
-            for &a in &support {
-                let cand: Vec<f64> = g_det
-                    .iter()
-                    .zip(states.feature(s, a))
-                    .zip(&mean)
-                    .map(|((gj, f), m)| gj + rho * (f - m))
-                    .collect();
-                let val = set.minimize(&cand).lower;
-                if val > best.0 {
-                    best = (val, a);
-                }
-            }
-            for ((gj, f), m) in g_det.iter_mut().zip(states.feature(s, best.1)).zip(&mean) {
-                *gj += rho * (f - m);
-            }
-            det.push(best.1 as u32);
+            // Remove the state's mixed contribution; it is added back for the chosen action.
+            g_det.iter_mut().zip(&mean).for_each(|(gj, m)| *gj -= rho * m);
             let mut diam: f64 = 0.0;
             for &a in &support {
                 for &b in &support {
@@ -405,6 +395,60 @@ pub fn pessimistic_policy(
                 }
             }
             rounding_bound += r_c * rho * diam;
+            frac.push((s, support, mean));
+        }
+        rounded = frac.len();
+        let combos = frac
+            .iter()
+            .try_fold(1usize, |acc, f| acc.checked_mul(f.1.len()))
+            .filter(|&c| c <= ROUND_ENUMERATE);
+        let add = |g: &mut [f64], s: usize, a: usize, sign: f64| {
+            let rho = states.rho(s);
+            g.iter_mut().zip(states.feature(s, a)).for_each(|(gj, f)| *gj += sign * rho * f);
+        };
+        match combos {
+            Some(total) => {
+                let mut best = (f64::NEG_INFINITY, vec![0usize; frac.len()]);
+                let mut pick = vec![0usize; frac.len()];
+                for code in 0..total {
+                    let mut c = code;
+                    let mut gc = g_det.clone();
+                    for (i, f) in frac.iter().enumerate() {
+                        pick[i] = c % f.1.len();
+                        c /= f.1.len();
+                        add(&mut gc, f.0, f.1[pick[i]], 1.0);
+                    }
+                    let val = set.minimize(&gc).lower;
+                    if val > best.0 {
+                        best = (val, pick.clone());
+                    }
+                }
+                for (i, f) in frac.iter().enumerate() {
+                    let a = f.1[best.1[i]];
+                    add(&mut g_det, f.0, a, 1.0);
+                    det[f.0] = a as u32;
+                }
+            }
+            None => {
+                // State by state, the others at their mixed contribution.
+                for f in &frac {
+                    g_det.iter_mut().zip(&f.2).for_each(|(gj, m)| *gj += states.rho(f.0) * m);
+                }
+                for f in &frac {
+                    g_det.iter_mut().zip(&f.2).for_each(|(gj, m)| *gj -= states.rho(f.0) * m);
+                    let mut best = (f64::NEG_INFINITY, f.1[0]);
+                    for &a in &f.1 {
+                        let mut gc = g_det.clone();
+                        add(&mut gc, f.0, a, 1.0);
+                        let val = set.minimize(&gc).lower;
+                        if val > best.0 {
+                            best = (val, a);
+                        }
+                    }
+                    add(&mut g_det, f.0, best.1, 1.0);
+                    det[f.0] = best.1 as u32;
+                }
+            }
         }
         deterministic_value = set.minimize(&g_det).lower;
     } else {
