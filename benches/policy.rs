@@ -147,7 +147,10 @@ fn bench(c: &mut Criterion) {
         "| certified gap / relative gap | {:.3e} / **{:.3e}** (tolerance 1e-6) |\n",
         rep.gap, rep.rel_gap
     ));
-    text.push_str(&format!("| Ĵ (stochastic, certified lower bound) | {:.12} |\n", rep.value));
+    text.push_str(&format!(
+        "| Ĵ (stochastic, certified lower bound) | {:.12} |\n",
+        rep.value
+    ));
     text.push_str(&format!("| upper bound on max Ĵ | {:.12} |\n", rep.upper_bound));
     text.push_str(&format!(
         "| Frank–Wolfe iterations / passes over the data (all phases) | {} / **{}** |\n",

@@ -8,8 +8,8 @@ use privpref::mechanism::simulation_rng;
 use privpref::par::Par;
 use privpref::policy::mdp::{pessimistic_mdp_policy, Mdp};
 use privpref::policy::{
-    deterministic_value, greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, PolicyTermination,
-    Reference, StateActions,
+    deterministic_value, greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, PolicyTermination, Reference,
+    StateActions,
 };
 use rand_distr::{Distribution, StandardNormal};
 
@@ -93,7 +93,11 @@ fn frank_wolfe_and_purification_find_the_brute_force_optimum() {
         let weights = if case % 2 == 0 { Some(&w[..]) } else { None };
         let st = StateActions::new(&phi, n, a, d, weights).unwrap();
         let refv: Vec<f64> = normal(&mut rng, d).iter().map(|x| 0.1 * x).collect();
-        let reference = if case % 5 == 0 { Reference::Vector(&refv) } else { Reference::None };
+        let reference = if case % 5 == 0 {
+            Reference::Vector(&refv)
+        } else {
+            Reference::None
+        };
         let opts = PolicyOptions {
             tol_rel: 1e-10,
             tol_abs: Some(1e-13),
@@ -104,7 +108,11 @@ fn frank_wolfe_and_purification_find_the_brute_force_optimum() {
         let (best, _) = brute_force(&st, &set, &reference);
         total += 1;
         // The certified upper bound holds over stochastic, hence deterministic, policies.
-        assert!(rep.upper_bound >= best - 1e-12, "case {case}: upper {} < brute {best}", rep.upper_bound);
+        assert!(
+            rep.upper_bound >= best - 1e-12,
+            "case {case}: upper {} < brute {best}",
+            rep.upper_bound
+        );
         assert!(rep.value <= rep.upper_bound + 1e-12);
         if rep.termination == PolicyTermination::Converged {
             assert!(rep.gap <= 1e-10 * rep.value.abs().max(rep.upper_bound.abs()) + 1e-13);
@@ -122,7 +130,10 @@ fn frank_wolfe_and_purification_find_the_brute_force_optimum() {
         );
         if rep.rounded_states == 0 {
             // Deterministic stochastic optimum: it is the brute-force optimum.
-            assert!((det - best).abs() <= 1e-9 * best.abs().max(1.0), "case {case}: {det} vs {best}");
+            assert!(
+                (det - best).abs() <= 1e-9 * best.abs().max(1.0),
+                "case {case}: {det} vs {best}"
+            );
         } else {
             randomised += 1;
         }
@@ -151,7 +162,10 @@ fn certificate_purification_and_determinism_at_moderate_size() {
     let r1 = run(1);
     assert_eq!(r1.termination, PolicyTermination::Converged, "{:?}", r1.termination);
     assert!(r1.rel_gap <= 1e-6);
-    assert!(r1.purify.randomized_before > d, "the FW policy should be randomised on many states");
+    assert!(
+        r1.purify.randomized_before > d,
+        "the FW policy should be randomised on many states"
+    );
     assert!(r1.purify.randomized_after <= d);
     assert!((r1.purified_value - r1.value).abs() <= 1e-9 * r1.value.abs().max(1e-3));
     assert!(r1.drift < 1e-12);
@@ -199,7 +213,12 @@ fn greedy_policy_is_the_argmax() {
     assert!((v - g.pessimistic_value).abs() < 1e-12);
     // With the greedy policy as reference, Ĵ(π_ref) = 0 ≤ max Ĵ.
     let rep = pessimistic_policy(&st, &Reference::Actions(&g.actions), &set, &PolicyOptions::default()).unwrap();
-    assert!(rep.upper_bound >= -1e-12 && rep.value >= -1e-9, "{} {}", rep.value, rep.upper_bound);
+    assert!(
+        rep.upper_bound >= -1e-12 && rep.value >= -1e-9,
+        "{} {}",
+        rep.value,
+        rep.upper_bound
+    );
 }
 
 #[test]
@@ -276,7 +295,11 @@ fn mdp_horizon_one_is_the_bandit_and_vertices_are_bounded_by_the_certificate() {
     }
     assert!(r2.upper_bound >= best - 1e-12);
     assert!(r2.deterministic_value <= best + 1e-12);
-    assert!(r2.value >= best - 1e-9 * best.abs().max(1.0), "stochastic {} < det {best}", r2.value);
+    assert!(
+        r2.value >= best - 1e-9 * best.abs().max(1.0),
+        "stochastic {} < det {best}",
+        r2.value
+    );
     // The stochastic Markov policy realises g.
     let mut occ = vec![0.0; 2 * ns * na];
     let mut mu = init.clone();

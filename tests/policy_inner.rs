@@ -25,7 +25,9 @@ fn solve(m: &[f64], b: &[f64]) -> Vec<f64> {
     let mut a = m.to_vec();
     let mut x = b.to_vec();
     for c in 0..d {
-        let p = (c..d).max_by(|&i, &j| a[i * d + c].abs().total_cmp(&a[j * d + c].abs())).unwrap();
+        let p = (c..d)
+            .max_by(|&i, &j| a[i * d + c].abs().total_cmp(&a[j * d + c].abs()))
+            .unwrap();
         for j in 0..d {
             a.swap(c * d + j, p * d + j);
         }
@@ -103,7 +105,10 @@ fn ellipsoid_closed_form() {
                 let t = c[j] - gamma * minv_g[j] / nrm;
                 assert!((r.theta[j] - t).abs() <= 1e-12 * (1.0 + t.abs()), "{j}");
             }
-            assert!(mnorm2(&m, &r.theta.iter().zip(&c).map(|(a, b)| a - b).collect::<Vec<_>>()) <= gamma * gamma * (1.0 + 1e-12));
+            assert!(
+                mnorm2(&m, &r.theta.iter().zip(&c).map(|(a, b)| a - b).collect::<Vec<_>>())
+                    <= gamma * gamma * (1.0 + 1e-12)
+            );
         }
     }
 }
@@ -139,7 +144,11 @@ fn sum_zero_slice_closed_forms() {
             let q = dot(&g, &minv_g) - minv_g.iter().sum::<f64>().powi(2) / one_minv1;
             let want = dot(&thc, &g) - (gamma * gamma - dist2).sqrt() * q.sqrt();
             let scale = dot(&thc, &g).abs() + gamma * q.sqrt();
-            assert!((r.lower - want).abs() <= 1e-12 * scale, "d={d} case={case}: {} vs {want}", r.lower);
+            assert!(
+                (r.lower - want).abs() <= 1e-12 * scale,
+                "d={d} case={case}: {} vs {want}",
+                r.lower
+            );
             assert!((r.upper - r.lower).abs() <= 1e-12 * scale);
             assert!(r.theta.iter().sum::<f64>().abs() <= 1e-12 * (1.0 + scale));
             if in_plane {
@@ -333,8 +342,14 @@ fn ball_binding_matches_brute_force() {
             let (lo, up, bf, _) = check_against_brute_force(sum_zero, 100 + seed, false);
             let scale = bf.abs().max(1.0);
             assert!(lo <= up + 1e-15, "certificate order");
-            assert!((lo - bf).abs() <= 1e-9 * scale, "seed {seed} sz {sum_zero}: lower {lo} brute {bf}");
-            assert!((up - bf).abs() <= 1e-9 * scale, "seed {seed} sz {sum_zero}: upper {up} brute {bf}");
+            assert!(
+                (lo - bf).abs() <= 1e-9 * scale,
+                "seed {seed} sz {sum_zero}: lower {lo} brute {bf}"
+            );
+            assert!(
+                (up - bf).abs() <= 1e-9 * scale,
+                "seed {seed} sz {sum_zero}: upper {up} brute {bf}"
+            );
             active += 1;
         }
     }
@@ -346,7 +361,10 @@ fn ball_binds_along_weakly_covered_directions() {
     for seed in 0..12 {
         for sum_zero in [false, true] {
             let (lo, up, bf, binds) = check_against_brute_force(sum_zero, 300 + seed, true);
-            assert!(binds, "seed {seed} sz {sum_zero}: the ball should bind and beat the ellipsoid-only value");
+            assert!(
+                binds,
+                "seed {seed} sz {sum_zero}: the ball should bind and beat the ellipsoid-only value"
+            );
             assert!((lo - bf).abs() <= 1e-9 * bf.abs().max(1.0), "seed {seed}: {lo} vs {bf}");
             assert!((up - bf).abs() <= 1e-9 * bf.abs().max(1.0), "seed {seed}: {up} vs {bf}");
         }
@@ -408,7 +426,11 @@ fn kkt_certificates_in_higher_dimension() {
             if mu1 > 0.0 && mu2 > 0.0 {
                 both += 1;
             }
-            assert!(r.upper - r.lower <= 1e-12 * (1.0 + r.lower.abs()), "gap {:e}", r.upper - r.lower);
+            assert!(
+                r.upper - r.lower <= 1e-12 * (1.0 + r.lower.abs()),
+                "gap {:e}",
+                r.upper - r.lower
+            );
             assert!(r.lower >= set.ellipsoid_value(&g) - 1e-12);
         }
     }
@@ -433,4 +455,3 @@ fn empty_intersections_fall_back() {
     assert!(ConfidenceSet::new(&[1.0, 2.0], None, 1.0, -1.0, FeasibleSet::Unconstrained).is_err());
     assert!(ConfidenceSet::new(&[1.0, 2.0], Some(&[1.0]), 1.0, 1.0, FeasibleSet::Unconstrained).is_err());
 }
-

@@ -18,6 +18,7 @@
 //! `(seed, n, r, ε)` only, so results do not depend on the thread count or the grid order.
 
 pub mod central;
+pub mod pessimism;
 pub mod sgd_grid;
 
 pub use sgd_grid::{seed000_sgd_grid, SgdCell, SgdEstimator, SgdGridConfig, SgdGridResult};

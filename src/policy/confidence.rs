@@ -74,9 +74,9 @@ impl ConfidenceSet {
                 }
                 Err(e) => {
                     let why = match e {
-                        Emptiness::SliceMissesEllipsoid(r2) => format!(
-                            "the sum-zero plane misses the ellipsoid (Γ² − (1ᵀθ̂)²/(1ᵀM⁻¹1) = {r2:e} < 0)"
-                        ),
+                        Emptiness::SliceMissesEllipsoid(r2) => {
+                            format!("the sum-zero plane misses the ellipsoid (Γ² − (1ᵀθ̂)²/(1ᵀM⁻¹1) = {r2:e} < 0)")
+                        }
                         Emptiness::BallMissesEllipsoid(rho) => format!(
                             "the ball misses the ellipsoid (nearest point has norm {rho:e} >= B = {})",
                             cand.radius().unwrap_or(f64::NAN)

@@ -234,7 +234,10 @@ pub fn pessimistic_policy(
     let start = Instant::now();
     check_dims(states, set)?;
     if !(opts.tol_rel.is_finite() && opts.tol_rel >= 0.0) {
-        return Err(Error::param("tol", format!("must be finite and >= 0, got {}", opts.tol_rel)));
+        return Err(Error::param(
+            "tol",
+            format!("must be finite and >= 0, got {}", opts.tol_rel),
+        ));
     }
     if let Some(t) = opts.tol_abs {
         if !(t.is_finite() && t >= 0.0) {
@@ -404,7 +407,9 @@ pub fn pessimistic_policy(
             .filter(|&c| c <= ROUND_ENUMERATE);
         let add = |g: &mut [f64], s: usize, a: usize, sign: f64| {
             let rho = states.rho(s);
-            g.iter_mut().zip(states.feature(s, a)).for_each(|(gj, f)| *gj += sign * rho * f);
+            g.iter_mut()
+                .zip(states.feature(s, a))
+                .for_each(|(gj, f)| *gj += sign * rho * f);
         };
         match combos {
             Some(total) => {
@@ -432,10 +437,16 @@ pub fn pessimistic_policy(
             None => {
                 // State by state, the others at their mixed contribution.
                 for f in &frac {
-                    g_det.iter_mut().zip(&f.2).for_each(|(gj, m)| *gj += states.rho(f.0) * m);
+                    g_det
+                        .iter_mut()
+                        .zip(&f.2)
+                        .for_each(|(gj, m)| *gj += states.rho(f.0) * m);
                 }
                 for f in &frac {
-                    g_det.iter_mut().zip(&f.2).for_each(|(gj, m)| *gj -= states.rho(f.0) * m);
+                    g_det
+                        .iter_mut()
+                        .zip(&f.2)
+                        .for_each(|(gj, m)| *gj -= states.rho(f.0) * m);
                     let mut best = (f64::NEG_INFINITY, f.1[0]);
                     for &a in &f.1 {
                         let mut gc = g_det.clone();

@@ -126,10 +126,16 @@ impl InnerSolver {
             return Err(Error::param("d", "the sum-zero plane needs d >= 2"));
         }
         if c.iter().chain(m).any(|v| !v.is_finite()) {
-            return Err(Error::param("theta", "confidence-set centre or matrix has a non-finite entry"));
+            return Err(Error::param(
+                "theta",
+                "confidence-set centre or matrix has a non-finite entry",
+            ));
         }
         if !(gamma.is_finite() && gamma >= 0.0) {
-            return Err(Error::param("confidence-radius", format!("must be finite and >= 0, got {gamma}")));
+            return Err(Error::param(
+                "confidence-radius",
+                format!("must be finite and >= 0, got {gamma}"),
+            ));
         }
         if let Some(b) = ball {
             crate::error::check_radius(b)?;
@@ -216,14 +222,23 @@ impl InnerSolver {
                     let nu = root_decreasing(el, e0, 1.0 / s.lam[k - 1]).ok_or_else(|| {
                         Error::Numerical("confidence set: nearest point to the origin not found".into())
                     })?;
-                    s.lam.iter().zip(&s.chat).map(|(l, c)| nu * l * c / (1.0 + nu * l)).collect()
+                    s.lam
+                        .iter()
+                        .zip(&s.chat)
+                        .map(|(l, c)| nu * l * c / (1.0 + nu * l))
+                        .collect()
                 };
                 let rho = dot(&near, &near).sqrt();
                 if rho >= b * (1.0 - 1e-9) || s.r == 0.0 {
                     return Ok(Err(Emptiness::BallMissesEllipsoid(rho)));
                 }
                 // Strictly interior: move from the nearest point towards the ellipsoid centre.
-                let dist: f64 = near.iter().zip(&s.chat).map(|(a, c)| (c - a) * (c - a)).sum::<f64>().sqrt();
+                let dist: f64 = near
+                    .iter()
+                    .zip(&s.chat)
+                    .map(|(a, c)| (c - a) * (c - a))
+                    .sum::<f64>()
+                    .sqrt();
                 let tau = (0.5 * (b - rho) / dist).min(0.5);
                 s.slater = near.iter().zip(&s.chat).map(|(a, c)| a + tau * (c - a)).collect();
             }
@@ -316,7 +331,11 @@ impl InnerSolver {
             }
             let disc = (b * b - a * c0).max(0.0);
             // (−b + √disc)/a computed without cancellation: = −c0/(b + √disc) when b > 0.
-            let t = if b > 0.0 { -c0 / (b + disc.sqrt()) } else { (-b + disc.sqrt()) / a };
+            let t = if b > 0.0 {
+                -c0 / (b + disc.sqrt())
+            } else {
+                (-b + disc.sqrt()) / a
+            };
             t.clamp(0.0, 1.0)
         };
         let mut tau: f64 = 1.0;

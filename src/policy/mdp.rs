@@ -75,9 +75,8 @@ impl Mdp<'_> {
                 self.initial.len()
             )));
         }
-        let prob_ok = |p: &[f64]| {
-            p.iter().all(|x| x.is_finite() && *x >= 0.0) && (p.iter().sum::<f64>() - 1.0).abs() <= 1e-9
-        };
+        let prob_ok =
+            |p: &[f64]| p.iter().all(|x| x.is_finite() && *x >= 0.0) && (p.iter().sum::<f64>() - 1.0).abs() <= 1e-9;
         if !prob_ok(self.initial) {
             return Err(Error::param("initial", "is not a probability vector"));
         }
@@ -179,11 +178,21 @@ pub fn pessimistic_mdp_policy(
 ) -> Result<MdpPolicyReport> {
     mdp.validate()?;
     if mdp.d != set.dim() {
-        return Err(Error::Shape(format!("MDP features have d = {}, theta has {}", mdp.d, set.dim())));
+        return Err(Error::Shape(format!(
+            "MDP features have d = {}, theta has {}",
+            mdp.d,
+            set.dim()
+        )));
     }
     let v = match v {
         Some(v) if v.len() == mdp.d => v.to_vec(),
-        Some(v) => return Err(Error::Shape(format!("reference has {} entries, expected {}", v.len(), mdp.d))),
+        Some(v) => {
+            return Err(Error::Shape(format!(
+                "reference has {} entries, expected {}",
+                v.len(),
+                mdp.d
+            )))
+        }
         None => vec![0.0; mdp.d],
     };
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();

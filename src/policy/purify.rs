@@ -30,7 +30,10 @@ pub struct PurifyStats {
 
 /// Number of states with at least two actions of positive probability.
 pub fn randomized_states(probs: &[f64], a: usize) -> usize {
-    probs.chunks_exact(a).filter(|r| r.iter().filter(|&&p| p > 0.0).count() > 1).count()
+    probs
+        .chunks_exact(a)
+        .filter(|r| r.iter().filter(|&&p| p > 0.0).count() > 1)
+        .count()
 }
 
 struct Work<'a> {

@@ -34,7 +34,10 @@ fn check_eta(eta: f64) -> Result<()> {
     if eta > 0.0 && eta < 1.0 {
         Ok(())
     } else {
-        Err(Error::param("eta", format!("failure probability must be in (0, 1), got {eta}")))
+        Err(Error::param(
+            "eta",
+            format!("failure probability must be in (0, 1), got {eta}"),
+        ))
     }
 }
 
@@ -177,7 +180,10 @@ fn check_xmax(x: f64) -> Result<()> {
     if x.is_finite() && x > 0.0 {
         Ok(())
     } else {
-        Err(Error::param("x-max", format!("max row norm must be finite and > 0, got {x}")))
+        Err(Error::param(
+            "x-max",
+            format!("max row norm must be finite and > 0, got {x}"),
+        ))
     }
 }
 
@@ -199,7 +205,10 @@ pub fn local_radius(p: &LocalRadius) -> Result<Calibration> {
     check_xmax(p.x_max)?;
     check_nd(p.n, p.d)?;
     if !(p.corruption >= 0.0 && p.corruption < 0.5) {
-        return Err(Error::param("corruption", format!("must be in [0, 1/2), got {}", p.corruption)));
+        return Err(Error::param(
+            "corruption",
+            format!("must be in [0, 1/2), got {}", p.corruption),
+        ));
     }
     let c = match p.eps {
         None => 1.0,
@@ -293,7 +302,12 @@ pub fn objpert_radius(p: &ObjPertRadius) -> Result<Calibration> {
         radius: p.multiplier * (t1 + t2),
         gamma,
         rule: "objective perturbation radius (derived in privpref::policy::radius)",
-        terms: vec![("f_stat", f_stat), ("f_noise", f_noise), ("2f/gamma", t1), ("B sqrt(4 lambda + beta/(gamma n))", t2)],
+        terms: vec![
+            ("f_stat", f_stat),
+            ("f_noise", f_noise),
+            ("2f/gamma", t1),
+            ("B sqrt(4 lambda + beta/(gamma n))", t2),
+        ],
     })
 }
 

@@ -76,7 +76,10 @@ impl<'a> StateActions<'a> {
         let mut weight_sum = n as f64;
         if let Some(w) = weights {
             if w.len() != n {
-                return Err(Error::Shape(format!("weights have {} entries, expected n = {n}", w.len())));
+                return Err(Error::Shape(format!(
+                    "weights have {} entries, expected n = {n}",
+                    w.len()
+                )));
             }
             for (row, &v) in w.iter().enumerate() {
                 let kind = if !v.is_finite() {
@@ -96,7 +99,10 @@ impl<'a> StateActions<'a> {
             }
             weight_sum = w.iter().sum();
             if !(weight_sum > 0.0 && weight_sum.is_finite()) {
-                return Err(Error::param("weights", format!("must have a finite positive sum, got {weight_sum}")));
+                return Err(Error::param(
+                    "weights",
+                    format!("must have a finite positive sum, got {weight_sum}"),
+                ));
             }
         }
         Ok(StateActions {

@@ -44,16 +44,25 @@ pub struct BanditConfig {
 impl BanditConfig {
     fn validate(&self) -> Result<()> {
         if self.d < 2 || self.rare_dim == 0 || self.rare_dim >= self.d {
-            return Err(Error::param("rare_dim", format!("need 1 <= k < d, got k = {}, d = {}", self.rare_dim, self.d)));
+            return Err(Error::param(
+                "rare_dim",
+                format!("need 1 <= k < d, got k = {}, d = {}", self.rare_dim, self.d),
+            ));
         }
         if self.actions < 3 || self.rare_actions == 0 || self.rare_actions + 2 > self.actions {
             return Err(Error::param(
                 "rare_actions",
-                format!("need A >= 3 and 1 <= A_rare <= A - 2, got A = {}, A_rare = {}", self.actions, self.rare_actions),
+                format!(
+                    "need A >= 3 and 1 <= A_rare <= A - 2, got A = {}, A_rare = {}",
+                    self.actions, self.rare_actions
+                ),
             ));
         }
         if !(self.rare_weight > 0.0 && self.rare_weight <= 1.0) {
-            return Err(Error::param("rare_weight", format!("must be in (0, 1], got {}", self.rare_weight)));
+            return Err(Error::param(
+                "rare_weight",
+                format!("must be in (0, 1], got {}", self.rare_weight),
+            ));
         }
         Ok(())
     }
@@ -108,13 +117,23 @@ impl BanditConfig {
     ///
     /// # Errors
     /// Invalid configuration, `p_rare ∉ [0, 1]`, `theta` of the wrong length.
-    pub fn preferences<R: Rng + ?Sized>(&self, n: usize, p_rare: f64, theta: &[f64], rng: &mut R) -> Result<PairwiseData> {
+    pub fn preferences<R: Rng + ?Sized>(
+        &self,
+        n: usize,
+        p_rare: f64,
+        theta: &[f64],
+        rng: &mut R,
+    ) -> Result<PairwiseData> {
         self.validate()?;
         if !(0.0..=1.0).contains(&p_rare) {
             return Err(Error::param("p_rare", format!("must be in [0, 1], got {p_rare}")));
         }
         if theta.len() != self.d || n == 0 {
-            return Err(Error::Shape(format!("theta has {} entries (d = {}), n = {n}", theta.len(), self.d)));
+            return Err(Error::Shape(format!(
+                "theta has {} entries (d = {}), n = {n}",
+                theta.len(),
+                self.d
+            )));
         }
         let d = self.d;
         let common = self.actions - self.rare_actions;
