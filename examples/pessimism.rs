@@ -50,8 +50,8 @@ fn main() -> Result<(), privpref::Error> {
         ));
         if mult == mults[0] {
             tables.push_str(&format!(
-        "Design (`privpref::sim::bandit`, `privpref::experiments::pessimism`): d = {}, A = {} actions of which {} rare, rare block of {} directions (weight {}), ‖θ*‖ = {} uniform direction, Θ_B = ball B = {}; the behaviour policy compares a rare action with probability p_rare = {}; {} public states; v = mean feature of the uniform policy over common actions (public). Local ε = {}, central (ε, δ) = ({}, 1/(2n²)), η = {}; radii: the explicit ones of `policy::radius` times each table's multiplier. {} repetitions; SubOpt = J(π*) − J(π) with θ* on the public states; mean ± standard error.\n\n",
-        b.d, b.actions, b.rare_actions, b.rare_dim, b.rare_weight, cfg.theta_norm, cfg.radius, cfg.p_rare, cfg.states,
+        "Design (`privpref::sim::bandit`, `privpref::experiments::pessimism`): d = {}, A = {} actions of which {} rare, rare block of {} directions (weight {}, shared direction m = {}), ‖θ*‖ = {} (uniform direction, rare-block part turned to +e₁ when `covered_optimum` = {}: rare actions worse in truth), Θ_B = ball B = {}; the behaviour policy compares a rare action with probability p_rare = {}; {} public states; v = mean feature of the uniform policy over common actions (public). Local ε = {}, central (ε, δ) = ({}, 1/(2n²)), η = {}; radii: the explicit ones of `policy::radius` times each table's multiplier. {} repetitions; SubOpt = J(π*) − J(π) with θ* on the public states; mean ± standard error.\n\n",
+        b.d, b.actions, b.rare_actions, b.rare_dim, b.rare_weight, b.rare_mean, cfg.theta_norm, cfg.covered_optimum, cfg.radius, cfg.p_rare, cfg.states,
         cfg.eps_local, cfg.eps_central, cfg.eta, cfg.reps
     ));
         }

@@ -5,8 +5,10 @@
 //! * features `φ(s, a) ∈ ℝ^d`, `‖φ‖ = 1`. The first `d − k` coordinates are the *common* block,
 //!   the last `k` the *rare* block. Common actions (`a < A − A_rare`) have
 //!   `φ = (u, 0)`, `u` uniform on the unit sphere of the common block; rare actions have
-//!   `φ = (√(1 − w²) u, w r)`, `r` uniform on the unit sphere of the rare block (`w` =
-//!   `rare_weight`);
+//!   `φ = (√(1 − w²) u, w r)`, `r = v/‖v‖`, `v = −m e₁ + (1 − m) z`, `z` uniform on the unit
+//!   sphere of the rare block, `e₁` its first axis (`w` = `rare_weight`, `m` = `rare_mean`;
+//!   `m = 0`: `r` uniform; `m > 0`: rare actions share the direction `−e₁`, so a `θ*` with a
+//!   positive `e₁` component makes them worse in truth);
 //! * the preference data (private) is collected by a behaviour policy that compares two distinct
 //!   common actions with probability `1 − p_rare` and a common with a rare action with
 //!   probability `p_rare` (uniformly within each group), on fresh states:
@@ -39,6 +41,8 @@ pub struct BanditConfig {
     pub rare_dim: usize,
     /// Weight `w ∈ (0, 1]` of the rare block in rare actions' features.
     pub rare_weight: f64,
+    /// Shared direction `m ∈ [0, 1]` of the rare block (module docs).
+    pub rare_mean: f64,
 }
 
 impl BanditConfig {
@@ -56,6 +60,12 @@ impl BanditConfig {
                     "need A >= 3 and 1 <= A_rare <= A - 2, got A = {}, A_rare = {}",
                     self.actions, self.rare_actions
                 ),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.rare_mean) {
+            return Err(Error::param(
+                "rare_mean",
+                format!("must be in [0, 1], got {}", self.rare_mean),
             ));
         }
         if !(self.rare_weight > 0.0 && self.rare_weight <= 1.0) {
@@ -94,7 +104,11 @@ impl BanditConfig {
                 let s = (1.0 - w * w).sqrt();
                 row[..dc].iter_mut().for_each(|v| *v *= s);
                 Self::unit(k, rng, &mut row[dc..]);
-                row[dc..].iter_mut().for_each(|v| *v *= w);
+                let m = self.rare_mean;
+                row[dc..].iter_mut().for_each(|v| *v *= 1.0 - m);
+                row[dc] -= m;
+                let nr = row[dc..].iter().map(|v| v * v).sum::<f64>().sqrt();
+                row[dc..].iter_mut().for_each(|v| *v *= w / nr);
             }
         }
     }
@@ -200,6 +214,7 @@ mod tests {
             rare_actions: 2,
             rare_dim: 2,
             rare_weight: 0.8,
+            rare_mean: 0.0,
         };
         let phi = cfg.states(10, &mut simulation_rng(1)).unwrap();
         for (i, row) in phi.chunks_exact(6).enumerate() {

@@ -148,7 +148,11 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
     // Θ_B.
     let set_name = match &a.set {
         Some(s) => s.clone(),
-        None => res.get("constraint").and_then(Value::as_str).unwrap_or("none").to_string(),
+        None => res
+            .get("constraint")
+            .and_then(Value::as_str)
+            .unwrap_or("none")
+            .to_string(),
     };
     let radius_b = a.radius.or_else(|| res.get("radius").and_then(Value::as_f64));
     let set_kind = FeasibleSet::parse(
@@ -179,7 +183,11 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
         for r in rows {
             let r = r.as_array().ok_or_else(|| io(p, "`covariance` rows must be arrays"))?;
             for x in r {
-                m.push(x.as_f64().filter(|f| f.is_finite()).ok_or_else(|| io(p, "non-finite covariance entry"))?);
+                m.push(
+                    x.as_f64()
+                        .filter(|f| f.is_finite())
+                        .ok_or_else(|| io(p, "non-finite covariance entry"))?,
+                );
             }
         }
         if rows.len() != d || m.len() != d * d {
@@ -303,12 +311,18 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
     let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
     let st = StateActions::new(&phi, n, na, d, weights.as_deref())?;
     if a.reference_actions.is_some() && a.reference_vector.is_some() {
-        return Err(Error::param("reference-vector", "give at most one of --reference-actions and --reference-vector"));
+        return Err(Error::param(
+            "reference-vector",
+            "give at most one of --reference-actions and --reference-vector",
+        ));
     }
     let ref_actions: Option<Vec<u32>> = match &a.reference_actions {
         Some(p) => {
             if na > 256 {
-                return Err(Error::param("reference-actions", "supported for at most 256 actions per state"));
+                return Err(Error::param(
+                    "reference-actions",
+                    "supported for at most 256 actions per state",
+                ));
             }
             Some(npy::read_labels(p, na as u32)?.into_iter().map(u32::from).collect())
         }
