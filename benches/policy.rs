@@ -95,7 +95,11 @@ fn bench(c: &mut Criterion) {
     let pass_ns = common::mean_ns("policy/greedy_pass");
     // Whole solves, with the peak resident memory of the solve.
     let solves = get("PRIVPREF_BENCH_SOLVES", 1).max(1);
-    let opts = PolicyOptions::default();
+    // The strict criterion: gap ≤ 1e-6·max(|Ĵ|, upper bound), no absolute floor.
+    let opts = PolicyOptions {
+        tol_abs: Some(0.0),
+        ..PolicyOptions::default()
+    };
     let mut rows = Vec::new();
     let mut last = None;
     for _ in 0..solves {

@@ -19,7 +19,11 @@
 //! (recomputed in every pass). So `gap_t = min_{τ ≤ t} h(θ_τ) − L_t` (and `min(·, 0)` when
 //! `0 ∈ C`) bounds `max Ĵ − Ĵ(π_t)`; it is at most the classical FW gap plus the inner gap.
 //! Stop when `gap ≤ tol_rel·max(|L_t|, |U_t|)` or `gap ≤ tol_abs` (default
-//! `1e-12·R_C·(Σ_s ρ_s max_a‖φ(s,a)‖ + ‖v‖)`, the range of the objective).
+//! `tol_rel·R_C·(Σ_s ρ_s max_a‖φ(s,a)‖ + ‖v‖)`, i.e. relative to the range of the objective:
+//! when the optimum is at or near 0 — typically `θ = 0 ∈ C` and the reference is attainable, so
+//! no policy is certifiably better than the reference — a gap relative to `|Ĵ|` cannot be met,
+//! and Frank–Wolfe approaches the kink of `Ĵ` at `g = 0` only at rate `O(1/t)`). Pass
+//! `tol_abs = Some(0.0)` for the strict relative criterion. `range` is reported.
 //!
 //! **Deterministic policy.** [`purify`](super::purify::purify) leaves at most `d` randomised
 //! states with the same `g`; they are rounded to the combination of support actions that
@@ -45,7 +49,7 @@ use std::time::{Duration, Instant};
 pub struct PolicyOptions {
     /// Relative duality-gap tolerance (default `1e-6`).
     pub tol_rel: f64,
-    /// Absolute gap tolerance; `None`: `1e-12 ×` the objective's range (module docs).
+    /// Absolute gap tolerance; `None`: `tol_rel ×` the objective's range (module docs).
     pub tol_abs: Option<f64>,
     /// Maximum passes over the data in the Frank–Wolfe phase (default 2000).
     pub max_passes: usize,
@@ -102,6 +106,8 @@ pub struct PolicyReport {
     pub gap: f64,
     /// `gap / max(|value|, |upper_bound|)`.
     pub rel_gap: f64,
+    /// The objective's range `R_C·(Σ_s ρ_s max_a‖φ(s,a)‖ + ‖v‖)` (`|Ĵ(π)| ≤ range`).
+    pub range: f64,
     /// Why the Frank–Wolfe phase stopped.
     pub termination: PolicyTermination,
     /// Frank–Wolfe iterations.
@@ -275,7 +281,7 @@ pub fn pessimistic_policy(
     };
     let r_c = set.max_norm_bound();
     let scale = r_c * (s0.max_norm / w + dot(&v, &v).sqrt());
-    let tol_abs = opts.tol_abs.unwrap_or(1e-12 * scale);
+    let tol_abs = opts.tol_abs.unwrap_or(opts.tol_rel * scale);
     let mut probs = vec![0.0; n * na];
     for (s, &a) in actions.iter().enumerate() {
         probs[s * na + a as usize] = 1.0;
@@ -470,6 +476,7 @@ pub fn pessimistic_policy(
         upper_bound: upper,
         gap,
         rel_gap,
+        range: scale,
         termination,
         iterations,
         passes,

@@ -8,7 +8,7 @@
 //!   `φ = (√(1 − w²) u, w r)`, `r = v/‖v‖`, `v = −m e₁ + (1 − m) z`, `z` uniform on the unit
 //!   sphere of the rare block, `e₁` its first axis (`w` = `rare_weight`, `m` = `rare_mean`;
 //!   `m = 0`: `r` uniform; `m > 0`: rare actions share the direction `−e₁`, so a `θ*` with a
-//!   positive `e₁` component makes them worse in truth);
+//!   positive `e₁` component makes them worse in truth; `r = −e₁` in the null event `v = 0`);
 //! * the preference data (private) is collected by a behaviour policy that compares two distinct
 //!   common actions with probability `1 − p_rare` and a common with a rare action with
 //!   probability `p_rare` (uniformly within each group), on fresh states:
@@ -108,7 +108,13 @@ impl BanditConfig {
                 row[dc..].iter_mut().for_each(|v| *v *= 1.0 - m);
                 row[dc] -= m;
                 let nr = row[dc..].iter().map(|v| v * v).sum::<f64>().sqrt();
-                row[dc..].iter_mut().for_each(|v| *v *= w / nr);
+                if nr > 0.0 {
+                    row[dc..].iter_mut().for_each(|v| *v *= w / nr);
+                } else {
+                    // v = 0 (possible for k = 1, m = ½): the shared direction −e₁.
+                    row[dc..].iter_mut().for_each(|v| *v = 0.0);
+                    row[dc] = -w;
+                }
             }
         }
     }

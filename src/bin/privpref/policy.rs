@@ -69,9 +69,13 @@ pub struct PolicyArgs {
     /// η = 0: the greedy policy of θ̂ only (no Frank–Wolfe).
     #[arg(long)]
     pub greedy: bool,
-    /// Relative duality-gap tolerance.
+    /// Relative duality-gap tolerance (relative to max(|Ĵ|, upper bound), or to the
+    /// objective's range when the optimum is near 0; see privpref::policy).
     #[arg(long, default_value_t = 1e-6)]
     pub tol: f64,
+    /// Require the gap relative to |Ĵ| only (no range floor).
+    #[arg(long)]
+    pub strict_gap: bool,
     /// Maximum passes over the states.
     #[arg(long, default_value_t = 2000)]
     pub max_passes: usize,
@@ -339,6 +343,7 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
     }
     let opts = PolicyOptions {
         tol_rel: a.tol,
+        tol_abs: if a.strict_gap { Some(0.0) } else { None },
         max_passes: a.max_passes,
         par: Par::Rayon,
         ..PolicyOptions::default()
@@ -385,6 +390,8 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
                 "upper_bound": r.upper_bound,
                 "gap": r.gap,
                 "rel_gap": r.rel_gap,
+                "objective_range": r.range,
+                "gap_over_range": r.gap / r.range,
                 "termination": r.termination.as_str(),
                 "converged": conv,
                 "iterations": r.iterations,
