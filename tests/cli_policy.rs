@@ -28,11 +28,18 @@ impl Drop for TempDir {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privpref")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_privpref"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn one_line_error(o: &Output) -> String {
-    assert!(!o.status.success(), "expected failure, got success: {}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        !o.status.success(),
+        "expected failure, got success: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let e = String::from_utf8_lossy(&o.stderr).to_string();
     assert_eq!(e.trim_end().lines().count(), 1, "stderr must be one line: {e:?}");
     assert!(e.starts_with("privpref: "), "{e}");
@@ -94,7 +101,19 @@ fn local_fit_pessimistic_and_greedy() {
     // than v = 0 and Frank–Wolfe crawls to the kink of Ĵ at g = 0. It stops at --max-passes
     // with exit code 3, the JSON written with its certified bounds.
     let out0 = dir.arg("p0.json");
-    let o = run(&["policy", "--theta", &th, "--states", &s, "--x", &x, "--max-passes", "50", "--out", &out0]);
+    let o = run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--max-passes",
+        "50",
+        "--out",
+        &out0,
+    ]);
     assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
     one_line_error(&o);
     let v0: Value = serde_json::from_str(&std::fs::read_to_string(&out0).unwrap()).unwrap();
@@ -103,7 +122,16 @@ fn local_fit_pessimistic_and_greedy() {
     assert!(v0["upper_bound"].as_f64().unwrap() <= 0.0 && v0["stochastic_value"].as_f64().unwrap() <= 0.0);
     // A tighter (non-guaranteed) set: a certified optimum.
     let v = json_of(&run(&[
-        "policy", "--theta", &th, "--states", &s, "--x", &x, "--radius-multiplier", "0.3", "--strict-gap",
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--radius-multiplier",
+        "0.3",
+        "--strict-gap",
     ]));
     assert_eq!(v["policy"], "pessimistic");
     assert_eq!(v["radius_multiplier"], 0.3);
@@ -116,7 +144,10 @@ fn local_fit_pessimistic_and_greedy() {
     assert_eq!(v["set_used"], "ball");
     let ub = v["upper_bound"].as_f64().unwrap();
     assert!(v["stochastic_value"].as_f64().unwrap() <= ub + 1e-12);
-    assert!(v["value"].as_f64().unwrap() >= v["greedy_value"].as_f64().unwrap() - 1e-9 - v["rounding_bound"].as_f64().unwrap());
+    assert!(
+        v["value"].as_f64().unwrap()
+            >= v["greedy_value"].as_f64().unwrap() - 1e-9 - v["rounding_bound"].as_f64().unwrap()
+    );
     // Greedy switch.
     let g = json_of(&run(&["policy", "--theta", &th, "--states", &s, "--x", &x, "--greedy"]));
     assert_eq!(g["policy"], "greedy");
@@ -154,23 +185,73 @@ fn private_mle_fit_needs_the_private_covariance() {
     setup(&dir);
     fit(
         &dir,
-        &["--loss", "mle", "--central", "--mechanism", "private-mle", "--eps", "1", "--delta", "1e-7", "--feature-bound", "1", "--seed", "3"],
+        &[
+            "--loss",
+            "mle",
+            "--central",
+            "--mechanism",
+            "private-mle",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-7",
+            "--feature-bound",
+            "1",
+            "--seed",
+            "3",
+        ],
     );
     let cov = dir.arg("cov.json");
     let o = run(&[
-        "covariance", "--x", &dir.arg("x.npy"), "--eps", "1", "--delta", "1e-7", "--feature-bound", "1", "--seed", "4", "--out", &cov,
+        "covariance",
+        "--x",
+        &dir.arg("x.npy"),
+        "--eps",
+        "1",
+        "--delta",
+        "1e-7",
+        "--feature-bound",
+        "1",
+        "--seed",
+        "4",
+        "--out",
+        &cov,
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (th, s) = (dir.arg("fit.json"), dir.arg("s.npy"));
     let out = dir.arg("p.json");
-    let o = run(&["policy", "--theta", &th, "--states", &s, "--covariance", &cov, "--max-passes", "100", "--out", &out]);
-    assert!(o.status.code() == Some(0) || o.status.code() == Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--covariance",
+        &cov,
+        "--max-passes",
+        "100",
+        "--out",
+        &out,
+    ]);
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert!(v["rule"].as_str().unwrap().contains("seed 001"));
     assert_eq!(v["guarantee"]["model"], "central");
     assert!(v["confidence_radius"].as_f64().unwrap() > 0.0);
     // --x is refused for a standard-DP fit (the features are private).
-    let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &s, "--x", &dir.arg("x.npy")]));
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &dir.arg("x.npy"),
+    ]));
     assert!(e.contains("private"), "{e}");
     // Without the covariance: a clear error.
     let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &s]));
@@ -185,7 +266,15 @@ fn invalid_inputs_are_one_line_errors() {
     let (th, s, x) = (dir.arg("fit.json"), dir.arg("s.npy"), dir.arg("x.npy"));
     // States of the wrong dimension.
     npy::write_f64(dir.arg("s3.npy"), &[0.0; 30], &[2, 5, 3]).unwrap();
-    let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &dir.arg("s3.npy"), "--x", &x]));
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &dir.arg("s3.npy"),
+        "--x",
+        &x,
+    ]));
     assert!(e.contains("d = 3"), "{e}");
     // A 2-D states file.
     let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &x, "--x", &x]));
@@ -194,23 +283,79 @@ fn invalid_inputs_are_one_line_errors() {
     let mut bad = vec![0.1; 2 * 5 * 4];
     bad[27] = f64::NAN;
     npy::write_f64(dir.arg("nan.npy"), &bad, &[2, 5, 4]).unwrap();
-    let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &dir.arg("nan.npy"), "--x", &x]));
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &dir.arg("nan.npy"),
+        "--x",
+        &x,
+    ]));
     assert!(e.contains("row 1") && e.contains("NaN"), "{e}");
     // Missing --x for the seed-004 rule.
     let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &s]));
     assert!(e.contains("--x"), "{e}");
     // Bad JSON, missing file, negative radius, λ = 0 with Σ = 0, reference out of range.
     std::fs::write(dir.arg("bad.json"), "{not json").unwrap();
-    one_line_error(&run(&["policy", "--theta", &dir.arg("bad.json"), "--states", &s, "--x", &x]));
-    one_line_error(&run(&["policy", "--theta", &dir.arg("none.json"), "--states", &s, "--x", &x]));
-    let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &s, "--lambda", "0.1", "--confidence-radius", "-1"]));
+    one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &dir.arg("bad.json"),
+        "--states",
+        &s,
+        "--x",
+        &x,
+    ]));
+    one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &dir.arg("none.json"),
+        "--states",
+        &s,
+        "--x",
+        &x,
+    ]));
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--lambda",
+        "0.1",
+        "--confidence-radius",
+        "-1",
+    ]));
     assert!(e.contains("confidence-radius"), "{e}");
-    let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &s, "--lambda", "0", "--confidence-radius", "0.1"]));
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--lambda",
+        "0",
+        "--confidence-radius",
+        "0.1",
+    ]));
     assert!(e.contains("positive definite"), "{e}");
     npy::write_u8(dir.arg("ref.npy"), &[7; 50]).unwrap();
-    let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &s, "--x", &x, "--reference-actions", &dir.arg("ref.npy")]));
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--reference-actions",
+        &dir.arg("ref.npy"),
+    ]));
     assert!(e.contains("label 7"), "{e}");
-    let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &s, "--x", &x, "--set", "cube"]));
+    let e = one_line_error(&run(&[
+        "policy", "--theta", &th, "--states", &s, "--x", &x, "--set", "cube",
+    ]));
     assert!(e.contains("constraint"), "{e}");
     // Exit code 2 for a malformed command line.
     let o = run(&["policy", "--theta", &th]);

@@ -283,8 +283,7 @@ impl InnerSolver {
         };
         let k = self.k;
         let mut gh = vec![0.0; k];
-        for i in 0..k {
-            let ui = u[i];
+        for (i, &ui) in u.iter().enumerate().take(k) {
             let row = &self.q[i * k..(i + 1) * k];
             for j in 0..k {
                 gh[j] += row[j] * ui;
@@ -293,7 +292,7 @@ impl InnerSolver {
         gh
     }
 
-    fn from_eig(&self, z: &[f64]) -> Vec<f64> {
+    fn eig_to_ambient(&self, z: &[f64]) -> Vec<f64> {
         let k = self.k;
         let u: Vec<f64> = (0..k).map(|i| dot(&self.q[i * k..(i + 1) * k], z)).collect();
         if self.sum_zero {
@@ -363,7 +362,7 @@ impl InnerSolver {
         let upper = dot(&z, gh);
         let ball_active = multipliers.1 > 0.0;
         InnerMin {
-            theta: self.from_eig(&z),
+            theta: self.eig_to_ambient(&z),
             upper,
             lower: lower.min(upper),
             multipliers,
@@ -392,7 +391,7 @@ impl InnerSolver {
             let z = self.slater.clone();
             let v = dot(&z, &gh);
             return InnerMin {
-                theta: self.from_eig(&z),
+                theta: self.eig_to_ambient(&z),
                 upper: v,
                 lower: v,
                 multipliers: (0.0, 0.0),

@@ -130,8 +130,8 @@ pub fn purify(st: &StateActions<'_>, probs: &mut [f64]) -> PurifyStats {
                 }
             }
             refs.insert(s, r);
-            for a in 0..na {
-                if a != r && row[a] > 0.0 {
+            for (a, &p) in row.iter().enumerate() {
+                if a != r && p > 0.0 {
                     queue.push_back((s, a));
                 }
             }
@@ -169,8 +169,8 @@ pub fn purify(st: &StateActions<'_>, probs: &mut [f64]) -> PurifyStats {
         let mut alpha = c;
         for i in (0..k).rev() {
             let mut v = alpha[i];
-            for j in i + 1..k {
-                v -= w.r[i][j] * alpha[j];
+            for (rij, aj) in w.r[i][i + 1..k].iter().zip(&alpha[i + 1..k]) {
+                v -= rij * aj;
             }
             alpha[i] = v / w.r[i][i];
         }

@@ -286,7 +286,7 @@ pub fn objpert_radius(p: &ObjPertRadius) -> Result<Calibration> {
     check_radius(p.radius)?;
     check_xmax(p.x_max)?;
     check_nd(p.n, p.d)?;
-    if !(p.noise_std.is_finite() && p.noise_std >= 0.0) || !(p.ridge.is_finite() && p.ridge >= 0.0) {
+    if !(p.noise_std.is_finite() && p.noise_std >= 0.0 && p.ridge.is_finite() && p.ridge >= 0.0) {
         return Err(Error::param("noise-std", "noise std and ridge must be finite and >= 0"));
     }
     let (nf, df) = (p.n as f64, p.d as f64);

@@ -19,7 +19,7 @@ use privpref::policy::{greedy_policy, pessimistic_policy, ConfidenceSet, PolicyO
 use privpref::privacy::{calibrate_private_mle, PrivateMleParams};
 use privpref::Error;
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `privpref policy` arguments.
 #[derive(Args)]
@@ -97,18 +97,18 @@ fn io(path: &std::path::Path, e: impl std::fmt::Display) -> Error {
     }
 }
 
-fn read_json(path: &PathBuf) -> Result<Value, Error> {
+fn read_json(path: &Path) -> Result<Value, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
     serde_json::from_str(&text).map_err(|e| io(path, format!("not valid JSON: {e}")))
 }
 
-fn num(v: &Value, key: &str, path: &PathBuf) -> Result<f64, Error> {
+fn num(v: &Value, key: &str, path: &Path) -> Result<f64, Error> {
     v.get(key)
         .and_then(Value::as_f64)
         .ok_or_else(|| io(path, format!("missing or non-numeric field `{key}`")))
 }
 
-fn float_vec(v: &Value, key: &str, path: &PathBuf) -> Result<Vec<f64>, Error> {
+fn float_vec(v: &Value, key: &str, path: &Path) -> Result<Vec<f64>, Error> {
     let arr = v
         .get(key)
         .and_then(Value::as_array)
