@@ -154,7 +154,10 @@ fn certificate_purification_and_determinism_at_moderate_size() {
     let phi = unit_features(&mut rng, n, a, d);
     let st = StateActions::new(&phi, n, a, d, None).unwrap();
     let set = random_set(&mut rng, d, 0.3, 0.02, FeasibleSet::ball(1.0).unwrap());
-    let opts = PolicyOptions::default();
+    let opts = PolicyOptions {
+        tol_abs: Some(0.0),
+        ..PolicyOptions::default()
+    };
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| pessimistic_policy(&st, &Reference::None, &set, &opts).unwrap())
