@@ -324,3 +324,22 @@ fn mdp_horizon_one_is_the_bandit_and_vertices_are_bounded_by_the_certificate() {
         assert!((a - b).abs() < 1e-12);
     }
 }
+
+#[test]
+fn no_certifiable_improvement_returns_the_reference() {
+    // Γ large: θ = 0 ∈ C, so Ĵ ≤ 0 for every policy and the reference policy (Ĵ = 0) is optimal.
+    let mut rng = simulation_rng(21);
+    let (n, a, d) = (300, 4, 5);
+    let phi = unit_features(&mut rng, n, a, d);
+    let st = StateActions::new(&phi, n, a, d, None).unwrap();
+    let set = random_set(&mut rng, d, 50.0, 0.05, FeasibleSet::ball(1.0).unwrap());
+    assert!(set.contains_origin());
+    let refa: Vec<u32> = (0..n).map(|s| (s % a) as u32).collect();
+    let r = pessimistic_policy(&st, &Reference::Actions(&refa), &set, &PolicyOptions::default()).unwrap();
+    assert_eq!(r.termination, PolicyTermination::Converged);
+    assert_eq!(r.iterations, 0);
+    assert!(r.upper_bound <= 0.0 && r.value.abs() < 1e-12, "{} {}", r.value, r.upper_bound);
+    assert_eq!(r.actions, refa);
+    // Every deterministic policy is at most 0 (spot check: the greedy one).
+    assert!(r.greedy.pessimistic_value <= 1e-12);
+}

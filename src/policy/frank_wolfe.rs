@@ -25,6 +25,12 @@
 //! and Frank–Wolfe approaches the kink of `Ĵ` at `g = 0` only at rate `O(1/t)`). Pass
 //! `tol_abs = Some(0.0)` for the strict relative criterion. `range` is reported.
 //!
+//! **No certifiable improvement.** When `θ = 0 ∈ C`, `Ĵ(π) ≤ ⟨0, g(π)⟩ = 0` for every `π`; if
+//! the reference is a policy, `Ĵ(π_ref) = 0` is then the optimum: the solver starts from `π_ref`
+//! and certifies it at the first pass (seed 004 §6.3: `max Ĵ ≥ Ĵ(π_ref) = 0`). With only a
+//! reference *vector*, the optimum may sit at the kink `g = 0`, which Frank–Wolfe approaches at
+//! rate `O(1/t)`; the gap floor relative to the objective's range covers that case.
+//!
 //! **Deterministic policy.** [`purify`](super::purify::purify) leaves at most `d` randomised
 //! states with the same `g`; they are rounded to the combination of support actions that
 //! maximises `Ĵ` (all combinations when there are at most 4096, else state by state in index
@@ -287,6 +293,23 @@ pub fn pessimistic_policy(
         probs[s * na + a as usize] = 1.0;
     }
     let mut g = g0;
+    // With θ = 0 ∈ C and a reference *policy*, max Ĵ = 0 = Ĵ(π_ref) (Ĵ ≤ ⟨0, g⟩ = 0 for every
+    // π): start from π_ref, certified optimal at the first pass (module docs).
+    let ref_probs: Option<Vec<f64>> = match *reference {
+        Reference::Actions(acts) if set.contains_origin() => {
+            let mut p = vec![0.0; n * na];
+            for (s, &a) in acts.iter().enumerate() {
+                p[s * na + a as usize] = 1.0;
+            }
+            Some(p)
+        }
+        Reference::Distribution(p) if set.contains_origin() => Some(p.to_vec()),
+        _ => None,
+    };
+    if let Some(p) = ref_probs {
+        probs = p;
+        g = vec![0.0; d];
+    }
     let mut step: Option<f64> = None;
     let mut upper = if set.contains_origin() { 0.0 } else { f64::INFINITY };
     let mut iterations = 0usize;
