@@ -128,6 +128,11 @@ fn bench(c: &mut Criterion) {
         common::cpu_name(),
         common::logical_cpus()
     ));
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.push_str(&format!(
+        "Load average at the end of the run (1, 5, 15 min): {}.\n",
+        load.split_whitespace().take(3).collect::<Vec<_>>().join(", ")
+    ));
     text.push_str(&format!(
         "Date: {}. Command: `cargo bench --bench policy` (PRIVPREF_BENCH_N={n}, A={a}, d={d}).\n\n",
         common::utc_date()
@@ -144,7 +149,8 @@ fn bench(c: &mut Criterion) {
         ));
     }
     text.push_str(&format!(
-        "| whole solve (FW + purification + rounding), best of {solves} | **{best:.2} s** |\n"
+        "| whole solve (FW + purification + rounding), best of {solves} | **{best:.2} s** ({:.0} ms per pass) |\n",
+        1e3 * best / rep.passes as f64
     ));
     text.push_str(&format!("| termination | {} |\n", rep.termination.as_str()));
     text.push_str(&format!(
