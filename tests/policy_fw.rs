@@ -338,7 +338,12 @@ fn no_certifiable_improvement_returns_the_reference() {
     let r = pessimistic_policy(&st, &Reference::Actions(&refa), &set, &PolicyOptions::default()).unwrap();
     assert_eq!(r.termination, PolicyTermination::Converged);
     assert_eq!(r.iterations, 0);
-    assert!(r.upper_bound <= 0.0 && r.value.abs() < 1e-12, "{} {}", r.value, r.upper_bound);
+    assert!(
+        r.upper_bound <= 0.0 && r.value.abs() < 1e-12,
+        "{} {}",
+        r.value,
+        r.upper_bound
+    );
     assert_eq!(r.actions, refa);
     // Every deterministic policy is at most 0 (spot check: the greedy one).
     assert!(r.greedy.pessimistic_value <= 1e-12);
