@@ -117,10 +117,28 @@ impl WithSimd for BlockPass<'_> {
         let (th, tt) = S::as_simd_f64s(self.theta);
         let mut out = PassSums::zero(d);
         let has_policy = !self.probs.is_empty();
+        let mut scores = vec![0.0; na];
         for (i, act) in self.actions.iter_mut().enumerate() {
             let s = self.lo + i;
             let w = st.raw_weight(s);
             let feats = st.state(s);
+            // All A scores once (the only full read of the state's rows).
+            let mut best = f64::NEG_INFINITY;
+            let mut arg = 0usize;
+            let mut nmax: f64 = 0.0;
+            for (a, sc) in scores.iter_mut().enumerate() {
+                let f = &feats[a * d..(a + 1) * d];
+                let v = dot(simd, f, th, tt);
+                *sc = v;
+                if v > best {
+                    best = v;
+                    arg = a;
+                }
+                if self.spec.norms {
+                    let (fh, ft) = S::as_simd_f64s(f);
+                    nmax = nmax.max(dot(simd, f, fh, ft).sqrt());
+                }
+            }
             if has_policy {
                 let row = &mut self.probs[i * na..(i + 1) * na];
                 if let Some(gamma) = self.spec.step {
@@ -136,26 +154,11 @@ impl WithSimd for BlockPass<'_> {
                     let mut sc = 0.0;
                     for (a, &p) in row.iter().enumerate() {
                         if p != 0.0 {
-                            let f = &feats[a * d..(a + 1) * d];
-                            axpy(simd, w * p, f, &mut out.policy);
-                            sc += p * dot(simd, f, th, tt);
+                            axpy(simd, w * p, &feats[a * d..(a + 1) * d], &mut out.policy);
+                            sc += p * scores[a];
                         }
                     }
                     out.policy_score += w * sc;
-                }
-            }
-            let mut best = f64::NEG_INFINITY;
-            let mut arg = 0usize;
-            let mut nmax: f64 = 0.0;
-            for a in 0..na {
-                let f = &feats[a * d..(a + 1) * d];
-                let v = dot(simd, f, th, tt);
-                if v > best {
-                    best = v;
-                    arg = a;
-                }
-                if self.spec.norms {
-                    nmax = nmax.max(dot(simd, f, S::as_simd_f64s(f).0, S::as_simd_f64s(f).1).sqrt());
                 }
             }
             *act = arg as u32;
