@@ -39,6 +39,22 @@
 //! estimator `f = softplus(u) − ŷu = coth(ε/2)·ℓ_debiased` (one code path with the debiased RR
 //! loss) and the DPO reduction `θ_true = β(θ* − θ_sft)` ([`estimator::robust`], [`sim::dpo`]).
 //! The paper experiments run from [`experiments::paper`] (`privpref experiment NAME`).
+//! ## Pessimistic policies ([`policy`])
+//!
+//! From a released `θ̂` (and covariance `Σ̃`) and a **public** state sample with `A` actions per
+//! state and features `φ(s, a)` (a borrowed dense `n × A × d` array):
+//!
+//! | piece | formula | reference |
+//! |---|---|---|
+//! | confidence set | `C = {θ ∈ Θ_B : ‖θ − θ̂‖_{Σ̃+λI} ≤ Γ}`, `Θ_B` ball / sum-zero ball / plane / none | seed 001 eq. 2, seed 004 Alg. 2 |
+//! | `λ`, `Γ` | explicit: seed 001 `√(3/2)(R1+…+R5)` with `λ = 2s_G(2√d + √(2 ln(1/η)))`; seed 004 `2f/γ + 2B√λ` with `λ = X_max² d ln(n/η)/n`; objective perturbation (derived) | [`policy::radius`] |
+//! | inner minimum | `min_C ⟨θ, u⟩ = ⟨θ̂, u⟩ − Γ‖u‖_{M⁻¹}` (ellipsoid); exact nested Lagrange multipliers when the ball binds, with a certified lower bound and a feasible minimiser | spec A §6.2 |
+//! | policy | `max_π min_C ⟨θ, g(π)⟩`, `g(π) = Σ_s ρ_s Σ_a π_s(a)φ(s,a) − v`: Frank–Wolfe (one parallel deterministic pass per iteration), certified gap `min_τ h(θ_τ) − Ĵ(π)`, purification to `≤ d` randomised states, rounding | spec A §6.3, spec B §6.4 |
+//! | greedy (`η = 0`) | `π̂(s) = argmax_a ⟨θ̂, φ(s, a)⟩` | seed 004 Alg. 2 |
+//! | MDP | `ψ(π) = E_π Σ_h φ(s_h, a_h)`, Frank–Wolfe with backward induction | seed 001 §5, spec A §6.4 |
+//!
+//! The policy is post-processing of `(θ̂, Σ̃)`; the states, weights, reference and `λ`, `Γ` must
+//! be public.
 //!
 //! ## Layers
 //! * [`data`]: borrowed, validated views ([`data::PairwiseView`]) and `.npy` I/O;
@@ -49,7 +65,8 @@
 //! * [`solver`]: exact projected Newton, projected L-BFGS and projected SGD over the same
 //!   objective, all reporting a KKT certificate ([`solver::SolveReport`]) and progress to an
 //!   optional [`solver::Observer`];
-//! * [`estimator`]: one entry point, [`estimator::fit`]; [`experiments`]: paper experiments.
+//! * [`estimator`]: one entry point, [`estimator::fit`]; [`experiments`]: paper experiments;
+//! * [`policy`]: confidence sets, exact inner minima and certified pessimistic policies.
 //!
 //! ## Guarantees
 //! * **Exactness.** Newton and L-BFGS stop on the projected-gradient (KKT) residual
@@ -99,5 +116,6 @@ pub mod experiments;
 pub mod feasible;
 pub mod model;
 pub mod objective;
+pub mod policy;
 pub mod privacy;
 pub mod solver;

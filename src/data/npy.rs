@@ -190,6 +190,32 @@ pub fn write_f64(path: impl AsRef<Path>, data: &[f64], shape: &[usize]) -> Resul
     write_any(path.as_ref(), data, shape)
 }
 
+/// A 3-D float array (C order; `float64`, or `float32` widened) as row-major values and its
+/// shape `[n, a, d]` (e.g. the `n × A × d` state-action features of `privpref policy`).
+pub fn read_array3(path: impl AsRef<Path>) -> Result<(Vec<f64>, [usize; 3])> {
+    let path = path.as_ref();
+    let npy = open(path)?;
+    let shape = npy.shape().to_vec();
+    let dims = match shape[..] {
+        [n, a, d] => [n as usize, a as usize, d as usize],
+        _ => {
+            return Err(io_err(
+                path,
+                format!("expected a 3-D array (n × A × d), found shape {shape:?}"),
+            ))
+        }
+    };
+    if npy.order() == npyz::Order::Fortran {
+        return Err(io_err(path, "expected a C-order array, found Fortran order"));
+    }
+    Ok((read_floats(path, npy)?, dims))
+}
+
+/// Writes a 1-D uint32 array.
+pub fn write_u32(path: impl AsRef<Path>, data: &[u32]) -> Result<()> {
+    write_any(path.as_ref(), data, &[data.len()])
+}
+
 /// Writes a 1-D uint8 array.
 pub fn write_u8(path: impl AsRef<Path>, data: &[u8]) -> Result<()> {
     write_any(path.as_ref(), data, &[data.len()])

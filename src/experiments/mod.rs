@@ -20,6 +20,7 @@
 pub mod central;
 pub mod machine;
 pub mod paper;
+pub mod pessimism;
 pub mod plot;
 pub mod robust;
 pub mod sgd_grid;

@@ -5,6 +5,7 @@
 //!   in the sum-zero subspace `{1ᵀθ = 0}` of `Θ_B` (Assumption 2.1(a)).
 //! * [`btl_pairs`]: BTL (logistic) preferences, `P(y = 1 | x) = σ(xᵀθ*)` (eq. 1).
 //! * [`thurstone_pairs`]: Thurstone (probit) preferences, `P(y = 1 | x) = Φ(xᵀθ*)` (§4.4).
+//! * [`bandit`]: contextual bandits with a coverage knob for pessimistic policy optimisation.
 //!
 //! Features follow §6 read literally: state–action features `φ⁰ = φ(s, a⁰)` and `φ¹ = φ(s, a¹)`
 //! are i.i.d. `N(0, I_d)` and `x = φ¹ − φ⁰ ~ N(0, 2 I_d)`; `y = 1` means `a¹` is preferred.
@@ -14,6 +15,7 @@
 //! gives bit-identical data on every platform. Simulated labels are *clear* labels; privatise
 //! them with a [`Mechanism`](crate::mechanism::Mechanism) as a separate step.
 
+pub mod bandit;
 mod btl;
 pub mod corrupt;
 pub mod dpo;

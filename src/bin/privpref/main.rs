@@ -1,5 +1,5 @@
 //! `privpref` command-line interface (DESIGN.md "CLI contract"): `fit`, `privatize`, `demo`,
-//! `covariance`.
+//! `covariance`, `policy`.
 //!
 //! `fit --central --eps E --delta D --feature-bound L [--beta B]` releases objective
 //! perturbation (seed 000 Algorithm 2) with its guarantee in the JSON; `--mechanism private-mle`
@@ -24,6 +24,7 @@
 mod central;
 mod demo;
 mod experiment;
+mod policy;
 mod progress;
 mod solver_args;
 
@@ -73,6 +74,10 @@ enum Cmd {
     /// predicted vs measured values, CSV of every repetition and SVG plots into --out-dir.
     #[command(allow_negative_numbers = true)]
     Experiment(experiment::ExperimentArgs),
+    /// Pessimistic (or --greedy) policy of a fitted θ̂ on public states S.npy (n × A × d):
+    /// Frank–Wolfe with a certified duality gap, purified and rounded to action indices.
+    #[command(allow_negative_numbers = true)]
+    Policy(Box<policy::PolicyArgs>),
 }
 
 #[derive(Args)]
@@ -432,6 +437,28 @@ fn run_covariance(a: central::CovarianceArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+fn run_policy(a: &policy::PolicyArgs) -> Result<(), Failure> {
+    let pool = pool(a.threads)?;
+    let threads = pool.current_num_threads();
+    let (mut v, converged) = pool.install(|| policy::run(a))?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert("threads".into(), json!(threads));
+    }
+    write_json(&a.out, &v)?;
+    if !converged {
+        return Err(Failure {
+            code: 3,
+            message: format!(
+                "the policy optimisation stopped without its certificate: {} (relative gap {:.3e}, tolerance {:e}); the JSON was written",
+                v["termination"].as_str().unwrap_or("?"),
+                v["rel_gap"].as_f64().unwrap_or(f64::NAN),
+                a.tol
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The exit code of a finished fit: `None` (exit 0) when converged, or when a fixed-budget
 /// algorithm ran its budget (`completed`: no certificate, and the JSON says
 /// `"converged": false`); 3 for every other termination.
@@ -530,6 +557,7 @@ fn main() -> ExitCode {
         Cmd::Demo(a) => demo::run(a).map_err(Failure::from),
         Cmd::Covariance(a) => run_covariance(a),
         Cmd::Experiment(a) => experiment::run(a).map_err(Failure::from),
+        Cmd::Policy(a) => run_policy(&a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

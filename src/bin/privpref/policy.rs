@@ -1,0 +1,422 @@
+//! `privpref policy`: the pessimistic (or greedy) policy of a fitted `θ̂` on a public state
+//! sample (seed 001 Algorithm 3, seed 004 Algorithm 2 with `η ∈ {0, 1}`; `privpref::policy`).
+//!
+//! `λ` and `Γ` come from the rule that matches the fit in `result.json` (spec explicit radii,
+//! `privpref::policy::radius`): seed 001 for `--mechanism private-mle` results (with the
+//! private covariance of `privpref covariance`), the objective-perturbation radius for
+//! `objpert` results, seed 004's for `mle` and `debiased-rr` fits (with `--x`, the public
+//! pairwise features of the fit: `Σ̂ = (1/n)Σxxᵀ` and `X_max`). `--lambda` and
+//! `--confidence-radius` override them.
+
+use clap::Args;
+use privpref::data::npy;
+use privpref::feasible::FeasibleSet;
+use privpref::par::Par;
+use privpref::policy::radius::{
+    local_radius, objpert_radius, private_mle_radius, Calibration, LocalRadius, ObjPertRadius, PrivateMleRadius,
+};
+use privpref::policy::{greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, Reference, StateActions};
+use privpref::privacy::{calibrate_private_mle, PrivateMleParams};
+use privpref::Error;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// `privpref policy` arguments.
+#[derive(Args)]
+pub struct PolicyArgs {
+    /// The JSON result of `privpref fit` (θ̂ and how it was obtained).
+    #[arg(long)]
+    pub theta: PathBuf,
+    /// Public state sample: float64 .npy of shape n × A × d (features φ(s, a)).
+    #[arg(long)]
+    pub states: PathBuf,
+    /// Private covariance JSON written by `privpref covariance` (Σ̃; required for private-mle fits).
+    #[arg(long)]
+    pub covariance: Option<PathBuf>,
+    /// The fit's pairwise features X.npy (label-DP fits only: plain Σ̂ = (1/n)Σxxᵀ and X_max).
+    #[arg(long)]
+    pub x: Option<PathBuf>,
+    /// λ of Σ + λI (default: the rule's).
+    #[arg(long)]
+    pub lambda: Option<f64>,
+    /// Confidence radius Γ (default: the rule's explicit radius).
+    #[arg(long)]
+    pub confidence_radius: Option<f64>,
+    /// Failure probability η of the radius (default 0.05).
+    #[arg(long, default_value_t = 0.05)]
+    pub eta: f64,
+    /// Multiplier of Γ (1 = the guaranteed explicit radius).
+    #[arg(long, default_value_t = 1.0)]
+    pub radius_multiplier: f64,
+    /// Multiplier of the default λ (seed 004 / objpert rules).
+    #[arg(long, default_value_t = 1.0)]
+    pub lambda_multiplier: f64,
+    /// Θ_B of the confidence set: theta-b | ball | sum-zero | none (default: the fit's constraint).
+    #[arg(long)]
+    pub set: Option<String>,
+    /// B of theta-b / ball (default: the fit's radius).
+    #[arg(long)]
+    pub radius: Option<f64>,
+    /// Reference policy: integer .npy of one action per state (v = its mean feature).
+    #[arg(long)]
+    pub reference_actions: Option<PathBuf>,
+    /// Reference vector v: float .npy of length d.
+    #[arg(long)]
+    pub reference_vector: Option<PathBuf>,
+    /// State weights ρ (non-negative float .npy of length n; default uniform).
+    #[arg(long)]
+    pub weights: Option<PathBuf>,
+    /// η = 0: the greedy policy of θ̂ only (no Frank–Wolfe).
+    #[arg(long)]
+    pub greedy: bool,
+    /// Relative duality-gap tolerance (relative to max(|Ĵ|, upper bound), or to the
+    /// objective's range when the optimum is near 0; see privpref::policy).
+    #[arg(long, default_value_t = 1e-6)]
+    pub tol: f64,
+    /// Require the gap relative to |Ĵ| only (no range floor).
+    #[arg(long)]
+    pub strict_gap: bool,
+    /// Maximum passes over the states.
+    #[arg(long, default_value_t = 2000)]
+    pub max_passes: usize,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Write the JSON here instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also write the deterministic policy as a uint32 .npy of action indices.
+    #[arg(long)]
+    pub actions_out: Option<PathBuf>,
+}
+
+fn io(path: &std::path::Path, e: impl std::fmt::Display) -> Error {
+    Error::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn read_json(path: &Path) -> Result<Value, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| io(path, format!("not valid JSON: {e}")))
+}
+
+fn num(v: &Value, key: &str, path: &Path) -> Result<f64, Error> {
+    v.get(key)
+        .and_then(Value::as_f64)
+        .ok_or_else(|| io(path, format!("missing or non-numeric field `{key}`")))
+}
+
+fn float_vec(v: &Value, key: &str, path: &Path) -> Result<Vec<f64>, Error> {
+    let arr = v
+        .get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(|| io(path, format!("missing array field `{key}`")))?;
+    arr.iter()
+        .map(|x| {
+            x.as_f64()
+                .filter(|f| f.is_finite())
+                .ok_or_else(|| io(path, format!("field `{key}` has a non-finite or non-numeric entry")))
+        })
+        .collect()
+}
+
+/// What the fit in `result.json` was.
+enum FitKind {
+    PrivateMle,
+    ObjPert,
+    Local(Option<f64>),
+    Other(String),
+}
+
+/// Runs `privpref policy` and returns the JSON (and the deterministic actions).
+pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
+    let res = read_json(&a.theta)?;
+    let theta = float_vec(&res, "theta", &a.theta)?;
+    let d = theta.len();
+    if d == 0 {
+        return Err(io(&a.theta, "`theta` is empty"));
+    }
+    let kind = match res.get("mechanism").and_then(Value::as_str) {
+        Some("private-mle") => FitKind::PrivateMle,
+        Some("objpert") => FitKind::ObjPert,
+        Some(m) => FitKind::Other(m.to_string()),
+        None => match res.get("loss").and_then(Value::as_str) {
+            Some("mle") => FitKind::Local(None),
+            Some("debiased-rr") => FitKind::Local(Some(num(&res, "eps", &a.theta)?)),
+            Some(l) => FitKind::Other(l.to_string()),
+            None => FitKind::Other("unknown".into()),
+        },
+    };
+    // Θ_B.
+    let set_name = match &a.set {
+        Some(s) => s.clone(),
+        None => res
+            .get("constraint")
+            .and_then(Value::as_str)
+            .unwrap_or("none")
+            .to_string(),
+    };
+    let radius_b = a.radius.or_else(|| res.get("radius").and_then(Value::as_f64));
+    let set_kind = FeasibleSet::parse(
+        &set_name,
+        if matches!(set_name.as_str(), "theta-b" | "ball") {
+            radius_b
+        } else {
+            None
+        },
+    )?;
+    // Σ and X_max.
+    if matches!(kind, FitKind::PrivateMle) && a.x.is_some() {
+        return Err(Error::param(
+            "x",
+            "the features are private under seed 001 (standard DP): pass the private covariance (--covariance), not --x",
+        ));
+    }
+    if a.x.is_some() && a.covariance.is_some() {
+        return Err(Error::param("covariance", "give either --covariance or --x, not both"));
+    }
+    let (sigma, x_max): (Option<Vec<f64>>, Option<f64>) = if let Some(p) = &a.covariance {
+        let c = read_json(p)?;
+        let rows = c
+            .get("covariance")
+            .and_then(Value::as_array)
+            .ok_or_else(|| io(p, "missing `covariance` (expected the output of `privpref covariance`)"))?;
+        let mut m = Vec::with_capacity(d * d);
+        for r in rows {
+            let r = r.as_array().ok_or_else(|| io(p, "`covariance` rows must be arrays"))?;
+            for x in r {
+                m.push(
+                    x.as_f64()
+                        .filter(|f| f.is_finite())
+                        .ok_or_else(|| io(p, "non-finite covariance entry"))?,
+                );
+            }
+        }
+        if rows.len() != d || m.len() != d * d {
+            return Err(Error::Shape(format!(
+                "covariance is {} values in {} rows, expected d x d = {d} x {d}",
+                m.len(),
+                rows.len()
+            )));
+        }
+        (Some(m), None)
+    } else if let Some(p) = &a.x {
+        let (x, n, dx) = npy::read_matrix(p)?;
+        if dx != d {
+            return Err(Error::Shape(format!("--x has d = {dx} columns, theta has {d}")));
+        }
+        let mut s = vec![0.0; d * d];
+        let mut xmax: f64 = 0.0;
+        for row in x.chunks_exact(d) {
+            if let Some(j) = row.iter().position(|v| !v.is_finite()) {
+                return Err(Error::param("x", format!("non-finite feature in column {j}")));
+            }
+            xmax = xmax.max(row.iter().map(|v| v * v).sum::<f64>().sqrt());
+            for i in 0..d {
+                for j in 0..=i {
+                    s[i * d + j] += row[i] * row[j];
+                }
+            }
+        }
+        for i in 0..d {
+            for j in 0..=i {
+                let v = s[i * d + j] / n.max(1) as f64;
+                s[i * d + j] = v;
+                s[j * d + i] = v;
+            }
+        }
+        (Some(s), Some(xmax))
+    } else {
+        (None, None)
+    };
+    // λ and Γ.
+    let n_fit = res.get("n").and_then(Value::as_u64).map(|v| v as usize);
+    let rule: Option<Calibration> = if a.lambda.is_some() && a.confidence_radius.is_some() {
+        None
+    } else {
+        let need_n = || n_fit.ok_or_else(|| io(&a.theta, "missing field `n`"));
+        let need_b = || radius_b.ok_or_else(|| Error::param("radius", "the radius rule needs B (--radius)"));
+        let need_x = |what: &str| {
+            x_max.ok_or_else(|| Error::param("x", format!("{what} needs the fit's features (--x) for Σ̂ and X_max, or give --lambda and --confidence-radius")))
+        };
+        Some(match &kind {
+            FitKind::PrivateMle => {
+                if sigma.is_none() {
+                    return Err(Error::param(
+                        "covariance",
+                        "a private-mle fit needs the private covariance (--covariance from `privpref covariance`)",
+                    ));
+                }
+                let g = res
+                    .get("guarantee")
+                    .filter(|g| !g.is_null())
+                    .ok_or_else(|| io(&a.theta, "private-mle result without a guarantee"))?;
+                let l = num(g, "feature_bound", &a.theta)?;
+                let mut p = PrivateMleParams::new(
+                    2.0 * num(g, "eps", &a.theta)?,
+                    2.0 * num(g, "delta", &a.theta)?,
+                    l,
+                    need_b()?,
+                    need_n()?,
+                    d,
+                );
+                p.eta = a.eta;
+                p.alpha = res.get("alpha").and_then(Value::as_f64);
+                p.accuracy = res.get("accuracy").and_then(Value::as_f64);
+                let cal = calibrate_private_mle(&p)?;
+                private_mle_radius(
+                    &cal,
+                    &PrivateMleRadius {
+                        n: need_n()?,
+                        d,
+                        feature_bound: l,
+                        radius: need_b()?,
+                        eta: a.eta,
+                        multiplier: a.radius_multiplier,
+                    },
+                )?
+            }
+            FitKind::ObjPert => objpert_radius(&ObjPertRadius {
+                n: need_n()?,
+                d,
+                x_max: need_x("the objective-perturbation radius")?,
+                radius: need_b()?,
+                noise_std: num(&res, "noise_std", &a.theta)?,
+                ridge: num(&res, "beta", &a.theta)?,
+                eta: a.eta,
+                lambda_multiplier: a.lambda_multiplier,
+                multiplier: a.radius_multiplier,
+            })?,
+            FitKind::Local(eps) => {
+                let mut p = LocalRadius::new(*eps, need_n()?, d, need_x("the seed-004 radius")?, need_b()?);
+                p.eta = a.eta;
+                p.multiplier = a.radius_multiplier;
+                p.lambda_multiplier = a.lambda_multiplier;
+                local_radius(&p)?
+            }
+            FitKind::Other(name) => {
+                return Err(Error::param(
+                    "confidence-radius",
+                    format!("no explicit radius rule for a `{name}` fit: give --lambda and --confidence-radius"),
+                ))
+            }
+        })
+    };
+    let lambda = a.lambda.or(rule.as_ref().map(|r| r.lambda)).unwrap_or(0.0);
+    let gamma = a.confidence_radius.or(rule.as_ref().map(|r| r.radius)).unwrap_or(0.0);
+    let set = ConfidenceSet::new(&theta, sigma.as_deref(), lambda, gamma, set_kind)?;
+    // States, weights, reference.
+    let (phi, [n, na, ds]) = npy::read_array3(&a.states)?;
+    if ds != d {
+        return Err(Error::Shape(format!("states have d = {ds} features, theta has {d}")));
+    }
+    let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
+    let st = StateActions::new(&phi, n, na, d, weights.as_deref())?;
+    if a.reference_actions.is_some() && a.reference_vector.is_some() {
+        return Err(Error::param(
+            "reference-vector",
+            "give at most one of --reference-actions and --reference-vector",
+        ));
+    }
+    let ref_actions: Option<Vec<u32>> = match &a.reference_actions {
+        Some(p) => {
+            if na > 256 {
+                return Err(Error::param(
+                    "reference-actions",
+                    "supported for at most 256 actions per state",
+                ));
+            }
+            Some(npy::read_labels(p, na as u32)?.into_iter().map(u32::from).collect())
+        }
+        None => None,
+    };
+    let ref_vec = a.reference_vector.as_ref().map(npy::read_vector).transpose()?;
+    let reference = match (&ref_actions, &ref_vec) {
+        (Some(r), _) => Reference::Actions(r),
+        (_, Some(v)) => Reference::Vector(v),
+        _ => Reference::None,
+    };
+    if !(a.tol.is_finite() && a.tol >= 0.0) {
+        return Err(Error::param("tol", format!("must be finite and >= 0, got {}", a.tol)));
+    }
+    let opts = PolicyOptions {
+        tol_rel: a.tol,
+        tol_abs: if a.strict_gap { Some(0.0) } else { None },
+        max_passes: a.max_passes,
+        par: Par::Rayon,
+        ..PolicyOptions::default()
+    };
+    let common = json!({
+        "lambda": lambda,
+        "confidence_radius": gamma,
+        "rule": rule.as_ref().map(|r| r.rule),
+        "radius_terms": rule.as_ref().map(|r| r.terms.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>()),
+        "curvature_gamma": rule.as_ref().map(|r| r.gamma),
+        "eta": a.eta,
+        "radius_multiplier": a.radius_multiplier,
+        "set_requested": set.requested_set().name(),
+        "set_used": set.used_set().name(),
+        "set_radius": set.used_set().radius(),
+        "set_fallback": set.fallback(),
+        "n_states": n,
+        "actions_per_state": na,
+        "d": d,
+        "guarantee": res.get("guarantee").cloned().unwrap_or(Value::Null),
+        "guarantee_note": "the policy is post-processing of the released theta (and covariance): it carries their guarantee; the states, weights and reference must be public",
+    });
+    let (mut out, actions, converged) = if a.greedy {
+        let g = greedy_policy(&st, &theta, &reference, &set, Par::Rayon)?;
+        (
+            json!({
+                "eta_switch": 0,
+                "policy": "greedy",
+                "plug_in_value": g.plug_in_value,
+                "value": g.pessimistic_value,
+            }),
+            g.actions,
+            true,
+        )
+    } else {
+        let r = pessimistic_policy(&st, &reference, &set, &opts)?;
+        let conv = r.termination == privpref::policy::PolicyTermination::Converged;
+        (
+            json!({
+                "eta_switch": 1,
+                "policy": "pessimistic",
+                "value": r.deterministic_value,
+                "stochastic_value": r.value,
+                "upper_bound": r.upper_bound,
+                "gap": r.gap,
+                "rel_gap": r.rel_gap,
+                "objective_range": r.range,
+                "gap_over_range": r.gap / r.range,
+                "termination": r.termination.as_str(),
+                "converged": conv,
+                "iterations": r.iterations,
+                "passes": r.passes,
+                "randomized_states_fw": r.randomized_fw,
+                "randomized_states_purified": r.purify.randomized_after,
+                "rounded_states": r.rounded_states,
+                "rounding_bound": r.rounding_bound,
+                "greedy_value": r.greedy.pessimistic_value,
+                "greedy_plug_in_value": r.greedy.plug_in_value,
+                "theta_min": r.theta_min,
+                "elapsed_s": r.elapsed.as_secs_f64(),
+            }),
+            r.actions,
+            conv,
+        )
+    };
+    if let (Some(o), Some(c)) = (out.as_object_mut(), common.as_object()) {
+        for (k, v) in c {
+            o.insert(k.clone(), v.clone());
+        }
+        o.insert("actions".into(), json!(actions));
+    }
+    if let Some(p) = &a.actions_out {
+        npy::write_u32(p, &actions)?;
+    }
+    Ok((out, converged))
+}

@@ -1,0 +1,520 @@
+//! Pessimistic policy optimisation (seed 001 Algorithm 3, seed 004 Algorithm 2 with `η = 1`;
+//! spec `private-mle-and-pessimism.md` §6.3, `private-robust-alignment.md` §6.4):
+//!
+//! `max_π Ĵ(π)`, `Ĵ(π) = min_{θ ∈ C} ⟨θ, g(π)⟩`, `g(π) = Σ_s ρ_s Σ_a π_s(a) φ(s, a) − v`,
+//!
+//! over stochastic policies (a product of simplices). `Ĵ` is a minimum of linear functions of
+//! `π`, hence concave; its supergradient is `ρ_s⟨θ_min(π), φ(s, a)⟩` (Danskin).
+//!
+//! **Frank–Wolfe in `g`-space.** Start at the greedy policy of `θ̂`; at iteration `t`:
+//! `θ_t = argmin_{θ ∈ C}⟨θ, g_t⟩` ([`ConfidenceSet::minimize`]); one pass over the data gives
+//! the linear-maximisation vertex — the greedy policy of `θ_t`, `s_t = g(greedy(θ_t))` — and
+//! `h(θ_t) = Σ_s ρ_s max_a ⟨θ_t, φ(s, a)⟩ − ⟨θ_t, v⟩`; then the exact line search
+//! `max_{γ ∈ [0,1]} Ĵ(g_t + γ(s_t − g_t))` (the derivative `⟨θ_min(g_t + γD), D⟩` is
+//! non-increasing; Brent's method on it), and `π ← (1 − γ)π + γ·greedy(θ_t)`, applied to the
+//! stored `n × A` policy during the next pass.
+//!
+//! **Certificate.** For every `θ ∈ C`, `max_π Ĵ(π) ≤ max_π ⟨θ, g(π)⟩ = h(θ)` (the θ-dual of
+//! spec §6.3), and the inner solver's lower bound gives `Ĵ(π_t) ≥ L_t` at the exact `g(π_t)`
+//! (recomputed in every pass). So `gap_t = min_{τ ≤ t} h(θ_τ) − L_t` (and `min(·, 0)` when
+//! `0 ∈ C`) bounds `max Ĵ − Ĵ(π_t)`; it is at most the classical FW gap plus the inner gap.
+//! Stop when `gap ≤ tol_rel·max(|L_t|, |U_t|)` or `gap ≤ tol_abs` (default
+//! `tol_rel·R_C·(Σ_s ρ_s max_a‖φ(s,a)‖ + ‖v‖)`, i.e. relative to the range of the objective:
+//! when the optimum is at or near 0 — typically `θ = 0 ∈ C` and the reference is attainable, so
+//! no policy is certifiably better than the reference — a gap relative to `|Ĵ|` cannot be met,
+//! and Frank–Wolfe approaches the kink of `Ĵ` at `g = 0` only at rate `O(1/t)`). Pass
+//! `tol_abs = Some(0.0)` for the strict relative criterion. `range` is reported.
+//!
+//! **No certifiable improvement.** When `θ = 0 ∈ C`, `Ĵ(π) ≤ ⟨0, g(π)⟩ = 0` for every `π`; if
+//! the reference is a policy, `Ĵ(π_ref) = 0` is then the optimum: the solver starts from `π_ref`
+//! and certifies it at the first pass (seed 004 §6.3: `max Ĵ ≥ Ĵ(π_ref) = 0`). With only a
+//! reference *vector*, the optimum may sit at the kink `g = 0`, which Frank–Wolfe approaches at
+//! rate `O(1/t)`; the gap floor relative to the objective's range covers that case.
+//!
+//! **Deterministic policy.** [`purify`](super::purify::purify) leaves at most `d` randomised
+//! states with the same `g`; they are rounded to the combination of support actions that
+//! maximises `Ĵ` (all combinations when there are at most 4096, else state by state in index
+//! order, each given the others' mixed contribution). The loss of rounding is at most
+//! `R_C · Σ_{rounded s} ρ_s · max_{a,b}‖φ(s,a) − φ(s,b)‖ ≤ 2 L R_C Σ ρ_s` (spec §6.3); both the
+//! certified stochastic optimum and the rounded policy's `Ĵ` are reported.
+//!
+//! **Greedy (`η = 0`).** [`greedy_policy`]: `π̂(s) = argmax_a ⟨θ̂, φ(s, a)⟩`, lowest index on ties
+//! (seed 004 Algorithm 2 with `η = 0`, seed 000 §5).
+
+use super::confidence::ConfidenceSet;
+use super::pass::{self, PassSpec};
+use super::purify::{purify, randomized_states, PurifyStats};
+use super::roots::brent;
+use super::states::{Reference, StateActions};
+use crate::error::{Error, Result};
+use crate::par::Par;
+use std::time::{Duration, Instant};
+
+/// Settings of [`pessimistic_policy`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyOptions {
+    /// Relative duality-gap tolerance (default `1e-6`).
+    pub tol_rel: f64,
+    /// Absolute gap tolerance; `None`: `tol_rel ×` the objective's range (module docs).
+    pub tol_abs: Option<f64>,
+    /// Maximum passes over the data in the Frank–Wolfe phase (default 2000).
+    pub max_passes: usize,
+    /// Purify and round to a deterministic policy (default true).
+    pub deterministic: bool,
+    /// Parallelism of the passes.
+    pub par: Par,
+}
+
+impl Default for PolicyOptions {
+    fn default() -> Self {
+        PolicyOptions {
+            tol_rel: 1e-6,
+            tol_abs: None,
+            max_passes: 2000,
+            deterministic: true,
+            par: Par::Rayon,
+        }
+    }
+}
+
+/// Why the Frank–Wolfe phase stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyTermination {
+    /// The certified gap met the tolerance.
+    Converged,
+    /// `max_passes` reached.
+    MaxPasses,
+    /// The line search made no progress (`γ = 0`) while the gap was above tolerance (the
+    /// remaining gap is at the inner solver's / rounding resolution).
+    Stalled,
+}
+
+impl PolicyTermination {
+    /// Stable name (JSON).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PolicyTermination::Converged => "converged",
+            PolicyTermination::MaxPasses => "max-passes",
+            PolicyTermination::Stalled => "stalled",
+        }
+    }
+}
+
+/// The result of [`pessimistic_policy`].
+#[derive(Debug, Clone)]
+pub struct PolicyReport {
+    /// Certified lower bound on `Ĵ(π)` of the stochastic policy (after purification, which keeps
+    /// `g`; recomputed exactly).
+    pub value: f64,
+    /// Certified upper bound on `max_π Ĵ(π)`.
+    pub upper_bound: f64,
+    /// `upper_bound − value` at the end of the Frank–Wolfe phase.
+    pub gap: f64,
+    /// `gap / max(|value|, |upper_bound|)`.
+    pub rel_gap: f64,
+    /// The objective's range `R_C·(Σ_s ρ_s max_a‖φ(s,a)‖ + ‖v‖)` (`|Ĵ(π)| ≤ range`).
+    pub range: f64,
+    /// Why the Frank–Wolfe phase stopped.
+    pub termination: PolicyTermination,
+    /// Frank–Wolfe iterations.
+    pub iterations: usize,
+    /// Passes over the `n × A × d` data, all phases included.
+    pub passes: usize,
+    /// The stochastic policy (row-major `n × A`), purified when `deterministic`.
+    pub probs: Vec<f64>,
+    /// Randomised states of the Frank–Wolfe policy.
+    pub randomized_fw: usize,
+    /// Purification statistics (zeros when not requested).
+    pub purify: PurifyStats,
+    /// `Ĵ` lower bound of the purified stochastic policy (equal to `value` up to rounding).
+    pub purified_value: f64,
+    /// The deterministic policy (purified and rounded; the greedy policy of the final `θ_min`
+    /// when `deterministic` is false).
+    pub actions: Vec<u32>,
+    /// `Ĵ` (certified lower bound) of `actions`.
+    pub deterministic_value: f64,
+    /// States rounded.
+    pub rounded_states: usize,
+    /// Bound on the loss of rounding: `R_C Σ_{rounded} ρ_s max_{a,b}‖φ(s,a) − φ(s,b)‖`.
+    pub rounding_bound: f64,
+    /// The worst-case `θ` at the final stochastic policy.
+    pub theta_min: Vec<f64>,
+    /// `g(π)` of the final stochastic policy.
+    pub g: Vec<f64>,
+    /// The greedy policy of `θ̂` (the starting point; `η = 0`).
+    pub greedy: GreedyReport,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// `max|g_FW − g(π)|` between the Frank–Wolfe recursion and the exact recomputation (drift).
+    pub drift: f64,
+}
+
+/// The greedy policy (`η = 0`) and its values.
+#[derive(Debug, Clone)]
+pub struct GreedyReport {
+    /// `argmax_a ⟨θ̂, φ(s, a)⟩`, lowest index on ties.
+    pub actions: Vec<u32>,
+    /// `⟨θ̂, g(π̂)⟩` (the plug-in value).
+    pub plug_in_value: f64,
+    /// `Ĵ(π̂)` (certified lower bound) under the confidence set.
+    pub pessimistic_value: f64,
+    /// `g(π̂)`.
+    pub g: Vec<f64>,
+}
+
+/// Largest number of roundings of the randomised states tried exhaustively.
+const ROUND_ENUMERATE: usize = 4096;
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn check_dims(states: &StateActions<'_>, set: &ConfidenceSet) -> Result<()> {
+    if states.d() != set.dim() {
+        return Err(Error::Shape(format!(
+            "states have d = {} features, theta has {}",
+            states.d(),
+            set.dim()
+        )));
+    }
+    Ok(())
+}
+
+/// The greedy (`η = 0`) policy of `theta` (one pass), with its pessimistic value under `set`.
+///
+/// # Errors
+/// Shapes, reference errors.
+pub fn greedy_policy(
+    states: &StateActions<'_>,
+    theta: &[f64],
+    reference: &Reference<'_>,
+    set: &ConfidenceSet,
+    par: Par,
+) -> Result<GreedyReport> {
+    check_dims(states, set)?;
+    if theta.len() != states.d() || theta.iter().any(|v| !v.is_finite()) {
+        return Err(Error::param("theta", "must have d finite entries"));
+    }
+    let v = states.reference_vector(reference)?;
+    let mut actions = vec![0u32; states.n()];
+    let sums = pass::run(
+        states,
+        theta,
+        &mut [],
+        &mut actions,
+        PassSpec {
+            step: None,
+            policy_sum: false,
+            norms: false,
+        },
+        par,
+    );
+    let w = states.weight_sum();
+    let g: Vec<f64> = sums.greedy.iter().zip(&v).map(|(a, b)| a / w - b).collect();
+    Ok(GreedyReport {
+        plug_in_value: dot(theta, &g),
+        pessimistic_value: set.minimize(&g).lower,
+        actions,
+        g,
+    })
+}
+
+/// `Ĵ` lower bound of a deterministic policy (sequential; for checks and small problems).
+pub fn deterministic_value(
+    states: &StateActions<'_>,
+    actions: &[u32],
+    reference: &Reference<'_>,
+    set: &ConfidenceSet,
+) -> Result<f64> {
+    let v = states.reference_vector(reference)?;
+    let g0 = states.reference_vector(&Reference::Actions(actions))?;
+    let g: Vec<f64> = g0.iter().zip(&v).map(|(a, b)| a - b).collect();
+    Ok(set.minimize(&g).lower)
+}
+
+/// Maximises `Ĵ` over stochastic policies by Frank–Wolfe with a certified gap, then purifies
+/// and rounds (module docs).
+///
+/// # Errors
+/// Shapes, invalid options, reference errors.
+pub fn pessimistic_policy(
+    states: &StateActions<'_>,
+    reference: &Reference<'_>,
+    set: &ConfidenceSet,
+    opts: &PolicyOptions,
+) -> Result<PolicyReport> {
+    let start = Instant::now();
+    check_dims(states, set)?;
+    if !(opts.tol_rel.is_finite() && opts.tol_rel >= 0.0) {
+        return Err(Error::param(
+            "tol",
+            format!("must be finite and >= 0, got {}", opts.tol_rel),
+        ));
+    }
+    if let Some(t) = opts.tol_abs {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(Error::param("tol-abs", format!("must be finite and >= 0, got {t}")));
+        }
+    }
+    if opts.max_passes == 0 {
+        return Err(Error::param("max-passes", "must be at least 1"));
+    }
+    let (n, na, d) = (states.n(), states.actions(), states.d());
+    let v = states.reference_vector(reference)?;
+    let w = states.weight_sum();
+    let par = opts.par;
+    let mut actions = vec![0u32; n];
+    // Pass 0: the greedy policy of θ̂ (starting point) and the objective's range.
+    let s0 = pass::run(
+        states,
+        set.centre(),
+        &mut [],
+        &mut actions,
+        PassSpec {
+            step: None,
+            policy_sum: false,
+            norms: true,
+        },
+        par,
+    );
+    let mut passes = 1usize;
+    let g0: Vec<f64> = s0.greedy.iter().zip(&v).map(|(a, b)| a / w - b).collect();
+    let greedy = GreedyReport {
+        actions: actions.clone(),
+        plug_in_value: dot(set.centre(), &g0),
+        pessimistic_value: set.minimize(&g0).lower,
+        g: g0.clone(),
+    };
+    let r_c = set.max_norm_bound();
+    let scale = r_c * (s0.max_norm / w + dot(&v, &v).sqrt());
+    let tol_abs = opts.tol_abs.unwrap_or(opts.tol_rel * scale);
+    let mut probs = vec![0.0; n * na];
+    for (s, &a) in actions.iter().enumerate() {
+        probs[s * na + a as usize] = 1.0;
+    }
+    let mut g = g0;
+    // With θ = 0 ∈ C and a reference *policy*, max Ĵ = 0 = Ĵ(π_ref) (Ĵ ≤ ⟨0, g⟩ = 0 for every
+    // π): start from π_ref, certified optimal at the first pass (module docs).
+    let ref_probs: Option<Vec<f64>> = match *reference {
+        Reference::Actions(acts) if set.contains_origin() => {
+            let mut p = vec![0.0; n * na];
+            for (s, &a) in acts.iter().enumerate() {
+                p[s * na + a as usize] = 1.0;
+            }
+            Some(p)
+        }
+        Reference::Distribution(p) if set.contains_origin() => Some(p.to_vec()),
+        _ => None,
+    };
+    if let Some(p) = ref_probs {
+        probs = p;
+        g = vec![0.0; d];
+    }
+    let mut step: Option<f64> = None;
+    let mut upper = if set.contains_origin() { 0.0 } else { f64::INFINITY };
+    let mut iterations = 0usize;
+    let mut drift: f64 = 0.0;
+    let (termination, lower, theta_min) = loop {
+        let inner = set.minimize(&g);
+        let sums = pass::run(
+            states,
+            &inner.theta,
+            &mut probs,
+            &mut actions,
+            PassSpec {
+                step,
+                policy_sum: true,
+                norms: false,
+            },
+            par,
+        );
+        passes += 1;
+        // Exact g(π_t) and its certified value.
+        let g_exact: Vec<f64> = sums.policy.iter().zip(&v).map(|(a, b)| a / w - b).collect();
+        drift = drift.max(g_exact.iter().zip(&g).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max));
+        g = g_exact;
+        let cur = set.minimize(&g);
+        let h = sums.max_score / w - dot(&inner.theta, &v);
+        upper = upper.min(h);
+        let lower = cur.lower;
+        let gap = (upper - lower).max(0.0);
+        if gap <= opts.tol_rel * lower.abs().max(upper.abs()) || gap <= tol_abs {
+            break (PolicyTermination::Converged, lower, cur.theta);
+        }
+        if passes >= opts.max_passes {
+            break (PolicyTermination::MaxPasses, lower, cur.theta);
+        }
+        iterations += 1;
+        let s_vec: Vec<f64> = sums.greedy.iter().zip(&v).map(|(a, b)| a / w - b).collect();
+        let dir: Vec<f64> = s_vec.iter().zip(&g).map(|(a, b)| a - b).collect();
+        let deriv = |gm: f64| -> f64 {
+            let p: Vec<f64> = g.iter().zip(&dir).map(|(a, b)| a + gm * b).collect();
+            dot(&set.minimize(&p).theta, &dir)
+        };
+        let d0 = dot(&cur.theta, &dir);
+        let gamma = if d0 <= 0.0 {
+            0.0
+        } else {
+            let d1 = deriv(1.0);
+            if d1 >= 0.0 {
+                1.0
+            } else {
+                brent(deriv, 0.0, 1.0, d0, d1)
+            }
+        };
+        if gamma <= 0.0 {
+            break (PolicyTermination::Stalled, lower, cur.theta);
+        }
+        g.iter_mut().zip(&dir).for_each(|(a, b)| *a += gamma * b);
+        step = Some(gamma);
+    };
+    let gap = (upper - lower).max(0.0);
+    let rel_gap = gap / lower.abs().max(upper.abs()).max(f64::MIN_POSITIVE);
+    let randomized_fw = randomized_states(&probs, na);
+    let mut stats = PurifyStats::default();
+    let mut purified_value = lower;
+    let mut g_pur = g.clone();
+    let mut det = Vec::with_capacity(n);
+    let mut rounded = 0usize;
+    let mut rounding_bound = 0.0;
+    let mut deterministic_value = f64::NAN;
+    if opts.deterministic {
+        stats = purify(states, &mut probs);
+        // Exact g of the purified policy (one pass).
+        let sums = pass::run(
+            states,
+            &theta_min,
+            &mut probs,
+            &mut actions,
+            PassSpec {
+                step: None,
+                policy_sum: true,
+                norms: false,
+            },
+            par,
+        );
+        passes += 1;
+        g_pur = sums.policy.iter().zip(&v).map(|(a, b)| a / w - b).collect();
+        purified_value = set.minimize(&g_pur).lower;
+        // Round the randomised states (≤ d): every combination of their support actions when
+        // there are at most `ROUND_ENUMERATE` (exact over those states), else state by state.
+        let mut g_det = g_pur.clone();
+        let mut frac: Vec<(usize, Vec<usize>, Vec<f64>)> = Vec::new();
+        for s in 0..n {
+            let row = &probs[s * na..(s + 1) * na];
+            let support: Vec<usize> = (0..na).filter(|&a| row[a] > 0.0).collect();
+            det.push(support[0] as u32);
+            if support.len() == 1 {
+                continue;
+            }
+            let rho = states.rho(s);
+            let mean: Vec<f64> = (0..d)
+                .map(|j| support.iter().map(|&a| row[a] * states.feature(s, a)[j]).sum())
+                .collect();
+            // Remove the state's mixed contribution; it is added back for the chosen action.
+            g_det.iter_mut().zip(&mean).for_each(|(gj, m)| *gj -= rho * m);
+            let mut diam: f64 = 0.0;
+            for &a in &support {
+                for &b in &support {
+                    let dist: f64 = states
+                        .feature(s, a)
+                        .iter()
+                        .zip(states.feature(s, b))
+                        .map(|(x, y)| (x - y) * (x - y))
+                        .sum::<f64>()
+                        .sqrt();
+                    diam = diam.max(dist);
+                }
+            }
+            rounding_bound += r_c * rho * diam;
+            frac.push((s, support, mean));
+        }
+        rounded = frac.len();
+        let combos = frac
+            .iter()
+            .try_fold(1usize, |acc, f| acc.checked_mul(f.1.len()))
+            .filter(|&c| c <= ROUND_ENUMERATE);
+        let add = |g: &mut [f64], s: usize, a: usize, sign: f64| {
+            let rho = states.rho(s);
+            g.iter_mut()
+                .zip(states.feature(s, a))
+                .for_each(|(gj, f)| *gj += sign * rho * f);
+        };
+        match combos {
+            Some(total) => {
+                let mut best = (f64::NEG_INFINITY, vec![0usize; frac.len()]);
+                let mut pick = vec![0usize; frac.len()];
+                for code in 0..total {
+                    let mut c = code;
+                    let mut gc = g_det.clone();
+                    for (i, f) in frac.iter().enumerate() {
+                        pick[i] = c % f.1.len();
+                        c /= f.1.len();
+                        add(&mut gc, f.0, f.1[pick[i]], 1.0);
+                    }
+                    let val = set.minimize(&gc).lower;
+                    if val > best.0 {
+                        best = (val, pick.clone());
+                    }
+                }
+                for (i, f) in frac.iter().enumerate() {
+                    let a = f.1[best.1[i]];
+                    add(&mut g_det, f.0, a, 1.0);
+                    det[f.0] = a as u32;
+                }
+            }
+            None => {
+                // State by state, the others at their mixed contribution.
+                for f in &frac {
+                    g_det
+                        .iter_mut()
+                        .zip(&f.2)
+                        .for_each(|(gj, m)| *gj += states.rho(f.0) * m);
+                }
+                for f in &frac {
+                    g_det
+                        .iter_mut()
+                        .zip(&f.2)
+                        .for_each(|(gj, m)| *gj -= states.rho(f.0) * m);
+                    let mut best = (f64::NEG_INFINITY, f.1[0]);
+                    for &a in &f.1 {
+                        let mut gc = g_det.clone();
+                        add(&mut gc, f.0, a, 1.0);
+                        let val = set.minimize(&gc).lower;
+                        if val > best.0 {
+                            best = (val, a);
+                        }
+                    }
+                    add(&mut g_det, f.0, best.1, 1.0);
+                    det[f.0] = best.1 as u32;
+                }
+            }
+        }
+        deterministic_value = set.minimize(&g_det).lower;
+    } else {
+        det = actions.clone();
+    }
+    Ok(PolicyReport {
+        value: if opts.deterministic { purified_value } else { lower },
+        upper_bound: upper,
+        gap,
+        rel_gap,
+        range: scale,
+        termination,
+        iterations,
+        passes,
+        probs,
+        randomized_fw,
+        purify: stats,
+        purified_value,
+        actions: det,
+        deterministic_value,
+        rounded_states: rounded,
+        rounding_bound,
+        theta_min,
+        g: g_pur,
+        greedy,
+        elapsed: start.elapsed(),
+        drift,
+    })
+}

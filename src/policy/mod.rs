@@ -1,0 +1,40 @@
+//! Pessimistic policy optimisation over confidence sets (seed 001 Algorithm 3, seed 004
+//! Algorithm 2 with `η ∈ {0, 1}`, seed 000 §5; specs `private-mle-and-pessimism.md` §5–6,
+//! `private-robust-alignment.md` §6, `local-central-label-dp.md` §5).
+//!
+//! * [`radius`]: `λ` and `Γ` from the specs' explicit formulas (every constant a field);
+//! * [`ConfidenceSet`]: `C = {θ ∈ Θ_B : ‖θ − θ̂‖_{Σ̃+λI} ≤ Γ}` with `Θ_B` the ball, the
+//!   sum-zero ball, the plane or nothing, and a documented fallback when the intersection is
+//!   empty;
+//! * [`inner`]: `min_{θ ∈ C}⟨θ, u⟩` — the ellipsoid closed form `⟨θ̂, u⟩ − Γ‖u‖_{M⁻¹}` and the
+//!   exact solution when the ball binds (nested 1-D Lagrange multipliers, with a certified
+//!   lower bound and a feasible minimiser);
+//! * [`StateActions`]: the public state sample, a borrowed dense `n × A × d` array `φ(s, a)`,
+//!   weights `ρ`, reference [`Reference`];
+//! * [`pessimistic_policy`]: Frank–Wolfe over stochastic policies with a certified duality gap
+//!   (one parallel, deterministic, SIMD pass per iteration), purification to at most `d`
+//!   randomised states and rounding; [`greedy_policy`] (`η = 0`);
+//! * [`mdp`]: the finite-horizon MDP variant (seed 001 §5, spec §6.4) for tabular MDPs with
+//!   known transitions.
+//!
+//! Only public inputs enter here: `(θ̂, Σ̃)` are the private releases, everything else (states,
+//! `ρ`, `v`, `λ`, `Γ`) must be public or data-independent (spec §4.3); the policy is then
+//! post-processing and inherits the guarantee of `(θ̂, Σ̃)`.
+
+mod confidence;
+mod frank_wolfe;
+pub mod inner;
+pub mod mdp;
+mod pass;
+pub mod purify;
+pub mod radius;
+mod roots;
+mod states;
+
+pub use confidence::{ConfidenceSet, ParamSet};
+pub use frank_wolfe::{
+    deterministic_value, greedy_policy, pessimistic_policy, GreedyReport, PolicyOptions, PolicyReport,
+    PolicyTermination,
+};
+pub use inner::InnerMin;
+pub use states::{Reference, StateActions};

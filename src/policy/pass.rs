@@ -1,0 +1,237 @@
+//! The one pass over the `n × A × d` state-action features that each Frank–Wolfe iteration
+//! makes: it applies the previous step to the stored policy, accumulates the policy's mean
+//! feature, and evaluates all `A` scores `⟨θ, φ(s, a)⟩` of every state to get the greedy
+//! (linear-maximisation) policy, its mean feature and `Σ_s ρ_s max_a ⟨θ, φ(s, a)⟩`.
+//!
+//! **Determinism.** States are cut into blocks whose size depends only on `(n, A, d)`
+//! ([`Blocks`]); each block is reduced in state order with SIMD dot products / axpys of fixed
+//! lane order, and blocks are combined by the fixed-shape tree of [`crate::par`]: the same bits
+//! for any number of threads. **Memory.** Beyond the borrowed input: the policy (`n × A`
+//! probabilities and `n` action indices, both owned by the caller) and `O(d)` per block on the
+//! reduction tree (at most `O(d log(#blocks))` live at once per thread).
+
+use super::states::StateActions;
+use crate::par::{Blocks, Par};
+use pulp::{Arch, Simd, WithSimd};
+
+/// Target bytes of features per block (1 MiB: 256 states at `A = 8`, `d = 64`).
+const BLOCK_BYTES: usize = 1 << 20;
+
+/// Sums of one pass (unnormalised: multiply by `1/Σw`).
+#[derive(Debug, Clone)]
+pub(crate) struct PassSums {
+    /// `Σ_s w_s φ(s, a*(s))`, `a*` the greedy action (lowest index on ties).
+    pub greedy: Vec<f64>,
+    /// `Σ_s w_s Σ_a π_s(a) φ(s, a)` of the (updated) stored policy, when one is stored.
+    pub policy: Vec<f64>,
+    /// `Σ_s w_s max_a ⟨θ, φ(s, a)⟩`.
+    pub max_score: f64,
+    /// `Σ_s w_s ⟨θ, Σ_a π_s(a) φ(s, a)⟩`, when a policy is stored.
+    pub policy_score: f64,
+    /// `Σ_s w_s max_a ‖φ(s, a)‖`, when requested.
+    pub max_norm: f64,
+}
+
+impl PassSums {
+    fn zero(d: usize) -> Self {
+        PassSums {
+            greedy: vec![0.0; d],
+            policy: vec![0.0; d],
+            max_score: 0.0,
+            policy_score: 0.0,
+            max_norm: 0.0,
+        }
+    }
+    fn add(mut self, o: PassSums) -> PassSums {
+        self.greedy.iter_mut().zip(&o.greedy).for_each(|(a, b)| *a += b);
+        self.policy.iter_mut().zip(&o.policy).for_each(|(a, b)| *a += b);
+        self.max_score += o.max_score;
+        self.policy_score += o.policy_score;
+        self.max_norm += o.max_norm;
+        self
+    }
+}
+
+/// What a pass does besides the greedy evaluation.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PassSpec {
+    /// Apply `π_s ← (1 − γ)π_s + γ e_{a_prev(s)}` first (`a_prev` = the action buffer's content).
+    pub step: Option<f64>,
+    /// Accumulate `Σ_a π_s(a) φ(s, a)` of the stored policy.
+    pub policy_sum: bool,
+    /// Accumulate `max_a ‖φ(s, a)‖`.
+    pub norms: bool,
+}
+
+#[inline(always)]
+fn dot<S: Simd>(simd: S, x: &[f64], th: &[S::f64s], tail: &[f64]) -> f64 {
+    let (xh, xt) = S::as_simd_f64s(x);
+    let z = simd.splat_f64s(0.0);
+    let (mut c0, mut c1, mut c2, mut c3) = (z, z, z, z);
+    let mut xc = xh.chunks_exact(4);
+    let mut tc = th.chunks_exact(4);
+    for (a, b) in (&mut xc).zip(&mut tc) {
+        c0 = simd.mul_add_e_f64s(a[0], b[0], c0);
+        c1 = simd.mul_add_e_f64s(a[1], b[1], c1);
+        c2 = simd.mul_add_e_f64s(a[2], b[2], c2);
+        c3 = simd.mul_add_e_f64s(a[3], b[3], c3);
+    }
+    for (a, b) in xc.remainder().iter().zip(tc.remainder()) {
+        c0 = simd.mul_add_e_f64s(*a, *b, c0);
+    }
+    let mut s = simd.reduce_sum_f64s(simd.add_f64s(simd.add_f64s(c0, c1), simd.add_f64s(c2, c3)));
+    for (a, b) in xt.iter().zip(tail) {
+        s += a * b;
+    }
+    s
+}
+
+#[inline(always)]
+fn axpy<S: Simd>(simd: S, alpha: f64, x: &[f64], acc: &mut [f64]) {
+    let (xh, xt) = S::as_simd_f64s(x);
+    let (ah, at) = S::as_mut_simd_f64s(acc);
+    let av = simd.splat_f64s(alpha);
+    for (a, b) in ah.iter_mut().zip(xh) {
+        *a = simd.mul_add_e_f64s(av, *b, *a);
+    }
+    for (a, b) in at.iter_mut().zip(xt) {
+        *a += alpha * b;
+    }
+}
+
+struct BlockPass<'a> {
+    states: &'a StateActions<'a>,
+    theta: &'a [f64],
+    lo: usize,
+    probs: &'a mut [f64],
+    actions: &'a mut [u32],
+    spec: PassSpec,
+}
+
+impl WithSimd for BlockPass<'_> {
+    type Output = PassSums;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) -> PassSums {
+        let st = self.states;
+        let (na, d) = (st.actions(), st.d());
+        let (th, tt) = S::as_simd_f64s(self.theta);
+        let mut out = PassSums::zero(d);
+        let has_policy = !self.probs.is_empty();
+        let mut scores = vec![0.0; na];
+        for (i, act) in self.actions.iter_mut().enumerate() {
+            let s = self.lo + i;
+            let w = st.raw_weight(s);
+            let feats = st.state(s);
+            // All A scores once (the only full read of the state's rows).
+            let mut best = f64::NEG_INFINITY;
+            let mut arg = 0usize;
+            let mut nmax: f64 = 0.0;
+            for (a, sc) in scores.iter_mut().enumerate() {
+                let f = &feats[a * d..(a + 1) * d];
+                let v = dot(simd, f, th, tt);
+                *sc = v;
+                if v > best {
+                    best = v;
+                    arg = a;
+                }
+                if self.spec.norms {
+                    let (fh, ft) = S::as_simd_f64s(f);
+                    nmax = nmax.max(dot(simd, f, fh, ft).sqrt());
+                }
+            }
+            if has_policy {
+                let row = &mut self.probs[i * na..(i + 1) * na];
+                if let Some(gamma) = self.spec.step {
+                    if gamma >= 1.0 {
+                        row.iter_mut().for_each(|p| *p = 0.0);
+                        row[*act as usize] = 1.0;
+                    } else if gamma > 0.0 {
+                        row.iter_mut().for_each(|p| *p *= 1.0 - gamma);
+                        row[*act as usize] += gamma;
+                    }
+                }
+                if self.spec.policy_sum {
+                    let mut sc = 0.0;
+                    for (a, &p) in row.iter().enumerate() {
+                        if p != 0.0 {
+                            axpy(simd, w * p, &feats[a * d..(a + 1) * d], &mut out.policy);
+                            sc += p * scores[a];
+                        }
+                    }
+                    out.policy_score += w * sc;
+                }
+            }
+            *act = arg as u32;
+            out.max_score += w * best;
+            out.max_norm += w * nmax;
+            axpy(simd, w, &feats[arg * d..(arg + 1) * d], &mut out.greedy);
+        }
+        out
+    }
+}
+
+/// The blocks of a pass over `states`.
+pub(crate) fn blocks(states: &StateActions<'_>) -> Blocks {
+    Blocks::new(states.n(), states.actions() * states.d(), BLOCK_BYTES, 8)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reduce(
+    states: &StateActions<'_>,
+    theta: &[f64],
+    bl: Blocks,
+    lo: usize,
+    hi: usize,
+    probs: &mut [f64],
+    actions: &mut [u32],
+    spec: PassSpec,
+    par: Par,
+) -> PassSums {
+    if hi - lo == 1 {
+        let r = bl.range(lo);
+        return Arch::new().dispatch(BlockPass {
+            states,
+            theta,
+            lo: r.start,
+            probs,
+            actions,
+            spec,
+        });
+    }
+    let mid = lo + (hi - lo) / 2;
+    let split = bl.range(mid).start - bl.range(lo).start;
+    let (a_l, a_r) = actions.split_at_mut(split);
+    let pw = if probs.is_empty() { 0 } else { split * states.actions() };
+    let (p_l, p_r) = probs.split_at_mut(pw);
+    let (x, y) = if par == Par::Rayon {
+        rayon::join(
+            || reduce(states, theta, bl, lo, mid, p_l, a_l, spec, par),
+            || reduce(states, theta, bl, mid, hi, p_r, a_r, spec, par),
+        )
+    } else {
+        (
+            reduce(states, theta, bl, lo, mid, p_l, a_l, spec, Par::Seq),
+            reduce(states, theta, bl, mid, hi, p_r, a_r, spec, Par::Seq),
+        )
+    };
+    x.add(y)
+}
+
+/// One pass (module docs). `probs` is the stored policy (`n × A`, or empty for none);
+/// `actions` (length `n`) holds the previous greedy actions on entry (used by `spec.step`) and
+/// the new greedy actions under `theta` on exit.
+pub(crate) fn run(
+    states: &StateActions<'_>,
+    theta: &[f64],
+    probs: &mut [f64],
+    actions: &mut [u32],
+    spec: PassSpec,
+    par: Par,
+) -> PassSums {
+    assert_eq!(theta.len(), states.d());
+    assert_eq!(actions.len(), states.n());
+    assert!(probs.is_empty() || probs.len() == states.n() * states.actions());
+    let bl = blocks(states);
+    let par = par.for_bytes(states.phi().len() * 8);
+    reduce(states, theta, bl, 0, bl.count(), probs, actions, spec, par)
+}

@@ -1,0 +1,428 @@
+//! The regulariser `λ` of `M = Σ̃ + λI` and the confidence radius `Γ`, from the specs' explicit
+//! formulas: every constant is a field with the paper's (or spec's) default, nothing is hidden in
+//! an `O(·)`. Each rule returns a [`Calibration`] listing its terms.
+//!
+//! | rule | estimator | λ | Γ | source |
+//! |---|---|---|---|---|
+//! | [`private_mle_radius`] | seed 001 Alg. 1 + Alg. 2 (`θ̃`, `Σ̃`) | `2s_G(2√d + √(2 ln(1/η)))` | `√(3/2)(R1+…+R5)` | spec `private-mle-and-pessimism.md` §5 |
+//! | [`local_radius`] | MLE, debiased RR (seeds 000/004), CTL/LTC corruption | `X_max² d ln(n/η)/n` | `2f/γ + 2B√λ` | spec `private-robust-alignment.md` §5, §6.2, errata #15 |
+//! | [`objpert_radius`] | objective perturbation (seed 000 Alg. 2) | as `local_radius` | `2f/γ + B√(4λ + β/(γn))` | derived here (below) |
+//! | [`seed000_radius`] | seed 000 §5 paper form | user | `(C/γ)coth(ε/2)√((d+ln(1/η))/n) + C'√λB` | spec `local-central-label-dp.md` §5 |
+//!
+//! Never plug realised noise into `Γ` (it would leak): every input here is public.
+
+use crate::error::{check_radius, Error, Result};
+use crate::privacy::calibrate::logistic_curvature;
+use crate::privacy::PrivateMleCalibration;
+
+/// `λ`, `Γ` and the terms that make up `Γ` (names as in the spec).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    /// `λ` of `M = Σ̃ + λI`.
+    pub lambda: f64,
+    /// The radius `Γ` (after the multiplier).
+    pub radius: f64,
+    /// The curvature constant `γ` used.
+    pub gamma: f64,
+    /// The rule's name.
+    pub rule: &'static str,
+    /// `(name, value)` of each term of `Γ` before the multiplier.
+    pub terms: Vec<(&'static str, f64)>,
+}
+
+fn check_eta(eta: f64) -> Result<()> {
+    if eta > 0.0 && eta < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::param(
+            "eta",
+            format!("failure probability must be in (0, 1), got {eta}"),
+        ))
+    }
+}
+
+fn check_mult(name: &'static str, m: f64) -> Result<()> {
+    if m.is_finite() && m > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::param(name, format!("must be finite and > 0, got {m}")))
+    }
+}
+
+fn check_nd(n: usize, d: usize) -> Result<()> {
+    if n == 0 || d == 0 {
+        return Err(Error::Shape(format!("need n >= 1 and d >= 1, got n = {n}, d = {d}")));
+    }
+    Ok(())
+}
+
+/// Inputs of [`private_mle_radius`] besides the calibration of seed 001 Algorithm 1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivateMleRadius {
+    /// Sample size `n`.
+    pub n: usize,
+    /// Dimension `d`.
+    pub d: usize,
+    /// Feature bound `L` (`‖φ‖ ≤ L`).
+    pub feature_bound: f64,
+    /// `B` of `Θ_B`.
+    pub radius: f64,
+    /// Failure probability `η` (the spec's default 0.05).
+    pub eta: f64,
+    /// `F_multiplier` (default 1; `< 1` gives a tighter, non-guaranteed set).
+    pub multiplier: f64,
+}
+
+/// Spec `private-mle-and-pessimism.md` §5, explicit radius (seed 001 with errata #8, #12–#16
+/// fixed), for `θ̃` of seed 001 Algorithm 1 and `Σ̃` of Algorithm 2, `λ = cal.lambda`:
+///
+/// with `t = √d + √(2 ln(4/η))`,
+/// * `R1 = t/(γ√n) + 2B√λ` (non-private MLE error),
+/// * `R2 = B√(2α/γ)` (ridge bias, eq. 12 fixed),
+/// * `R3 = 2 s_b t/(n√(γα))` (objective noise, eq. 13 fixed),
+/// * `R4 = √(4L² + λ) ν t` (output noise, eq. 14 fixed),
+/// * `R5 = √(2β/γ)` (inexact solve),
+/// * `Γ = multiplier · √(3/2)(R1 + R2 + R3 + R4 + R5)`.
+///
+/// # Errors
+/// Invalid `η`, multiplier, `L`, `B`, `n`, `d`.
+pub fn private_mle_radius(cal: &PrivateMleCalibration, p: &PrivateMleRadius) -> Result<Calibration> {
+    check_eta(p.eta)?;
+    check_mult("radius-multiplier", p.multiplier)?;
+    check_radius(p.radius)?;
+    crate::privacy::check_feature_bound(p.feature_bound)?;
+    check_nd(p.n, p.d)?;
+    let (nf, df) = (p.n as f64, p.d as f64);
+    let t = df.sqrt() + (2.0 * (4.0 / p.eta).ln()).sqrt();
+    let (g, lam, b, l) = (cal.gamma, cal.lambda, p.radius, p.feature_bound);
+    let r1 = t / (g * nf.sqrt()) + 2.0 * b * lam.sqrt();
+    let r2 = b * (2.0 * cal.alpha / g).sqrt();
+    let r3 = 2.0 * cal.objective_noise_std * t / (nf * (g * cal.alpha).sqrt());
+    let r4 = (4.0 * l * l + lam).sqrt() * cal.output_noise_std * t;
+    let r5 = (2.0 * cal.accuracy / g).sqrt();
+    let radius = p.multiplier * 1.5f64.sqrt() * (r1 + r2 + r3 + r4 + r5);
+    Ok(Calibration {
+        lambda: lam,
+        radius,
+        gamma: g,
+        rule: "seed 001 explicit radius (spec private-mle-and-pessimism.md §5)",
+        terms: vec![("R1", r1), ("R2", r2), ("R3", r3), ("R4", r4), ("R5", r5)],
+    })
+}
+
+/// The order of corruption and local privacy (seed 004 Def. 3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CorruptionOrder {
+    /// Corruption, then randomized response.
+    Ctl,
+    /// Randomized response, then corruption (the conservative choice when the order is unknown).
+    #[default]
+    Ltc,
+}
+
+/// Inputs of [`local_radius`] (spec `private-robust-alignment.md` §5–6).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalRadius {
+    /// RR privacy level `ε` of the labels; `None` for clean labels (non-private MLE).
+    pub eps: Option<f64>,
+    /// Corruption fraction `α ∈ [0, ½)` (default 0).
+    pub corruption: f64,
+    /// CTL or LTC (default LTC).
+    pub order: CorruptionOrder,
+    /// Sample size `n`.
+    pub n: usize,
+    /// Dimension `d`.
+    pub d: usize,
+    /// `X_max = max_i ‖x_i‖` (public under label DP).
+    pub x_max: f64,
+    /// `B'` of the estimator's `Θ_{B'}` (and of `θ_true`).
+    pub radius: f64,
+    /// Failure probability (the spec's `δ`; default 0.05).
+    pub eta: f64,
+    /// Multiplier of the default `λ` (default 1).
+    pub lambda_multiplier: f64,
+    /// Multiplier of `Γ` (default 1).
+    pub multiplier: f64,
+}
+
+impl LocalRadius {
+    /// Defaults: no corruption, LTC, `η = 0.05`, multipliers 1.
+    pub fn new(eps: Option<f64>, n: usize, d: usize, x_max: f64, radius: f64) -> Self {
+        LocalRadius {
+            eps,
+            corruption: 0.0,
+            order: CorruptionOrder::Ltc,
+            n,
+            d,
+            x_max,
+            radius,
+            eta: 0.05,
+            lambda_multiplier: 1.0,
+            multiplier: 1.0,
+        }
+    }
+}
+
+/// `γ = 1/(2 + e^{X_max B} + e^{−X_max B}) = min_{|u| ≤ X_max B} σ'(u)` (spec
+/// `private-robust-alignment.md` §1, errata #1–2).
+pub fn curvature_xmax(x_max: f64, radius: f64) -> f64 {
+    logistic_curvature(x_max / 2.0, radius)
+}
+
+/// Default `λ = multiplier · X_max² d ln(n/η)/n` (spec `private-robust-alignment.md` §6.2 with
+/// errata #15: Lemma H.1 is stated for `‖x‖ ≤ 1`).
+pub fn default_lambda(n: usize, d: usize, x_max: f64, eta: f64, multiplier: f64) -> f64 {
+    let nf = n as f64;
+    multiplier * x_max * x_max * d as f64 * (nf / eta).ln().max(f64::MIN_POSITIVE) / nf
+}
+
+fn check_xmax(x: f64) -> Result<()> {
+    if x.is_finite() && x > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::param(
+            "x-max",
+            format!("max row norm must be finite and > 0, got {x}"),
+        ))
+    }
+}
+
+/// Spec `private-robust-alignment.md` §5 explicit radius for the local (RR-debiased / clean
+/// MLE) estimator of seed 004 Algorithm 1, which is seed 000's debiased RR estimator up to a
+/// positive scale (spec §4.2): `c = coth(ε/2)` (`c = 1` for clean labels),
+/// * CTL: `f = √α + ((c + 1)/2)(√d + √(2 ln(2/η)))/√n`,
+/// * LTC (and clean labels): `f = c√α + (c/2)(√d + √(2 ln(1/η)))/√n`,
+/// * `Γ = multiplier · (2f/γ + 2B√λ)`, `γ` from [`curvature_xmax`], `λ` from
+///   [`default_lambda`].
+///
+/// # Errors
+/// Invalid `ε`, `α ∉ [0, ½)`, `η`, multipliers, `X_max`, `B`, `n`, `d`.
+pub fn local_radius(p: &LocalRadius) -> Result<Calibration> {
+    check_eta(p.eta)?;
+    check_mult("radius-multiplier", p.multiplier)?;
+    check_mult("lambda-multiplier", p.lambda_multiplier)?;
+    check_radius(p.radius)?;
+    check_xmax(p.x_max)?;
+    check_nd(p.n, p.d)?;
+    if !(p.corruption >= 0.0 && p.corruption < 0.5) {
+        return Err(Error::param(
+            "corruption",
+            format!("must be in [0, 1/2), got {}", p.corruption),
+        ));
+    }
+    let c = match p.eps {
+        None => 1.0,
+        Some(e) => {
+            crate::error::check_eps(e)?;
+            1.0 / (e / 2.0).tanh()
+        }
+    };
+    let (nf, df) = (p.n as f64, p.d as f64);
+    let sa = p.corruption.sqrt();
+    let (f, name) = match (p.order, p.eps) {
+        (CorruptionOrder::Ctl, Some(_)) => (
+            sa + 0.5 * (c + 1.0) * (df.sqrt() + (2.0 * (2.0 / p.eta).ln()).sqrt()) / nf.sqrt(),
+            "f_CTL",
+        ),
+        _ => (
+            c * sa + 0.5 * c * (df.sqrt() + (2.0 * (1.0 / p.eta).ln()).sqrt()) / nf.sqrt(),
+            "f_LTC",
+        ),
+    };
+    let gamma = curvature_xmax(p.x_max, p.radius);
+    let lambda = default_lambda(p.n, p.d, p.x_max, p.eta, p.lambda_multiplier);
+    let t1 = 2.0 * f / gamma;
+    let t2 = 2.0 * p.radius * lambda.sqrt();
+    Ok(Calibration {
+        lambda,
+        radius: p.multiplier * (t1 + t2),
+        gamma,
+        rule: "seed 004 explicit radius (spec private-robust-alignment.md §5)",
+        terms: vec![(name, f), ("2f/gamma", t1), ("2B sqrt(lambda)", t2)],
+    })
+}
+
+/// Inputs of [`objpert_radius`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjPertRadius {
+    /// Sample size `n`.
+    pub n: usize,
+    /// Dimension `d`.
+    pub d: usize,
+    /// `X_max = max_i ‖x_i‖` (public under label DP).
+    pub x_max: f64,
+    /// `B` of `Θ_B`.
+    pub radius: f64,
+    /// Noise standard deviation `s_w` of `w`.
+    pub noise_std: f64,
+    /// Ridge `β` of `(β/2n)‖θ‖²`.
+    pub ridge: f64,
+    /// Failure probability `η` (default 0.05).
+    pub eta: f64,
+    /// Multiplier of the default `λ`.
+    pub lambda_multiplier: f64,
+    /// Multiplier of `Γ`.
+    pub multiplier: f64,
+}
+
+/// Radius for objective perturbation (seed 000 Algorithm 2,
+/// `θ̂ = argmin_{Θ_B} ℓ_D + (β/2n)‖θ‖² + ⟨w, θ⟩/n`, `w ~ N(0, s_w²I)`). **Derived here** (no
+/// spec gives one; seed 000 Thm D.5 hides its constants), with the proof skeleton of spec
+/// `private-robust-alignment.md` §5: optimality of `θ̂` and restricted strong convexity give
+/// `(γ/2)‖Δ‖²_{Σ_D} ≤ (‖∇ℓ_D(θ*)‖_{N⁻¹} + ‖w‖_{N⁻¹}/n)‖Δ‖_N + βB²/(2n)` with `N = Σ_D + λI`;
+/// `‖Δ‖²_{Σ_D} ≥ ‖Δ‖²_N − 4λB²`; clean labels make the score ½-sub-Gaussian and
+/// `‖w‖ ≤ s_w t` w.p. `1 − η/2` each, so with `t = √d + √(2 ln(2/η))`
+/// * `f = t/(2√n) + s_w t/(n√λ)`,
+/// * `Γ = multiplier · (2f/γ + B√(4λ + β/(γn)))` (from `x² ≤ ax + b ⇒ x ≤ a + √b`),
+///
+/// `γ` from [`curvature_xmax`], `λ` from [`default_lambda`].
+///
+/// # Errors
+/// Invalid inputs.
+pub fn objpert_radius(p: &ObjPertRadius) -> Result<Calibration> {
+    check_eta(p.eta)?;
+    check_mult("radius-multiplier", p.multiplier)?;
+    check_mult("lambda-multiplier", p.lambda_multiplier)?;
+    check_radius(p.radius)?;
+    check_xmax(p.x_max)?;
+    check_nd(p.n, p.d)?;
+    if !(p.noise_std.is_finite() && p.noise_std >= 0.0 && p.ridge.is_finite() && p.ridge >= 0.0) {
+        return Err(Error::param("noise-std", "noise std and ridge must be finite and >= 0"));
+    }
+    let (nf, df) = (p.n as f64, p.d as f64);
+    let t = df.sqrt() + (2.0 * (2.0 / p.eta).ln()).sqrt();
+    let gamma = curvature_xmax(p.x_max, p.radius);
+    let lambda = default_lambda(p.n, p.d, p.x_max, p.eta, p.lambda_multiplier);
+    let f_stat = t / (2.0 * nf.sqrt());
+    let f_noise = p.noise_std * t / (nf * lambda.sqrt());
+    let t1 = 2.0 * (f_stat + f_noise) / gamma;
+    let t2 = p.radius * (4.0 * lambda + p.ridge / (gamma * nf)).sqrt();
+    Ok(Calibration {
+        lambda,
+        radius: p.multiplier * (t1 + t2),
+        gamma,
+        rule: "objective perturbation radius (derived in privpref::policy::radius)",
+        terms: vec![
+            ("f_stat", f_stat),
+            ("f_noise", f_noise),
+            ("2f/gamma", t1),
+            ("B sqrt(4 lambda + beta/(gamma n))", t2),
+        ],
+    })
+}
+
+/// Seed 000 §5 (spec `local-central-label-dp.md` §5): `r = (C/γ) coth(ε/2) √((d + ln(1/η))/n)
+/// + C'√λ B` with the absolute constants `C`, `C'` **supplied by the caller** (the paper gives
+/// none), `γ = 1/(2 + e^{2LB} + e^{−2LB})`.
+///
+/// # Errors
+/// Invalid inputs.
+#[allow(clippy::too_many_arguments)]
+pub fn seed000_radius(
+    c: f64,
+    c_prime: f64,
+    eps: f64,
+    feature_bound: f64,
+    radius: f64,
+    n: usize,
+    d: usize,
+    eta: f64,
+    lambda: f64,
+) -> Result<Calibration> {
+    check_mult("C", c)?;
+    check_mult("C'", c_prime)?;
+    check_mult("lambda", lambda)?;
+    crate::error::check_eps(eps)?;
+    check_eta(eta)?;
+    check_radius(radius)?;
+    check_nd(n, d)?;
+    let gamma = logistic_curvature(feature_bound, radius);
+    let t1 = c / gamma / (eps / 2.0).tanh() * ((d as f64 + (1.0 / eta).ln()) / n as f64).sqrt();
+    let t2 = c_prime * lambda.sqrt() * radius;
+    Ok(Calibration {
+        lambda,
+        radius: t1 + t2,
+        gamma,
+        rule: "seed 000 §5 paper form with caller-supplied C, C'",
+        terms: vec![("statistical", t1), ("C' sqrt(lambda) B", t2)],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::privacy::{calibrate_private_mle, PrivateMleParams};
+
+    #[test]
+    fn private_mle_terms_by_hand() {
+        let p = PrivateMleParams::new(1.0, 1e-8, 1.0, 1.0, 10_000, 10);
+        let cal = calibrate_private_mle(&p).unwrap();
+        let r = private_mle_radius(
+            &cal,
+            &PrivateMleRadius {
+                n: 10_000,
+                d: 10,
+                feature_bound: 1.0,
+                radius: 1.0,
+                eta: 0.05,
+                multiplier: 1.0,
+            },
+        )
+        .unwrap();
+        let t = 10f64.sqrt() + (2.0 * (80.0f64).ln()).sqrt();
+        let r1 = t / (cal.gamma * 100.0) + 2.0 * cal.lambda.sqrt();
+        assert!((r.terms[0].1 - r1).abs() < 1e-15);
+        let sum: f64 = r.terms.iter().map(|t| t.1).sum();
+        assert!((r.radius - 1.5f64.sqrt() * sum).abs() < 1e-14);
+        assert_eq!(r.lambda, cal.lambda);
+        // The weak-coverage property of spec §6.2: F ≥ √(3/2)·2B√λ.
+        assert!(r.radius >= 1.5f64.sqrt() * 2.0 * cal.lambda.sqrt());
+    }
+
+    #[test]
+    fn local_terms_and_clean_case() {
+        let mut p = LocalRadius::new(Some(1.0), 4000, 5, 2.0, 1.0);
+        let r = local_radius(&p).unwrap();
+        let c = 1.0 / 0.5f64.tanh();
+        let f = 0.5 * c * (5f64.sqrt() + (2.0 * 20f64.ln()).sqrt()) / 4000f64.sqrt();
+        assert!((r.terms[0].1 - f).abs() < 1e-15);
+        let gamma = 1.0 / (2.0 + 2f64.exp() + (-2f64).exp());
+        assert!((r.gamma - gamma).abs() < 1e-15);
+        let lam = 4.0 * 5.0 * (4000.0f64 / 0.05).ln() / 4000.0;
+        assert!((r.lambda - lam).abs() < 1e-15);
+        assert!((r.radius - (2.0 * f / gamma + 2.0 * lam.sqrt())).abs() < 1e-14);
+        p.eps = None;
+        let clean = local_radius(&p).unwrap();
+        assert!(clean.radius < r.radius);
+        p.order = CorruptionOrder::Ctl;
+        p.eps = Some(1.0);
+        p.corruption = 0.1;
+        let ctl = local_radius(&p).unwrap();
+        p.order = CorruptionOrder::Ltc;
+        let ltc = local_radius(&p).unwrap();
+        assert!(ltc.terms[0].1 > ctl.terms[0].1 - 1.0); // both finite
+        p.corruption = 0.5;
+        assert!(local_radius(&p).is_err());
+    }
+
+    #[test]
+    fn objpert_and_seed000_validate() {
+        let p = ObjPertRadius {
+            n: 1000,
+            d: 5,
+            x_max: 2.0,
+            radius: 1.0,
+            noise_std: 8.05,
+            ridge: 31.6,
+            eta: 0.05,
+            lambda_multiplier: 1.0,
+            multiplier: 1.0,
+        };
+        let r = objpert_radius(&p).unwrap();
+        assert!(r.radius > 0.0 && r.radius.is_finite());
+        assert!(objpert_radius(&ObjPertRadius { eta: 0.0, ..p.clone() }).is_err());
+        let s = seed000_radius(1.0, 1.0, 1.0, 1.0, 1.0, 1000, 5, 0.05, 0.01).unwrap();
+        assert!((s.terms[1].1 - 0.1).abs() < 1e-15);
+        assert!(seed000_radius(0.0, 1.0, 1.0, 1.0, 1.0, 1000, 5, 0.05, 0.01).is_err());
+    }
+}
