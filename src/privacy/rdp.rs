@@ -86,7 +86,7 @@ use libm::erfc;
 use std::f64::consts::{FRAC_1_SQRT_2, LN_2, SQRT_2};
 
 /// The default order grid (the one of Google's `dp_accounting`, spec §6.2):
-/// `{1.1, 1.2, …, 10.9} ∪ {11, 12, …, 63} ∪ {128, 256, 512, 1024}` (154 orders; the first
+/// `{1.1, 1.2, …, 10.9} ∪ {11, 12, …, 63} ∪ {128, 256, 512, 1024}` (156 orders; the first
 /// group is `k/10` for `k = 11..=109`).
 pub fn default_orders() -> Vec<f64> {
     let mut v: Vec<f64> = (11..=109).map(|k| k as f64 / 10.0).collect();
@@ -823,6 +823,14 @@ impl RdpCurve {
             *v += o;
         }
         Ok(())
+    }
+
+    /// The `k`-fold self-composition: `k·ε(α)` at every order.
+    pub fn times(&self, k: u64) -> RdpCurve {
+        RdpCurve {
+            orders: self.orders.clone(),
+            values: self.values.iter().map(|v| k as f64 * v).collect(),
+        }
     }
 
     /// Composes a pure `ε₀`-DP mechanism: `+ min(ε₀, αε₀²/2)` at every order (Bun & Steinke
