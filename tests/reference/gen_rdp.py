@@ -215,6 +215,11 @@ def main():
         for s in sigmas:
             for a in sel:
                 per.append({"q": q, "sigma": s, "order": a, "rdp": num(sgm_rdp(q, s, a))})
+    # Small noise multipliers (A far beyond the double range for large orders).
+    for q in [0.001, 0.1, 0.5]:
+        for s in [0.1, 0.25]:
+            for a in [1.5, 2.0, 3.7, 10.4, 32.0, 256.0]:
+                per.append({"q": q, "sigma": s, "order": a, "rdp": num(sgm_rdp(q, s, a))})
     out["sgm_per_order"] = per
     print(f"per-order: {len(per)} values, {time.time()-t0:.0f} s", file=sys.stderr)
 
