@@ -5,6 +5,8 @@
 //!   in the sum-zero subspace `{1ᵀθ = 0}` of `Θ_B` (Assumption 2.1(a)).
 //! * [`btl_pairs`]: BTL (logistic) preferences, `P(y = 1 | x) = σ(xᵀθ*)` (eq. 1).
 //! * [`thurstone_pairs`]: Thurstone (probit) preferences, `P(y = 1 | x) = Φ(xᵀθ*)` (§4.4).
+//! * [`btl_users`]: user-level BTL data, `n` users × `m_u` comparisons with a [`UserIndex`](crate::data::UserIndex)
+//!   (seed 003 §3.1), Gaussian or fixed-norm (sphere) features.
 //!
 //! Features follow §6 read literally: state–action features `φ⁰ = φ(s, a⁰)` and `φ¹ = φ(s, a¹)`
 //! are i.i.d. `N(0, I_d)` and `x = φ¹ − φ⁰ ~ N(0, 2 I_d)`; `y = 1` means `a¹` is preferred.
@@ -15,8 +17,10 @@
 //! them with a [`Mechanism`](crate::mechanism::Mechanism) as a separate step.
 
 mod btl;
+mod users;
 
 pub use btl::{btl_pairs, thurstone_pairs};
+pub use users::{btl_users, btl_users_equal, UserFeatures, UserLevelData};
 
 use crate::error::{Error, Result};
 use rand::Rng;
