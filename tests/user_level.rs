@@ -317,6 +317,12 @@ fn user_dpsgd_rejects_invalid_options() {
     ));
 }
 
+fn pbf_opts(o: &AupOptions) -> AupOptions {
+    let mut b = o.clone();
+    b.batch = AupBatch::Users(150.0);
+    b
+}
+
 fn aup(view: PairwiseView<'_>, users: &UserIndex, o: &AupOptions, seed: u64) -> UserLevelFit {
     aup_rlhf(view, users, o, &mut NoiseRng::seeded(seed)).unwrap()
 }
@@ -391,6 +397,10 @@ fn aup_guarantee_noise_and_halting() {
     pb.tau = Some(2.0);
     let pbf = aup(view, &ud.users, &pb, 4);
     assert!(pbf.guarantee.is_some());
+    // With the realised batch in the test's threshold, the margin is |U_t|/5 and τ = 4L passes.
+    let mut rb = pbf_opts(&o);
+    rb.realized_batch = true;
+    assert_eq!(aup(view, &ud.users, &rb, 5).halted, None);
     pb.sampler = UserSampler::FixedSize;
     let fs = aup(view, &ud.users, &pb, 4);
     assert!(fs.guarantee.is_none() && fs.refusal.is_some());

@@ -161,6 +161,10 @@ pub enum UserOutput {
     Last,
     /// The average `(1/T) Σ_{t=1}^{T} θ_t` with `θ_1 = θ_0` (seed 003 Alg. 2, spec §11.6).
     Average,
+    /// The average of the last `⌈T/2⌉` iterates `θ_{⌊T/2⌋+2}, …, θ_{T+1}` (suffix averaging,
+    /// Rakhlin, Shamir & Sridharan 2012): no start-up bias. Post-processing, so privacy is
+    /// unaffected.
+    TailAverage,
 }
 
 /// The result of [`user_dpsgd`] and [`aup_rlhf`].
@@ -417,9 +421,11 @@ pub fn user_dpsgd(
     };
     let mut theta = start_point(&opts.theta0, d, &opts.set)?;
     let mut avg = vec![0.0; d];
+    let mut tail = vec![0.0; d];
+    let tail_from = opts.steps / 2; // steps t ≥ tail_from (0-based) contribute θ_{t+2}
     let pool: Vec<usize> = (0..n_users).collect();
     let (mut buf, mut g, mut sum) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
-    for _ in 0..opts.steps {
+    for step in 0..opts.steps {
         avg.iter_mut().zip(&theta).for_each(|(a, t)| *a += t);
         let batch = sample_users(&pool, opts.batch_users, opts.sampler, rng);
         sum.iter_mut().for_each(|v| *v = 0.0);
@@ -435,10 +441,20 @@ pub fn user_dpsgd(
             theta[j] -= opts.step_size * (sum[j] + noise[j]) / opts.batch_users;
         }
         opts.set.project(&mut theta);
+        if step >= tail_from {
+            tail.iter_mut().zip(&theta).for_each(|(a, t)| *a += t);
+        }
     }
-    if opts.output == UserOutput::Average {
-        let t = opts.steps as f64;
-        theta = avg.iter().map(|a| a / t).collect();
+    match opts.output {
+        UserOutput::Last => {}
+        UserOutput::Average => {
+            let t = opts.steps as f64;
+            theta = avg.iter().map(|a| a / t).collect();
+        }
+        UserOutput::TailAverage => {
+            let t = (opts.steps - tail_from) as f64;
+            theta = tail.iter().map(|a| a / t).collect();
+        }
     }
     let mut notes = base_notes(acc, opts.sampler, q);
     notes.push(format!(
@@ -570,6 +586,9 @@ pub struct AupOptions {
     pub theta0: Option<Vec<f64>>,
     /// The accountant of the Gaussian part (default: proven replace relation).
     pub accountant: Accountant,
+    /// A fixed noise multiplier for the Gaussian part instead of the calibration to
+    /// `(ε/2, δ/2)` (the guarantee then reports the accountant's ε for it).
+    pub noise_multiplier: Option<f64>,
 }
 
 impl AupOptions {
@@ -592,6 +611,7 @@ impl AupOptions {
             set: FeasibleSet::Unconstrained,
             theta0: None,
             accountant: Accountant::default(),
+            noise_multiplier: None,
         }
     }
 }
@@ -687,11 +707,19 @@ fn adap_user_priv_sgd(
     };
     // σ ← PrivacyAccount(ε/2, δ/2, n, ñ, T).
     let acc = &opts.accountant;
-    let cal = acc.calibrate_sigma(q, opts.steps, 0.5 * opts.eps, 0.5 * opts.delta)?;
-    let sigma = cal.noise_multiplier;
+    let sigma = match opts.noise_multiplier {
+        Some(s) => s,
+        None => {
+            acc.calibrate_sigma(q, opts.steps, 0.5 * opts.eps, 0.5 * opts.delta)?
+                .noise_multiplier
+        }
+    };
     let report = acc.epsilon(q, sigma, opts.steps, 0.5 * opts.delta)?;
-    // One AboveThreshold instance per run: threshold 4ñ/5, ε_AT = ε/2, sensitivity 2.
-    let mut at = AboveThreshold::new(0.8 * batch, 0.5 * opts.eps, 2.0, opts.at_calibration, rng)?;
+    // One AboveThreshold instance per run, ε_AT = ε/2, sensitivity 2. The query is
+    // s_t − (4/5)·ñ_t against threshold 0: with the nominal ñ this is the paper's test of s_t
+    // against 4ñ/5; with the realised batch the threshold moves with |U_t| (public under label
+    // DP: the sampling coins do not depend on labels).
+    let mut at = AboveThreshold::new(0.0, 0.5 * opts.eps, 2.0, opts.at_calibration, rng)?;
     let log_term = (opts.eps + (opts.steps as f64).ln() - opts.delta.ln()).sqrt();
     let nominal_std = sigma * 2.0 * std::f64::consts::SQRT_2 * tau * log_term / batch;
 
@@ -712,7 +740,7 @@ fn adap_user_priv_sgd(
         let (score, f) = concentration(&grads, d, tau, nb);
         avg.iter_mut().zip(&theta).for_each(|(s, v)| *s += v);
         steps = t;
-        if !at.query(score, rng)? {
+        if !at.query(score - 0.8 * nb, rng)? {
             halted_at = Some(t);
             break;
         }
@@ -797,6 +825,9 @@ pub fn aup_rlhf(
     }
     if let AupBatch::Users(b) = opts.batch {
         check_positive("batch-users", b)?;
+    }
+    if let Some(s) = opts.noise_multiplier {
+        crate::privacy::rdp::check_noise_multiplier(s)?;
     }
     // Rows must respect ‖x‖ ≤ 2L (the calibration of the test and the noise relies on it).
     let d = data.d();
