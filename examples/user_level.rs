@@ -140,7 +140,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "## Log-log slopes of the mean error in m (least squares over the grid)\n"
     )?;
     writeln!(md, "| estimator | ε | slope | first → last m |\n|---|---|---|---|")?;
-    let mut series: Vec<(UserEstimator, Option<f64>, Vec<f64>, Vec<f64>)> = Vec::new();
+    let mut series: Vec<Series> = Vec::new();
     let mle: Vec<f64> = cfg
         .ms
         .iter()

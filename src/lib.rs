@@ -34,6 +34,26 @@
 //!
 //! Every fitted model carries a [`privacy::Guarantee`] (or `None` when not private).
 //!
+//! ## User-level label DP (seed 003)
+//!
+//! When user `u` contributes `m_u` comparisons (a [`data::UserIndex`]) and neighbouring datasets
+//! differ in *all* labels of one user (Zhang et al., "Towards User-level Private RLHF", Def. 2;
+//! spec `user-level-label-dp.md`), [`estimator::user_level`] provides:
+//!
+//! | estimator | mechanism | privacy | reference |
+//! |---|---|---|---|
+//! | user-level RR ([`mechanism::UserLevelRr`] + [`estimator::user_level::fit_user_rr`]) | each label by RR at `ε/m_u`; exact debiased estimator over `Θ_B` | pure `ε` per user, local | seed 003 §4.1 |
+//! | user-wise DP-SGD ([`estimator::user_level::user_dpsgd`]) | Poisson users (rate `q`), per-user averaged gradient clipped to `C`, `(Σ + N(0, σ²C²I))/ñ` | `(ε, δ)` from the RDP accountant | seed 003 Alg. 4, noise placement fixed |
+//! | AUP-RLHF ([`estimator::user_level::aup_rlhf`]) | phases of AdapUserPriv-SGD: AboveThreshold concentration test (sensitivity 2, one noisy threshold per run), outlier-robust mean, Gaussian noise `2√2τσ√(ln(e^εT/δ))/ñ` | `(ε, δ)` as claimed by the paper | seed 003 Alg. 1–3, spec §11 fixes |
+//!
+//! The accountant [`privacy::rdp`] computes the Rényi DP of the Poisson-subsampled Gaussian
+//! (Mironov, Talwar & Zhang 2019) at integer orders (a cancellation-free positive sum) and
+//! fractional orders (the two-sided erfc series), composes, converts to `(ε, δ)` (Mironov 2017 or
+//! Canonne, Kamath & Steinke 2020) and calibrates the noise multiplier conservatively (the
+//! returned `σ` always meets the target). Label DP is a *replace-one* relation: the default
+//! [`privacy::rdp::Neighbours::Replace`] is a proven bound through the weak triangle inequality;
+//! add/remove (the usual DP-SGD accountant) is available as the paper-faithful choice.
+//!
 //! ## Layers
 //! * [`data`]: borrowed, validated views ([`data::PairwiseView`]) and `.npy` I/O;
 //! * [`loss`]: pointwise losses with stable scalar forms and SIMD batches ([`loss::Loss`]);
@@ -43,7 +63,8 @@
 //! * [`solver`]: exact projected Newton, projected L-BFGS and projected SGD over the same
 //!   objective, all reporting a KKT certificate ([`solver::SolveReport`]) and progress to an
 //!   optional [`solver::Observer`];
-//! * [`estimator`]: one entry point, [`estimator::fit`]; [`experiments`]: paper experiments.
+//! * [`estimator`]: one entry point, [`estimator::fit`], plus the central and user-level
+//!   estimators; [`experiments`]: paper experiments.
 //!
 //! ## Guarantees
 //! * **Exactness.** Newton and L-BFGS stop on the projected-gradient (KKT) residual

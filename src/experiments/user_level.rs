@@ -6,7 +6,7 @@
 //! Thm 4's `√d/(√m n ε)`).
 //!
 //! Per repetition: `θ*` on the sum-zero subspace with `‖θ*‖ = theta_norm`; `n` users × `m`
-//! comparisons with features uniform on the sphere `‖x‖ = 2L` ([`btl_users`]); estimators:
+//! comparisons with features uniform on the sphere `‖x‖ = 2L` ([`btl_users_equal`]); estimators:
 //! * `mle`: the non-private MLE over `Θ_B` (exact);
 //! * `user-rr`: labels by [`UserLevelRr`] at `ε`, then the exact debiased estimator over `Θ_B`
 //!   ([`fit_user_rr`]);
@@ -186,6 +186,9 @@ pub fn aup_tau(cfg: &UserSweepConfig, m: usize) -> f64 {
     (4.0 * cfg.feature_bound).min(cfg.aup_tau_factor * 2.0 * cfg.feature_bound / (m as f64).sqrt())
 }
 
+/// One repetition's results: (estimator, ε, outcome) for every estimator at one m.
+type RepResults = Vec<(UserEstimator, Option<f64>, RepOut)>;
+
 struct RepOut {
     err: f64,
     bad: bool,
@@ -230,9 +233,9 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
     let mut cells = Vec::new();
     for &m in &cfg.ms {
         // Every repetition returns its results for all estimators at this m.
-        let per_rep: Vec<Result<Vec<(UserEstimator, Option<f64>, RepOut)>>> = (0..cfg.reps)
+        let per_rep: Vec<Result<RepResults>> = (0..cfg.reps)
             .into_par_iter()
-            .map(|r| -> Result<Vec<(UserEstimator, Option<f64>, RepOut)>> {
+            .map(|r| -> Result<RepResults> {
                 let r64 = r as u64;
                 let theta = theta_star(
                     cfg.d,
@@ -343,7 +346,7 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
                 Ok(out)
             })
             .collect();
-        let per_rep: Vec<Vec<(UserEstimator, Option<f64>, RepOut)>> = per_rep.into_iter().collect::<Result<_>>()?;
+        let per_rep: Vec<RepResults> = per_rep.into_iter().collect::<Result<_>>()?;
         let n_cells = per_rep[0].len();
         for k in 0..n_cells {
             let (est, eps, _) = (&per_rep[0][k].0, per_rep[0][k].1, ());

@@ -1,6 +1,6 @@
 //! Rényi-DP accountant for the Poisson-subsampled Gaussian mechanism (SGM), the privacy
 //! accounting of user-wise DP-SGD and AdapUserPriv-SGD (spec `user-level-label-dp.md` §6; all of
-//! it is external material, marked [X] in the spec).
+//! it is external material, marked `[X]` in the spec).
 //!
 //! **Mechanism.** Each step releases `Σ_{u ∈ U} g_u + N(0, σ²C² I)`, where every unit (a user)
 //! enters the batch `U` independently with probability `q` (Poisson sampling) and contributes a
@@ -1121,8 +1121,8 @@ mod tests {
         assert!(rel(sgm_rdp(1.0, 2.0, 5.0).unwrap(), 0.625) < 1e-15);
         assert!(rel(sgm_rdp(1.0, 2.0, 5.5).unwrap(), 5.5 / 8.0) < 1e-15);
         // α = 2: log(1 + q²(e^{1/σ²} − 1)) (spec: q = 0.01, σ = 1 gives 1.7181342e-4).
-        for &(q, s) in &[(0.01, 1.0), (0.3, 0.7), (1e-5, 3.0)] {
-            let want = (q * q * (1.0 / (s * s) as f64).exp_m1()).ln_1p();
+        for &(q, s) in &[(0.01f64, 1.0f64), (0.3, 0.7), (1e-5, 3.0)] {
+            let want = (q * q * (1.0 / (s * s)).exp_m1()).ln_1p();
             assert!(rel(sgm_rdp(q, s, 2.0).unwrap(), want) < 1e-14, "{q} {s}");
         }
         assert!(rel(sgm_rdp(0.01, 1.0, 2.0).unwrap(), 1.718_134_2e-4) < 1e-7);
