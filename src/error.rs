@@ -27,6 +27,12 @@ pub enum DataErrorKind {
     NegativeWeight,
     /// A sample weight is NaN or infinite.
     NonFiniteWeight,
+    /// A user id appears again after other users' rows: each user's rows must be consecutive
+    /// ([`UserIndex`](crate::data::UserIndex)).
+    UserNotContiguous {
+        /// The user id.
+        user: u64,
+    },
 }
 
 impl fmt::Display for DataErrorKind {
@@ -39,6 +45,10 @@ impl fmt::Display for DataErrorKind {
             }
             DataErrorKind::NegativeWeight => write!(f, "sample weight is negative"),
             DataErrorKind::NonFiniteWeight => write!(f, "sample weight is NaN or infinite"),
+            DataErrorKind::UserNotContiguous { user } => write!(
+                f,
+                "user {user} appears again after other users' rows (each user's rows must be consecutive)"
+            ),
         }
     }
 }

@@ -39,6 +39,7 @@
 //! estimator `f = softplus(u) − ŷu = coth(ε/2)·ℓ_debiased` (one code path with the debiased RR
 //! loss) and the DPO reduction `θ_true = β(θ* − θ_sft)` ([`estimator::robust`], [`sim::dpo`]).
 //! The paper experiments run from [`experiments::paper`] (`privpref experiment NAME`).
+//!
 //! ## Pessimistic policies ([`policy`])
 //!
 //! From a released `θ̂` (and covariance `Σ̃`) and a **public** state sample with `A` actions per
@@ -56,6 +57,26 @@
 //! The policy is post-processing of `(θ̂, Σ̃)`; the states, weights, reference and `λ`, `Γ` must
 //! be public.
 //!
+//! ## User-level label DP (seed 003)
+//!
+//! When user `u` contributes `m_u` comparisons (a [`data::UserIndex`]) and neighbouring datasets
+//! differ in *all* labels of one user (Zhang et al., "Towards User-level Private RLHF", Def. 2;
+//! spec `user-level-label-dp.md`), [`estimator::user_level`] provides:
+//!
+//! | estimator | mechanism | privacy | reference |
+//! |---|---|---|---|
+//! | user-level RR ([`mechanism::UserLevelRr`] + [`estimator::user_level::fit_user_rr`]) | each label by RR at `ε/m_u`; exact debiased estimator over `Θ_B` | pure `ε` per user, local | seed 003 §4.1 |
+//! | user-wise DP-SGD ([`estimator::user_level::user_dpsgd`]) | Poisson users (rate `q`), per-user averaged gradient clipped to `C`, `(Σ + N(0, σ²C²I))/ñ` | `(ε, δ)` from the RDP accountant | seed 003 Alg. 4, noise placement fixed |
+//! | AUP-RLHF ([`estimator::user_level::aup_rlhf`]) | phases of AdapUserPriv-SGD: AboveThreshold concentration test (sensitivity 2, one noisy threshold per run), outlier-robust mean, Gaussian noise `2√2τσ√(ln(e^εT/δ))/ñ` | `(ε, δ)` as claimed by the paper | seed 003 Alg. 1–3, spec §11 fixes |
+//!
+//! The accountant [`privacy::rdp`] computes the Rényi DP of the Poisson-subsampled Gaussian
+//! (Mironov, Talwar & Zhang 2019) at integer orders (a cancellation-free positive sum) and
+//! fractional orders (the two-sided erfc series), composes, converts to `(ε, δ)` (Mironov 2017 or
+//! Canonne, Kamath & Steinke 2020) and calibrates the noise multiplier conservatively (the
+//! returned `σ` always meets the target). Label DP is a *replace-one* relation: the default
+//! [`privacy::rdp::Neighbours::Replace`] is a proven bound through the weak triangle inequality;
+//! add/remove (the usual DP-SGD accountant) is available as the paper-faithful choice.
+//!
 //! ## Layers
 //! * [`data`]: borrowed, validated views ([`data::PairwiseView`]) and `.npy` I/O;
 //! * [`loss`]: pointwise losses with stable scalar forms and SIMD batches ([`loss::Loss`]);
@@ -67,6 +88,8 @@
 //!   optional [`solver::Observer`];
 //! * [`estimator`]: one entry point, [`estimator::fit`]; [`experiments`]: paper experiments;
 //! * [`policy`]: confidence sets, exact inner minima and certified pessimistic policies.
+//! * [`estimator`]: one entry point, [`estimator::fit`], plus the central and user-level
+//!   estimators; [`experiments`]: paper experiments.
 //!
 //! ## Guarantees
 //! * **Exactness.** Newton and L-BFGS stop on the projected-gradient (KKT) residual

@@ -5,9 +5,15 @@
 //! non-negative sample weights with *frequency* semantics: weight `k` is the same as the row
 //! repeated `k` times (Chowdhury, Zhou & Natarajan 2024, §2, eq. 1). Nothing is copied. All
 //! validation happens once, at construction, with errors that name the row and column.
+//!
+//! A [`UserIndex`] groups rows into users (contiguous blocks, ragged counts allowed) for
+//! user-level label DP.
 
 #[cfg(feature = "npy")]
 pub mod npy;
+mod users;
+
+pub use users::UserIndex;
 
 use crate::error::{DataErrorKind, Error, Location, Result};
 use rayon::prelude::*;

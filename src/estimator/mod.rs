@@ -8,6 +8,9 @@
 //!   over `Θ_B` (the loss is unbounded below: keep the ball);
 //! * Thurstone MLE (§4.4): `loss = Probit`.
 //!
+//! User-level label DP (seed 003: user-level RR, user-wise DP-SGD, AUP-RLHF) is in
+//! [`user_level`].
+//!
 //! The local estimators are post-processing of `ε`-label-LDP labels, hence `ε`-label-LDP
 //! themselves; this module does not randomise labels (see [`crate::mechanism`]).
 
@@ -26,6 +29,7 @@ use crate::with_loss;
 pub mod central;
 pub mod private_mle;
 pub mod robust;
+pub mod user_level;
 
 /// Which solver to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

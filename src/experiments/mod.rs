@@ -6,6 +6,9 @@
 //! [`sgd_grid`]: the same simulation with every estimator run by one-pass SGD, as in the paper
 //! (local SGD-RR, objective perturbation by SGD — not private —, and the MLE by SGD).
 //!
+//! [`user_level`]: the m-sweep of seed 003 (user-level RR vs user-wise DP-SGD vs AUP-RLHF as
+//! the number of comparisons per user grows).
+//!
 //! [`seed000_comparison`]: the local-model comparison of seed 000 (Chowdhury, Zhou & Natarajan,
 //! AISTATS 2024, §6 and Figure 1) with *exact* estimators: the non-private MLE on clear labels,
 //! and MLE-RR and debiased RR on labels privatised by randomized response, for several ε and n,
@@ -25,6 +28,7 @@ pub mod plot;
 pub mod robust;
 pub mod sgd_grid;
 pub mod stats;
+pub mod user_level;
 
 pub use sgd_grid::{seed000_sgd_grid, SgdCell, SgdEstimator, SgdGridConfig, SgdGridResult};
 

@@ -19,14 +19,23 @@
 //! | [`RandomizedResponse`] (K = 2) | `σ(ε) = e^ε/(1+e^ε)` | `σ(−ε) = 1/(1+e^ε)` | seed 000 eq. 2 |
 //! | [`KaryRr`] (K labels) | `e^ε/(e^ε+K−1)` | `1/(e^ε+K−1)` each | seed 000 §4.4, seed 002 Alg. 5 |
 //! | [`RrTopK`], [`RrWithPrior`] | see [`kary`](self::KaryRr) (per-sample prior) | | seed 002 §2.2–2.3 |
+//! | [`UserLevelRr`] (user budget ε) | `σ(ε/m_u)` for each of user `u`'s `m_u` labels | `σ(−ε/m_u)` | seed 003 §4.1 |
+//!
+//! [`AboveThreshold`] (sparse vector, one noisy threshold per run) is the concentration test of
+//! AdapUserPriv-SGD (seed 003 Alg. 3, with the corrected sensitivity of spec
+//! `user-level-label-dp.md` §11.3).
 
+mod above_threshold;
 mod kary;
 mod rng;
 mod rr;
+mod user_rr;
 
+pub use above_threshold::{laplace, AboveThreshold, AtCalibration};
 pub use kary::{top_k, KaryRr, RrTopK, RrWithPrior};
 pub use rng::{mix_seed, secure_rng, simulation_rng, uniform_f64, SecureRng, SimRng};
 pub use rr::RandomizedResponse;
+pub use user_rr::UserLevelRr;
 
 use crate::error::Result;
 use rand::Rng;

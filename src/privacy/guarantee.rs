@@ -158,6 +158,28 @@ impl Guarantee {
         }
     }
 
+    /// The guarantee of an estimator fitted on labels randomised once by user-level randomized
+    /// response with user budget `eps` (each of user `u`'s `m_u` labels at `ε/m_u`; Zhang et
+    /// al., "Towards User-level Private RLHF", §4.1): pure `ε`-DP per user, label-change
+    /// relation, local model.
+    pub fn user_level_rr(eps: f64) -> Self {
+        Guarantee {
+            eps,
+            delta: 0.0,
+            model: PrivacyModel::Local,
+            unit: PrivacyUnit::User,
+            neighbouring: Neighbouring::LabelChange,
+            mechanism: "user-level randomized response, eps/m_u per label (seed 003 §4.1); the estimator is post-processing",
+            noise: NoiseSource::External,
+            assumptions: Assumptions {
+                notes: vec![format!(
+                    "each label of user u was randomised exactly once by randomized response at eps/m_u with eps = {eps}, with a CSPRNG; the counts m_u are public"
+                )],
+                ..Assumptions::default()
+            },
+        }
+    }
+
     /// Basic composition (Dwork & Roth 2014, Thm 3.16): releasing both is
     /// `(ε₁ + ε₂, δ₁ + δ₂)`-DP. The model, unit and relation must agree; the mechanisms and
     /// assumptions are concatenated.

@@ -7,6 +7,9 @@
 //!   MLE and private covariance of seed 001 (Algorithms 1–2, with the corrected constants of
 //!   spec `private-mle-and-pessimism.md` §10), the classic Gaussian mechanism and its exact
 //!   privacy profile for audits.
+//! * [`rdp`]: the Rényi-DP accountant of the Poisson-subsampled Gaussian mechanism (integer and
+//!   fractional orders, add/remove and replace-one neighbours, RDP → (ε, δ), noise calibration)
+//!   for user-wise DP-SGD and AdapUserPriv-SGD (spec `user-level-label-dp.md` §6).
 //! * [`noise`]: [`NoiseRng`] (CSPRNG by default, seeded simulation generator on request, with
 //!   provenance) and Gaussian vectors / symmetric matrices from `rand_distr::StandardNormal`.
 //!
@@ -16,6 +19,7 @@
 pub mod calibrate;
 mod guarantee;
 pub mod noise;
+pub mod rdp;
 
 pub use calibrate::{
     calibrate_private_mle, check_feature_bound, gaussian_mechanism_std, objpert_noise_std, PrivateMleCalibration,

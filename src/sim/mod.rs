@@ -6,6 +6,8 @@
 //! * [`btl_pairs`]: BTL (logistic) preferences, `P(y = 1 | x) = σ(xᵀθ*)` (eq. 1).
 //! * [`thurstone_pairs`]: Thurstone (probit) preferences, `P(y = 1 | x) = Φ(xᵀθ*)` (§4.4).
 //! * [`bandit`]: contextual bandits with a coverage knob for pessimistic policy optimisation.
+//! * [`btl_users`]: user-level BTL data, `n` users × `m_u` comparisons with a [`UserIndex`](crate::data::UserIndex)
+//!   (seed 003 §3.1), Gaussian or fixed-norm (sphere) features.
 //!
 //! Features follow §6 read literally: state–action features `φ⁰ = φ(s, a⁰)` and `φ¹ = φ(s, a¹)`
 //! are i.i.d. `N(0, I_d)` and `x = φ¹ − φ⁰ ~ N(0, 2 I_d)`; `y = 1` means `a¹` is preferred.
@@ -19,8 +21,10 @@ pub mod bandit;
 mod btl;
 pub mod corrupt;
 pub mod dpo;
+mod users;
 
 pub use btl::{btl_pairs, thurstone_pairs};
+pub use users::{btl_users, btl_users_equal, UserFeatures, UserLevelData};
 
 use crate::error::{Error, Result};
 use rand::Rng;

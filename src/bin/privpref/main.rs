@@ -1,5 +1,10 @@
 //! `privpref` command-line interface (DESIGN.md "CLI contract"): `fit`, `privatize`, `demo`,
 //! `covariance`, `policy`.
+//! `covariance`, `account`, `calibrate`.
+//!
+//! `account --sampling-rate Q --noise-multiplier S --steps T --delta D [--neighbours R]` prints
+//! the (ε, δ) of the RDP accountant with the best order; `calibrate ... --epsilon E` the noise
+//! multiplier (never under-noised).
 //!
 //! `fit --central --eps E --delta D --feature-bound L [--beta B]` releases objective
 //! perturbation (seed 000 Algorithm 2) with its guarantee in the JSON; `--mechanism private-mle`
@@ -21,6 +26,7 @@
 //! `--average last|polyak` (last) only with `--solver sgd`. An option given with another
 //! solver is an error (exit 1). SGD runs draw a progress bar on stderr when it is a terminal.
 
+mod account;
 mod central;
 mod demo;
 mod experiment;
@@ -78,6 +84,13 @@ enum Cmd {
     /// Frank–Wolfe with a certified duality gap, purified and rounded to action indices.
     #[command(allow_negative_numbers = true)]
     Policy(Box<policy::PolicyArgs>),
+    /// (ε, δ) of T Poisson-subsampled Gaussian steps (RDP accountant), with the best order.
+    #[command(allow_negative_numbers = true)]
+    Account(account::AccountArgs),
+    /// The noise multiplier for a target (ε, δ) after T Poisson-subsampled Gaussian steps
+    /// (conservative: never undershoots).
+    #[command(allow_negative_numbers = true)]
+    Calibrate(account::CalibrateArgs),
 }
 
 #[derive(Args)]
@@ -558,6 +571,12 @@ fn main() -> ExitCode {
         Cmd::Covariance(a) => run_covariance(a),
         Cmd::Experiment(a) => experiment::run(a).map_err(Failure::from),
         Cmd::Policy(a) => run_policy(&a),
+        Cmd::Account(a) => account::run_account(&a)
+            .map_err(Failure::from)
+            .and_then(|v| write_json(account::out(&a.common), &v)),
+        Cmd::Calibrate(a) => account::run_calibrate(&a)
+            .map_err(Failure::from)
+            .and_then(|v| write_json(account::out(&a.common), &v)),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
