@@ -6,8 +6,13 @@
 //! repeated `k` times (Chowdhury, Zhou & Natarajan 2024, §2, eq. 1). Nothing is copied. All
 //! validation happens once, at construction, with errors that name the row and column.
 
+pub mod group;
 #[cfg(feature = "npy")]
 pub mod npy;
+pub mod trajectory;
+
+pub use group::{GroupData, GroupFeatures, GroupLabels, GroupView};
+pub use trajectory::trajectory_pairs;
 
 use crate::error::{DataErrorKind, Error, Location, Result};
 use rayon::prelude::*;
