@@ -279,13 +279,13 @@ pub fn loss_sum<L: GroupLoss>(
 
 /// Factors the symmetric `k × k` block `a` (row-major, overwritten) as `Σ_r s_r l_r l_rᵀ`
 /// (`s_r = ±1`) by diagonal pivoting: the largest remaining `|a_pp|` gives
-/// `l = a[:,p]/√|a_pp|`. Remainders below `tol` (relative to the largest initial diagonal
+/// `l = a[:,p]/√|a_pp|`. Remainders below `tol` (relative to the largest initial
 /// entry) are dropped; a remainder with negligible diagonal but a non-negligible off-diagonal
 /// entry `a_ij` (indefinite blocks only) is split as
 /// `(|a_ij|/2)[(e_i ± e_j)(e_i ± e_j)ᵀ − (e_i ∓ e_j)(e_i ∓ e_j)ᵀ]`. Calls `emit(sign, l)`;
 /// returns the number of negative terms.
 fn factor_block(a: &mut [f64], k: usize, mut emit: impl FnMut(f64, &[f64])) -> usize {
-    let scale = (0..k).map(|i| a[i * k + i].abs()).fold(0.0, f64::max);
+    let scale = a[..k * k].iter().fold(0.0f64, |m, v| m.max(v.abs()));
     if !(scale > 0.0) {
         return 0;
     }

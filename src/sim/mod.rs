@@ -5,6 +5,8 @@
 //!   in the sum-zero subspace `{1ᵀθ = 0}` of `Θ_B` (Assumption 2.1(a)).
 //! * [`btl_pairs`]: BTL (logistic) preferences, `P(y = 1 | x) = σ(xᵀθ*)` (eq. 1).
 //! * [`thurstone_pairs`]: Thurstone (probit) preferences, `P(y = 1 | x) = Φ(xᵀθ*)` (§4.4).
+//! * [`pl_groups`]: Plackett–Luce K-wise rankings (and top-1 choices), `P(o_0 = k) =
+//!   softmax(Φθ*)_k` (seed 000 eq. 11, seed 001 §4.2).
 //!
 //! Features follow §6 read literally: state–action features `φ⁰ = φ(s, a⁰)` and `φ¹ = φ(s, a¹)`
 //! are i.i.d. `N(0, I_d)` and `x = φ¹ − φ⁰ ~ N(0, 2 I_d)`; `y = 1` means `a¹` is preferred.
@@ -15,8 +17,10 @@
 //! them with a [`Mechanism`](crate::mechanism::Mechanism) as a separate step.
 
 mod btl;
+mod pl;
 
 pub use btl::{btl_pairs, thurstone_pairs};
+pub use pl::pl_groups;
 
 use crate::error::{Error, Result};
 use rand::Rng;
