@@ -60,11 +60,11 @@ fn write_softmax_hessian(p: &[f64], kstar: usize, s: f64, scale: f64, h: &mut [f
     let k = p.len();
     for a in 0..k {
         let row = &mut h[a * k..(a + 1) * k];
-        let pa = scale * p[a];
+        let pa = p[a];
         for (b, hb) in row.iter_mut().enumerate() {
-            *hb = -pa * p[b];
+            *hb = -scale * (pa * p[b]); // exactly symmetric
         }
-        row[a] = pa * rest(p, a, kstar, s);
+        row[a] = scale * (pa * rest(p, a, kstar, s));
     }
 }
 
