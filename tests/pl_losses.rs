@@ -321,6 +321,8 @@ fn check_objective_fd<O: SmoothObjective>(name: &str, obj: &O, theta: &[f64]) {
     let s: Vec<f64> = (0..d).map(|j| 0.05 * (j as f64 - 1.0)).collect();
     let mut xs = vec![0.0; obj.num_scores()];
     obj.direction_scores(&s, &mut xs);
+    // At α = 0 the O(nK) sum is the fused pass's value bit for bit (same blocks and order).
+    assert_eq!(obj.line_value(&ev, &s, &xs, 0.0).to_bits(), ev.value.to_bits(), "{name} α = 0");
     for alpha in [0.5, 1.0, 2.0] {
         let moved: Vec<f64> = theta.iter().zip(&s).map(|(t, v)| t + alpha * v).collect();
         let mut e2 = obj.new_eval();

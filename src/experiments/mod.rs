@@ -6,6 +6,9 @@
 //! [`sgd_grid`]: the same simulation with every estimator run by one-pass SGD, as in the paper
 //! (local SGD-RR, objective perturbation by SGD — not private —, and the MLE by SGD).
 //!
+//! [`krr_scaling`]: the error of the debiased K-RR Plackett–Luce estimator across ε against the
+//! privacy factor `(e^ε + K − 1)/(e^ε − 1)` (seed 000 §4.4, App. C.4).
+//!
 //! [`seed000_comparison`]: the local-model comparison of seed 000 (Chowdhury, Zhou & Natarajan,
 //! AISTATS 2024, §6 and Figure 1) with *exact* estimators: the non-private MLE on clear labels,
 //! and MLE-RR and debiased RR on labels privatised by randomized response, for several ε and n,
@@ -18,8 +21,10 @@
 //! `(seed, n, r, ε)` only, so results do not depend on the thread count or the grid order.
 
 pub mod central;
+pub mod krr_scaling;
 pub mod sgd_grid;
 
+pub use krr_scaling::{krr_scaling, KrrScalingConfig, KrrScalingRow};
 pub use sgd_grid::{seed000_sgd_grid, SgdCell, SgdEstimator, SgdGridConfig, SgdGridResult};
 
 use crate::data::PairwiseView;

@@ -235,6 +235,12 @@ pub fn matvec(v: &GroupView<'_>, s: &[f64], out: &mut [f64], par: Par) {
 
 /// `Σ_i w_i ℓ_i(c·(t_i + α s_i))` (`s = None`: `Σ w_i ℓ_i(c·t_i)`) from cached scores `t` and a
 /// direction's scores `s` (each `n·K`), no access to the features.
+///
+/// The sum uses the blocks, the per-sample accumulation and the tree of [`value_grad`], so at
+/// `α = 0, c = 1` it returns the fused pass's value bit for bit, and along a line the rounding of
+/// the long sum is the same at every trial point: a line search compares values whose
+/// difference is the objective's change, not a difference of summation orders (which, for `n`
+/// in the thousands, can exceed the change near the minimiser).
 #[allow(clippy::too_many_arguments)]
 pub fn loss_sum<L: GroupLoss>(
     v: &GroupView<'_>,
@@ -247,7 +253,7 @@ pub fn loss_sum<L: GroupLoss>(
 ) -> f64 {
     let (n, k) = (v.n(), v.k());
     assert_eq!(t.len(), n * k);
-    let blocks = Blocks::new(n, k, 1 << 16, 64);
+    let blocks = stream_blocks(v);
     let leaf = |b: usize| {
         let mut u = vec![0.0; k];
         let mut scratch = vec![0.0; loss.scratch_len(k)];
@@ -267,11 +273,15 @@ pub fn loss_sum<L: GroupLoss>(
                 u.iter_mut().for_each(|x| *x *= scale);
             }
             let li = loss.eval(&u, v.order_of(i), None, None, &mut scratch);
-            acc += if v.weights().is_some() { v.weight(i) * li } else { li };
+            if v.weights().is_some() {
+                acc += v.weight(i) * li;
+            } else {
+                acc += li;
+            }
         }
         acc
     };
-    tree_reduce(blocks.count(), par.for_bytes(n * k * 16), &leaf, &|a, b| a + b)
+    tree_reduce(blocks.count(), par_for(v, par), &leaf, &|a, b| a + b)
 }
 
 // ---------------------------------------------------------------------------------------------
