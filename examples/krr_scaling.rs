@@ -4,8 +4,9 @@
 //! `tests/krr_scaling.rs`.
 //!
 //! ```sh
-//! cargo run --release --example krr_scaling            # K = 4, d = 5, n = 20000, 200 reps
-//! cargo run --release --example krr_scaling -- 50      # fewer repetitions
+//! cargo run --release --example krr_scaling                    # K = 4, d = 5, n = 20000, 200 reps
+//! cargo run --release --example krr_scaling -- 50              # fewer repetitions
+//! cargo run --release --example krr_scaling -- 200 20000 0.25,0.5,1,2,4   # reps, n, ε list
 //! ```
 
 use privpref::experiments::{krr_scaling, KrrScalingConfig};
@@ -13,8 +14,15 @@ use std::time::Instant;
 
 fn main() -> Result<(), privpref::Error> {
     let mut cfg = KrrScalingConfig::default();
-    if let Some(r) = std::env::args().nth(1) {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(r) = args.get(1) {
         cfg.reps = r.parse().expect("repetitions: a positive integer");
+    }
+    if let Some(n) = args.get(2) {
+        cfg.n = n.parse().expect("n: a positive integer");
+    }
+    if let Some(e) = args.get(3) {
+        cfg.eps = e.split(',').map(|v| v.parse().expect("ε list: numbers")).collect();
     }
     let t = Instant::now();
     let rows = krr_scaling(&cfg)?;

@@ -293,7 +293,9 @@ pub fn loss_sum<L: GroupLoss>(
 /// entry) are dropped; a remainder with negligible diagonal but a non-negligible off-diagonal
 /// entry `a_ij` (indefinite blocks only) is split as
 /// `(|a_ij|/2)[(e_i ± e_j)(e_i ± e_j)ᵀ − (e_i ∓ e_j)(e_i ∓ e_j)ᵀ]`. Calls `emit(sign, l)`;
-/// returns the number of negative terms.
+/// returns the number of negative terms. Inlined into the SIMD context of its caller (so `emit`
+/// can use the caller's SIMD operations without a call per intrinsic).
+#[inline(always)]
 fn factor_block(a: &mut [f64], k: usize, mut emit: impl FnMut(f64, &[f64])) -> usize {
     let scale = a[..k * k].iter().fold(0.0f64, |m, v| m.max(v.abs()));
     if !(scale > 0.0) {
@@ -389,12 +391,17 @@ impl<L: GroupLoss> WithSimd for HessRows<'_, '_, L> {
                 h.iter_mut().for_each(|x| *x *= w);
             }
             let (pos, neg) = (&mut *self.pos, &mut *self.neg);
-            let nneg = factor_block(&mut h, k, |sign, l| {
-                let out = if sign > 0.0 { &mut *pos } else { &mut *neg };
-                let at = out.len();
-                out.resize(at + d, 0.0);
-                axpys(simd, v, i, l, &mut out[at..]);
-            });
+            let nneg = factor_block(
+                &mut h,
+                k,
+                #[inline(always)]
+                |sign, l| {
+                    let out = if sign > 0.0 { &mut *pos } else { &mut *neg };
+                    let at = out.len();
+                    out.resize(at + d, 0.0);
+                    axpys(simd, v, i, l, &mut out[at..]);
+                },
+            );
             if nneg > 0 {
                 nneg_samples += 1;
             }
