@@ -8,6 +8,7 @@
 //! * `hessian`: one dense Hessian pass (`Σ_i Φ_iᵀ(diag p − ppᵀ)Φ_i`, factored blocks + Gram);
 //! * `fit_newton`, `fit_lbfgs`: `fit_kwise` on `Θ_B` (B = 10, interior answer) to the default KKT
 //!   tolerance, from θ = 0;
+//!
 //! plus, from one extra fit each, iterations, passes and the achieved KKT residual.
 //! Data: `pl_groups` (φ ~ N(0, I), ‖θ*‖ = 1 on the sum-zero subspace, seed 1). All threads of the
 //! machine (the rayon default).
@@ -126,7 +127,11 @@ fn write_report() {
     out.push_str("| pass / fit | mean time (ms) | GB/s of features | ratio to stream read |\n|---|---|---|---|\n");
     for id in ["stream_read", "value_grad", "hessian"] {
         if let Some(t) = ms(id) {
-            out.push_str(&format!("| {id} | {t:.1} | {:.2} | {:.2} |\n", gb / (t / 1e3), stream / t));
+            out.push_str(&format!(
+                "| {id} | {t:.1} | {:.2} | {:.2} |\n",
+                gb / (t / 1e3),
+                stream / t
+            ));
         }
     }
     out.push_str("\n| solver | mean time (s) | iterations | value+gradient passes | Hessians | line-search trials (O(nK)) | direction passes | KKT residual | tolerance | converged |\n|---|---|---|---|---|---|---|---|---|---|\n");
@@ -150,7 +155,12 @@ fn write_report() {
     }
     let a = fit_kwise(view, &options(SolverKind::Newton)).unwrap();
     let b = fit_kwise(view, &options(SolverKind::Lbfgs)).unwrap();
-    let diff = a.theta.iter().zip(&b.theta).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    let diff = a
+        .theta
+        .iter()
+        .zip(&b.theta)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
     out.push_str(&format!("\nNewton vs L-BFGS: |Δθ|∞ = {diff:.2e}.\n"));
     common::write_result("pl.md", &out);
 }

@@ -52,7 +52,9 @@ fn main() -> Result<(), privpref::Error> {
         );
     }
     let krr: Vec<f64> = rows.iter().filter(|r| r.eps.is_some()).map(|r| r.normalized).collect();
-    let (lo, hi) = krr.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
+    let (lo, hi) = krr
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
     println!("\nmax/min of RMSE/factor over ε: {:.4}", hi / lo);
     Ok(())
 }

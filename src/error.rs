@@ -52,7 +52,10 @@ impl fmt::Display for DataErrorKind {
             DataErrorKind::NegativeWeight => write!(f, "sample weight is negative"),
             DataErrorKind::NonFiniteWeight => write!(f, "sample weight is NaN or infinite"),
             DataErrorKind::DuplicateInRanking { label } => {
-                write!(f, "label {label} appears twice in the ranking (a ranking lists distinct alternatives)")
+                write!(
+                    f,
+                    "label {label} appears twice in the ranking (a ranking lists distinct alternatives)"
+                )
             }
             DataErrorKind::IndexOutOfRange { index, bound } => {
                 write!(f, "item index {index} is out of range (indices must be in 0..{bound})")

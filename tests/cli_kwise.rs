@@ -92,16 +92,20 @@ fn write_files(dir: &TempDir, inp: &Inputs) {
     let mut nan = inp.x.clone();
     nan[(K + 2) * D] = f64::NAN; // sample 1, row 2, column 0
     npy::write_f64(dir.path("x_nan.npy"), &nan, &[N, K, D]).unwrap();
-    for (name, descr) in [("u8", "|u1"), ("u16", "<u2"), ("u32", "<u4"), ("i32", "<i4"), ("i64", "<i8")] {
+    for (name, descr) in [
+        ("u8", "|u1"),
+        ("u16", "<u2"),
+        ("u32", "<u4"),
+        ("i32", "<i4"),
+        ("i64", "<i8"),
+    ] {
         write_ints(&dir.path(&format!("y_{name}.npy")), descr, &[N], &inp.choices);
     }
     write_ints(&dir.path("rank_i64.npy"), "<i8", &[N, K], &inp.ranking);
     let mut bad = inp.choices.clone();
     bad[7] = K as u8;
     write_ints(&dir.path("y_out_of_range.npy"), "<i8", &[N], &bad);
-    let neg: Vec<u8> = (0..N * 8)
-        .map(|i| if i / 8 == 4 { 0xff } else { 0 })
-        .collect(); // int64 −1 at sample 4
+    let neg: Vec<u8> = (0..N * 8).map(|i| if i / 8 == 4 { 0xff } else { 0 }).collect(); // int64 −1 at sample 4
     write_npy_raw(&dir.path("y_negative.npy"), "<i8", false, &[N], &neg);
     let mut dup = inp.ranking.clone();
     dup[5 * K + 2] = dup[5 * K]; // sample 5 lists its first label twice
@@ -127,43 +131,220 @@ fn invalid_kwise_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
     };
     let top1 = ["--loss", "pl-top1", "--k", "3", "--radius", "5"];
     let cases: Vec<(&str, Vec<String>, i32, Vec<&str>)> = vec![
-        ("no --k", fit("x.npy", "y_u8.npy", &["--loss", "pl-top1", "--radius", "5"]), 1, vec!["--k"]),
-        ("--k mismatch", fit("x.npy", "y_u8.npy", &["--loss", "pl-top1", "--k", "4", "--radius", "5"]), 1, vec!["--k 4", "3 alternatives"]),
+        (
+            "no --k",
+            fit("x.npy", "y_u8.npy", &["--loss", "pl-top1", "--radius", "5"]),
+            1,
+            vec!["--k"],
+        ),
+        (
+            "--k mismatch",
+            fit("x.npy", "y_u8.npy", &["--loss", "pl-top1", "--k", "4", "--radius", "5"]),
+            1,
+            vec!["--k 4", "3 alternatives"],
+        ),
         ("2-D features", fit("x2d.npy", "y_u8.npy", &top1), 1, vec!["3-D"]),
-        ("NaN feature", fit("x_nan.npy", "y_u8.npy", &top1), 1, vec!["sample 1, row 2, column 0", "NaN"]),
-        ("label out of range", fit("x.npy", "y_out_of_range.npy", &top1), 1, vec!["sample 7", "label 3"]),
-        ("negative label", fit("x.npy", "y_negative.npy", &top1), 1, vec!["sample 4", "label -1"]),
-        ("ranking not a permutation", fit("x.npy", "rank_dup.npy", &["--loss", "pl-ranking", "--k", "3", "--radius", "5"]), 1, vec!["sample 5, column 2", "appears twice"]),
-        ("labels of the wrong width", fit("x.npy", "rank_wide.npy", &top1), 1, vec!["shape"]),
-        ("too few labels", fit("x.npy", "y_short.npy", &top1), 1, vec!["59 chosen indices", "60 samples"]),
+        (
+            "NaN feature",
+            fit("x_nan.npy", "y_u8.npy", &top1),
+            1,
+            vec!["sample 1, row 2, column 0", "NaN"],
+        ),
+        (
+            "label out of range",
+            fit("x.npy", "y_out_of_range.npy", &top1),
+            1,
+            vec!["sample 7", "label 3"],
+        ),
+        (
+            "negative label",
+            fit("x.npy", "y_negative.npy", &top1),
+            1,
+            vec!["sample 4", "label -1"],
+        ),
+        (
+            "ranking not a permutation",
+            fit(
+                "x.npy",
+                "rank_dup.npy",
+                &["--loss", "pl-ranking", "--k", "3", "--radius", "5"],
+            ),
+            1,
+            vec!["sample 5, column 2", "appears twice"],
+        ),
+        (
+            "labels of the wrong width",
+            fit("x.npy", "rank_wide.npy", &top1),
+            1,
+            vec!["shape"],
+        ),
+        (
+            "too few labels",
+            fit("x.npy", "y_short.npy", &top1),
+            1,
+            vec!["59 chosen indices", "60 samples"],
+        ),
         ("float labels", fit("x.npy", "y_float.npy", &top1), 1, vec!["integer"]),
-        ("ranking loss on choices", fit("x.npy", "y_u8.npy", &["--loss", "pl-ranking", "--k", "3", "--radius", "5"]), 1, vec!["ranking"]),
-        ("pl-krr without --eps", fit("x.npy", "y_u8.npy", &["--loss", "pl-krr", "--k", "3", "--radius", "5"]), 1, vec!["--eps"]),
-        ("pl-krr with eps <= 0", fit("x.npy", "y_u8.npy", &["--loss", "pl-krr", "--k", "3", "--eps", "-1", "--radius", "5"]), 1, vec!["eps"]),
-        ("--eps with pl-top1", fit("x.npy", "y_u8.npy", &["--loss", "pl-top1", "--k", "3", "--eps", "1", "--radius", "5"]), 1, vec!["eps"]),
-        ("--top with pl-top1", fit("x.npy", "y_u8.npy", &["--loss", "pl-top1", "--k", "3", "--top", "1", "--radius", "5"]), 1, vec!["--top"]),
-        ("--top >= K", fit("x.npy", "rank_i64.npy", &["--loss", "pl-ranking", "--k", "3", "--top", "3", "--radius", "5"]), 1, vec!["top"]),
-        ("--top 0", fit("x.npy", "rank_i64.npy", &["--loss", "pl-ranking", "--k", "3", "--top", "0", "--radius", "5"]), 1, vec!["top"]),
-        ("unknown K-wise loss", fit("x.npy", "y_u8.npy", &["--loss", "pl-foo", "--k", "3", "--radius", "5"]), 1, vec!["pl-foo"]),
-        ("--k with a pairwise loss", fit("x2d.npy", "y_u8.npy", &["--loss", "mle", "--k", "3", "--radius", "5"]), 1, vec!["--k"]),
-        ("--central with a K-wise loss", fit("x.npy", "y_u8.npy", &["--loss", "pl-top1", "--k", "3", "--central", "--radius", "5"]), 1, vec!["central"]),
-        ("negative weight", fit("x.npy", "y_u8.npy", &["--loss", "pl-top1", "--k", "3", "--radius", "5", "--weights", &dir.arg("w_neg.npy")]), 1, vec!["sample 9", "negative"]),
-        ("--k not a number", fit("x.npy", "y_u8.npy", &["--loss", "pl-top1", "--k", "three"]), 2, vec!["three"]),
+        (
+            "ranking loss on choices",
+            fit(
+                "x.npy",
+                "y_u8.npy",
+                &["--loss", "pl-ranking", "--k", "3", "--radius", "5"],
+            ),
+            1,
+            vec!["ranking"],
+        ),
+        (
+            "pl-krr without --eps",
+            fit("x.npy", "y_u8.npy", &["--loss", "pl-krr", "--k", "3", "--radius", "5"]),
+            1,
+            vec!["--eps"],
+        ),
+        (
+            "pl-krr with eps <= 0",
+            fit(
+                "x.npy",
+                "y_u8.npy",
+                &["--loss", "pl-krr", "--k", "3", "--eps", "-1", "--radius", "5"],
+            ),
+            1,
+            vec!["eps"],
+        ),
+        (
+            "--eps with pl-top1",
+            fit(
+                "x.npy",
+                "y_u8.npy",
+                &["--loss", "pl-top1", "--k", "3", "--eps", "1", "--radius", "5"],
+            ),
+            1,
+            vec!["eps"],
+        ),
+        (
+            "--top with pl-top1",
+            fit(
+                "x.npy",
+                "y_u8.npy",
+                &["--loss", "pl-top1", "--k", "3", "--top", "1", "--radius", "5"],
+            ),
+            1,
+            vec!["--top"],
+        ),
+        (
+            "--top >= K",
+            fit(
+                "x.npy",
+                "rank_i64.npy",
+                &["--loss", "pl-ranking", "--k", "3", "--top", "3", "--radius", "5"],
+            ),
+            1,
+            vec!["top"],
+        ),
+        (
+            "--top 0",
+            fit(
+                "x.npy",
+                "rank_i64.npy",
+                &["--loss", "pl-ranking", "--k", "3", "--top", "0", "--radius", "5"],
+            ),
+            1,
+            vec!["top"],
+        ),
+        (
+            "unknown K-wise loss",
+            fit("x.npy", "y_u8.npy", &["--loss", "pl-foo", "--k", "3", "--radius", "5"]),
+            1,
+            vec!["pl-foo"],
+        ),
+        (
+            "--k with a pairwise loss",
+            fit("x2d.npy", "y_u8.npy", &["--loss", "mle", "--k", "3", "--radius", "5"]),
+            1,
+            vec!["--k"],
+        ),
+        (
+            "--central with a K-wise loss",
+            fit(
+                "x.npy",
+                "y_u8.npy",
+                &["--loss", "pl-top1", "--k", "3", "--central", "--radius", "5"],
+            ),
+            1,
+            vec!["central"],
+        ),
+        (
+            "negative weight",
+            fit(
+                "x.npy",
+                "y_u8.npy",
+                &[
+                    "--loss",
+                    "pl-top1",
+                    "--k",
+                    "3",
+                    "--radius",
+                    "5",
+                    "--weights",
+                    &dir.arg("w_neg.npy"),
+                ],
+            ),
+            1,
+            vec!["sample 9", "negative"],
+        ),
+        (
+            "--k not a number",
+            fit("x.npy", "y_u8.npy", &["--loss", "pl-top1", "--k", "three"]),
+            2,
+            vec!["three"],
+        ),
         (
             "privatize krr without --k",
-            vec!["privatize".into(), "--y".into(), dir.arg("y_u8.npy"), "--mechanism".into(), "krr".into(), "--eps".into(), "1".into(), "--out".into(), dir.arg("o.npy")],
+            vec![
+                "privatize".into(),
+                "--y".into(),
+                dir.arg("y_u8.npy"),
+                "--mechanism".into(),
+                "krr".into(),
+                "--eps".into(),
+                "1".into(),
+                "--out".into(),
+                dir.arg("o.npy"),
+            ],
             1,
             vec!["--k"],
         ),
         (
             "privatize krr label >= K",
-            vec!["privatize".into(), "--y".into(), dir.arg("y_out_of_range.npy"), "--mechanism".into(), "krr".into(), "--k".into(), "3".into(), "--eps".into(), "1".into(), "--out".into(), dir.arg("o.npy")],
+            vec![
+                "privatize".into(),
+                "--y".into(),
+                dir.arg("y_out_of_range.npy"),
+                "--mechanism".into(),
+                "krr".into(),
+                "--k".into(),
+                "3".into(),
+                "--eps".into(),
+                "1".into(),
+                "--out".into(),
+                dir.arg("o.npy"),
+            ],
             1,
             vec!["row 7", "label 3"],
         ),
         (
             "privatize rr with --k",
-            vec!["privatize".into(), "--y".into(), dir.arg("y_u8.npy"), "--k".into(), "3".into(), "--eps".into(), "1".into(), "--out".into(), dir.arg("o.npy")],
+            vec![
+                "privatize".into(),
+                "--y".into(),
+                dir.arg("y_u8.npy"),
+                "--k".into(),
+                "3".into(),
+                "--eps".into(),
+                "1".into(),
+                "--out".into(),
+                dir.arg("o.npy"),
+            ],
             1,
             vec!["--k"],
         ),
@@ -195,16 +376,31 @@ fn invalid_kwise_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
             failures.push(format!("{name}: {} — {:?}", bad.join("; "), stderr.trim_end()));
         }
     }
-    assert!(failures.is_empty(), "{} cases misbehaved:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} cases misbehaved:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 fn json_of(o: &Output) -> serde_json::Value {
-    assert!(o.status.success(), "exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
     serde_json::from_slice(&o.stdout).expect("JSON on stdout")
 }
 
 fn theta_of(v: &serde_json::Value) -> Vec<f64> {
-    v["theta"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect()
+    v["theta"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect()
 }
 
 #[test]
@@ -240,7 +436,14 @@ fn fits_match_the_library_for_every_label_dtype() {
         assert_eq!(v["n"], N);
         assert_eq!(v["d"], D);
         assert!(v["guarantee"].is_null());
-        for key in ["objective", "kkt_residual", "iterations", "termination", "solver", "elapsed_s"] {
+        for key in [
+            "objective",
+            "kkt_residual",
+            "iterations",
+            "termination",
+            "solver",
+            "elapsed_s",
+        ] {
             assert!(!v[key].is_null(), "{key}");
         }
     }

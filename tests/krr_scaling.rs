@@ -37,12 +37,19 @@ fn krr_error_scales_like_the_privacy_factor() {
     let last = krr.last().unwrap();
     let ratio = first.rmse / last.rmse;
     let want = first.factor / last.factor;
-    assert!((ratio / want - 1.0).abs() <= 0.15, "RMSE ratio {ratio:.3} vs factor ratio {want:.3}");
+    assert!(
+        (ratio / want - 1.0).abs() <= 0.15,
+        "RMSE ratio {ratio:.3} vs factor ratio {want:.3}"
+    );
     // ... and RMSE/factor is the same at every ε within 15%.
-    let (lo, hi) = krr
-        .iter()
-        .fold((f64::INFINITY, 0.0f64), |(a, b), r| (a.min(r.normalized), b.max(r.normalized)));
-    assert!(hi / lo <= 1.15, "RMSE/factor spans {lo:.5} .. {hi:.5} (ratio {:.3})", hi / lo);
+    let (lo, hi) = krr.iter().fold((f64::INFINITY, 0.0f64), |(a, b), r| {
+        (a.min(r.normalized), b.max(r.normalized))
+    });
+    assert!(
+        hi / lo <= 1.15,
+        "RMSE/factor spans {lo:.5} .. {hi:.5} (ratio {:.3})",
+        hi / lo
+    );
     // The clear-label MLE is below every private estimate.
     let mle = rows.iter().find(|r| r.eps.is_none()).unwrap();
     assert!(krr.iter().all(|r| r.rmse > mle.rmse));

@@ -75,7 +75,12 @@ fn reference_cases() -> Vec<RefCase> {
                 n: c["n"].as_u64().unwrap() as usize,
                 width: c["width"].as_u64().unwrap() as usize,
                 x: floats(&c["x"]),
-                labels: c["labels"].as_array().unwrap().iter().map(|l| l.as_u64().unwrap() as u8).collect(),
+                labels: c["labels"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| l.as_u64().unwrap() as u8)
+                    .collect(),
                 set,
                 theta: floats(&c["expected_theta"]),
                 objective: c["expected_objective"].as_f64().unwrap(),
@@ -113,10 +118,19 @@ fn opts(loss: GroupLossSpec, set: FeasibleSet, solver: SolverKind) -> FitOptions
 fn check_against_reference(c: &RefCase, m: &FittedModel<GroupLossSpec>, what: &str) {
     let r = &m.report;
     assert!(r.converged(), "{what}: {} ({})", r.termination, r.kkt_residual);
-    assert!(r.kkt_residual <= r.kkt_tol, "{what}: KKT {} > {}", r.kkt_residual, r.kkt_tol);
+    assert!(
+        r.kkt_residual <= r.kkt_tol,
+        "{what}: KKT {} > {}",
+        r.kkt_residual,
+        r.kkt_tol
+    );
     assert!(r.certified_global, "{what}: not certified");
     let err = max_diff(&m.theta, &c.theta);
-    assert!(err <= 1e-9 * norm(&c.theta).max(1.0), "{what}: |Δθ|∞ = {err:e}, θ = {:?}", m.theta);
+    assert!(
+        err <= 1e-9 * norm(&c.theta).max(1.0),
+        "{what}: |Δθ|∞ = {err:e}, θ = {:?}",
+        m.theta
+    );
     assert!(
         (r.objective - c.objective).abs() <= 1e-12 * c.objective.abs().max(1.0),
         "{what}: F = {} vs {}",
@@ -125,7 +139,11 @@ fn check_against_reference(c: &RefCase, m: &FittedModel<GroupLossSpec>, what: &s
     );
     assert_eq!(r.on_boundary, c.on_boundary, "{what}: boundary flag");
     if let Some(mu) = c.multiplier {
-        assert!((r.multiplier - mu).abs() <= 1e-7 * mu.max(1.0), "{what}: μ = {} vs {mu}", r.multiplier);
+        assert!(
+            (r.multiplier - mu).abs() <= 1e-7 * mu.max(1.0),
+            "{what}: μ = {} vs {mu}",
+            r.multiplier
+        );
     }
     if c.set.sum_zero() {
         assert!(m.theta.iter().sum::<f64>().abs() < 1e-12, "{what}: Σθ ≠ 0");
@@ -140,12 +158,13 @@ fn reference_solutions_by_newton_and_lbfgs_on_both_layouts() {
         let one_hot = c.x.chunks_exact(c.d).all(|r| {
             r.iter().filter(|&&v| v == 1.0).count() == 1 && r.iter().filter(|&&v| v == 0.0).count() == c.d - 1
         });
-        let eye: Vec<f64> = (0..c.d * c.d).map(|t| if t / c.d == t % c.d { 1.0 } else { 0.0 }).collect();
-        let index: Vec<u32> = c
-            .x
-            .chunks_exact(c.d)
-            .map(|r| r.iter().position(|&v| v == 1.0).unwrap_or(0) as u32)
+        let eye: Vec<f64> = (0..c.d * c.d)
+            .map(|t| if t / c.d == t % c.d { 1.0 } else { 0.0 })
             .collect();
+        let index: Vec<u32> =
+            c.x.chunks_exact(c.d)
+                .map(|r| r.iter().position(|&v| v == 1.0).unwrap_or(0) as u32)
+                .collect();
         let mut views = vec![("dense", dense)];
         if one_hot {
             views.push((
@@ -177,7 +196,10 @@ fn k2_plackett_luce_equals_btl_to_1e_12() {
     let n = 400;
     let choices: Vec<u8> = ranking.chunks_exact(2).map(|r| r[0]).collect();
     let eps = 0.9;
-    let private = KaryRr::new(eps, 2).unwrap().randomize(&choices, &mut simulation_rng(5)).unwrap();
+    let private = KaryRr::new(eps, 2)
+        .unwrap()
+        .randomize(&choices, &mut simulation_rng(5))
+        .unwrap();
     for set in [
         FeasibleSet::theta_b(0.6).unwrap(), // active ball
         FeasibleSet::theta_b(20.0).unwrap(),
@@ -191,7 +213,11 @@ fn k2_plackett_luce_equals_btl_to_1e_12() {
                 GroupLabels::Ranking(&ranking),
                 LossSpec::Mle,
             ),
-            (GroupLossSpec::PlKrr { eps }, GroupLabels::Choice(&private), LossSpec::DebiasedRr { eps }),
+            (
+                GroupLossSpec::PlKrr { eps },
+                GroupLabels::Choice(&private),
+                LossSpec::DebiasedRr { eps },
+            ),
         ] {
             if matches!(spec, GroupLossSpec::PlKrr { .. }) && set.radius().is_none() {
                 continue; // unbounded below without a ball
@@ -206,7 +232,10 @@ fn k2_plackett_luce_equals_btl_to_1e_12() {
             assert!(a.report.converged() && b.report.converged(), "{spec:?} {set:?}");
             let err = max_diff(&a.theta, &b.theta);
             assert!(err <= 1e-12, "{} on {set:?}: |Δθ|∞ = {err:e}", spec.name());
-            assert!((a.report.objective - b.report.objective).abs() <= 1e-14, "{spec:?} objective");
+            assert!(
+                (a.report.objective - b.report.objective).abs() <= 1e-14,
+                "{spec:?} objective"
+            );
         }
     }
 }
@@ -225,11 +254,29 @@ fn newton_and_lbfgs_agree_on_plackett_luce_problems() {
     let (x, ranking, _) = sim(n, k, d, 1.0, 21);
     let choices: Vec<u8> = ranking.chunks_exact(k).map(|r| r[0]).collect();
     let eps = 1.0;
-    let private = KaryRr::new(eps, k).unwrap().randomize(&choices, &mut simulation_rng(2)).unwrap();
+    let private = KaryRr::new(eps, k)
+        .unwrap()
+        .randomize(&choices, &mut simulation_rng(2))
+        .unwrap();
     let problems: Vec<(&str, GroupLossSpec, GroupLabels<'_>, FeasibleSet)> = vec![
-        ("top1", GroupLossSpec::PlTop1, GroupLabels::Choice(&choices), FeasibleSet::theta_b(5.0).unwrap()),
-        ("top1-active", GroupLossSpec::PlTop1, GroupLabels::Choice(&choices), FeasibleSet::theta_b(0.3).unwrap()),
-        ("top1-none", GroupLossSpec::PlTop1, GroupLabels::Choice(&choices), FeasibleSet::Unconstrained),
+        (
+            "top1",
+            GroupLossSpec::PlTop1,
+            GroupLabels::Choice(&choices),
+            FeasibleSet::theta_b(5.0).unwrap(),
+        ),
+        (
+            "top1-active",
+            GroupLossSpec::PlTop1,
+            GroupLabels::Choice(&choices),
+            FeasibleSet::theta_b(0.3).unwrap(),
+        ),
+        (
+            "top1-none",
+            GroupLossSpec::PlTop1,
+            GroupLabels::Choice(&choices),
+            FeasibleSet::Unconstrained,
+        ),
         (
             "ranking",
             GroupLossSpec::PlRanking { top: None },
@@ -242,8 +289,18 @@ fn newton_and_lbfgs_agree_on_plackett_luce_problems() {
             GroupLabels::Ranking(&ranking),
             FeasibleSet::ball(5.0).unwrap(),
         ),
-        ("krr", GroupLossSpec::PlKrr { eps }, GroupLabels::Choice(&private), FeasibleSet::theta_b(5.0).unwrap()),
-        ("krr-active", GroupLossSpec::PlKrr { eps }, GroupLabels::Choice(&private), FeasibleSet::theta_b(0.5).unwrap()),
+        (
+            "krr",
+            GroupLossSpec::PlKrr { eps },
+            GroupLabels::Choice(&private),
+            FeasibleSet::theta_b(5.0).unwrap(),
+        ),
+        (
+            "krr-active",
+            GroupLossSpec::PlKrr { eps },
+            GroupLabels::Choice(&private),
+            FeasibleSet::theta_b(0.5).unwrap(),
+        ),
     ];
     for (name, spec, labels, set) in problems {
         let view = GroupView::new(&x, n, k, d, labels, None).unwrap();
@@ -251,7 +308,11 @@ fn newton_and_lbfgs_agree_on_plackett_luce_problems() {
         let b = fit_kwise(view, &opts(spec, set, SolverKind::Lbfgs)).unwrap();
         for (s, m) in [("newton", &a), ("lbfgs", &b)] {
             let r = &m.report;
-            assert!(r.converged() && r.kkt_residual <= r.kkt_tol && r.certified_global, "{name} {s}: {}", r.termination);
+            assert!(
+                r.converged() && r.kkt_residual <= r.kkt_tol && r.certified_global,
+                "{name} {s}: {}",
+                r.termination
+            );
         }
         let err = max_diff(&a.theta, &b.theta);
         assert!(err <= 1e-7, "{name}: Newton vs L-BFGS |Δθ|∞ = {err:e}");
@@ -288,7 +349,10 @@ fn sgd_approaches_the_exact_minimiser() {
         let err = max_diff(&s.theta, &exact.theta);
         eprintln!("{}: SGD |Δθ|∞ = {err:e}, KKT {:e}", spec.name(), s.report.kkt_residual);
         assert!(err <= 2e-3, "{}: SGD |Δθ|∞ = {err:e}", spec.name());
-        assert!(matches!(s.report.termination, Termination::Completed | Termination::Converged));
+        assert!(matches!(
+            s.report.termination,
+            Termination::Completed | Termination::Converged
+        ));
         // Same seed, same bits.
         let again = fit_kwise(view, &o).unwrap();
         assert_eq!(s.theta, again.theta);
@@ -306,12 +370,21 @@ fn sgd_one_pass_is_algorithm_1_with_the_kary_rr_gradient() {
         let yv = [yt];
         let view = GroupView::new(&phi, 1, k, d, GroupLabels::Choice(&yv), None).unwrap();
         let obj = GroupObjective::new(view, PlKrrDebiased::new(eps, k).unwrap()).unwrap();
-        let got = sgd::one_pass(&obj, &FeasibleSet::Unconstrained, None, StepRule::Const(eta), Averaging::Last).unwrap();
-        let mean: Vec<f64> = (0..d).map(|j| (0..k).map(|r| phi[r * d + j]).sum::<f64>() / k as f64).collect();
+        let got = sgd::one_pass(
+            &obj,
+            &FeasibleSet::Unconstrained,
+            None,
+            StepRule::Const(eta),
+            Averaging::Last,
+        )
+        .unwrap();
+        let mean: Vec<f64> = (0..d)
+            .map(|j| (0..k).map(|r| phi[r * d + j]).sum::<f64>() / k as f64)
+            .collect();
         let sum: Vec<f64> = (0..d).map(|j| (0..k).map(|r| phi[r * d + j]).sum::<f64>()).collect();
         for j in 0..d {
-            let ghat = (sum[j] - k as f64 * mean[j]) / (eps.exp() + k as f64 - 1.0)
-                - (phi[usize::from(yt) * d + j] - mean[j]);
+            let ghat =
+                (sum[j] - k as f64 * mean[j]) / (eps.exp() + k as f64 - 1.0) - (phi[usize::from(yt) * d + j] - mean[j]);
             assert!((got[j] + eta * ghat).abs() < 1e-15, "ỹ = {yt}: {got:?}");
         }
     }
@@ -321,7 +394,9 @@ fn sgd_one_pass_is_algorithm_1_with_the_kary_rr_gradient() {
 fn krr_loss_has_no_minimiser_without_a_norm_bound() {
     // One-hot items, every privatised choice = 0: the unbiased frequency of item 0 exceeds 1, the
     // loss decreases without bound along θ ∝ (2, −1, −1). With Θ_B the answer is on the sphere.
-    let x: Vec<f64> = (0..6).flat_map(|_| [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]).collect();
+    let x: Vec<f64> = (0..6)
+        .flat_map(|_| [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
+        .collect();
     let y = [0u8; 6];
     let view = GroupView::new(&x, 6, 3, 3, GroupLabels::Choice(&y), None).unwrap();
     let spec = GroupLossSpec::PlKrr { eps: 1.0 };
@@ -334,7 +409,11 @@ fn krr_loss_has_no_minimiser_without_a_norm_bound() {
         assert!(max_diff(&b.theta, &want) < 1e-9, "{:?}", b.theta);
     }
     // The clear-label top-1 MLE on the same data has no finite minimiser either (separable).
-    let r = fit_kwise(view, &opts(GroupLossSpec::PlTop1, FeasibleSet::SumZero, SolverKind::Newton)).unwrap();
+    let r = fit_kwise(
+        view,
+        &opts(GroupLossSpec::PlTop1, FeasibleSet::SumZero, SolverKind::Newton),
+    )
+    .unwrap();
     assert_eq!(r.report.termination, Termination::NoMinimizer);
 }
 
@@ -343,15 +422,26 @@ fn invalid_combinations_are_typed_errors() {
     let x = vec![0.5; 2 * 3 * 2];
     let view = GroupView::new(&x, 2, 3, 2, GroupLabels::Choice(&[0, 2]), None).unwrap();
     let set = FeasibleSet::theta_b(1.0).unwrap();
-    let e = fit_kwise(view, &opts(GroupLossSpec::PlRanking { top: None }, set, SolverKind::Newton)).unwrap_err();
+    let e = fit_kwise(
+        view,
+        &opts(GroupLossSpec::PlRanking { top: None }, set, SolverKind::Newton),
+    )
+    .unwrap_err();
     assert!(matches!(e, Error::InvalidParam { name: "loss", .. }), "{e}");
     let rview = GroupView::new(&x, 2, 3, 2, GroupLabels::Ranking(&[0, 1, 2, 2, 1, 0]), None).unwrap();
-    let e = fit_kwise(rview, &opts(GroupLossSpec::PlRanking { top: Some(3) }, set, SolverKind::Newton)).unwrap_err();
+    let e = fit_kwise(
+        rview,
+        &opts(GroupLossSpec::PlRanking { top: Some(3) }, set, SolverKind::Newton),
+    )
+    .unwrap_err();
     assert!(matches!(e, Error::InvalidParam { name: "top", .. }), "{e}");
     assert!(GroupObjective::new(view, PlKrrDebiased::new(1.0, 4).unwrap()).is_err());
     assert!(GroupObjective::new(view, PlRanking::new(1).unwrap()).is_ok());
     assert!(GroupObjective::new(view, PlTop1).unwrap().with_ridge(-1.0).is_err());
-    assert!(GroupObjective::new(view, PlTop1).unwrap().with_linear_term(vec![1.0]).is_err());
+    assert!(GroupObjective::new(view, PlTop1)
+        .unwrap()
+        .with_linear_term(vec![1.0])
+        .is_err());
     // Spec parsing.
     assert!(GroupLossSpec::parse("pl-krr", None, None).is_err());
     assert!(GroupLossSpec::parse("pl-top1", Some(1.0), None).is_err());
@@ -373,7 +463,11 @@ fn fits_are_bit_identical_for_any_thread_count() {
     let (x, ranking, _) = sim(n, k, d, 1.0, 41);
     let view = GroupView::new(&x, n, k, d, GroupLabels::Ranking(&ranking), None).unwrap();
     for solver in [SolverKind::Newton, SolverKind::Lbfgs] {
-        let o = opts(GroupLossSpec::PlRanking { top: Some(2) }, FeasibleSet::theta_b(3.0).unwrap(), solver);
+        let o = opts(
+            GroupLossSpec::PlRanking { top: Some(2) },
+            FeasibleSet::theta_b(3.0).unwrap(),
+            solver,
+        );
         let run = |t: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap();
             pool.install(|| fit_kwise(view, &o).unwrap())
@@ -393,7 +487,9 @@ fn theory_step_constants_for_plackett_luce() {
     // γ_K = (K−1)e^{−2T}/(2K), T = 2B·max‖P(φ − φ̄)‖; κ = λ_min(Σ_{D_K}) on the sum-zero subspace;
     // c = c_{K,ε} for pl-krr. Tabular K = d = 3, every sample shows all items: Σ_{D_K} =
     // (2/(K−1))·(I − 11ᵀ/K)·(K−1)/K·… computed here directly.
-    let x: Vec<f64> = (0..4).flat_map(|_| [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]).collect();
+    let x: Vec<f64> = (0..4)
+        .flat_map(|_| [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
+        .collect();
     let view = GroupView::new(&x, 4, 3, 3, GroupLabels::Choice(&[0, 1, 2, 0]), None).unwrap();
     let set = FeasibleSet::theta_b(0.5).unwrap();
     let eps = 1.0;
@@ -409,7 +505,14 @@ fn theory_step_constants_for_plackett_luce() {
     assert!((c.c - ck).abs() < 1e-15);
     assert!((c.lambda - c.gamma * c.kappa * ck).abs() < 1e-17);
     // The theory rule runs SGD (one pass).
-    let r = sgd::solve(&obj, &set, None, &SgdOptions::one_pass(StepRule::Theory), &Control::default()).unwrap();
+    let r = sgd::solve(
+        &obj,
+        &set,
+        None,
+        &SgdOptions::one_pass(StepRule::Theory),
+        &Control::default(),
+    )
+    .unwrap();
     assert_eq!(r.iterations, 4);
 }
 

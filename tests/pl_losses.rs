@@ -141,7 +141,9 @@ fn spec_t10_kary_rr_gradient_identity() {
     let theta = [0.5, -0.5];
     let l = PlKrrDebiased::new(2f64.ln(), 3).unwrap();
     assert!((l.c() - 0.25).abs() < 1e-15);
-    let u: Vec<f64> = (0..3).map(|r| phi[2 * r] * theta[0] + phi[2 * r + 1] * theta[1]).collect();
+    let u: Vec<f64> = (0..3)
+        .map(|r| phi[2 * r] * theta[0] + phi[2 * r + 1] * theta[1])
+        .collect();
     let ghat = |yt: u8| -> [f64; 2] {
         let (_, g, _) = eval(&l, &u, &[yt]);
         [
@@ -156,7 +158,10 @@ fn spec_t10_kary_rr_gradient_identity() {
     ];
     for (yt, w) in want.iter().enumerate() {
         let g = ghat(yt as u8);
-        assert!((g[0] - w[0]).abs() < 1e-11 && (g[1] - w[1]).abs() < 1e-11, "ĝ({yt}) = {g:?}");
+        assert!(
+            (g[0] - w[0]).abs() < 1e-11 && (g[1] - w[1]).abs() < 1e-11,
+            "ĝ({yt}) = {g:?}"
+        );
     }
     // For y = 0: ½ĝ₀ + ¼ĝ₁ + ¼ĝ₂ = ¼(φ̄ − φ₀) = (−0.200178873666, −0.030218040623).
     let (g0, g1, g2) = (ghat(0), ghat(1), ghat(2));
@@ -237,10 +242,16 @@ fn values_stay_finite_and_exact_for_large_scores() {
         for y in 0..3u8 {
             for (name, (v, g, h)) in [
                 ("top1", eval(&PlTop1, &u, &[y])),
-                ("ranking", eval(&PlRanking::new(2).unwrap(), &u, &[y, (y + 1) % 3, (y + 2) % 3])),
+                (
+                    "ranking",
+                    eval(&PlRanking::new(2).unwrap(), &u, &[y, (y + 1) % 3, (y + 2) % 3]),
+                ),
                 ("krr", eval(&PlKrrDebiased::new(0.5, 3).unwrap(), &u, &[y])),
             ] {
-                assert!(v.is_finite() && g.iter().chain(&h).all(|x| x.is_finite()), "{name} {u:?} {y}");
+                assert!(
+                    v.is_finite() && g.iter().chain(&h).all(|x| x.is_finite()),
+                    "{name} {u:?} {y}"
+                );
             }
         }
     }
@@ -312,7 +323,11 @@ fn check_objective_fd<O: SmoothObjective>(name: &str, obj: &O, theta: &[f64]) {
         assert!((fd - ev.grad[a]).abs() < 1e-7, "{name} ∇F[{a}] {} vs {fd}", ev.grad[a]);
         for b in 0..d {
             let fdh = (ep.grad[b] - em.grad[b]) / (2.0 * step);
-            assert!((fdh - h[a * d + b]).abs() < 1e-7, "{name} ∇²F[{b},{a}] {} vs {fdh}", h[a * d + b]);
+            assert!(
+                (fdh - h[a * d + b]).abs() < 1e-7,
+                "{name} ∇²F[{b},{a}] {} vs {fdh}",
+                h[a * d + b]
+            );
         }
         let hv_a: f64 = (0..d).map(|b| h[b * d + a] * v[b]).sum();
         assert!((hv_a - hv[a]).abs() < 1e-12, "{name} Hv[{a}]");
@@ -322,15 +337,25 @@ fn check_objective_fd<O: SmoothObjective>(name: &str, obj: &O, theta: &[f64]) {
     let mut xs = vec![0.0; obj.num_scores()];
     obj.direction_scores(&s, &mut xs);
     // At α = 0 the O(nK) sum is the fused pass's value bit for bit (same blocks and order).
-    assert_eq!(obj.line_value(&ev, &s, &xs, 0.0).to_bits(), ev.value.to_bits(), "{name} α = 0");
+    assert_eq!(
+        obj.line_value(&ev, &s, &xs, 0.0).to_bits(),
+        ev.value.to_bits(),
+        "{name} α = 0"
+    );
     for alpha in [0.5, 1.0, 2.0] {
         let moved: Vec<f64> = theta.iter().zip(&s).map(|(t, v)| t + alpha * v).collect();
         let mut e2 = obj.new_eval();
         obj.evaluate(&moved, &mut e2);
-        assert!((obj.line_value(&ev, &s, &xs, alpha) - e2.value).abs() < 1e-13, "{name} line value");
+        assert!(
+            (obj.line_value(&ev, &s, &xs, alpha) - e2.value).abs() < 1e-13,
+            "{name} line value"
+        );
         let scaled: Vec<f64> = moved.iter().map(|v| 0.7 * v).collect();
         obj.evaluate(&scaled, &mut e2);
-        assert!((obj.arc_value(&ev, &s, &xs, alpha, 0.7) - e2.value).abs() < 1e-13, "{name} arc value");
+        assert!(
+            (obj.arc_value(&ev, &s, &xs, alpha, 0.7) - e2.value).abs() < 1e-13,
+            "{name} arc value"
+        );
     }
     // The compensated evaluation agrees with the plain one to rounding.
     let mut gc = vec![0.0; d];
@@ -416,7 +441,15 @@ fn item_indexed_layout_gives_the_dense_bits() {
 fn objective_is_bit_identical_for_any_thread_count() {
     // 20000 samples of K = 4, d = 6: several feature blocks, above the parallel threshold.
     let dt = data(20_000, 4, 6, 50, 5);
-    let view = GroupView::new(&dt.x, dt.n, dt.k, dt.d, GroupLabels::Ranking(&dt.ranking), Some(&dt.weights)).unwrap();
+    let view = GroupView::new(
+        &dt.x,
+        dt.n,
+        dt.k,
+        dt.d,
+        GroupLabels::Ranking(&dt.ranking),
+        Some(&dt.weights),
+    )
+    .unwrap();
     let obj = GroupObjective::new(view, PlRanking::new(3).unwrap()).unwrap();
     let theta = [0.2, -0.1, 0.0, 0.3, -0.25, 0.1];
     let run = |threads: usize| {

@@ -499,7 +499,10 @@ mod tests {
         assert!(e.to_string().contains("sample 1, row 2, column 1"), "{e}");
         let x = vec![0.5; 12];
         let e = GroupView::new(&x, 2, 3, 2, GroupLabels::Choice(&[0, 3]), None).unwrap_err();
-        assert!(e.to_string().contains("sample 1") && e.to_string().contains("label 3"), "{e}");
+        assert!(
+            e.to_string().contains("sample 1") && e.to_string().contains("label 3"),
+            "{e}"
+        );
         let e = GroupView::new(&x, 2, 3, 2, GroupLabels::Ranking(&[0, 1, 2, 2, 0, 2]), None).unwrap_err();
         assert!(
             matches!(
@@ -542,7 +545,8 @@ mod tests {
         );
         // Item-indexed.
         let items = [1.0, 2.0, 3.0, 4.0];
-        let e = GroupView::from_items(&items, 2, 2, &[0, 1, 1, 2], 2, 2, GroupLabels::Choice(&[0, 1]), None).unwrap_err();
+        let e =
+            GroupView::from_items(&items, 2, 2, &[0, 1, 1, 2], 2, 2, GroupLabels::Choice(&[0, 1]), None).unwrap_err();
         assert!(
             matches!(
                 e,

@@ -176,7 +176,10 @@ pub fn read_array3(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize, us
         }
     };
     if npy.order() == npyz::Order::Fortran && [n, k, d].iter().filter(|&&s| s > 1).count() > 1 {
-        return Err(io_err(path, "a Fortran-order 3-D array is not supported; save it in C order"));
+        return Err(io_err(
+            path,
+            "a Fortran-order 3-D array is not supported; save it in C order",
+        ));
     }
     Ok((read_floats(path, npy)?, n, k, d))
 }
@@ -193,15 +196,18 @@ pub fn read_group_labels(path: impl AsRef<Path>, k: usize) -> Result<(Vec<u8>, u
     let width = match shape[..] {
         [_] => 1,
         [_, w] if w as usize == k => k,
-        _ => {
-            return Err(io_err(
-                path,
-                format!("expected labels of shape (n,) (chosen index) or (n, {k}) (ranking, best first), found shape {shape:?}"),
-            ))
-        }
+        _ => return Err(io_err(
+            path,
+            format!(
+                "expected labels of shape (n,) (chosen index) or (n, {k}) (ranking, best first), found shape {shape:?}"
+            ),
+        )),
     };
     if width > 1 && npy.order() == npyz::Order::Fortran {
-        return Err(io_err(path, "a Fortran-order ranking array is not supported; save it in C order"));
+        return Err(io_err(
+            path,
+            "a Fortran-order ranking array is not supported; save it in C order",
+        ));
     }
     let wide = read_ints(path, npy)?;
     let mut out = Vec::with_capacity(wide.len());

@@ -68,7 +68,10 @@ pub fn trajectory_pairs(
         })?;
     }
     if y.len() != n {
-        return Err(Error::Shape(format!("y has {} labels but there are {n} records", y.len())));
+        return Err(Error::Shape(format!(
+            "y has {} labels but there are {n} records",
+            y.len()
+        )));
     }
     let mut x = vec![0.0; n * d];
     for (i, xi) in x.chunks_exact_mut(d).enumerate() {

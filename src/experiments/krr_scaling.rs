@@ -92,11 +92,17 @@ pub struct KrrScalingRow {
 /// [`Error::InvalidParam`] for an invalid configuration.
 pub fn krr_scaling(cfg: &KrrScalingConfig) -> Result<Vec<KrrScalingRow>> {
     if cfg.d < 2 {
-        return Err(Error::param("d", "must be at least 2 (θ* lives on the sum-zero subspace)"));
+        return Err(Error::param(
+            "d",
+            "must be at least 2 (θ* lives on the sum-zero subspace)",
+        ));
     }
     check_radius(cfg.radius)?;
     if !(cfg.theta_norm > 0.0 && cfg.theta_norm < cfg.radius) {
-        return Err(Error::param("theta-norm", format!("must be in (0, radius), got {}", cfg.theta_norm)));
+        return Err(Error::param(
+            "theta-norm",
+            format!("must be in (0, radius), got {}", cfg.theta_norm),
+        ));
     }
     for &e in &cfg.eps {
         check_eps(e)?;

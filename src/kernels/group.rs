@@ -481,8 +481,13 @@ impl<L: GroupLoss> WithSimd for HessVecBlock<'_, '_, L> {
             for (r, zr) in z.iter_mut().enumerate() {
                 *zr = dot(simd, v.row(i, r), self.x);
             }
-            self.loss
-                .eval(&self.scores[i * k..(i + 1) * k], v.order_of(i), None, Some(&mut h), &mut scratch);
+            self.loss.eval(
+                &self.scores[i * k..(i + 1) * k],
+                v.order_of(i),
+                None,
+                Some(&mut h),
+                &mut scratch,
+            );
             let w = v.weight(i);
             for (a, ya) in y.iter_mut().enumerate() {
                 let row = &h[a * k..(a + 1) * k];
@@ -706,7 +711,7 @@ mod tests {
             })
             .collect();
         let orig = a.clone();
-        let mut rec = vec![0.0; 16];
+        let mut rec = [0.0; 16];
         let mut terms = 0;
         let nneg = factor_block(&mut a, k, |s, l| {
             terms += 1;

@@ -46,8 +46,14 @@ pub trait GroupLoss: Send + Sync + Clone + std::fmt::Debug {
     /// `ℓ(u; o)`; with `grad` (length `K`) also `∂ℓ/∂u`, with `hess` (`K × K`, row-major, both
     /// triangles) also `∂²ℓ/∂u²`. `order` holds at least [`GroupLoss::positions`] distinct
     /// labels, best first; `scratch` at least [`GroupLoss::scratch_len`] values.
-    fn eval(&self, u: &[f64], order: &[u8], grad: Option<&mut [f64]>, hess: Option<&mut [f64]>, scratch: &mut [f64])
-        -> f64;
+    fn eval(
+        &self,
+        u: &[f64],
+        order: &[u8],
+        grad: Option<&mut [f64]>,
+        hess: Option<&mut [f64]>,
+        scratch: &mut [f64],
+    ) -> f64;
     /// The recession function `ℓ∞(u; o) = lim_{r→∞} ℓ(r u; o)/r` (see
     /// [`Loss::recession`](crate::loss::Loss::recession)).
     fn recession(&self, u: &[f64], order: &[u8]) -> f64;
@@ -100,7 +106,10 @@ impl GroupLossSpec {
             }
         };
         if let (Some(e), false) = (eps, matches!(spec, GroupLossSpec::PlKrr { .. })) {
-            return Err(Error::param("eps", format!("loss `{name}` takes no privacy level (got {e})")));
+            return Err(Error::param(
+                "eps",
+                format!("loss `{name}` takes no privacy level (got {e})"),
+            ));
         }
         if let (Some(j), false) = (top, matches!(spec, GroupLossSpec::PlRanking { .. })) {
             return Err(Error::param(

@@ -70,7 +70,10 @@ fn write_softmax_hessian(p: &[f64], kstar: usize, s: f64, scale: f64, h: &mut [f
 
 fn check_label_count(k: usize) -> Result<()> {
     if !(2..=MAX_K).contains(&k) {
-        return Err(Error::param("k", format!("needs 2 ≤ K ≤ {MAX_K} alternatives, got {k}")));
+        return Err(Error::param(
+            "k",
+            format!("needs 2 ≤ K ≤ {MAX_K} alternatives, got {k}"),
+        ));
     }
     Ok(())
 }
@@ -505,7 +508,11 @@ mod tests {
             for y in 0..2u8 {
                 let (v, g, h) = eval_all(&l, &[u0, u1], &[y]);
                 let t = u1 - u0;
-                assert!((v - b.value(t, y)).abs() < 1e-12 * (1.0 + v.abs()), "{v} {}", b.value(t, y));
+                assert!(
+                    (v - b.value(t, y)).abs() < 1e-12 * (1.0 + v.abs()),
+                    "{v} {}",
+                    b.value(t, y)
+                );
                 assert!((g[1] - b.d1(t, y)).abs() < 1e-15 && (g[0] + b.d1(t, y)).abs() < 1e-15);
                 assert!((h[3] - b.d2(t, y)).abs() < 1e-15);
             }

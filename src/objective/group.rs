@@ -221,7 +221,10 @@ impl<'a, L: GroupLoss> GroupObjective<'a, L> {
         let k = self.data.k();
         let (mut r, mut a) = (0.0, 0.0);
         for i in 0..self.data.n() {
-            let v = self.loss.recession(&ev.scores[i * k..(i + 1) * k], self.data.order_of(i)) * self.data.weight(i);
+            let v = self
+                .loss
+                .recession(&ev.scores[i * k..(i + 1) * k], self.data.order_of(i))
+                * self.data.weight(i);
             r += v;
             a += v.abs();
         }

@@ -390,8 +390,8 @@ pub fn solve<O: SmoothObjective>(
             rep.multiplier = (-dot(&pg, &theta) / (b * b)).max(0.0);
         }
     }
-    rep.certified_global = termination.is_converged()
-        && (O::CONVEX || radius.is_some_and(|b| obj.convex_on_ball(b, sz)));
+    rep.certified_global =
+        termination.is_converged() && (O::CONVEX || radius.is_some_and(|b| obj.convex_on_ball(b, sz)));
     rep.theta = theta;
     rep.elapsed = start.elapsed();
     ctl.notify_end(&rep);

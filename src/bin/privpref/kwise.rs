@@ -32,7 +32,10 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
     if a.central.central {
         return Err(Error::param(
             "central",
-            format!("--central fits the pairwise logistic loss; `{}` is a local K-wise loss", a.loss),
+            format!(
+                "--central fits the pairwise logistic loss; `{}` is a local K-wise loss",
+                a.loss
+            ),
         )
         .into());
     }
@@ -40,9 +43,8 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         return Err(Error::param(name, format!("--{name} applies only with --central")).into());
     }
     let loss = GroupLossSpec::parse(&a.loss, a.eps, a.top)?;
-    let k_arg = a
-        .k
-        .ok_or_else(|| Error::param("k", format!("loss `{}` needs --k (alternatives per sample)", a.loss)))?;
+    let k_arg =
+        a.k.ok_or_else(|| Error::param("k", format!("loss `{}` needs --k (alternatives per sample)", a.loss)))?;
     let set = FeasibleSet::parse(&a.constraint, a.radius)?;
     let solver = SolverKind::parse(&a.solver)?;
     let settings = solver_args::settings(

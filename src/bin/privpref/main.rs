@@ -257,7 +257,10 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         if given {
             return Err(Error::param(
                 name,
-                format!("--{name} applies only to the K-wise losses (pl-top1, pl-ranking, pl-krr), not `{}`", a.loss),
+                format!(
+                    "--{name} applies only to the K-wise losses (pl-top1, pl-ranking, pl-krr), not `{}`",
+                    a.loss
+                ),
             )
             .into());
         }
@@ -512,9 +515,8 @@ fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
 /// `privatize --mechanism krr --k K`: K-ary randomized response of chosen alternatives (seed
 /// 000 eq. 12), for `fit --loss pl-krr --eps E --k K`.
 fn run_privatize_krr(a: PrivatizeArgs) -> Result<(), Failure> {
-    let k = a
-        .k
-        .ok_or_else(|| Error::param("k", "--mechanism krr needs --k (number of labels)"))?;
+    let k =
+        a.k.ok_or_else(|| Error::param("k", "--mechanism krr needs --k (number of labels)"))?;
     let mech = KaryRr::new(a.eps, k)?;
     let y = npy::read_labels(&a.y, k.min(256) as u32)?;
     let (out, rng_name) = match a.seed {
