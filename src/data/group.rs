@@ -436,7 +436,7 @@ impl<'a> GroupView<'a> {
     }
 }
 
-/// Owned K-wise data (from a simulator or a file); [`GroupData::view`] validates it.
+/// Owned K-wise data (from a simulator or a file); [`GroupData::ranking_view`] validates it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupData {
     /// `n × K × d` features, row-major.

@@ -8,7 +8,7 @@
 //! so a trajectory comparison is a pairwise comparison with the summed per-step difference as its
 //! feature (`‖x‖ ≤ 2HL`), and every pairwise estimator (MLE, RR, debiased RR, central) applies
 //! unchanged to [`trajectory_pairs`]'s output. The data covariance of the theory is then
-//! `(1/n) Σ_i x_i x_iᵀ` with this summed `x` (the spec's correction [FIX] of the paper's per-step
+//! `(1/n) Σ_i x_i x_iᵀ` with this summed `x` (the spec's correction \[FIX\] of the paper's per-step
 //! sum, §2.3).
 
 use super::{check_finite_rows, PairwiseData};

@@ -2,7 +2,7 @@
 //! Thm C.2; spec `local-central-label-dp.md` §3.5): its error scales like the privacy factor
 //! `1/c_{K,ε} = (e^ε + K − 1)/(e^ε − 1)`.
 //!
-//! **Why exactly this factor [derived].** The estimator solves `Σ_i Φ_iᵀ(c p_i(θ) − w_i) = 0`
+//! **Why exactly this factor \[derived\].** The estimator solves `Σ_i Φ_iᵀ(c p_i(θ) − w_i) = 0`
 //! with `E[w_i | x_i] = c p_i(θ*)`, so `θ̂ − θ* ≈ (cH)^{-1}(1/n)Σ_i Φ_iᵀ(w_i − c p_i)` with
 //! `H = E[Φᵀ(diag p − ppᵀ)Φ]`, and `Cov(w | x) = diag(π̃) − π̃π̃ᵀ` for the output distribution
 //! `π̃ = q1 + c p` of K-RR. When `p` is close to uniform, `π̃` is too (`q K + c = 1`), for every ε:

@@ -6,7 +6,7 @@
 //! [`sgd_grid`]: the same simulation with every estimator run by one-pass SGD, as in the paper
 //! (local SGD-RR, objective perturbation by SGD — not private —, and the MLE by SGD).
 //!
-//! [`krr_scaling`]: the error of the debiased K-RR Plackett–Luce estimator across ε against the
+//! [`krr_scaling()`]: the error of the debiased K-RR Plackett–Luce estimator across ε against the
 //! privacy factor `(e^ε + K − 1)/(e^ε − 1)` (seed 000 §4.4, App. C.4).
 //!
 //! [`seed000_comparison`]: the local-model comparison of seed 000 (Chowdhury, Zhou & Natarajan,
