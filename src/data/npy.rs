@@ -196,12 +196,14 @@ pub fn read_group_labels(path: impl AsRef<Path>, k: usize) -> Result<(Vec<u8>, u
     let width = match shape[..] {
         [_] => 1,
         [_, w] if w as usize == k => k,
-        _ => return Err(io_err(
-            path,
-            format!(
+        _ => {
+            return Err(io_err(
+                path,
+                format!(
                 "expected labels of shape (n,) (chosen index) or (n, {k}) (ranking, best first), found shape {shape:?}"
             ),
-        )),
+            ))
+        }
     };
     if width > 1 && npy.order() == npyz::Order::Fortran {
         return Err(io_err(
