@@ -115,7 +115,7 @@ fn opts(loss: GroupLossSpec, set: FeasibleSet, solver: SolverKind) -> FitOptions
     o
 }
 
-fn check_against_reference(c: &RefCase, m: &FittedModel<GroupLossSpec>, what: &str) {
+fn check_against_reference(c: &RefCase, m: &FittedModel<GroupLossSpec>, what: &str) -> f64 {
     let r = &m.report;
     assert!(r.converged(), "{what}: {} ({})", r.termination, r.kkt_residual);
     assert!(
@@ -148,10 +148,12 @@ fn check_against_reference(c: &RefCase, m: &FittedModel<GroupLossSpec>, what: &s
     if c.set.sum_zero() {
         assert!(m.theta.iter().sum::<f64>().abs() < 1e-12, "{what}: Σθ ≠ 0");
     }
+    err
 }
 
 #[test]
 fn reference_solutions_by_newton_and_lbfgs_on_both_layouts() {
+    let (mut worst, mut fits) = (0.0f64, 0);
     for c in reference_cases() {
         let dense = GroupView::new(&c.x, c.n, c.k, c.d, labels_of(&c), None).unwrap();
         // Tabular cases again through an item table (the identity) and an index.
@@ -175,10 +177,13 @@ fn reference_solutions_by_newton_and_lbfgs_on_both_layouts() {
         for (layout, view) in views {
             for solver in [SolverKind::Newton, SolverKind::Lbfgs] {
                 let m = fit_kwise(view, &opts(c.loss, c.set, solver)).unwrap();
-                check_against_reference(&c, &m, &format!("{} {layout} {}", c.name, solver.name()));
+                let err = check_against_reference(&c, &m, &format!("{} {layout} {}", c.name, solver.name()));
+                worst = worst.max(err);
+                fits += 1;
             }
         }
     }
+    eprintln!("{fits} reference fits, worst |Δθ|∞ = {worst:.2e}");
 }
 
 /// Two-alternative groups and their pairwise twin `x = φ₁ − φ₀`.
@@ -194,6 +199,7 @@ fn k2_data(n: usize, seed: u64) -> (Vec<f64>, Vec<u8>, usize) {
 fn k2_plackett_luce_equals_btl_to_1e_12() {
     let (x, ranking, d) = k2_data(400, 11);
     let n = 400;
+    let mut worst = 0.0f64;
     let choices: Vec<u8> = ranking.chunks_exact(2).map(|r| r[0]).collect();
     let eps = 0.9;
     let private = KaryRr::new(eps, 2)
@@ -231,6 +237,7 @@ fn k2_plackett_luce_equals_btl_to_1e_12() {
             let b = fit(pv, &po).unwrap();
             assert!(a.report.converged() && b.report.converged(), "{spec:?} {set:?}");
             let err = max_diff(&a.theta, &b.theta);
+            worst = worst.max(err);
             assert!(err <= 1e-12, "{} on {set:?}: |Δθ|∞ = {err:e}", spec.name());
             assert!(
                 (a.report.objective - b.report.objective).abs() <= 1e-14,
@@ -238,6 +245,7 @@ fn k2_plackett_luce_equals_btl_to_1e_12() {
             );
         }
     }
+    eprintln!("K = 2 PL vs pairwise: worst |Δθ|∞ = {worst:.2e}");
 }
 
 /// A simulated PL problem: `n` samples, `K` alternatives, `d` features.
@@ -315,6 +323,7 @@ fn newton_and_lbfgs_agree_on_plackett_luce_problems() {
             );
         }
         let err = max_diff(&a.theta, &b.theta);
+        eprintln!("{name}: Newton vs L-BFGS |Δθ|∞ = {err:.2e}");
         assert!(err <= 1e-7, "{name}: Newton vs L-BFGS |Δθ|∞ = {err:e}");
         assert!((a.report.kkt_tol - b.report.kkt_tol).abs() <= 1e-15 * a.report.kkt_tol);
         assert_eq!(a.report.on_boundary, b.report.on_boundary, "{name}");
