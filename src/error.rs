@@ -33,6 +33,18 @@ pub enum DataErrorKind {
         /// The user id.
         user: u64,
     },
+    /// A label appears twice in one ranking (a ranking must list distinct alternatives).
+    DuplicateInRanking {
+        /// The repeated label.
+        label: u8,
+    },
+    /// An item index is outside the item table.
+    IndexOutOfRange {
+        /// The offending index, as read.
+        index: u64,
+        /// Indices must be `< bound` (the number of items).
+        bound: u64,
+    },
 }
 
 impl fmt::Display for DataErrorKind {
@@ -49,6 +61,15 @@ impl fmt::Display for DataErrorKind {
                 f,
                 "user {user} appears again after other users' rows (each user's rows must be consecutive)"
             ),
+            DataErrorKind::DuplicateInRanking { label } => {
+                write!(
+                    f,
+                    "label {label} appears twice in the ranking (a ranking lists distinct alternatives)"
+                )
+            }
+            DataErrorKind::IndexOutOfRange { index, bound } => {
+                write!(f, "item index {index} is out of range (indices must be in 0..{bound})")
+            }
         }
     }
 }
@@ -68,6 +89,32 @@ impl fmt::Display for Location {
             Some(c) => write!(f, "row {}, column {}", self.row, c),
             None => write!(f, "row {}", self.row),
         }
+    }
+}
+
+/// Where a data error is in K-wise (grouped) data: the sample, the row of its `K × d` feature
+/// block (or the position in its ranking), and the column — the indices of the offending
+/// entry in an `n × K × d` feature array or an `n × K` label array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupLocation {
+    /// Sample (group) index, 0-based.
+    pub sample: usize,
+    /// Row within the sample's `K × d` block (an alternative), 0-based, when relevant.
+    pub row: Option<usize>,
+    /// Column: a feature within the row, or a position within an `n × K` ranking, 0-based.
+    pub col: Option<usize>,
+}
+
+impl fmt::Display for GroupLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sample {}", self.sample)?;
+        if let Some(r) = self.row {
+            write!(f, ", row {r}")?;
+        }
+        if let Some(c) = self.col {
+            write!(f, ", column {c}")?;
+        }
+        Ok(())
     }
 }
 
@@ -95,6 +142,17 @@ pub enum Error {
         replication: usize,
         /// Row (time step) and column (feature) within the replication.
         at: Location,
+        /// What is wrong.
+        kind: DataErrorKind,
+    },
+    /// One entry of K-wise (grouped) data is invalid
+    /// ([`GroupView`](crate::data::GroupView)).
+    #[error("invalid data in {input} at {at}: {kind}")]
+    GroupData {
+        /// Which input (`"x"`, `"y"`, `"index"`, `"weights"`).
+        input: &'static str,
+        /// Sample, row and column.
+        at: GroupLocation,
         /// What is wrong.
         kind: DataErrorKind,
     },

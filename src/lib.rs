@@ -23,6 +23,21 @@
 //! Labels are privatised by [`mechanism::RandomizedResponse`] (keep with probability `σ(ε)`);
 //! the local estimators are post-processing, hence ε-label-LDP.
 //!
+//! **K-wise preferences.** A sample shows `K` alternatives with feature rows `φ_ik` (a block
+//! `Φ_i`, [`data::GroupView`]) and reports the chosen one or a ranking `o` (best first). With
+//! scores `u = Φ_iθ`, the same objective is minimised with a [`loss::GroupLoss`]
+//! ([`estimator::fit_kwise`]):
+//!
+//! | estimator | loss `ℓ(u; o)` | privacy | reference |
+//! |---|---|---|---|
+//! | Plackett–Luce top-1 MLE (`pl-top1`) | `LSE(u) − u_y` | none | seed 000 eq. 11 |
+//! | Plackett–Luce ranking MLE (`pl-ranking`, top-`J`) | `Σ_{j<J} [LSE_{k∈R_j} u_k − u_{o_j}]` | none | seed 001 §4.2 |
+//! | debiased K-RR top-1 (`pl-krr`) | `c_{K,ε} LSE(u) − wᵀu`, `w_k = 1(ỹ=k) − 1/(e^ε+K−1)` | ε-label-LDP ([`mechanism::KaryRr`]) | seed 000 §4.4, App. C.4 |
+//!
+//! (`R_j` = alternatives not ranked before stage `j`, `c_{K,ε} = (e^ε−1)/(e^ε+K−1)`.) With
+//! `K = 2`, `pl-top1` is the BTL loss on `x = φ₁ − φ₀` and `pl-krr` is `debiased-rr`; trajectory
+//! comparisons reduce to pairwise data ([`data::trajectory_pairs`], seed 001 §5).
+//!
 //! Central estimators ([`estimator::central`], [`estimator::private_mle`]) see clear labels and
 //! randomise the release:
 //!
@@ -78,18 +93,22 @@
 //! add/remove (the usual DP-SGD accountant) is available as the paper-faithful choice.
 //!
 //! ## Layers
-//! * [`data`]: borrowed, validated views ([`data::PairwiseView`]) and `.npy` I/O;
-//! * [`loss`]: pointwise losses with stable scalar forms and SIMD batches ([`loss::Loss`]);
+//! * [`data`]: borrowed, validated views ([`data::PairwiseView`], K-wise [`data::GroupView`])
+//!   and `.npy` I/O;
+//! * [`loss`]: pointwise losses with stable scalar forms and SIMD batches ([`loss::Loss`]), and
+//!   group losses of `K` scores with their `K × K` Hessian blocks ([`loss::GroupLoss`]);
 //! * [`kernels`]: fused, deterministic passes over `X` (value + gradient in one read);
-//! * [`objective`]: `F`, its gradient, Hessian, Hessian-vector products, O(n) line searches;
+//! * [`objective`]: `F`, its gradient, Hessian, Hessian-vector products, O(n) line searches —
+//!   pairwise ([`objective::Objective`]) or K-wise ([`objective::GroupObjective`], the group
+//!   loss lifted as `Φᵀ·block·Φ`), both behind [`objective::SmoothObjective`];
 //! * [`feasible`]: `Θ_B`, ball, sum-zero, unconstrained, with exact projections;
-//! * [`solver`]: exact projected Newton, projected L-BFGS and projected SGD over the same
-//!   objective, all reporting a KKT certificate ([`solver::SolveReport`]) and progress to an
+//! * [`solver`]: exact projected Newton, projected L-BFGS and projected SGD over any
+//!   [`objective::SmoothObjective`], all reporting a KKT certificate ([`solver::SolveReport`]) and progress to an
 //!   optional [`solver::Observer`];
-//! * [`estimator`]: one entry point, [`estimator::fit`]; [`experiments`]: paper experiments;
+//! * [`estimator`]: one entry point per data kind, [`estimator::fit`] (pairwise) and
+//!   [`estimator::fit_kwise`] (K-wise), plus the central, robust and user-level estimators;
+//!   [`experiments`]: paper experiments;
 //! * [`policy`]: confidence sets, exact inner minima and certified pessimistic policies.
-//! * [`estimator`]: one entry point, [`estimator::fit`], plus the central and user-level
-//!   estimators; [`experiments`]: paper experiments.
 //!
 //! ## Guarantees
 //! * **Exactness.** Newton and L-BFGS stop on the projected-gradient (KKT) residual

@@ -5,11 +5,13 @@ use crate::loss::LossSpec;
 use crate::privacy::Guarantee;
 use crate::solver::SolveReport;
 
-/// What was fitted, and how (recorded so a result can be reproduced and audited).
+/// What was fitted, and how (recorded so a result can be reproduced and audited). `S` is the
+/// loss specification: [`LossSpec`] for pairwise fits,
+/// [`GroupLossSpec`](crate::loss::GroupLossSpec) for K-wise fits.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FitConfig {
+pub struct FitConfig<S = LossSpec> {
     /// Loss (with its privacy level for the RR losses).
-    pub loss: LossSpec,
+    pub loss: S,
     /// Feasible set.
     pub set: FeasibleSet,
     /// Ridge `β` of `(β/2W)‖θ‖²`.
@@ -22,13 +24,13 @@ pub struct FitConfig {
 
 /// A fitted reward model `r_θ(s, a) = φ(s, a)ᵀθ` with the solver's certificate.
 #[derive(Debug, Clone)]
-pub struct FittedModel {
+pub struct FittedModel<S = LossSpec> {
     /// The estimate `θ̂`.
     pub theta: Vec<f64>,
     /// The solver report (termination, KKT residual, counts, time).
     pub report: SolveReport,
     /// The configuration that produced it.
-    pub config: FitConfig,
+    pub config: FitConfig<S>,
     /// The privacy guarantee of `theta` (`None`: not private, e.g. the MLE on clear labels).
     /// The RR losses get the local `ε`-label-LDP guarantee of the labels they were given
     /// ([`Guarantee::local_rr`]); the central estimators attach their own.

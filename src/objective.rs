@@ -14,6 +14,12 @@
 //! The cache is explicit: an [`Eval`] holds `θ`, the scores `Xθ`, the value and the gradient
 //! of the last evaluation; Hessian and line-search calls read its scores.
 
+pub mod group;
+mod smooth;
+
+pub use group::GroupObjective;
+pub use smooth::SmoothObjective;
+
 use crate::data::PairwiseView;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Rows};

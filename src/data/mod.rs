@@ -9,11 +9,16 @@
 //! A [`UserIndex`] groups rows into users (contiguous blocks, ragged counts allowed) for
 //! user-level label DP.
 
+pub mod group;
 #[cfg(feature = "npy")]
 pub mod npy;
 mod users;
 
 pub use users::UserIndex;
+pub mod trajectory;
+
+pub use group::{GroupData, GroupFeatures, GroupLabels, GroupView};
+pub use trajectory::trajectory_pairs;
 
 use crate::error::{DataErrorKind, Error, Location, Result};
 use rayon::prelude::*;

@@ -3,6 +3,8 @@
 //! * Features: 2-D `float64` or `float32` (converted to f64), C or Fortran order.
 //! * Labels: 1-D (or `n × 1`) integer or bool arrays of any width (`u8`…`i64`); values must fit
 //!   the label set, checked with the row named.
+//! * K-wise data: features as a 3-D `n × K × d` float array ([`read_array3`]); labels as an
+//!   integer array of shape `n` (chosen index) or `n × K` (ranking) ([`read_group_labels`]).
 //! * Vectors (weights, linear terms): 1-D (or `n × 1`) `float64`/`float32`.
 
 use crate::error::{DataErrorKind, Error, Location, Result};
@@ -140,6 +142,100 @@ pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
     let path = path.as_ref();
     let npy = open(path)?;
     vector_len(path, npy.shape())?;
+    let wide = read_ints(path, npy)?;
+    let mut out = Vec::with_capacity(wide.len());
+    for (row, &v) in wide.iter().enumerate() {
+        if v < 0 || v >= bound as i128 {
+            return Err(Error::Data {
+                input: "y",
+                at: Location { row, col: None },
+                kind: DataErrorKind::LabelOutOfRange {
+                    label: v,
+                    bound: bound as u64,
+                },
+            });
+        }
+        out.push(v as u8);
+    }
+    Ok(out)
+}
+
+/// A 3-D float array `n × K × d` (K-wise features; the `n × A × d` state-action features of
+/// `privpref policy`), row-major, widened to `f64`; returns `(values, n, K, d)`. C order only
+/// (a Fortran-order file is an error).
+pub fn read_array3(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize, usize)> {
+    let path = path.as_ref();
+    let npy = open(path)?;
+    let shape = npy.shape().to_vec();
+    let (n, k, d) = match shape[..] {
+        [n, k, d] => (n as usize, k as usize, d as usize),
+        _ => {
+            return Err(io_err(
+                path,
+                format!("expected a 3-D array (n × K × d) of K-wise features, found shape {shape:?}"),
+            ))
+        }
+    };
+    if npy.order() == npyz::Order::Fortran && [n, k, d].iter().filter(|&&s| s > 1).count() > 1 {
+        return Err(io_err(
+            path,
+            "a Fortran-order 3-D array is not supported; save it in C order",
+        ));
+    }
+    Ok((read_floats(path, npy)?, n, k, d))
+}
+
+/// K-wise labels: an integer array of shape `n` (the chosen alternative of each sample) or
+/// `n × K` (a ranking per sample, best first), dtype `u8`, `u16`, `u32`, `u64`, `i8`, `i16`,
+/// `i32` or `i64` (or bool). Returns the values as `u8` and the width (1 or `K`). Values outside
+/// `0..k` are an [`Error::GroupData`] naming the sample (and position); the permutation check
+/// is [`GroupView`](crate::data::GroupView)'s.
+pub fn read_group_labels(path: impl AsRef<Path>, k: usize) -> Result<(Vec<u8>, usize)> {
+    let path = path.as_ref();
+    let npy = open(path)?;
+    let shape = npy.shape().to_vec();
+    let width = match shape[..] {
+        [_] => 1,
+        [_, w] if w as usize == k => k,
+        _ => {
+            return Err(io_err(
+                path,
+                format!(
+                "expected labels of shape (n,) (chosen index) or (n, {k}) (ranking, best first), found shape {shape:?}"
+            ),
+            ))
+        }
+    };
+    if width > 1 && npy.order() == npyz::Order::Fortran {
+        return Err(io_err(
+            path,
+            "a Fortran-order ranking array is not supported; save it in C order",
+        ));
+    }
+    let wide = read_ints(path, npy)?;
+    let mut out = Vec::with_capacity(wide.len());
+    for (p, &v) in wide.iter().enumerate() {
+        if v < 0 || v >= k as i128 {
+            return Err(Error::GroupData {
+                input: "y",
+                at: crate::error::GroupLocation {
+                    sample: p / width,
+                    row: None,
+                    col: (width > 1).then_some(p % width),
+                },
+                kind: DataErrorKind::LabelOutOfRange {
+                    label: v,
+                    bound: k as u64,
+                },
+            });
+        }
+        out.push(v as u8);
+    }
+    Ok((out, width))
+}
+
+/// Integer or bool data of any width, as `i128`.
+fn read_ints(path: &Path, npy: NpyFile<BufReader<std::fs::File>>) -> Result<Vec<i128>> {
     let (tc, size) = type_of(path, &npy.dtype())?;
     let descr = npy.dtype().descr();
     let wide: Vec<i128> = match (tc, size) {
@@ -164,21 +260,7 @@ pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
             ))
         }
     };
-    let mut out = Vec::with_capacity(wide.len());
-    for (row, &v) in wide.iter().enumerate() {
-        if v < 0 || v >= bound as i128 {
-            return Err(Error::Data {
-                input: "y",
-                at: Location { row, col: None },
-                kind: DataErrorKind::LabelOutOfRange {
-                    label: v,
-                    bound: bound as u64,
-                },
-            });
-        }
-        out.push(v as u8);
-    }
-    Ok(out)
+    Ok(wide)
 }
 
 fn conv<T: Into<i128>>(r: std::io::Result<Vec<T>>, path: &Path) -> Result<Vec<i128>> {
@@ -190,30 +272,14 @@ pub fn write_f64(path: impl AsRef<Path>, data: &[f64], shape: &[usize]) -> Resul
     write_any(path.as_ref(), data, shape)
 }
 
-/// A 3-D float array (C order; `float64`, or `float32` widened) as row-major values and its
-/// shape `[n, a, d]` (e.g. the `n × A × d` state-action features of `privpref policy`).
-pub fn read_array3(path: impl AsRef<Path>) -> Result<(Vec<f64>, [usize; 3])> {
-    let path = path.as_ref();
-    let npy = open(path)?;
-    let shape = npy.shape().to_vec();
-    let dims = match shape[..] {
-        [n, a, d] => [n as usize, a as usize, d as usize],
-        _ => {
-            return Err(io_err(
-                path,
-                format!("expected a 3-D array (n × A × d), found shape {shape:?}"),
-            ))
-        }
-    };
-    if npy.order() == npyz::Order::Fortran {
-        return Err(io_err(path, "expected a C-order array, found Fortran order"));
-    }
-    Ok((read_floats(path, npy)?, dims))
-}
-
 /// Writes a 1-D uint32 array.
 pub fn write_u32(path: impl AsRef<Path>, data: &[u32]) -> Result<()> {
     write_any(path.as_ref(), data, &[data.len()])
+}
+
+/// Writes a C-order uint8 array of the given shape.
+pub fn write_u8_shape(path: impl AsRef<Path>, data: &[u8], shape: &[usize]) -> Result<()> {
+    write_any(path.as_ref(), data, shape)
 }
 
 /// Writes a 1-D uint8 array.

@@ -17,9 +17,9 @@
 use crate::data::PairwiseView;
 use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
-use crate::loss::{Loss, LossSpec};
+use crate::loss::LossSpec;
 use crate::model::{FitConfig, FittedModel};
-use crate::objective::Objective;
+use crate::objective::{Objective, SmoothObjective};
 use crate::privacy::Guarantee;
 use crate::solver::lbfgs::LbfgsOptions;
 use crate::solver::sgd::SgdOptions;
@@ -27,9 +27,12 @@ use crate::solver::{lbfgs, newton, sgd, Control, SolveReport, Termination};
 use crate::with_loss;
 
 pub mod central;
+pub mod kwise;
 pub mod private_mle;
 pub mod robust;
 pub mod user_level;
+
+pub use kwise::fit_kwise;
 
 /// Which solver to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -98,11 +101,12 @@ impl SolverKind {
     }
 }
 
-/// Everything [`fit`] needs besides the data.
+/// Everything [`fit`] (and, with `S = `[`GroupLossSpec`](crate::loss::GroupLossSpec),
+/// [`fit_kwise`]) needs besides the data.
 #[derive(Debug, Clone)]
-pub struct FitOptions {
+pub struct FitOptions<S = LossSpec> {
     /// The loss.
-    pub loss: LossSpec,
+    pub loss: S,
     /// The feasible set.
     pub set: FeasibleSet,
     /// Ridge `β ≥ 0`.
@@ -121,9 +125,9 @@ pub struct FitOptions {
     pub sgd: SgdOptions,
 }
 
-impl FitOptions {
+impl<S> FitOptions<S> {
     /// Defaults: no ridge, no linear term, Newton, default [`Control`].
-    pub fn new(loss: LossSpec, set: FeasibleSet) -> Self {
+    pub fn new(loss: S, set: FeasibleSet) -> Self {
         FitOptions {
             loss,
             set,
@@ -138,10 +142,10 @@ impl FitOptions {
     }
 }
 
-fn solve_auto<L: Loss>(obj: &Objective<'_, L>, opts: &FitOptions) -> Result<SolveReport> {
+fn solve_auto<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<SolveReport> {
     let d = obj.dim();
     let theta0 = opts.theta0.as_deref();
-    match auto_solver(L::CONVEX, d) {
+    match auto_solver(O::CONVEX, d) {
         SolverKind::Newton => newton::solve(obj, &opts.set, theta0, &opts.control),
         _ => {
             let first = lbfgs::solve(obj, &opts.set, theta0, &opts.lbfgs, &opts.control)?;
@@ -163,6 +167,17 @@ fn solve_auto<L: Loss>(obj: &Objective<'_, L>, opts: &FitOptions) -> Result<Solv
     }
 }
 
+/// Runs the solver `opts.solver` on `obj` (any [`SmoothObjective`]: the pairwise objective of
+/// [`fit`], the K-wise objective of [`fit_kwise`]).
+pub(crate) fn run_solver<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<SolveReport> {
+    match opts.solver {
+        SolverKind::Newton => newton::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.control),
+        SolverKind::Lbfgs => lbfgs::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.lbfgs, &opts.control),
+        SolverKind::Sgd => sgd::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.sgd, &opts.control),
+        SolverKind::Auto => solve_auto(obj, opts),
+    }
+}
+
 /// Fits `θ̂ = argmin_{θ ∈ set} F(θ)` (see [`crate::objective`]). `Err` for invalid input; a
 /// solver that did not converge returns `Ok` with a report saying so — call
 /// [`SolveReport::into_result`](crate::solver::SolveReport::into_result) to turn that into an error.
@@ -174,12 +189,7 @@ pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
         if let Some(b) = &opts.linear_term {
             obj = obj.with_linear_term(b.clone())?;
         }
-        match opts.solver {
-            SolverKind::Newton => newton::solve(&obj, &opts.set, opts.theta0.as_deref(), &opts.control)?,
-            SolverKind::Lbfgs => lbfgs::solve(&obj, &opts.set, opts.theta0.as_deref(), &opts.lbfgs, &opts.control)?,
-            SolverKind::Sgd => sgd::solve(&obj, &opts.set, opts.theta0.as_deref(), &opts.sgd, &opts.control)?,
-            SolverKind::Auto => solve_auto(&obj, opts)?,
-        }
+        run_solver(&obj, opts)?
     })?;
     let guarantee = opts.loss.eps().map(Guarantee::local_rr);
     Ok(FittedModel {

@@ -8,6 +8,8 @@
 //!
 //! [`user_level`]: the m-sweep of seed 003 (user-level RR vs user-wise DP-SGD vs AUP-RLHF as
 //! the number of comparisons per user grows).
+//! [`krr_scaling()`]: the error of the debiased K-RR Plackett–Luce estimator across ε against the
+//! privacy factor `(e^ε + K − 1)/(e^ε − 1)` (seed 000 §4.4, App. C.4).
 //!
 //! [`seed000_comparison`]: the local-model comparison of seed 000 (Chowdhury, Zhou & Natarajan,
 //! AISTATS 2024, §6 and Figure 1) with *exact* estimators: the non-private MLE on clear labels,
@@ -21,6 +23,7 @@
 //! `(seed, n, r, ε)` only, so results do not depend on the thread count or the grid order.
 
 pub mod central;
+pub mod krr_scaling;
 pub mod machine;
 pub mod paper;
 pub mod pessimism;
@@ -30,6 +33,7 @@ pub mod sgd_grid;
 pub mod stats;
 pub mod user_level;
 
+pub use krr_scaling::{krr_scaling, KrrScalingConfig, KrrScalingRow};
 pub use sgd_grid::{seed000_sgd_grid, SgdCell, SgdEstimator, SgdGridConfig, SgdGridResult};
 
 use crate::data::PairwiseView;

@@ -16,6 +16,7 @@
 //! * [`stream_sum`]: a plain read of `X` — the memory-bandwidth baseline of the benchmarks.
 
 pub mod gram;
+pub mod group;
 pub mod simd_math;
 
 use crate::data::Features;

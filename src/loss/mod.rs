@@ -13,13 +13,21 @@
 //! | [`Probit`] (`probit`) | `−log Φ((2y−1)t)` | yes | yes | seed 000 §4.4 |
 //!
 //! with `σ_ε = σ(ε)`, `σ̄_ε = σ(−ε)`, `c_ε = tanh(ε/2)` (spec `local-central-label-dp.md` §0).
+//!
+//! K-wise (Plackett–Luce) losses of the `K` scores of a group are [`GroupLoss`]es
+//! ([`group`]): [`PlTop1`] (`pl-top1`), [`PlRanking`] (`pl-ranking`), [`PlKrrDebiased`]
+//! (`pl-krr`).
 //! All forms are stable: finite and accurate for `|t|` up to `1e3` and beyond.
 
+pub mod group;
 mod logistic;
+mod plackett_luce;
 mod probit;
 mod rr;
 
+pub use group::{GroupLoss, GroupLossSpec};
 pub use logistic::Logistic;
+pub use plackett_luce::{PlKrrDebiased, PlRanking, PlTop1};
 pub use probit::Probit;
 pub use rr::{RrDebiased, RrNoisyChannel};
 

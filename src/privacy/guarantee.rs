@@ -180,6 +180,23 @@ impl Guarantee {
         }
     }
 
+    /// The guarantee of a local estimator fitted on K-wise choices randomised once by K-ary
+    /// randomized response at `eps` over `k` alternatives (seed 000 eq. 12, §4.4): pure
+    /// `ε`-label-LDP per sample (`P[ỹ = y]/P[ỹ = y'] ≤ e^ε`), which implies central `ε`-label DP.
+    /// As for [`Guarantee::local_rr`], the note records what the estimator cannot check.
+    pub fn local_krr(eps: f64, k: usize) -> Self {
+        Guarantee {
+            mechanism: "K-ary randomized response (seed 000 eq. 12); the estimator is post-processing",
+            assumptions: Assumptions {
+                notes: vec![format!(
+                    "each choice was randomised exactly once by K-RR over K = {k} alternatives at eps = {eps}, with a CSPRNG"
+                )],
+                ..Assumptions::default()
+            },
+            ..Guarantee::local_rr(eps)
+        }
+    }
+
     /// Basic composition (Dwork & Roth 2014, Thm 3.16): releasing both is
     /// `(ε₁ + ε₂, δ₁ + δ₂)`-DP. The model, unit and relation must agree; the mechanisms and
     /// assumptions are concatenated.

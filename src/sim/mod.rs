@@ -8,6 +8,8 @@
 //! * [`bandit`]: contextual bandits with a coverage knob for pessimistic policy optimisation.
 //! * [`btl_users`]: user-level BTL data, `n` users × `m_u` comparisons with a [`UserIndex`](crate::data::UserIndex)
 //!   (seed 003 §3.1), Gaussian or fixed-norm (sphere) features.
+//! * [`pl_groups`]: Plackett–Luce K-wise rankings (and top-1 choices), `P(o_0 = k) =
+//!   softmax(Φθ*)_k` (seed 000 eq. 11, seed 001 §4.2).
 //!
 //! Features follow §6 read literally: state–action features `φ⁰ = φ(s, a⁰)` and `φ¹ = φ(s, a¹)`
 //! are i.i.d. `N(0, I_d)` and `x = φ¹ − φ⁰ ~ N(0, 2 I_d)`; `y = 1` means `a¹` is preferred.
@@ -21,9 +23,11 @@ pub mod bandit;
 mod btl;
 pub mod corrupt;
 pub mod dpo;
+mod pl;
 mod users;
 
 pub use btl::{btl_pairs, thurstone_pairs};
+pub use pl::pl_groups;
 pub use users::{btl_users, btl_users_equal, UserFeatures, UserLevelData};
 
 use crate::error::{Error, Result};

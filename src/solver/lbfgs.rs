@@ -14,7 +14,7 @@
 //!
 //! In both cases the trial points are `θ(α) = Π(θ + α d)` (for the ball a radial shrink, so the
 //! scores along the arc are `c(α)(Xθ + α Xd)` and every backtracking trial is O(n) from cached
-//! scores — [`Objective::arc_value`]). A step is accepted by the Armijo rule along the arc,
+//! scores — [`SmoothObjective::arc_value`]). A step is accepted by the Armijo rule along the arc,
 //! `F(θ(α)) ≤ F(θ) + σ ∇F(θ)ᵀ(θ(α) − θ)` with `∇F(θ)ᵀ(θ(α) − θ) < 0`.
 //!
 //! **Convergence.** Directions are gradient-related: a quasi-Newton direction whose angle with
@@ -42,8 +42,7 @@
 use super::{Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, norm, FeasibleSet};
-use crate::loss::Loss;
-use crate::objective::{Eval, Objective};
+use crate::objective::{Eval, SmoothObjective};
 use std::collections::VecDeque;
 use std::time::Instant;
 
@@ -120,7 +119,7 @@ pub const SCALING_SPREAD: f64 = 10.0;
 
 /// `diag(1/m_j)` when the column second moments spread more than [`SCALING_SPREAD`]
 /// (columns with `m_j` below `1e-12·max m` are treated as having that moment).
-fn diagonal_scaling<L: Loss>(obj: &Objective<'_, L>) -> Option<Vec<f64>> {
+fn diagonal_scaling<O: SmoothObjective>(obj: &O) -> Option<Vec<f64>> {
     let m = obj.column_second_moments();
     let hi = m.iter().cloned().fold(0.0, f64::max);
     if !(hi > 0.0 && hi.is_finite()) {
@@ -220,8 +219,8 @@ enum Arc {
 
 /// Minimises `obj` over `set` by projected L-BFGS from `theta0` (projected onto the set;
 /// default 0). See the module docs. `Err` only for invalid input.
-pub fn solve<L: Loss>(
-    obj: &Objective<'_, L>,
+pub fn solve<O: SmoothObjective>(
+    obj: &O,
     set: &FeasibleSet,
     theta0: Option<&[f64]>,
     opts: &LbfgsOptions,
@@ -231,7 +230,7 @@ pub fn solve<L: Loss>(
     opts.validate()?;
     let start = Instant::now();
     let d = obj.dim();
-    let n = obj.data().n();
+    let n = obj.num_samples();
     if let Some(t0) = theta0 {
         if t0.len() != d {
             return Err(Error::Shape(format!("theta0 has {} entries but d = {d}", t0.len())));
@@ -270,7 +269,7 @@ pub fn solve<L: Loss>(
     };
 
     // Reference gradient at the origin (projected on the subspace).
-    let mut ev = Eval::new(n, d);
+    let mut ev = obj.new_eval();
     let zeros = vec![0.0; d];
     obj.evaluate(&zeros, &mut ev);
     rep.grad_evals += 1;
@@ -304,8 +303,8 @@ pub fn solve<L: Loss>(
         None
     };
     let mut pairs: VecDeque<Pair> = VecDeque::with_capacity(opts.memory);
-    let mut trial = Eval::new(n, d);
-    let mut xd = vec![0.0; n];
+    let mut trial = obj.new_eval();
+    let mut xd = vec![0.0; obj.num_scores()];
     let mut dir = vec![0.0; d];
     let mut kkt;
     // Polishing: the best KKT point since the tolerance was first met.
@@ -331,7 +330,7 @@ pub fn solve<L: Loss>(
                 theta: &theta,
             });
         }
-        let recession = if radius.is_none() && L::CONVEX {
+        let recession = if radius.is_none() && O::CONVEX {
             obj.recession_slope(&ev)
         } else {
             None
@@ -346,7 +345,7 @@ pub fn solve<L: Loss>(
             if let Some((slope, _)) = recession {
                 // A KKT point where F does not increase along the ray {rθ} while Xθ ≠ 0: the
                 // infimum is approached at infinity (separable data), not attained here.
-                let score_scale = ev.scores.iter().map(|t| t.abs()).sum::<f64>() / n as f64;
+                let score_scale = ev.scores.iter().map(|t| t.abs()).sum::<f64>() / ev.scores.len() as f64;
                 if slope < 1e-10 * score_scale {
                     break Termination::NoMinimizer;
                 }
@@ -354,7 +353,7 @@ pub fn solve<L: Loss>(
         }
         // Without a ball a non-convex loss can flatten out at infinity: a KKT point counts
         // only once the quasi-Newton step there is short (checked below, after the direction).
-        let check_flat = at_kkt && radius.is_none() && !L::CONVEX;
+        let check_flat = at_kkt && radius.is_none() && !O::CONVEX;
         if !check_flat {
             flat_steps = 0;
         }
@@ -522,8 +521,8 @@ pub fn solve<L: Loss>(
             rep.multiplier = (-dot(&pg, &theta) / (b * b)).max(0.0);
         }
     }
-    rep.certified_global = termination.is_converged()
-        && (L::CONVEX || radius.is_some_and(|b| obj.loss().convex_on(b * obj.data().max_row_norm(sz))));
+    rep.certified_global =
+        termination.is_converged() && (O::CONVEX || radius.is_some_and(|b| obj.convex_on_ball(b, sz)));
     rep.theta = theta;
     rep.elapsed = start.elapsed();
     ctl.notify_end(&rep);
@@ -539,8 +538,8 @@ pub fn solve<L: Loss>(
 /// predicted decrease `|∇Fᵀd|` is below what `F` resolves, the unit step is accepted on the
 /// gradient instead: `F` must not rise beyond that resolution and the KKT residual must fall.
 #[allow(clippy::too_many_arguments)]
-fn arc_search<L: Loss>(
-    obj: &Objective<'_, L>,
+fn arc_search<O: SmoothObjective>(
+    obj: &O,
     set: &FeasibleSet,
     ev: &Eval,
     dir: &[f64],

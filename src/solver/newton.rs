@@ -15,7 +15,7 @@
 //!    Newton step is negligible (`‖s‖ ≤ 1e-8·max(1,‖θ‖)`, or Newton decrement `−gᵀs ≤ 1e-20|F|`
 //!    with `‖s‖ ≤ 1e-3·max(1,‖θ‖)`: the rounding floor of an ill-conditioned problem);
 //! 5. iterative refinement: the gradient is recomputed as if in doubled precision
-//!    ([`Objective::value_grad_compensated`]) and corrected with the factored Hessian, for up to
+//!    ([`SmoothObjective::value_grad_compensated`]) and corrected with the factored Hessian, for up to
 //!    three rounds while the accurate KKT residual decreases. This removes the error that
 //!    rounding in `xᵀθ` causes on ill-conditioned problems (large `‖θ‖`, nearly collinear
 //!    columns). The reported objective, gradient-based KKT residual and `θ` are the refined ones.
@@ -23,7 +23,7 @@
 //! Without a norm bound, a minimiser may not exist. The solver ends with
 //! [`Termination::NoMinimizer`] when the recession slope at the iterate is negative (for a
 //! convex loss, `F(rθ)/r → F∞(θ) < 0` proves `F` unbounded below along the ray — see
-//! [`Loss::recession`]), when `‖θ‖` exceeds
+//! [`Loss::recession`](crate::loss::Loss::recession)), when `‖θ‖` exceeds
 //! [`Control::norm_cap`], or when, with the KKT
 //! residual already below tolerance, five consecutive Newton steps keep the same direction
 //! without shrinking to negligible (the objective is flat-decreasing along a recession direction,
@@ -33,8 +33,7 @@ use super::dense::newton_subproblem;
 use super::{Control, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, helmert, norm, FeasibleSet};
-use crate::loss::Loss;
-use crate::objective::{Eval, Objective};
+use crate::objective::{Eval, SmoothObjective};
 use std::time::Instant;
 
 /// A step is negligible below this size relative to `max(1, ‖θ‖)`.
@@ -60,8 +59,8 @@ fn all_finite(ev: &Eval) -> bool {
 
 /// Minimises `obj` over `set` by exact projected Newton from `theta0` (projected onto the set;
 /// default 0). See the module docs. `Err` only for invalid input.
-pub fn solve<L: Loss>(
-    obj: &Objective<'_, L>,
+pub fn solve<O: SmoothObjective>(
+    obj: &O,
     set: &FeasibleSet,
     theta0: Option<&[f64]>,
     ctl: &Control,
@@ -69,7 +68,7 @@ pub fn solve<L: Loss>(
     ctl.validate()?;
     let start = Instant::now();
     let d = obj.dim();
-    let n = obj.data().n();
+    let n = obj.num_samples();
     if let Some(t0) = theta0 {
         if t0.len() != d {
             return Err(Error::Shape(format!("theta0 has {} entries but d = {d}", t0.len())));
@@ -108,7 +107,7 @@ pub fn solve<L: Loss>(
     };
 
     // Reference gradient at the origin (projected on the subspace).
-    let mut ev = Eval::new(n, d);
+    let mut ev = obj.new_eval();
     let zeros = vec![0.0; d];
     obj.evaluate(&zeros, &mut ev);
     rep.grad_evals += 1;
@@ -137,7 +136,7 @@ pub fn solve<L: Loss>(
     let mut gr = vec![0.0; m];
     let mut ur = vec![0.0; m];
     let mut s = vec![0.0; d];
-    let mut xs = vec![0.0; n];
+    let mut xs = vec![0.0; obj.num_scores()];
     let mut prev_step: Option<Vec<f64>> = None;
     let mut flat_steps = 0usize;
     let mut kkt = set.kkt_residual(&theta, &ev.grad);
@@ -166,7 +165,7 @@ pub fn solve<L: Loss>(
             break t;
         }
         // Without a ball: a certificate of unboundedness (convex losses only).
-        if radius.is_none() && L::CONVEX {
+        if radius.is_none() && O::CONVEX {
             if let Some((slope, size)) = obj.recession_slope(&ev) {
                 if slope < -1e-10 * size {
                     break Termination::NoMinimizer;
@@ -345,7 +344,7 @@ pub fn solve<L: Loss>(
             let mut full = theta.clone();
             full.iter_mut().zip(&s).for_each(|(t, v)| *t += v);
             set.project(&mut full);
-            let mut trial = Eval::new(n, d);
+            let mut trial = obj.new_eval();
             obj.evaluate(&full, &mut trial);
             rep.grad_evals += 1;
             if all_finite(&trial) && set.kkt_residual(&full, &trial.grad) < 0.5 * kkt {
@@ -393,8 +392,8 @@ pub fn solve<L: Loss>(
             rep.multiplier = (-dot(&pg, &theta) / (b * b)).max(0.0);
         }
     }
-    rep.certified_global = termination.is_converged()
-        && (L::CONVEX || radius.is_some_and(|b| obj.loss().convex_on(b * obj.data().max_row_norm(sz))));
+    rep.certified_global =
+        termination.is_converged() && (O::CONVEX || radius.is_some_and(|b| obj.convex_on_ball(b, sz)));
     rep.theta = theta;
     rep.elapsed = start.elapsed();
     ctl.notify_end(&rep);

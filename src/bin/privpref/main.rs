@@ -6,6 +6,10 @@
 //! the (ε, δ) of the RDP accountant with the best order; `calibrate ... --epsilon E` the noise
 //! multiplier (never under-noised).
 //!
+//! `fit --loss pl-top1|pl-ranking|pl-krr --k K [--eps E] [--top J]` fits the K-wise
+//! (Plackett–Luce) estimators on `n × K × d` features and `n` choices or `n × K` rankings
+//! ([`kwise`]); `privatize --mechanism krr --k K` randomises K-ary choices.
+//!
 //! `fit --central --eps E --delta D --feature-bound L [--beta B]` releases objective
 //! perturbation (seed 000 Algorithm 2) with its guarantee in the JSON; `--mechanism private-mle`
 //! runs seed 001 Algorithm 1 instead. A run whose exactness certificate fails exits 1 with one
@@ -30,6 +34,7 @@ mod account;
 mod central;
 mod demo;
 mod experiment;
+mod kwise;
 mod policy;
 mod progress;
 mod solver_args;
@@ -39,7 +44,7 @@ use privpref::data::{npy, PairwiseView};
 use privpref::estimator::{fit, FitOptions, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
-use privpref::mechanism::{self, Mechanism, RandomizedResponse};
+use privpref::mechanism::{self, KaryRr, Mechanism, RandomizedResponse};
 use privpref::solver::{Control, Termination};
 use privpref::Error;
 use serde_json::json;
@@ -66,7 +71,7 @@ enum Cmd {
     // it `--eps -1` fails with "unexpected argument '-1'" instead of reaching the range check.
     #[command(allow_negative_numbers = true)]
     Fit(Box<FitArgs>),
-    /// Randomise binary labels with randomized response (ε-label-LDP).
+    /// Randomise labels with randomized response (binary rr, or K-ary krr) (ε-label-LDP).
     #[command(allow_negative_numbers = true)]
     Privatize(PrivatizeArgs),
     /// The main job on built-in synthetic data: seed-000 comparison of MLE, MLE-RR and debiased RR.
@@ -95,18 +100,27 @@ enum Cmd {
 
 #[derive(Args)]
 struct FitArgs {
-    /// Pairwise feature differences, float64/float32 .npy of shape n × d.
+    /// Pairwise feature differences, float64/float32 .npy of shape n × d; for the K-wise losses
+    /// (pl-*), the features of the K alternatives, float64 .npy of shape n × K × d.
     #[arg(long)]
     x: PathBuf,
-    /// Labels in {0,1}, integer or bool .npy of length n (1 = the first action of the difference preferred).
+    /// Labels in {0,1}, integer or bool .npy of length n (1 = the first action of the difference
+    /// preferred); for the K-wise losses, an integer .npy of shape n (chosen alternative) or
+    /// n × K (ranking, best first).
     #[arg(long)]
     y: PathBuf,
-    /// mle | mle-rr | debiased-rr | probit.
+    /// mle | mle-rr | debiased-rr | probit | pl-top1 | pl-ranking | pl-krr.
     #[arg(long)]
     loss: String,
-    /// RR privacy level ε > 0 (required by mle-rr and debiased-rr).
+    /// RR privacy level ε > 0 (required by mle-rr, debiased-rr and pl-krr).
     #[arg(long)]
     eps: Option<f64>,
+    /// K-wise losses: alternatives per sample K (must match the features' shape).
+    #[arg(long)]
+    k: Option<usize>,
+    /// pl-ranking: ranked stages J (1 ≤ J ≤ K − 1; default K − 1, the full ranking).
+    #[arg(long)]
+    top: Option<usize>,
     /// theta-b (Σθ = 0, ‖θ‖ ≤ B) | ball (‖θ‖ ≤ B) | sum-zero | none.
     #[arg(long, default_value = "theta-b")]
     constraint: String,
@@ -171,12 +185,15 @@ struct FitArgs {
 
 #[derive(Args)]
 struct PrivatizeArgs {
-    /// Labels in {0,1}, integer or bool .npy.
+    /// Labels in {0,1} (rr) or {0,…,K−1} (krr), integer or bool .npy of length n.
     #[arg(long)]
     y: PathBuf,
-    /// rr (binary randomized response).
+    /// rr (binary randomized response) | krr (K-ary randomized response, needs --k).
     #[arg(long, default_value = "rr")]
     mechanism: String,
+    /// krr: number of labels K (2 ≤ K ≤ 256).
+    #[arg(long)]
+    k: Option<usize>,
     /// Privacy level ε > 0.
     #[arg(long)]
     eps: f64,
@@ -256,6 +273,21 @@ fn finite_or_null(v: f64) -> serde_json::Value {
 }
 
 fn run_fit(a: FitArgs) -> Result<(), Failure> {
+    if kwise::is_kwise(&a.loss) {
+        return kwise::run(a);
+    }
+    for (name, given) in [("k", a.k.is_some()), ("top", a.top.is_some())] {
+        if given {
+            return Err(Error::param(
+                name,
+                format!(
+                    "--{name} applies only to the K-wise losses (pl-top1, pl-ranking, pl-krr), not `{}`",
+                    a.loss
+                ),
+            )
+            .into());
+        }
+    }
     if a.central.central {
         return run_fit_central(a);
     }
@@ -483,12 +515,18 @@ fn failure_code(t: Termination) -> Option<u8> {
 }
 
 fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
+    if a.mechanism == "krr" {
+        return run_privatize_krr(a);
+    }
     if a.mechanism != "rr" {
         return Err(Error::param(
             "mechanism",
-            format!("unknown mechanism `{}` (expected rr)", a.mechanism),
+            format!("unknown mechanism `{}` (expected rr or krr)", a.mechanism),
         )
         .into());
+    }
+    if let Some(k) = a.k {
+        return Err(Error::param("k", format!("--k {k} applies only to --mechanism krr")).into());
     }
     let mech = RandomizedResponse::new(a.eps)?;
     let y = npy::read_labels(&a.y, 2)?;
@@ -511,6 +549,40 @@ fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
         "mechanism": "rr",
         "eps": a.eps,
         "keep_probability": mech.transition_matrix()[0],
+        "n": y.len(),
+        "rng": rng_name,
+        "seed": a.seed,
+        "out": a.out.display().to_string(),
+    });
+    write_json(&None, &info)
+}
+
+/// `privatize --mechanism krr --k K`: K-ary randomized response of chosen alternatives (seed
+/// 000 eq. 12), for `fit --loss pl-krr --eps E --k K`.
+fn run_privatize_krr(a: PrivatizeArgs) -> Result<(), Failure> {
+    let k =
+        a.k.ok_or_else(|| Error::param("k", "--mechanism krr needs --k (number of labels)"))?;
+    let mech = KaryRr::new(a.eps, k)?;
+    let y = npy::read_labels(&a.y, k.min(256) as u32)?;
+    let (out, rng_name) = match a.seed {
+        Some(s) => (
+            mech.randomize(&y, &mut mechanism::simulation_rng(s))?,
+            "xoshiro256++ seeded (simulation only)",
+        ),
+        None => (
+            mech.randomize(&y, &mut mechanism::secure_rng()?)?,
+            "ChaCha20 seeded from OS entropy",
+        ),
+    };
+    npy::write_u8(&a.out, &out)?;
+    if a.seed.is_some() {
+        eprintln!("privpref: warning: --seed makes the randomisation reproducible by anyone who knows the seed; omit it for real data");
+    }
+    let info = json!({
+        "mechanism": "krr",
+        "eps": a.eps,
+        "k": k,
+        "keep_probability": mech.keep_probability(),
         "n": y.len(),
         "rng": rng_name,
         "seed": a.seed,

@@ -308,7 +308,7 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
     let gamma = a.confidence_radius.or(rule.as_ref().map(|r| r.radius)).unwrap_or(0.0);
     let set = ConfidenceSet::new(&theta, sigma.as_deref(), lambda, gamma, set_kind)?;
     // States, weights, reference.
-    let (phi, [n, na, ds]) = npy::read_array3(&a.states)?;
+    let (phi, n, na, ds) = npy::read_array3(&a.states)?;
     if ds != d {
         return Err(Error::Shape(format!("states have d = {ds} features, theta has {d}")));
     }

@@ -26,6 +26,7 @@
 //! **Determinism.** The steps run on the calling thread; only the evaluation passes use
 //! [`Control::par`], and they are thread-count independent. Same inputs and seed → same bits.
 
+mod group;
 mod lanes;
 mod minibatch;
 pub mod one_pass;
@@ -43,9 +44,36 @@ use super::{Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, norm, FeasibleSet};
 use crate::loss::Loss;
-use crate::objective::{Eval, Objective};
+use crate::objective::{Eval, Objective, SmoothObjective};
 use one_pass::{check_theta0, Setup, State};
+use std::ops::Range;
 use std::time::Instant;
+
+pub(crate) use group::group_steps;
+/// The constants of an SGD run (projection, schedule, penalty terms).
+pub(crate) type SgdSetup = Setup;
+/// The iterate, its running average and the step counter of an SGD run.
+pub(crate) type SgdState = State;
+/// Reusable buffers of the SGD steps.
+pub(crate) type SgdScratch = minibatch::Scratch;
+
+/// The pairwise SGD steps: single-sample ([`one_pass`]) for `batch = 1`, mini-batch otherwise.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pairwise_steps<L: Loss>(
+    obj: &Objective<'_, L>,
+    setup: &Setup,
+    order: Option<&[usize]>,
+    batch: usize,
+    steps: Range<usize>,
+    st: &mut State,
+    scratch: &mut SgdScratch,
+) {
+    if batch == 1 {
+        one_pass::run(obj, setup, order, steps, st);
+    } else {
+        minibatch::run(obj, setup, order, batch, steps, st, scratch);
+    }
+}
 
 /// How the returned point is formed from the iterates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -153,8 +181,8 @@ fn all_finite(ev: &Eval) -> bool {
 /// `theta0`; [`Error::Shape`] for a `theta0` of the wrong length; the errors of
 /// [`theory_constants`] for the `theory` and `statement` rules; [`Error::Numerical`] when `F` or
 /// its gradient is not finite at `θ = 0`.
-pub fn solve<L: Loss>(
-    obj: &Objective<'_, L>,
+pub fn solve<O: SmoothObjective>(
+    obj: &O,
     set: &FeasibleSet,
     theta0: Option<&[f64]>,
     opts: &SgdOptions,
@@ -164,9 +192,9 @@ pub fn solve<L: Loss>(
     opts.validate()?;
     let start = Instant::now();
     let d = obj.dim();
-    let n = obj.data().n();
+    let n = obj.num_samples();
     check_theta0(theta0, d)?;
-    let sched = opts.step.resolve(obj.data(), obj.loss(), set)?;
+    let sched = obj.sgd_schedule(&opts.step, set)?;
     let per_epoch = if opts.batch == 1 { n } else { n.div_ceil(opts.batch) };
     let budget = per_epoch.checked_mul(opts.epochs).ok_or_else(|| {
         Error::param(
@@ -177,7 +205,7 @@ pub fn solve<L: Loss>(
 
     let mut rep = blank_report("sgd", vec![0.0; d]);
     // Reference gradient at the origin (projected on the subspace), as for Newton.
-    let mut ev = Eval::new(n, d);
+    let mut ev = obj.new_eval();
     let zeros = vec![0.0; d];
     obj.evaluate(&zeros, &mut ev);
     rep.grad_evals += 1;
@@ -220,11 +248,7 @@ pub fn solve<L: Loss>(
                 end = end.min(k + (next - st.t));
             }
             evaluated = false;
-            if opts.batch == 1 {
-                one_pass::run(obj, &setup, order.as_deref(), k..end, &mut st);
-            } else {
-                minibatch::run(obj, &setup, order.as_deref(), opts.batch, k..end, &mut st, &mut scratch);
-            }
+            obj.sgd_steps(&setup, order.as_deref(), opts.batch, k..end, &mut st, &mut scratch);
             k = end;
             if k < per_epoch && ctl.wants_progress(st.t) {
                 ctl.notify_progress(&Progress {
@@ -290,11 +314,8 @@ pub fn solve<L: Loss>(
             rep.multiplier = (-ip / (b * b)).max(0.0);
         }
     }
-    rep.certified_global = termination.is_converged()
-        && (L::CONVEX
-            || set
-                .radius()
-                .is_some_and(|b| obj.loss().convex_on(b * obj.data().max_row_norm(sz))));
+    rep.certified_global =
+        termination.is_converged() && (O::CONVEX || set.radius().is_some_and(|b| obj.convex_on_ball(b, sz)));
     rep.theta = theta;
     rep.elapsed = start.elapsed();
     ctl.notify_end(&rep);

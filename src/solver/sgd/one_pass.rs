@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::kernels::Rows;
 use crate::loss::{Loss, LossOut};
-use crate::objective::Objective;
+use crate::objective::{Objective, SmoothObjective};
 use pulp::{Arch, Simd, WithSimd};
 use std::ops::Range;
 
@@ -73,7 +73,7 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
-    pub fn new<L: Loss>(obj: &Objective<'_, L>, set: &FeasibleSet, sched: Schedule) -> Self {
+    pub fn new<O: SmoothObjective>(obj: &O, set: &FeasibleSet, sched: Schedule) -> Self {
         let w = obj.total_weight();
         Setup {
             proj: Proj::of(set),
@@ -82,7 +82,7 @@ impl Setup {
             bw: obj
                 .linear_term()
                 .map_or_else(|| vec![0.0; obj.dim()], |b| b.iter().map(|v| v / w).collect()),
-            n: obj.data().n() as f64,
+            n: obj.num_samples() as f64,
             total_weight: w,
         }
     }
@@ -178,18 +178,19 @@ pub(crate) fn run<L: Loss>(
 ///
 /// # Errors
 /// As [`super::solve`] for `theta0` and the step rule.
-pub fn one_pass<L: Loss>(
-    obj: &Objective<'_, L>,
+pub fn one_pass<O: SmoothObjective>(
+    obj: &O,
     set: &FeasibleSet,
     theta0: Option<&[f64]>,
     step: super::StepRule,
     average: Averaging,
 ) -> Result<Vec<f64>> {
     check_theta0(theta0, obj.dim())?;
-    let sched = step.resolve(obj.data(), obj.loss(), set)?;
+    let sched = obj.sgd_schedule(&step, set)?;
     let setup = Setup::new(obj, set, sched);
     let mut st = State::new(obj.dim(), theta0, setup.proj, average);
-    run(obj, &setup, None, 0..obj.data().n(), &mut st);
+    let mut scratch = super::minibatch::Scratch::default();
+    obj.sgd_steps(&setup, None, 1, 0..obj.num_samples(), &mut st, &mut scratch);
     Ok(match st.avg {
         Some(a) => a,
         None => st.theta,

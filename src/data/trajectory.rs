@@ -1,0 +1,144 @@
+//! Trajectory comparisons (seed 001 §5 / App. C; spec `private-mle-and-pessimism.md` §2.3).
+//!
+//! A record compares two trajectories `τ⁰, τ¹` of `H` steps from the same start state, and
+//! `y = 1` means `τ¹` is preferred. Under BTL on summed rewards `r_θ(τ) = Σ_h φ(s_h, a_h)ᵀθ`,
+//!
+//! `P(y = 1) = σ(x_iᵀθ)`,  `x_i = Σ_{h=1}^{H} [φ(s_{h1}, a_{h1}) − φ(s_{h0}, a_{h0})]`,
+//!
+//! so a trajectory comparison is a pairwise comparison with the summed per-step difference as its
+//! feature (`‖x‖ ≤ 2HL`), and every pairwise estimator (MLE, RR, debiased RR, central) applies
+//! unchanged to [`trajectory_pairs`]'s output. The data covariance of the theory is then
+//! `(1/n) Σ_i x_i x_iᵀ` with this summed `x` (the spec's correction \[FIX\] of the paper's per-step
+//! sum, §2.3).
+
+use super::{check_finite_rows, PairwiseData};
+use crate::error::{DataErrorKind, Error, GroupLocation, Location, Result};
+
+/// Pairwise data from trajectory comparisons: `phi0` and `phi1` hold the per-step features of
+/// the two trajectories of each record, `n × H × d` row-major (step `h` of record `i` at
+/// `[(i·H + h)·d ..]`); returns `x_i = Σ_h (φ¹_ih − φ⁰_ih)` (summed in step order) with the
+/// labels `y` (`y_i = 1`: trajectory 1 preferred) and optional weights, ready for
+/// [`PairwiseData::view`].
+///
+/// # Errors
+/// [`Error::Shape`] for inconsistent sizes (`n, H, d ≥ 1`, both arrays `n·H·d` values, `n`
+/// labels); [`Error::GroupData`] naming the record (`sample`), step (`row`) and column of the
+/// first non-finite feature (input `phi0` or `phi1`); the labels and weights are validated by
+/// [`PairwiseData::view`].
+pub fn trajectory_pairs(
+    phi0: &[f64],
+    phi1: &[f64],
+    n: usize,
+    horizon: usize,
+    d: usize,
+    y: &[u8],
+    weights: Option<&[f64]>,
+) -> Result<PairwiseData> {
+    if n == 0 || horizon == 0 || d == 0 {
+        return Err(Error::Shape(format!(
+            "trajectory data needs n, H, d ≥ 1 (got n = {n}, H = {horizon}, d = {d})"
+        )));
+    }
+    let len = n
+        .checked_mul(horizon)
+        .and_then(|v| v.checked_mul(d))
+        .ok_or_else(|| Error::Shape(format!("n·H·d = {n}·{horizon}·{d} overflows")))?;
+    for (name, a) in [("phi0", phi0), ("phi1", phi1)] {
+        if a.len() != len {
+            return Err(Error::Shape(format!(
+                "{name} has {} values, expected n·H·d = {n}·{horizon}·{d}",
+                a.len()
+            )));
+        }
+        check_finite_rows(a, d).map_err(|e| match e {
+            Error::Data {
+                at: Location { row, col },
+                kind,
+                ..
+            } => Error::GroupData {
+                input: name,
+                at: GroupLocation {
+                    sample: row / horizon,
+                    row: Some(row % horizon),
+                    col,
+                },
+                kind,
+            },
+            other => other,
+        })?;
+    }
+    if y.len() != n {
+        return Err(Error::Shape(format!(
+            "y has {} labels but there are {n} records",
+            y.len()
+        )));
+    }
+    let mut x = vec![0.0; n * d];
+    for (i, xi) in x.chunks_exact_mut(d).enumerate() {
+        for h in 0..horizon {
+            let at = (i * horizon + h) * d;
+            for (j, v) in xi.iter_mut().enumerate() {
+                *v += phi1[at + j] - phi0[at + j];
+            }
+        }
+        if let Some(j) = xi.iter().position(|v| !v.is_finite()) {
+            return Err(Error::GroupData {
+                input: "x",
+                at: GroupLocation {
+                    sample: i,
+                    row: None,
+                    col: Some(j),
+                },
+                kind: DataErrorKind::Infinite,
+            });
+        }
+    }
+    let data = PairwiseData {
+        x,
+        y: y.to_vec(),
+        weights: weights.map(<[f64]>::to_vec),
+        n,
+        d,
+    };
+    data.view()?;
+    Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_per_step_differences() {
+        // n = 2, H = 3, d = 2.
+        let phi0: Vec<f64> = (0..12).map(|v| v as f64).collect();
+        let phi1: Vec<f64> = (0..12).map(|v| 2.0 * v as f64).collect();
+        let p = trajectory_pairs(&phi0, &phi1, 2, 3, 2, &[1, 0], None).unwrap();
+        // record 0: Σ_h phi0 rows (0,1),(2,3),(4,5) → (6, 9); the difference equals phi0's sum.
+        assert_eq!(p.x, vec![6.0, 9.0, 24.0, 27.0]);
+        assert_eq!(p.y, vec![1, 0]);
+        // H = 1 is an ordinary pairwise difference.
+        let q = trajectory_pairs(&[1.0, 2.0], &[4.0, 0.0], 1, 1, 2, &[1], None).unwrap();
+        assert_eq!(q.x, vec![3.0, -2.0]);
+    }
+
+    #[test]
+    fn errors() {
+        let mut phi0 = vec![0.0; 12];
+        let phi1 = vec![0.0; 12];
+        phi0[(3 + 1) * 2] = f64::NAN;
+        let e = trajectory_pairs(&phi0, &phi1, 2, 3, 2, &[1, 0], None).unwrap_err();
+        assert!(e.to_string().contains("phi0 at sample 1, row 1, column 0"), "{e}");
+        assert!(matches!(
+            trajectory_pairs(&phi1, &phi1[..10], 2, 3, 2, &[1, 0], None),
+            Err(Error::Shape(_))
+        ));
+        assert!(matches!(
+            trajectory_pairs(&phi1, &phi1, 2, 3, 2, &[1, 2], None),
+            Err(Error::Data { input: "y", .. })
+        ));
+        let big = [f64::MAX, f64::MAX];
+        let e = trajectory_pairs(&[-f64::MAX, -f64::MAX], &big, 1, 1, 2, &[1], None).unwrap_err();
+        assert!(matches!(e, Error::GroupData { input: "x", .. }), "{e}");
+    }
+}

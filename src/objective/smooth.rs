@@ -1,0 +1,171 @@
+//! [`SmoothObjective`]: what the solvers need from an objective, and its implementation for the
+//! pairwise [`Objective`].
+//!
+//! The solvers ([`newton`](crate::solver::newton), [`lbfgs`](crate::solver::lbfgs),
+//! [`sgd`](crate::solver::sgd)) are generic over this trait, so the same code minimises the
+//! pairwise objective of a pointwise [`Loss`] and the K-wise objective of a
+//! [`GroupLoss`](crate::loss::GroupLoss) ([`GroupObjective`](super::group::GroupObjective)).
+//! Every objective has the form
+//!
+//! `F(θ) = (1/W) Σ_i w_i ℓ_i(Φ_i θ) + (β/2W)‖θ‖² + (1/W)⟨b, θ⟩`
+//!
+//! where `Φ_i` is one row `x_iᵀ` (pairwise) or the `K × d` feature block of a group, and the
+//! "scores" cached by an [`Eval`] are the stacked `Φ_i θ` (length [`num_scores`]).
+//!
+//! The trait is sealed: the crate's objectives implement it (new estimators are new losses,
+//! DESIGN.md). The implementation for [`Objective`] forwards to its inherent methods, so a
+//! pairwise fit runs exactly the same arithmetic as before the trait existed.
+//!
+//! [`num_scores`]: SmoothObjective::num_scores
+
+use super::{Eval, Objective};
+use crate::error::Result;
+use crate::feasible::FeasibleSet;
+use crate::loss::Loss;
+use crate::solver::sgd::{Schedule, StepRule};
+
+pub(crate) mod sealed {
+    use crate::solver::sgd::{SgdScratch, SgdSetup, SgdState};
+    use std::ops::Range;
+
+    /// The SGD hook of [`super::SmoothObjective`] (crate-private: its arguments are the SGD
+    /// engine's internal state). The trait is public only nominally, in a private module, so
+    /// that it can be a supertrait (the sealed-trait pattern): its methods cannot be named or
+    /// called outside the crate, hence `private_interfaces` is allowed here and in the impls.
+    #[allow(private_interfaces)]
+    pub trait Sealed {
+        /// Runs SGD steps `steps` (positions of the visiting order for `batch = 1`, batch
+        /// indices otherwise; `order[p]` is the sample at position `p`, data order without one).
+        #[allow(clippy::too_many_arguments)]
+        fn sgd_steps(
+            &self,
+            setup: &SgdSetup,
+            order: Option<&[usize]>,
+            batch: usize,
+            steps: Range<usize>,
+            st: &mut SgdState,
+            scratch: &mut SgdScratch,
+        );
+    }
+}
+
+/// A smooth objective `F(θ)` over `θ ∈ ℝ^d` with cached scores (module docs). Implemented by
+/// [`Objective`] (pairwise) and [`GroupObjective`](super::group::GroupObjective) (K-wise).
+pub trait SmoothObjective: Sync + sealed::Sealed {
+    /// The loss is convex in the scores for every label (then `F` is convex).
+    const CONVEX: bool;
+    /// Number of parameters `d`.
+    fn dim(&self) -> usize;
+    /// Number of samples `n` (rows, or groups).
+    fn num_samples(&self) -> usize;
+    /// Length of the score vector of an [`Eval`] and of [`SmoothObjective::direction_scores`]
+    /// (`n` pairwise, `n·K` for groups).
+    fn num_scores(&self) -> usize;
+    /// `W = Σ w_i`.
+    fn total_weight(&self) -> f64;
+    /// `β`.
+    fn ridge(&self) -> f64;
+    /// `b`, if any.
+    fn linear_term(&self) -> Option<&[f64]>;
+    /// An empty [`Eval`] of the right sizes.
+    fn new_eval(&self) -> Eval {
+        Eval::new(self.num_scores(), self.dim())
+    }
+    /// Evaluates `F`, `∇F` and the scores at `theta` into `ev`.
+    fn evaluate(&self, theta: &[f64], ev: &mut Eval);
+    /// `F(θ)` and `∇F(θ)` (into `grad`) computed as if in twice the working precision (final
+    /// refinement of Newton).
+    fn value_grad_compensated(&self, theta: &[f64], grad: &mut [f64]) -> f64;
+    /// The scores of a direction `s` (`Φ s`, stacked), for the O(n) line searches.
+    fn direction_scores(&self, s: &[f64], out: &mut [f64]);
+    /// `F(θ + α s)` from the cached scores of `ev` (at `θ`) and `xs = Φ s`.
+    fn line_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64) -> f64;
+    /// `F(c·(θ + α s))` from the cached scores (projection arc onto a ball).
+    fn arc_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64, scale: f64) -> f64;
+    /// The dense Hessian `∇²F` at `ev`'s point, column-major `d × d` into `h`. Returns the
+    /// number of samples with negative curvature (non-convex losses only).
+    fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize;
+    /// `out = ∇²F v` at `ev`'s point.
+    fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]);
+    /// The recession slope `F∞(θ) = lim_{r→∞} F(rθ)/r` at `ev`'s point and the absolute size of
+    /// its terms, both divided by `W`; `None` when `β > 0`.
+    fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)>;
+    /// Column scales of the Hessian's diagonal (L-BFGS's diagonal preconditioner).
+    fn column_second_moments(&self) -> Vec<f64>;
+    /// A sufficient certificate that `F` is convex on the ball of radius `radius` (intersected
+    /// with the sum-zero subspace when `sum_zero`). Called only when `CONVEX` is false.
+    fn convex_on_ball(&self, radius: f64, sum_zero: bool) -> bool;
+    /// The SGD step schedule of `rule` on this objective's data (the theory rules compute their
+    /// constants from the data).
+    fn sgd_schedule(&self, rule: &StepRule, set: &FeasibleSet) -> Result<Schedule>;
+}
+
+#[allow(private_interfaces)]
+impl<L: Loss> sealed::Sealed for Objective<'_, L> {
+    fn sgd_steps(
+        &self,
+        setup: &crate::solver::sgd::SgdSetup,
+        order: Option<&[usize]>,
+        batch: usize,
+        steps: std::ops::Range<usize>,
+        st: &mut crate::solver::sgd::SgdState,
+        scratch: &mut crate::solver::sgd::SgdScratch,
+    ) {
+        crate::solver::sgd::pairwise_steps(self, setup, order, batch, steps, st, scratch)
+    }
+}
+
+impl<L: Loss> SmoothObjective for Objective<'_, L> {
+    const CONVEX: bool = L::CONVEX;
+    fn dim(&self) -> usize {
+        Objective::dim(self)
+    }
+    fn num_samples(&self) -> usize {
+        self.data().n()
+    }
+    fn num_scores(&self) -> usize {
+        self.data().n()
+    }
+    fn total_weight(&self) -> f64 {
+        Objective::total_weight(self)
+    }
+    fn ridge(&self) -> f64 {
+        Objective::ridge(self)
+    }
+    fn linear_term(&self) -> Option<&[f64]> {
+        Objective::linear_term(self)
+    }
+    fn evaluate(&self, theta: &[f64], ev: &mut Eval) {
+        Objective::evaluate(self, theta, ev)
+    }
+    fn value_grad_compensated(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+        Objective::value_grad_compensated(self, theta, grad)
+    }
+    fn direction_scores(&self, s: &[f64], out: &mut [f64]) {
+        Objective::direction_scores(self, s, out)
+    }
+    fn line_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64) -> f64 {
+        Objective::line_value(self, ev, s, xs, alpha)
+    }
+    fn arc_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64, scale: f64) -> f64 {
+        Objective::arc_value(self, ev, s, xs, alpha, scale)
+    }
+    fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize {
+        Objective::hessian_into(self, ev, h)
+    }
+    fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
+        Objective::hess_vec(self, ev, v, out)
+    }
+    fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)> {
+        Objective::recession_slope(self, ev)
+    }
+    fn column_second_moments(&self) -> Vec<f64> {
+        Objective::column_second_moments(self)
+    }
+    fn convex_on_ball(&self, radius: f64, sum_zero: bool) -> bool {
+        self.loss().convex_on(radius * self.data().max_row_norm(sum_zero))
+    }
+    fn sgd_schedule(&self, rule: &StepRule, set: &FeasibleSet) -> Result<Schedule> {
+        rule.resolve(self.data(), self.loss(), set)
+    }
+}
