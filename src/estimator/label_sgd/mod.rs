@@ -55,6 +55,7 @@ pub mod model;
 pub mod multistage;
 pub mod normal;
 pub mod prior;
+pub mod theory;
 
 pub use eval::{accuracy, excess_risk, mean_loss};
 pub use model::{GroupModel, LabelLoss, LabelModel, MulticlassModel, PairwiseModel};
