@@ -286,8 +286,8 @@ fn stationary_prediction(s: &RateSetup, eps: f64, n: usize) -> f64 {
         tm.scores(i, &s.w_star, &mut u);
         tm.eval_all(&u, &mut vals, Some(&mut g), &mut sc);
         let xn2: f64 = s.test_x[i * s.d..(i + 1) * s.d].iter().map(|v| v * v).sum();
-        for j in 0..k {
-            let pj = (-vals[j]).exp();
+        for (j, &vj) in vals.iter().enumerate() {
+            let pj = (-vj).exp();
             let pt = other + (keep - other) * pj;
             debiased_score_gradient(&g, k, j as u8, None, eps, true, &mut gu);
             tr += pt * gu.iter().map(|v| v * v).sum::<f64>() * xn2;
@@ -537,12 +537,12 @@ fn label_private_sgd_learns() {
     )
     .unwrap();
     let acc = accuracy(&test, &fit.theta).unwrap();
-    let ex0 = excess_risk(&test, &vec![0.0; 20], &w_star).unwrap();
+    let ex0 = excess_risk(&test, &[0.0; 20], &w_star).unwrap();
     let ex = excess_risk(&test, &fit.theta, &w_star).unwrap();
     println!("Bayes accuracy {bayes:.4}, LP-RR-SGD (ε = 4) {acc:.4}; excess risk {ex0:.4} → {ex:.4}");
     assert!(acc > bayes - 0.05);
     assert!(ex < 0.2 * ex0);
-    assert!(mean_loss(&test, &fit.theta).unwrap() < mean_loss(&test, &vec![0.0; 20]).unwrap());
+    assert!(mean_loss(&test, &fit.theta).unwrap() < mean_loss(&test, &[0.0; 20]).unwrap());
 }
 
 #[test]

@@ -446,8 +446,8 @@ pub fn lp_rr_sgd_rates(cfg: &RateConfig, progress: &(dyn Fn() + Sync)) -> Result
             tm.scores(i, &test.w_star, &mut u);
             tm.eval_all(&u, &mut vals, Some(&mut g), &mut sc);
             let xn2: f64 = test.x[i * d..(i + 1) * d].iter().map(|v| v * v).sum();
-            for j in 0..k {
-                let pt = other + (keep - other) * (-vals[j]).exp();
+            for (j, &vj) in vals.iter().enumerate() {
+                let pt = other + (keep - other) * (-vj).exp();
                 debiased_score_gradient(&g, k, j as u8, None, eps, true, &mut gu);
                 tr += pt * gu.iter().map(|v| v * v).sum::<f64>() * xn2;
             }

@@ -132,7 +132,7 @@ impl Default for LpStep {
 impl std::fmt::Display for LpStep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {
-            LpStep::Theory(c) if c == 1.0 => f.write_str("theory"),
+            LpStep::Theory(1.0) => f.write_str("theory"),
             LpStep::Theory(c) => write!(f, "theory:{c}"),
             LpStep::InvSqrt(c) => write!(f, "invsqrt:{c}"),
             LpStep::Const(e) => write!(f, "const:{e}"),
@@ -241,7 +241,7 @@ impl LpSgdOptions {
             ));
         }
         match self.mechanism {
-            LabelMechanism::RrTopK { k } if k == 0 => Err(Error::param("top-k", "must be at least 1")),
+            LabelMechanism::RrTopK { k: 0 } => Err(Error::param("top-k", "must be at least 1")),
             LabelMechanism::Normal { delta, sensitivity, .. } => {
                 check_delta(delta)?;
                 match sensitivity {
