@@ -161,6 +161,11 @@ fn every_mechanism_runs_and_reports_its_guarantee() {
     assert_eq!(v["guarantee"]["holds_for_real_data"], false);
     assert_eq!(v["mean_k"], 4.0);
     assert_eq!(v["iterations"], N);
+    assert!(
+        v["objective"].is_null() && v["kkt_residual"].is_null(),
+        "no clear-label statistic is released"
+    );
+    assert!(v["elapsed_s"].as_f64().unwrap() >= 0.0);
     // RRTop-k with a public prior.
     let v = json_of(&run(&with(&[
         "--label-mechanism",

@@ -15,6 +15,8 @@
 //!   (default analytic) and `--sensitivity Δ` (default: from the public features).
 //! * `--step theory|theory:C|invsqrt:C|const:ETA` (default `theory`, needs `--radius`),
 //!   `--lipschitz L`, `--no-debias`, `--theta0`, `--seed S` (simulation-only randomness).
+//! * The JSON has the guarantee and what the run saw, but no statistic of the clear labels
+//!   (`objective` and `kkt_residual` are `null`: they would not be covered by the guarantee).
 //! * One pass in data order: `--batch`, `--epochs`, `--shuffle`, `--average` other than the
 //!   defaults are errors, as are `--ridge`, `--linear-term`, `--weights`, `--central`.
 
@@ -264,6 +266,7 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
     }
     let theta0 = a.theta0.as_ref().map(npy::read_vector).transpose()?;
     let mut rng = NoiseRng::from_seed(a.seed)?;
+    let start = std::time::Instant::now();
     let settings = Settings {
         eps,
         mechanism,
@@ -338,6 +341,11 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         o.insert("termination".into(), json!("completed"));
         o.insert("converged".into(), json!(false));
         o.insert("seed".into(), json!(a.seed));
+        // No statistic of the clear labels is released (it would not be covered by the
+        // guarantee): no objective value, no KKT residual.
+        o.insert("objective".into(), Value::Null);
+        o.insert("kkt_residual".into(), Value::Null);
+        o.insert("elapsed_s".into(), json!(start.elapsed().as_secs_f64()));
     }
     write_json(&a.out, &v)?;
     if a.seed.is_some() {

@@ -276,7 +276,10 @@ impl ReleasedLabel {
     }
 }
 
-/// LP-Normal-SGD's calibration and what the run saw.
+/// LP-Normal-SGD's calibration and what the run saw. Every field is a function of the public
+/// features and the iterates (which the guarantee covers), never of the noise draws alone:
+/// releasing a statistic of the noise `z` next to `θ` would not be covered (it would help
+/// separate `c_y` from `z`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NormalReport {
     /// σ per coordinate of the noise `z`.
@@ -293,8 +296,6 @@ pub struct NormalReport {
     pub rank_max: usize,
     /// Mean `r`.
     pub rank_mean: f64,
-    /// Mean squared norm of the noise `‖Qᵀz‖² = ‖z‖²` over the steps.
-    pub noise_sq_mean: f64,
 }
 
 /// The result of [`lp_sgd`].
@@ -356,7 +357,6 @@ pub(crate) struct NormalStats {
     pub rank_min: usize,
     pub rank_max: usize,
     pub rank_sum: usize,
-    pub noise_sq_sum: f64,
 }
 
 /// `(f_k, q_k)`: the debiasing factor `(E+k−1)/(E−1)` and `1/(E+k−1)` without overflow.
@@ -557,17 +557,14 @@ pub(crate) fn run_pass<M: LabelModel>(
             stats.rank_sum += r;
             let y = usize::from(model.label(i));
             let mut dir = gfull[..p].to_vec();
-            let mut zsq = 0.0;
             for j in 0..r {
                 let z: f64 = StandardNormal.sample(rng);
                 let zj = sigma * z;
-                zsq += zj * zj;
                 let cj = coords[y * r + j] + zj;
                 for (dv, qv) in dir.iter_mut().zip(&q[j * p..(j + 1) * p]) {
                     *dv = cj.mul_add(*qv, *dv);
                 }
             }
-            stats.noise_sq_sum += zsq;
             let g = (ps.lipschitz * ps.lipschitz + kk as f64 * sigma * sigma).sqrt();
             let eta = step_size(ps.step, t, &ps.set, g);
             for (th, dv) in theta.iter_mut().zip(&dir) {
@@ -827,7 +824,6 @@ pub fn lp_sgd<M: LabelModel>(
                 rank_min: if st.rank_min == usize::MAX { 0 } else { st.rank_min },
                 rank_max: st.rank_max,
                 rank_mean: st.rank_sum as f64 / n as f64,
-                noise_sq_mean: st.noise_sq_sum / n as f64,
             };
             (g, Some(report))
         }
