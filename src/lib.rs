@@ -55,6 +55,30 @@
 //! loss) and the DPO reduction `θ_true = β(θ* − θ_sft)` ([`estimator::robust`], [`sim::dpo`]).
 //! The paper experiments run from [`experiments::paper`] (`privpref experiment NAME`).
 //!
+//! ## Label-private convex learning (seed 002)
+//!
+//! Seed 002 = Ghazi, Golowich, Kumar, Manurangsi & Zhang, "Deep Learning with Label Differential
+//! Privacy" (NeurIPS 2021, supplement; spec `label-dp-sgd-and-priors.md`). The trainer holds the
+//! clear labels and privatises each one **once, when its sample is used** by one pass of
+//! projected SGD ([`estimator::label_sgd`]); models are the binary linear model, the K-wise
+//! Plackett–Luce model and the K-class softmax ([`data::MulticlassView`]) on the same
+//! [`loss::Loss`] / [`loss::GroupLoss`] layer:
+//!
+//! | algorithm | release per sample | gradient | privacy | reference |
+//! |---|---|---|---|---|
+//! | LP-RR-SGD | `ỹ ~ K-RR_ε(y)` ([`mechanism::KaryRr`]) | `f_K(G_ỹ − q_K Σ_k G_k)`, `f_k = (E+k−1)/(E−1)`, `q_k = 1/(E+k−1)` | `ε` | Alg. 5, eq. (7), Thm 9 |
+//! | top-k prior | RRTop-k over the prior's top `k` ([`mechanism::RrTopK`]) | the same over `Y_k` | `ε` | Cor. 10, §G |
+//! | RR-with-prior | RRTop-`k*`, `k* = argmax_k (E/(E+k−1))Σ_{j≤k} p_(j)` ([`mechanism::RrWithPrior`]) | the same over `Y_{k*}` | `ε` | Alg. 2 |
+//! | LP-Normal-SGD | `G_0 + Qᵀ(Q(G_y − G_0) + z)`, `z ~ N(0, σ²I_r)`, `Q` spanning the candidate-gradient differences | that vector | `(ε, δ)`, σ analytic or classic | Alg. 6, Prop. 11 |
+//! | multi-stage (LP-MST) | stage `s` uses RR-with-prior with the stage-`s−1` model's prior | per release | `ε` (parallel over stages) | §3.1 |
+//! | histogram prior | per-cluster label counts + one exact discrete Laplace draw per bin ([`mechanism::DiscreteLaplace`]) | — | `ε_p` (adds to `ε`) | Alg. 4 |
+//!
+//! (`G_k` = the gradient under candidate label `k`, `E = e^ε`.) LP-Normal-SGD's privacy does not
+//! depend on the rank decision: only `Q(G_y − G_0)` depends on the label, and its realised
+//! sensitivity is checked against the calibrated `Δ` at every step. The debiased ERM with the
+//! exact solvers ([`estimator::fit_kwise`] with `pl-krr`) is the comparison point
+//! (`examples/label_sgd.rs`).
+//!
 //! ## Pessimistic policies ([`policy`])
 //!
 //! From a released `θ̂` (and covariance `Σ̃`) and a **public** state sample with `A` actions per
@@ -93,8 +117,8 @@
 //! add/remove (the usual DP-SGD accountant) is available as the paper-faithful choice.
 //!
 //! ## Layers
-//! * [`data`]: borrowed, validated views ([`data::PairwiseView`], K-wise [`data::GroupView`])
-//!   and `.npy` I/O;
+//! * [`data`]: borrowed, validated views ([`data::PairwiseView`], K-wise [`data::GroupView`],
+//!   K-class [`data::MulticlassView`]) and `.npy` I/O;
 //! * [`loss`]: pointwise losses with stable scalar forms and SIMD batches ([`loss::Loss`]), and
 //!   group losses of `K` scores with their `K × K` Hessian blocks ([`loss::GroupLoss`]);
 //! * [`kernels`]: fused, deterministic passes over `X` (value + gradient in one read);
@@ -106,7 +130,8 @@
 //!   [`objective::SmoothObjective`], all reporting a KKT certificate ([`solver::SolveReport`]) and progress to an
 //!   optional [`solver::Observer`];
 //! * [`estimator`]: one entry point per data kind, [`estimator::fit`] (pairwise) and
-//!   [`estimator::fit_kwise`] (K-wise), plus the central, robust and user-level estimators;
+//!   [`estimator::fit_kwise`] (K-wise), plus the central, robust, user-level and label-private
+//!   SGD ([`estimator::label_sgd`]) estimators;
 //!   [`experiments`]: paper experiments;
 //! * [`policy`]: confidence sets, exact inner minima and certified pessimistic policies.
 //!

@@ -414,3 +414,216 @@ fn privatised_btl_labels_follow_the_induced_channel() {
     let noisy_data = PairwiseData { y: noisy, ..data };
     check_labels_against_link("btl + RR(0.5)", &noisy_data, &theta, induced);
 }
+
+// ---------------------------------------------------------------------------------------------
+// K-ary mechanisms of seed 002 (spec `label-dp-sgd-and-priors.md` §2, §9.1–9.3, §9.7, §9.11)
+// ---------------------------------------------------------------------------------------------
+
+use privpref::mechanism::{top_k, DiscreteLaplace, KaryRr, RrTopK, RrWithPrior};
+
+/// `max_{y,y'} T[y,ỹ]/T[y',ỹ]` over outputs reachable from every input (`∞` if some output is
+/// reachable from one input only).
+fn max_likelihood_ratio(t: &[f64], k: usize) -> f64 {
+    let mut worst = 1.0f64;
+    for j in 0..k {
+        let col: Vec<f64> = (0..k).map(|i| t[i * k + j]).collect();
+        let hi = col.iter().cloned().fold(0.0, f64::max);
+        let lo = col.iter().cloned().fold(f64::INFINITY, f64::min);
+        if hi > 0.0 {
+            worst = worst.max(if lo > 0.0 { hi / lo } else { f64::INFINITY });
+        }
+    }
+    worst
+}
+
+#[test]
+fn krr_matrix_spec_values() {
+    // §9.1: rows sum to 1, the ratio is e^ε exactly; K = 10: ε = 1 diagonal 0.2319693,
+    // off-diagonal 0.0853367; ε = 2 diagonal 0.4508531.
+    for (k, eps) in [(2usize, 1.0), (10, 1.0), (10, 2.0), (100, 4.0)] {
+        let t = KaryRr::new(eps, k).unwrap().transition_matrix();
+        for i in 0..k {
+            assert!((t[i * k..(i + 1) * k].iter().sum::<f64>() - 1.0).abs() < 1e-13);
+        }
+        let r = max_likelihood_ratio(&t, k);
+        assert!((r / eps.exp() - 1.0).abs() < 1e-14, "K={k} ε={eps}: {r}");
+    }
+    let m = KaryRr::new(1.0, 10).unwrap();
+    assert!((m.keep_probability() - 0.231_969_3).abs() < 1e-7);
+    assert!((m.other_probability() - 0.085_336_7).abs() < 1e-7);
+    assert!((KaryRr::new(2.0, 10).unwrap().keep_probability() - 0.450_853_1).abs() < 1e-7);
+}
+
+#[test]
+fn rrtopk_ratio_over_random_priors() {
+    // §9.2: 200 random priors, K ∈ 2..11, ε ∈ {0.1, …, 8}, every k: the largest likelihood ratio
+    // is e^ε for k ≥ 2 and 1 for k = 1; no mass outside Y_k; RR-with-prior's matrix likewise.
+    let mut rng = simulation_rng(2002);
+    let epss = [0.1, 0.5, 1.0, 2.0, 4.0, 8.0];
+    let mut worst = 0.0f64;
+    for case in 0..200 {
+        let k = 2 + case % 10;
+        let eps = epss[case % epss.len()];
+        let raw: Vec<f64> = (0..k)
+            .map(|_| -(privpref::mechanism::uniform_f64(&mut rng) + 1e-12).ln())
+            .collect();
+        let s: f64 = raw.iter().sum();
+        let prior: Vec<f64> = raw.iter().map(|v| v / s).collect();
+        for kk in 1..=k {
+            let t = RrTopK::new(eps, kk).unwrap().transition_matrix(&prior).unwrap();
+            let top = top_k(&prior, kk);
+            for y in 0..k {
+                for j in 0..k {
+                    if !top.contains(&(j as u8)) {
+                        assert_eq!(t[y * k + j], 0.0);
+                    }
+                }
+            }
+            let r = max_likelihood_ratio(&t, k);
+            let want = if kk == 1 { 1.0 } else { eps.exp() };
+            worst = worst.max((r / want - 1.0).abs());
+        }
+        let t = RrWithPrior::new(eps).unwrap().transition_matrix(&prior).unwrap();
+        assert!(max_likelihood_ratio(&t, k) <= eps.exp() * (1.0 + 1e-14));
+    }
+    println!("RRTop-k: worst relative error of the ratio against e^ε (or 1) = {worst:.2e}");
+    assert!(worst < 1e-14);
+    // The spec's example: p = (.5,.3,.1,.05,.05), ε = 2, k = 3.
+    let p = [0.5, 0.3, 0.1, 0.05, 0.05];
+    let t = RrTopK::new(2.0, 3).unwrap().transition_matrix(&p).unwrap();
+    assert!((t[0] - 0.786_986_0).abs() < 1e-7);
+    assert!((t[1] - 0.106_507_0).abs() < 1e-7);
+    assert!((t[3 * 5] - 1.0 / 3.0).abs() < 1e-15);
+}
+
+#[test]
+fn rr_with_prior_k_star_spec_values() {
+    // §9.3 (paper formula).
+    let p = [0.5, 0.3, 0.1, 0.05, 0.05];
+    let check = |eps: f64, prior: &[f64], want_w: &[f64], want_k: usize| {
+        let m = RrWithPrior::new(eps).unwrap();
+        let w = m.weights(prior).unwrap();
+        for (a, b) in w.iter().zip(want_w) {
+            assert!((a - b).abs() < 5e-5, "ε={eps}: w = {w:?}");
+        }
+        let k = m.choose_k(prior).unwrap();
+        assert_eq!(k, want_k, "ε={eps}");
+        // Σ_y p_y P[ỹ = y | y] = w_{k*}.
+        let t = m.transition_matrix(prior).unwrap();
+        let kk = prior.len();
+        let hit: f64 = (0..kk).map(|y| prior[y] * t[y * kk + y]).sum();
+        assert!((hit - w[k - 1]).abs() < 1e-15, "{hit} vs {}", w[k - 1]);
+    };
+    check(1.0, &p, &[0.5, 0.5848, 0.5185, 0.4516, 0.4046], 2);
+    check(2.0, &p, &[0.5, 0.7046, 0.7083, 0.6757, 0.6488], 3);
+    assert_eq!(RrWithPrior::new(0.1).unwrap().choose_k(&p).unwrap(), 1);
+    check(0.5, &[0.9, 0.05, 0.05], &[0.9, 0.5913, 0.4519], 1);
+    let u = vec![0.1; 10];
+    let m = RrWithPrior::new(2.0).unwrap();
+    assert_eq!(m.choose_k(&u).unwrap(), 10);
+    assert!((m.weights(&u).unwrap()[9] - 0.450_853_1).abs() < 1e-7);
+}
+
+#[test]
+fn single_label_draws_follow_the_transition_rows() {
+    // The per-label draws used by LP-RR-SGD (one implementation with `randomize`: the same
+    // coins give the same outputs) and their frequencies (χ², 1 − 1e-6 quantiles).
+    let (k, n) = (6usize, 120_000usize);
+    let krr = KaryRr::new(0.9, k).unwrap();
+    let mut a = simulation_rng(5);
+    let mut b = simulation_rng(5);
+    let labels: Vec<u8> = (0..500).map(|i| (i % k) as u8).collect();
+    let batch = krr.randomize(&labels, &mut a).unwrap();
+    let single: Vec<u8> = labels.iter().map(|&y| krr.sample(y, &mut b).unwrap()).collect();
+    assert_eq!(batch, single);
+    let prior = [0.05, 0.3, 0.25, 0.2, 0.15, 0.05];
+    let wp = RrWithPrior::new(1.5).unwrap();
+    let t = wp.transition_matrix(&prior).unwrap();
+    let mut rng = simulation_rng(6);
+    for y in 0..k as u8 {
+        let mut counts = vec![0usize; k];
+        for _ in 0..n {
+            let d = wp.sample(y, &prior, &mut rng).unwrap();
+            assert_eq!(d.set, top_k(&prior, wp.choose_k(&prior).unwrap()));
+            counts[usize::from(d.label)] += 1;
+        }
+        let mut chi2 = 0.0;
+        let mut df = 0;
+        for j in 0..k {
+            let e = t[usize::from(y) * k + j] * n as f64;
+            if e == 0.0 {
+                assert_eq!(counts[j], 0);
+            } else {
+                chi2 += (counts[j] as f64 - e).powi(2) / e;
+                df += 1;
+            }
+        }
+        // df − 1 ≤ 4 degrees of freedom: 1 − 1e-6 quantile of χ²_4 is 33.4.
+        assert!(df <= 5 && chi2 < 33.4, "y = {y}: χ² = {chi2} (df {})", df - 1);
+    }
+    assert!(krr.sample(6, &mut rng).is_err());
+    assert!(wp.sample(0, &[0.5, 0.6], &mut rng).is_err());
+}
+
+#[test]
+fn discrete_laplace_is_exact_in_distribution() {
+    // §9.7 and §9.11: 10⁶ draws against the pmf tanh(a/2)e^{−a|z|}: χ² over the bins
+    // |z| ≤ z_max (each sign) plus two tails; mean 0 and variance 2e^{−a}/(1−e^{−a})².
+    for (num, den) in [(2u64, 1u64), (40, 1), (3, 7)] {
+        let dl = DiscreteLaplace::with_scale(num, den).unwrap();
+        let a = dl.a();
+        let mut rng = simulation_rng(900 + num);
+        let m = 1_000_000;
+        let draws = dl.sample_n(m, &mut rng);
+        let zmax = ((-(1e-5f64).ln()) / a).ceil() as i64; // tail mass ~1e-5
+        let mut counts = std::collections::HashMap::new();
+        let (mut s1, mut s2) = (0.0, 0.0);
+        for &z in &draws {
+            let key = z.clamp(-zmax - 1, zmax + 1);
+            *counts.entry(key).or_insert(0usize) += 1;
+            s1 += z as f64;
+            s2 += (z as f64).powi(2);
+        }
+        let mut chi2 = 0.0;
+        let mut cells = 0;
+        let tail = |zz: i64| -> f64 { (-a * zz as f64).exp() / (1.0 + (-a).exp()) }; // P(Z ≥ zz), zz ≥ 1
+        let mut pooled_e = 0.0;
+        let mut pooled_o = 0.0;
+        for z in -zmax - 1..=zmax + 1 {
+            let p = if z.abs() == zmax + 1 { tail(zmax + 1) } else { dl.pmf(z) };
+            let e = p * m as f64;
+            let o = *counts.get(&z).unwrap_or(&0) as f64;
+            if e < 5.0 {
+                pooled_e += e;
+                pooled_o += o;
+                continue;
+            }
+            chi2 += (o - e).powi(2) / e;
+            cells += 1;
+        }
+        if pooled_e > 0.0 {
+            chi2 += (pooled_o - pooled_e).powi(2) / pooled_e.max(1e-300);
+            cells += 1;
+        }
+        let df = (cells - 1) as f64;
+        // Wilson–Hilferty 1 − 1e-6 quantile of χ²_df (z = 4.753).
+        let q = df * (1.0 - 2.0 / (9.0 * df) + 4.753 * (2.0 / (9.0 * df)).sqrt()).powi(3);
+        let mean = s1 / m as f64;
+        let var = s2 / m as f64 - mean * mean;
+        let want_var = 2.0 * (-a).exp() / (1.0 - (-a).exp()).powi(2);
+        println!("scale {num}/{den}: χ² = {chi2:.1} on {df} df (limit {q:.1}); mean {mean:.4}, variance {var:.4} vs {want_var:.4}");
+        assert!(chi2 < q, "χ² {chi2} ≥ {q}");
+        assert!(mean.abs() < 5.0 * (want_var / m as f64).sqrt());
+        assert!((var / want_var - 1.0).abs() < 0.02);
+    }
+    // The privacy ratio of the pmf: e^a for a unit shift (1.0253151 for a = 0.025).
+    let dl = DiscreteLaplace::with_scale(40, 1).unwrap();
+    for z in -5..5 {
+        let r = dl.pmf(z) / dl.pmf(z + 1);
+        assert!((r.max(1.0 / r) - 0.025f64.exp()).abs() < 1e-12);
+    }
+    assert!((dl.pmf(0) / dl.pmf(1) - 1.025_315_1).abs() < 1e-7);
+    // Calibration for the histogram prior: ε_p with sensitivity 2 ⇒ a ≤ ε_p/2.
+    let h = DiscreteLaplace::for_privacy(0.05, 2).unwrap();
+    assert!(h.a() <= 0.025 && h.a() > 0.025 * (1.0 - 1e-5));
+}

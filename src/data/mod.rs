@@ -10,6 +10,7 @@
 //! user-level label DP.
 
 pub mod group;
+pub mod multiclass;
 #[cfg(feature = "npy")]
 pub mod npy;
 mod users;
@@ -18,6 +19,7 @@ pub use users::UserIndex;
 pub mod trajectory;
 
 pub use group::{GroupData, GroupFeatures, GroupLabels, GroupView};
+pub use multiclass::MulticlassView;
 pub use trajectory::trajectory_pairs;
 
 use crate::error::{DataErrorKind, Error, Location, Result};

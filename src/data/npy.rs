@@ -160,6 +160,29 @@ pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// A 1-D array of non-negative integer ids (any integer dtype, or bool) below `2^32`, as `u32`
+/// (cluster ids of the histogram prior). A negative or too large value is an error naming the
+/// row.
+pub fn read_ids(path: impl AsRef<Path>, input: &'static str) -> Result<Vec<u32>> {
+    let path = path.as_ref();
+    let npy = open(path)?;
+    vector_len(path, npy.shape())?;
+    let wide = read_ints(path, npy)?;
+    wide.iter()
+        .enumerate()
+        .map(|(row, &v)| {
+            u32::try_from(v).map_err(|_| Error::Data {
+                input,
+                at: Location { row, col: None },
+                kind: DataErrorKind::LabelOutOfRange {
+                    label: v,
+                    bound: 1 << 32,
+                },
+            })
+        })
+        .collect()
+}
+
 /// A 3-D float array `n × K × d` (K-wise features; the `n × A × d` state-action features of
 /// `privpref policy`), row-major, widened to `f64`; returns `(values, n, K, d)`. C order only
 /// (a Fortran-order file is an error).

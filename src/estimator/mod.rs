@@ -8,6 +8,10 @@
 //!   over `Θ_B` (the loss is unbounded below: keep the ball);
 //! * Thurstone MLE (§4.4): `loss = Probit`.
 //!
+//! Label-private convex learning by one-pass SGD that privatises each label when it is used
+//! (seed 002: LP-RR-SGD, RRTop-k, RR-with-prior, LP-Normal-SGD, multi-stage training) is in
+//! [`label_sgd`].
+//!
 //! User-level label DP (seed 003: user-level RR, user-wise DP-SGD, AUP-RLHF) is in
 //! [`user_level`].
 //!
@@ -28,6 +32,7 @@ use crate::with_loss;
 
 pub mod central;
 pub mod kwise;
+pub mod label_sgd;
 pub mod private_mle;
 pub mod robust;
 pub mod user_level;

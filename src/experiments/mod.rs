@@ -11,6 +11,10 @@
 //! [`krr_scaling()`]: the error of the debiased K-RR Plackett–Luce estimator across ε against the
 //! privacy factor `(e^ε + K − 1)/(e^ε − 1)` (seed 000 §4.4, App. C.4).
 //!
+//! [`label_sgd`]: label-private convex learning of seed 002 (K-RR, RRTop-k, RR-with-prior in one
+//! and two stages, LP-Normal-SGD, against the exact debiased ERM) and LP-RR-SGD's rates in `n`
+//! and `ε`.
+//!
 //! [`seed000_comparison`]: the local-model comparison of seed 000 (Chowdhury, Zhou & Natarajan,
 //! AISTATS 2024, §6 and Figure 1) with *exact* estimators: the non-private MLE on clear labels,
 //! and MLE-RR and debiased RR on labels privatised by randomized response, for several ε and n,
@@ -24,6 +28,7 @@
 
 pub mod central;
 pub mod krr_scaling;
+pub mod label_sgd;
 pub mod machine;
 pub mod paper;
 pub mod pessimism;

@@ -96,6 +96,28 @@ impl KaryRr {
     pub fn other_probability(&self) -> f64 {
         rr_probs(self.eps, self.k).1
     }
+    /// Randomises one label (the draw of [`Mechanism::randomize`] for one row: the same
+    /// coins in the same order). For algorithms that privatise each label when it is used
+    /// (LP-RR-SGD, seed 002 Alg. 5); each label must still be randomised once only.
+    ///
+    /// # Errors
+    /// [`Error::Data`] (row 0) for a label `≥ K`.
+    pub fn sample<R: Rng + ?Sized>(&self, y: u8, rng: &mut R) -> Result<u8> {
+        check_label(y, self.k, 0)?;
+        let all: Vec<u8> = (0..self.k).map(|j| j as u8).collect();
+        Ok(draw_rr(&all, Some(usize::from(y)), self.keep_probability(), rng))
+    }
+}
+
+/// One draw of a prior-based mechanism ([`RrTopK::sample`], [`RrWithPrior::sample`]): the
+/// output label and the top set `Y_k` it lies in (in decreasing prior mass; `k = set.len()`).
+/// The set depends only on the prior, never on the input label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopDraw {
+    /// The randomised label `ỹ ∈ Y_k`.
+    pub label: u8,
+    /// `Y_k`.
+    pub set: Vec<u8>,
 }
 
 impl Mechanism for KaryRr {
@@ -228,6 +250,26 @@ impl RrTopK {
     }
 }
 
+impl RrTopK {
+    /// Randomises one label `y` under its prior (the draw of [`RrTopK::randomize`] for one
+    /// row). Returns `ỹ` and `Y_k`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for an invalid prior or `k > K`; [`Error::Data`] for `y ≥ K`.
+    pub fn sample<R: Rng + ?Sized>(&self, y: u8, prior: &[f64], rng: &mut R) -> Result<TopDraw> {
+        check_prior(prior, 0)?;
+        let kk = prior.len();
+        if self.k > kk {
+            return Err(Error::param("k", format!("k = {} exceeds the K = {kk} labels", self.k)));
+        }
+        check_label(y, kk, 0)?;
+        let set = top_k(prior, self.k);
+        let pos = set.iter().position(|&j| j == y);
+        let label = draw_rr(&set, pos, rr_probs(self.eps, self.k).0, rng);
+        Ok(TopDraw { label, set })
+    }
+}
+
 /// Shape checks shared by the prior-based mechanisms; returns `K`.
 fn check_priors(labels: &[u8], priors: &[f64]) -> Result<usize> {
     if labels.is_empty() {
@@ -274,6 +316,25 @@ impl RrWithPrior {
         check_prior(prior, 0)?;
         Ok(self.k_star(prior))
     }
+    /// The selection weights `w_k = (E/(E+k−1))·Σ_{j≤k} p_(j)`, `k = 1..K` (index `k − 1`):
+    /// the probability that RRTop-`k` reports the true label when it is distributed as the
+    /// prior; `k*` maximises it (spec §2.3, §9.3).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for an invalid prior.
+    pub fn weights(&self, prior: &[f64]) -> Result<Vec<f64>> {
+        check_prior(prior, 0)?;
+        let order = top_k(prior, prior.len());
+        let mut mass = 0.0;
+        Ok(order
+            .iter()
+            .enumerate()
+            .map(|(i, &j)| {
+                mass += prior[usize::from(j)];
+                rr_probs(self.eps, i + 1).0 * mass
+            })
+            .collect())
+    }
     fn k_star(&self, prior: &[f64]) -> usize {
         let order = top_k(prior, prior.len());
         let (mut best, mut best_k, mut mass) = (f64::NEG_INFINITY, 1, 0.0);
@@ -286,6 +347,20 @@ impl RrWithPrior {
             }
         }
         best_k
+    }
+    /// Randomises one label `y` under its prior (the draw of [`RrWithPrior::randomize`] for
+    /// one row): `ỹ` and `Y_{k*}` (`k* = set.len()`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for an invalid prior; [`Error::Data`] for `y ≥ K`.
+    pub fn sample<R: Rng + ?Sized>(&self, y: u8, prior: &[f64], rng: &mut R) -> Result<TopDraw> {
+        check_prior(prior, 0)?;
+        check_label(y, prior.len(), 0)?;
+        let k = self.k_star(prior);
+        let set = top_k(prior, k);
+        let pos = set.iter().position(|&j| j == y);
+        let label = draw_rr(&set, pos, rr_probs(self.eps, k).0, rng);
+        Ok(TopDraw { label, set })
     }
     /// The `K × K` transition matrix for `prior`: RRTop-`k*`'s.
     ///

@@ -21,18 +21,23 @@
 //! | [`RrTopK`], [`RrWithPrior`] | see [`kary`](self::KaryRr) (per-sample prior) | | seed 002 §2.2–2.3 |
 //! | [`UserLevelRr`] (user budget ε) | `σ(ε/m_u)` for each of user `u`'s `m_u` labels | `σ(−ε/m_u)` | seed 003 §4.1 |
 //!
+//! [`DiscreteLaplace`] is the exact integer noise of the private histogram prior (seed 002
+//! Alg. 4; Canonne, Kamath & Steinke 2020, Algorithms 1–2).
+//!
 //! [`AboveThreshold`] (sparse vector, one noisy threshold per run) is the concentration test of
 //! AdapUserPriv-SGD (seed 003 Alg. 3, with the corrected sensitivity of spec
 //! `user-level-label-dp.md` §11.3).
 
 mod above_threshold;
+mod discrete_laplace;
 mod kary;
 mod rng;
 mod rr;
 mod user_rr;
 
 pub use above_threshold::{laplace, AboveThreshold, AtCalibration};
-pub use kary::{top_k, KaryRr, RrTopK, RrWithPrior};
+pub use discrete_laplace::DiscreteLaplace;
+pub use kary::{top_k, KaryRr, RrTopK, RrWithPrior, TopDraw};
 pub use rng::{mix_seed, secure_rng, simulation_rng, uniform_f64, SecureRng, SimRng};
 pub use rr::RandomizedResponse;
 pub use user_rr::UserLevelRr;

@@ -242,6 +242,51 @@ impl Guarantee {
         })
     }
 
+    /// Parallel composition over **disjoint** units (McSherry 2009, Thm 4): mechanisms that each
+    /// read the labels of a different set of items, possibly chosen adaptively from the earlier
+    /// outputs, are together `(max ε_i, max δ_i)`-DP under the replace-one-label relation,
+    /// because a neighbouring dataset changes the input of one of them only. Used by
+    /// multi-stage training (seed 002 LP-MST, spec §3.1, §4): each stage privatises its own
+    /// disjoint part of the sample once. The caller must ensure the parts are disjoint.
+    ///
+    /// # Errors
+    /// [`Error::Privacy`](crate::Error::Privacy) for an empty list, or guarantees that protect
+    /// different units, relations or models.
+    pub fn parallel(parts: &[Guarantee]) -> crate::Result<Guarantee> {
+        let first = parts
+            .first()
+            .ok_or_else(|| crate::Error::Privacy("parallel composition of no guarantee".into()))?;
+        let mut out = first.clone();
+        out.mechanism = "parallel composition over disjoint parts of the sample";
+        out.assumptions.notes = vec![format!(
+            "{} mechanisms on disjoint sets of labels, each label randomised once",
+            parts.len()
+        )];
+        for g in parts {
+            if g.model != first.model || g.unit != first.unit || g.neighbouring != first.neighbouring {
+                return Err(crate::Error::Privacy(format!(
+                    "cannot compose a {} {} {} guarantee in parallel with a {} {} {} one",
+                    first.model.as_str(),
+                    first.unit.as_str(),
+                    first.neighbouring.as_str(),
+                    g.model.as_str(),
+                    g.unit.as_str(),
+                    g.neighbouring.as_str()
+                )));
+            }
+            out.eps = out.eps.max(g.eps);
+            out.delta = out.delta.max(g.delta);
+            if matches!(g.noise, NoiseSource::Seeded(_)) {
+                out.noise = g.noise;
+            }
+            out.assumptions.notes.push(format!("part: {}", g.mechanism));
+            out.assumptions.notes.extend(g.assumptions.notes.iter().cloned());
+            out.assumptions.feature_bound = out.assumptions.feature_bound.or(g.assumptions.feature_bound);
+            out.assumptions.radius = out.assumptions.radius.or(g.assumptions.radius);
+        }
+        Ok(out)
+    }
+
     /// Whether the guarantee can be relied on for real data (the noise came from a CSPRNG or
     /// the labels were randomised before estimation).
     pub fn holds_for_real_data(&self) -> bool {
@@ -286,5 +331,21 @@ mod tests {
         e.noise = NoiseSource::Seeded(3);
         assert!(!a.compose(&e).unwrap().holds_for_real_data());
         assert!(c.holds_for_real_data());
+    }
+
+    #[test]
+    fn parallel_composition_takes_the_maximum() {
+        let p = Guarantee::parallel(&[Guarantee::local_rr(0.5), Guarantee::local_rr(1.0)]).unwrap();
+        assert_eq!((p.eps, p.delta), (1.0, 0.0));
+        let mut s = Guarantee::local_rr(0.2);
+        s.noise = NoiseSource::Seeded(1);
+        s.delta = 1e-6;
+        let q = Guarantee::parallel(&[Guarantee::local_rr(0.5), s]).unwrap();
+        assert_eq!((q.eps, q.delta), (0.5, 1e-6));
+        assert!(!q.holds_for_real_data());
+        assert!(Guarantee::parallel(&[]).is_err());
+        let mut c = Guarantee::local_rr(1.0);
+        c.model = PrivacyModel::Central;
+        assert!(Guarantee::parallel(&[Guarantee::local_rr(1.0), c]).is_err());
     }
 }

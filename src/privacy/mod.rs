@@ -22,8 +22,8 @@ pub mod noise;
 pub mod rdp;
 
 pub use calibrate::{
-    calibrate_private_mle, check_feature_bound, gaussian_mechanism_std, objpert_noise_std, PrivateMleCalibration,
-    PrivateMleParams,
+    analytic_gaussian_std, calibrate_private_mle, check_feature_bound, gaussian_mechanism_std, objpert_noise_std,
+    PrivateMleCalibration, PrivateMleParams,
 };
 pub use guarantee::{Assumptions, Guarantee, Neighbouring, NoiseSource, PrivacyModel, PrivacyUnit};
 pub use noise::{gaussian_vector, symmetric_gaussian_matrix, NoiseRng};

@@ -10,6 +10,8 @@
 //!   (seed 003 §3.1), Gaussian or fixed-norm (sphere) features.
 //! * [`pl_groups`]: Plackett–Luce K-wise rankings (and top-1 choices), `P(o_0 = k) =
 //!   softmax(Φθ*)_k` (seed 000 eq. 11, seed 001 §4.2).
+//! * [`class_mixture`]: K-class Gaussian-mixture data whose posterior is exactly a linear
+//!   softmax model `softmax(W* x)` (seed 002's convex label-private learning experiments).
 //!
 //! Features follow §6 read literally: state–action features `φ⁰ = φ(s, a⁰)` and `φ¹ = φ(s, a¹)`
 //! are i.i.d. `N(0, I_d)` and `x = φ¹ − φ⁰ ~ N(0, 2 I_d)`; `y = 1` means `a¹` is preferred.
@@ -23,10 +25,12 @@ pub mod bandit;
 mod btl;
 pub mod corrupt;
 pub mod dpo;
+mod multiclass;
 mod pl;
 mod users;
 
 pub use btl::{btl_pairs, thurstone_pairs};
+pub use multiclass::{class_means, class_mixture, ClassMixture};
 pub use pl::pl_groups;
 pub use users::{btl_users, btl_users_equal, UserFeatures, UserLevelData};
 

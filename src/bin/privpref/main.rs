@@ -10,6 +10,9 @@
 //! (Plackett–Luce) estimators on `n × K × d` features and `n` choices or `n × K` rankings
 //! ([`kwise`]); `privatize --mechanism krr --k K` randomises K-ary choices.
 //!
+//! `fit --solver sgd --label-mechanism krr|rrtopk|rr-prior|normal --eps E` runs label-private
+//! SGD on clear labels (seed 002; [`label_sgd`]): each label privatised once when it is used.
+//!
 //! `fit --central --eps E --delta D --feature-bound L [--beta B]` releases objective
 //! perturbation (seed 000 Algorithm 2) with its guarantee in the JSON; `--mechanism private-mle`
 //! runs seed 001 Algorithm 1 instead. A run whose exactness certificate fails exits 1 with one
@@ -35,6 +38,7 @@ mod central;
 mod demo;
 mod experiment;
 mod kwise;
+mod label_sgd;
 mod policy;
 mod progress;
 mod solver_args;
@@ -109,7 +113,8 @@ struct FitArgs {
     /// n × K (ranking, best first).
     #[arg(long)]
     y: PathBuf,
-    /// mle | mle-rr | debiased-rr | probit | pl-top1 | pl-ranking | pl-krr.
+    /// mle | mle-rr | debiased-rr | probit | pl-top1 | pl-ranking | pl-krr; with
+    /// --label-mechanism: mle | softmax | pl-top1.
     #[arg(long)]
     loss: String,
     /// RR privacy level ε > 0 (required by mle-rr, debiased-rr and pl-krr).
@@ -155,7 +160,9 @@ struct FitArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Random seed: the shuffle seed of SGD (default 0); recorded, unused, by the exact solvers.
+    /// Random seed: the shuffle seed of SGD (default 0); recorded, unused, by the exact solvers;
+    /// with --label-mechanism, seeds the label randomisation (simulation only; default: OS-seeded
+    /// CSPRNG).
     #[arg(long)]
     seed: Option<u64>,
     /// L-BFGS: correction pairs kept (default 10). Only with --solver lbfgs.
@@ -167,7 +174,8 @@ struct FitArgs {
     /// SGD: passes over the data (default 1). Only with --solver sgd.
     #[arg(long)]
     epochs: Option<usize>,
-    /// SGD step rule: const:ETA | invt:C | theory | lambda:L | statement (default theory).
+    /// SGD step rule: const:ETA | invt:C | theory | lambda:L | statement (default theory); with
+    /// --label-mechanism: theory | theory:C | invsqrt:C | const:ETA.
     #[arg(long)]
     step: Option<String>,
     /// SGD: visit the rows in a fresh random order (seeded by --seed) each epoch.
@@ -181,6 +189,8 @@ struct FitArgs {
     out: Option<PathBuf>,
     #[command(flatten)]
     central: central::CentralArgs,
+    #[command(flatten)]
+    label: label_sgd::LabelArgs,
 }
 
 #[derive(Args)]
@@ -273,6 +283,12 @@ fn finite_or_null(v: f64) -> serde_json::Value {
 }
 
 fn run_fit(a: FitArgs) -> Result<(), Failure> {
+    if a.label.label_mechanism.is_some() {
+        return label_sgd::run(a);
+    }
+    if let Some(name) = a.label.stray() {
+        return Err(Error::param(name, format!("--{name} applies only with --label-mechanism")).into());
+    }
     if kwise::is_kwise(&a.loss) {
         return kwise::run(a);
     }

@@ -1,0 +1,148 @@
+//! LP-Normal-SGD's noise (seed 002 Alg. 6, Prop. 11; spec `label-dp-sgd-and-priors.md` §3.4 and
+//! the rank-tolerance erratum): Gaussian noise only in the subspace where the candidate
+//! gradients differ.
+//!
+//! **The release.** With the candidate gradients `G_0, …, G_{K−1}` of one sample (they depend on
+//! `θ_t` and the public features only), let `Q ∈ ℝ^{r×p}` have orthonormal rows spanning
+//! (numerically) `V = span{G_k − G_0 : k ≥ 1}`, and `c_k = Q(G_k − G_0) ∈ ℝ^r`. The step uses
+//!
+//! `g̃ = G_0 + Qᵀ(c_y + z)`,  `z ~ N(0, σ² I_r)`.
+//!
+//! When `Q` spans `V` exactly, `Qᵀc_y = G_y − G_0`, so `g̃ = G_y + Qᵀz`: the spec's
+//! `G_y + QQᵀb̃` with the noise in `span{G_k − G_0} ⊆ span(G)` (the spec's alternative form; the
+//! `span{G_0}` direction needs no noise because `G_0` does not depend on the label).
+//!
+//! **Privacy does not depend on the rank decision.** Only `c_y` depends on the label; `G_0` and
+//! `Q` are label-free. So the step is the Gaussian mechanism on `c_y ∈ ℝ^r` with sensitivity
+//! `max_{k,k'} ‖c_k − c_k'‖ ≤ ‖G_k − G_k'‖` (`Q` has orthonormal rows) — whatever `r` is. This
+//! realised sensitivity is computed at every step and checked against the calibrated `Δ`
+//! (a violation is an error, nothing is released). Under-estimating the rank (dropping a small
+//! singular direction) only biases the step by the dropped part `(I − QᵀQ)(G_y − G_0)`; it can
+//! no longer leak the label, which is the danger the erratum points out for `G_y + QQᵀb̃`.
+//! The rank tolerance is still conservative: a direction is kept when its residual after two
+//! Gram–Schmidt passes exceeds `tol · max_k ‖G_k − G_0‖` with `tol = 1e-12` by default
+//! (over-estimating only adds noise).
+
+use crate::error::{Error, Result};
+use crate::privacy::calibrate::{analytic_gaussian_std, gaussian_mechanism_std};
+
+/// How LP-Normal-SGD's σ is calibrated for the per-step Gaussian mechanism of sensitivity `Δ`
+/// (spec §3.4 \[X\]: Prop. 11 leaves the constant `C` unspecified).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GaussianCalibration {
+    /// Balle & Wang (2018): the smallest σ meeting the exact privacy profile (any ε > 0).
+    #[default]
+    Analytic,
+    /// Dwork & Roth (2014) Thm A.1: `σ = Δ √(2 ln(1.25/δ))/ε`, valid for `ε < 1` only.
+    Classic,
+}
+
+impl GaussianCalibration {
+    /// Parses `analytic` or `classic`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] (`sigma-rule`) otherwise.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "analytic" => Ok(GaussianCalibration::Analytic),
+            "classic" => Ok(GaussianCalibration::Classic),
+            other => Err(Error::param(
+                "sigma-rule",
+                format!("unknown calibration `{other}` (expected analytic or classic)"),
+            )),
+        }
+    }
+    /// The name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            GaussianCalibration::Analytic => "analytic",
+            GaussianCalibration::Classic => "classic",
+        }
+    }
+    /// σ for sensitivity `Δ` at `(ε, δ)`.
+    ///
+    /// # Errors
+    /// The errors of [`analytic_gaussian_std`] / [`gaussian_mechanism_std`] (the classic rule
+    /// needs `ε < 1`).
+    pub fn sigma(&self, sensitivity: f64, eps: f64, delta: f64) -> Result<f64> {
+        match self {
+            GaussianCalibration::Analytic => analytic_gaussian_std(sensitivity, eps, delta),
+            GaussianCalibration::Classic => gaussian_mechanism_std(sensitivity, eps, delta),
+        }
+    }
+}
+
+/// Default relative rank tolerance (module docs).
+pub const DEFAULT_RANK_TOL: f64 = 1e-12;
+
+/// An orthonormal basis (rows of `q`, `r × p`) of `span{v_1, …, v_m}` for the rows `v_j` of
+/// `vectors` (`m × p`), by modified Gram–Schmidt applied twice ("twice is enough": orthogonal to
+/// working precision). A vector is kept when its residual norm exceeds `tol · max_j ‖v_j‖`.
+/// Returns `r`; `q` must hold `m·p` values (the first `r·p` are written).
+pub fn orthonormal_basis(vectors: &[f64], p: usize, tol: f64, q: &mut [f64]) -> usize {
+    let m = vectors.len() / p;
+    let scale = vectors
+        .chunks_exact(p)
+        .map(|v| v.iter().map(|a| a * a).sum::<f64>().sqrt())
+        .fold(0.0, f64::max);
+    if scale == 0.0 {
+        return 0;
+    }
+    let mut r = 0;
+    for j in 0..m {
+        let (done, rest) = q.split_at_mut(r * p);
+        let w = &mut rest[..p];
+        w.copy_from_slice(&vectors[j * p..(j + 1) * p]);
+        for _pass in 0..2 {
+            for b in done.chunks_exact(p) {
+                let c: f64 = b.iter().zip(w.iter()).map(|(x, y)| x * y).sum();
+                for (wi, bi) in w.iter_mut().zip(b) {
+                    *wi -= c * bi;
+                }
+            }
+        }
+        let nrm = w.iter().map(|a| a * a).sum::<f64>().sqrt();
+        if nrm > tol * scale {
+            w.iter_mut().for_each(|a| *a /= nrm);
+            r += 1;
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basis_is_orthonormal_and_drops_dependent_vectors() {
+        let v = [1.0, 1.0, 0.0, 2.0, 2.0, 0.0, 0.0, 1.0, 1.0];
+        let mut q = vec![0.0; 9];
+        let r = orthonormal_basis(&v, 3, 1e-12, &mut q);
+        assert_eq!(r, 2);
+        for a in 0..r {
+            for b in 0..r {
+                let ip: f64 = (0..3).map(|j| q[a * 3 + j] * q[b * 3 + j]).sum();
+                let want = if a == b { 1.0 } else { 0.0 };
+                assert!((ip - want).abs() < 1e-15);
+            }
+        }
+        assert_eq!(orthonormal_basis(&[0.0; 6], 3, 1e-12, &mut q), 0);
+    }
+
+    #[test]
+    fn calibrations_match_the_spec_values() {
+        // Spec §3.4 and §9.10.
+        let a = GaussianCalibration::Analytic;
+        let c = GaussianCalibration::Classic;
+        assert!((a.sigma(1.0, 1.0, 1e-5).unwrap() - 3.7306).abs() < 5e-4);
+        assert!((a.sigma(1.0, 0.5, 1e-5).unwrap() - 7.0318).abs() < 5e-4);
+        assert!((c.sigma(1.0, 0.5, 1e-5).unwrap() - 9.6896).abs() < 5e-4);
+        assert!((c.sigma(2.0, 0.5, 1e-5).unwrap() - 19.379221).abs() < 1e-5);
+        assert!((c.sigma(2.0, 0.9, 1e-6).unwrap() - 11.775117).abs() < 1e-5);
+        assert!(c.sigma(1.0, 1.5, 1e-5).is_err());
+        assert!(a.sigma(1.0, 3.0, 1e-5).is_ok());
+        assert_eq!(GaussianCalibration::parse("classic").unwrap(), c);
+        assert!(GaussianCalibration::parse("x").is_err());
+    }
+}
