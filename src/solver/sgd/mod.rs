@@ -6,11 +6,11 @@
 //!   order, `θ_{t+1} = Π(θ_t − η_t g_t)` with `g_t = (n w_t/W) ℓ'(x_tᵀθ_t; y_t) x_t +
 //!   (βθ_t + b)/W`, from `θ₁ = Π(θ0)` (default 0), and returns `θ_{n+1}` (or the Polyak–Ruppert
 //!   average). With the debiased RR loss on RR labels and no ridge this is exactly the paper's
-//!   `ĝ_t = (∇log p₀ + ∇log p₁)/(e^ε+1) − ∇log p_ỹ` ([`one_pass`]).
+//!   `ĝ_t = (∇log p₀ + ∇log p₁)/(e^ε+1) − ∇log p_ỹ` ([`one_pass()`]).
 //! * **Many replications at once** — [`replicated::run`] advances `R` independent one-pass
 //!   runs together, vectorised over replications, bit-identical per replication to [`solve`].
 //! * **Mini-batch SGD** — `batch > 1`: batch gradients by the fused SIMD kernel, several epochs,
-//!   seeded per-epoch shuffling, Polyak–Ruppert averaging ([`minibatch`]).
+//!   seeded per-epoch shuffling, Polyak–Ruppert averaging (`minibatch`).
 //! * **Step rules** — [`StepRule`]: constant (the paper's simulations, `η = 0.1`), `c/t`, and the
 //!   theory rule `1/(λt)`, `λ = γκ tanh(ε/2)` of the proof of Thm 4.5 ([`step`]).
 //!

@@ -12,7 +12,7 @@
 //! the stochastic gradient of `F(θ) = (1/W)Σ w ℓ + (β/2W)‖θ‖² + (1/W)⟨b, θ⟩`. With the debiased
 //! RR loss, unit weights and no ridge or linear term, `g_t = ℓ̂'(s_t; ỹ_t) x_t` is exactly the
 //! gradient `(∇log p₀ + ∇log p₁)/(e^ε + 1) − ∇log p_ỹ` of Algorithm 1 (spec §3.4). The
-//! arithmetic of each step is the canonical sequence of [`super::lanes`] (shared with the
+//! arithmetic of each step is the canonical sequence of `lanes` (shared with the
 //! replicated engine, bit for bit); `ℓ'` comes from [`Loss::eval_simd`].
 
 use super::lanes::{self, One, Proj};

@@ -6,7 +6,7 @@
 //! feasible set are shared; the linear term, e.g. objective-perturbation noise, is per
 //! replication). The `d × R` parameter block is advanced one time step at a time, vectorised
 //! over replications: `S::F64_LANES` replications per SIMD vector, with exactly the per-lane
-//! operation sequence of the single-run solver ([`super::lanes`]). Hence replication `r` gives
+//! operation sequence of the single-run solver (`lanes`). Hence replication `r` gives
 //! **the same bits** as [`super::solve`] (batch 1, one epoch, data order) on a
 //! [`PairwiseView`](crate::data::PairwiseView) of its rows, for any `R` and any position `r`.
 //!
