@@ -23,7 +23,7 @@ use crate::objective::{Objective, SmoothObjective};
 use crate::privacy::Guarantee;
 use crate::solver::lbfgs::LbfgsOptions;
 use crate::solver::sgd::SgdOptions;
-use crate::solver::{lbfgs, newton, sgd, Control, SolveReport, Termination};
+use crate::solver::{lbfgs, newton, newton_cg, sgd, Control, SolveReport, Termination};
 use crate::with_loss;
 
 pub mod central;
@@ -40,6 +40,9 @@ pub enum SolverKind {
     /// Exact projected Newton ([`crate::solver::newton`]).
     #[default]
     Newton,
+    /// Hessian-free truncated Newton-CG ([`crate::solver::newton_cg`]): no `d × d` matrix,
+    /// one pass over the data per CG iteration.
+    NewtonCg,
     /// Projected L-BFGS ([`crate::solver::lbfgs`]).
     Lbfgs,
     /// Projected SGD: one-pass SGD-RR (Algorithm 1 of seed 000) or mini-batch
@@ -81,12 +84,13 @@ impl SolverKind {
     pub fn parse(name: &str) -> Result<Self> {
         match name {
             "newton" => Ok(SolverKind::Newton),
+            "newton-cg" => Ok(SolverKind::NewtonCg),
             "lbfgs" => Ok(SolverKind::Lbfgs),
             "sgd" => Ok(SolverKind::Sgd),
             "auto" => Ok(SolverKind::Auto),
             other => Err(Error::param(
                 "solver",
-                format!("unknown solver `{other}` (expected newton, lbfgs, sgd or auto)"),
+                format!("unknown solver `{other}` (expected newton, newton-cg, lbfgs, sgd or auto)"),
             )),
         }
     }
@@ -94,6 +98,7 @@ impl SolverKind {
     pub fn name(&self) -> &'static str {
         match self {
             SolverKind::Newton => "newton",
+            SolverKind::NewtonCg => "newton-cg",
             SolverKind::Lbfgs => "lbfgs",
             SolverKind::Sgd => "sgd",
             SolverKind::Auto => "auto",
@@ -172,6 +177,7 @@ fn solve_auto<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<So
 pub(crate) fn run_solver<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<SolveReport> {
     match opts.solver {
         SolverKind::Newton => newton::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.control),
+        SolverKind::NewtonCg => newton_cg::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.control),
         SolverKind::Lbfgs => lbfgs::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.lbfgs, &opts.control),
         SolverKind::Sgd => sgd::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.sgd, &opts.control),
         SolverKind::Auto => solve_auto(obj, opts),

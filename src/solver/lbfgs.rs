@@ -54,22 +54,22 @@ const ARMIJO: f64 = 1e-4;
 /// Backtracking trials per line search.
 const MAX_TRIALS: usize = 60;
 /// A quasi-Newton direction with `cos∠(d, −g_w)` below this is replaced by `−g_w`.
-const MIN_COS: f64 = 1e-8;
+pub(crate) const MIN_COS: f64 = 1e-8;
 /// Without a ball, steps longer than this times `max(1, ‖θ‖)` are shortened.
-const MAX_STEP: f64 = 1e3;
+pub(crate) const MAX_STEP: f64 = 1e3;
 /// `‖θ‖ ≥ B(1 − FACE_TOL)` counts as on the sphere.
-const FACE_TOL: f64 = 1e-12;
+pub(crate) const FACE_TOL: f64 = 1e-12;
 /// The face is released when the tangent gradient is below this times `|μ|B` with `μ < 0`.
-const RELEASE: f64 = 0.1;
+pub(crate) const RELEASE: f64 = 0.1;
 /// Iterations allowed after the tolerance is met, while the KKT residual keeps falling.
 const POLISH_ITERS: usize = 10;
 /// Polishing stops once the residual is this fraction of the tolerance.
 const POLISH_FACTOR: f64 = 1e-3;
 /// Non-convex losses without a ball: a step at a KKT point longer than this times
 /// `max(1, ‖θ‖)` is not negligible.
-const STALL_STEP: f64 = 1e-3;
+pub(crate) const STALL_STEP: f64 = 1e-3;
 /// Consecutive aligned long steps at KKT points that signal a recession direction.
-const RECESSION_STEPS: usize = 5;
+pub(crate) const RECESSION_STEPS: usize = 5;
 /// `|∇Fᵀd|` below this times `1 + |F|`: the decrease is below what `F` resolves.
 const FLOOR: f64 = 1e-13;
 
@@ -210,7 +210,7 @@ fn two_loop(pairs: &VecDeque<Pair>, mu: f64, scaling: Option<&[f64]>, sz: bool, 
 }
 
 /// The outcome of a line search along the projection arc.
-enum Arc {
+pub(crate) enum Arc {
     /// Accepted: the new point, evaluated.
     Accepted(Vec<f64>),
     /// No acceptable step.
@@ -541,7 +541,7 @@ pub fn solve<O: SmoothObjective>(
 /// predicted decrease `|∇Fᵀd|` is below what `F` resolves, the unit step is accepted on the
 /// gradient instead: `F` must not rise beyond that resolution and the KKT residual must fall.
 #[allow(clippy::too_many_arguments)]
-fn arc_search<O: SmoothObjective>(
+pub(crate) fn arc_search<O: SmoothObjective>(
     obj: &O,
     set: &FeasibleSet,
     ev: &Eval,
