@@ -14,11 +14,12 @@
 //!
 //! **Reduction.** The value and gradient are combined over blocks by the midpoint tree of
 //! [`crate::par`]. The Hessian is accumulated in place along the blocks of each *chunk*, the
-//! subtrees at depth [`CHUNK_DEPTH`] of that same tree (at most 16 chunks), and the chunks'
-//! matrices are added along the tree above. Both shapes depend on `(n, d)` only, so the results
-//! are bit-identical for any thread count. Memory: one `d × d` accumulator per live chunk (at
-//! most `CHUNK_DEPTH + 1` per thread at a time) and one panel per running chunk — `O(d²)` plus
-//! the panel, instead of a fresh `d × d` matrix per row block.
+//! subtrees at depth [`chunk_depth`] of that same tree (at most 16 chunks; fewer for `d > 1448`
+//! so that the accumulators never exceed 256 MiB), and the chunks' matrices are added along the
+//! tree above. Both shapes depend on `(n, d)` only, so the results are bit-identical for any
+//! thread count. Memory: one `d × d` accumulator per live chunk (never more than the number of
+//! chunks) and one panel per running chunk — `O(d²)` plus the panel, instead of a fresh
+//! `d × d` matrix per row block.
 //!
 //! [`super::hessian`] runs the same leaves on given scores (curvature and panels only), so the
 //! Hessian of the fused pass and of a separate Hessian pass at the same scores are the same bits.
@@ -29,8 +30,24 @@ use crate::par::{Blocks, Par};
 use pulp::{Arch, Simd, WithSimd};
 
 /// Depth of the reduction tree at which the Hessian accumulators live: at most `2^4 = 16`
-/// chunks, so the Gram products run on up to 16 threads.
+/// chunks, so the Gram products run on up to 16 threads (fewer for large `d`:
+/// [`chunk_depth`]).
 pub const CHUNK_DEPTH: usize = 4;
+/// Bytes of `d × d` chunk accumulators allowed before the chunk depth is lowered.
+const CHUNK_BYTES: usize = 256 << 20;
+
+/// The chunk depth for `d` columns: the largest `k ≤ CHUNK_DEPTH` (at least 1) with
+/// `2^k · 8d² ≤ 256 MiB` — so at most that much (or two accumulators, for `d > 4096`) is ever
+/// allocated for the accumulators, whatever the thread count: `d ≤ 1448` gets 16 chunks,
+/// `d = 2048` 8, `d = 4096` 2.
+pub fn chunk_depth(d: usize) -> usize {
+    let acc = 8 * d * d;
+    let mut k = CHUNK_DEPTH;
+    while k > 1 && (acc << k) > CHUNK_BYTES {
+        k -= 1;
+    }
+    k
+}
 /// Target bytes of scaled rows per Gram product.
 const PANEL_BYTES: usize = 1 << 21;
 /// Fewest rows per Gram product (large `d`: keeps the products' inner dimension ≥ 128).
@@ -177,7 +194,7 @@ fn add_lower(a: &mut [f64], b: &[f64], d: usize) {
 /// Runs `leaf(b, out_b, acc)` on every block and reduces: the per-block results `T` by
 /// `combine` along the midpoint tree of [`crate::par::tree_reduce_rows`] (the same tree, so the
 /// same bits as that function with the same leaves), and the Hessian accumulators per chunk
-/// (subtree at depth [`CHUNK_DEPTH`], blocks in order), added along the tree above. `out` has
+/// (subtree at depth [`chunk_depth`], blocks in order), added along the tree above. `out` has
 /// `k` values per row; leaf `b` gets its rows of it. Returns `(T, lower triangle, negative rows)`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn chunked_reduce<T, L, C>(
@@ -195,7 +212,8 @@ where
     C: Fn(T, T) -> T + Sync,
 {
     assert_eq!(out.len(), blocks.n * k, "chunked_reduce: output length");
-    node(blocks, k, d, 0, blocks.count(), 0, par, out, leaf, combine)
+    let top = chunk_depth(d);
+    node(blocks, k, d, 0, blocks.count(), top, par, out, leaf, combine)
 }
 
 /// Splits `out` between the block ranges `lo..mid` and `mid..hi`.
@@ -204,6 +222,7 @@ fn split_out(blocks: Blocks, k: usize, lo: usize, mid: usize, out: &mut [f64]) -
     out.split_at_mut(split)
 }
 
+/// A node of the tree with `depth` levels left above the chunks.
 #[allow(clippy::too_many_arguments)]
 fn node<T, L, C>(
     blocks: Blocks,
@@ -222,7 +241,7 @@ where
     L: Fn(usize, &mut [f64], &mut HessAcc) -> T + Sync,
     C: Fn(T, T) -> T + Sync,
 {
-    if depth == CHUNK_DEPTH || hi - lo == 1 {
+    if depth == 0 || hi - lo == 1 {
         let mut acc = HessAcc::new(d);
         let t = chunk(blocks, k, lo, hi, out, &mut acc, leaf, combine);
         let (h, nneg) = acc.finish();
@@ -232,13 +251,13 @@ where
     let (left, right) = split_out(blocks, k, lo, mid, out);
     let ((ta, mut ha, na), (tb, hb, nb)) = if par == Par::Rayon {
         rayon::join(
-            || node(blocks, k, d, lo, mid, depth + 1, par, left, leaf, combine),
-            || node(blocks, k, d, mid, hi, depth + 1, par, right, leaf, combine),
+            || node(blocks, k, d, lo, mid, depth - 1, par, left, leaf, combine),
+            || node(blocks, k, d, mid, hi, depth - 1, par, right, leaf, combine),
         )
     } else {
         (
-            node(blocks, k, d, lo, mid, depth + 1, par, left, leaf, combine),
-            node(blocks, k, d, mid, hi, depth + 1, par, right, leaf, combine),
+            node(blocks, k, d, lo, mid, depth - 1, par, left, leaf, combine),
+            node(blocks, k, d, mid, hi, depth - 1, par, right, leaf, combine),
         )
     };
     add_lower(&mut ha, &hb, d);
@@ -568,6 +587,19 @@ mod tests {
                 let (a, b) = (hl[j * d + i], want[j * d + i]);
                 assert!((a - b).abs() <= 1e-13 * scale, "({i},{j}): {a} vs {b}");
             }
+        }
+    }
+
+    #[test]
+    fn chunk_depth_bounds_the_accumulators() {
+        assert_eq!(chunk_depth(100), CHUNK_DEPTH);
+        assert_eq!(chunk_depth(1448), 4);
+        assert_eq!(chunk_depth(1449), 3);
+        assert_eq!(chunk_depth(2048), 3);
+        assert_eq!(chunk_depth(4096), 1);
+        assert_eq!(chunk_depth(10_000), 1);
+        for d in [1usize, 500, 1500, 3000, 4096] {
+            assert!((8 * d * d) << chunk_depth(d) <= CHUNK_BYTES);
         }
     }
 
