@@ -1,10 +1,11 @@
 //! One exact fit at a large shape, with the solver's counts, wall time and peak extra memory.
 //!
-//! Usage: `large_fit [n] [d] [loss] [threads] [solver] [reps] [set]` (defaults 1e6, 100, mle,
-//! all cores, newton, 1, theta-b). `loss` is a CLI loss name, with `:EPS` for the RR losses
+//! Usage: `large_fit [n] [d] [loss] [threads] [solver] [reps] [set] [signal]` (defaults 1e6,
+//! 100, mle, all cores, newton, 1, theta-b, 1). `loss` is a CLI loss name, with `:EPS` for the RR losses
 //! (`mle-rr:1`, `debiased-rr:1`); `solver` is `newton`, `newton-cg`, `lbfgs` or `auto`; `set` is
-//! `theta-b`, `ball` (radius 2 for both), `sum-zero` or `none`. Data: BTL pairs with
-//! `‖θ*‖ = 1`, sum-zero, seeds 1 and 2 (the RR losses see labels privatised at their ε, seed 3).
+//! `theta-b`, `ball` (radius 2 for both), `sum-zero` or `none`; `signal` is `‖θ*‖` (larger: more
+//! confident labels, smaller curvature, a worse-conditioned Hessian). Data: BTL pairs, `θ*`
+//! sum-zero, seeds 1 and 2 (the RR losses see labels privatised at their ε, seed 3).
 //!
 //! Memory, two ways: (1) the **peak extra heap** of the fit, from a counting global allocator
 //! (live bytes requested from the allocator, peak during the fit minus the level before it:
@@ -119,7 +120,8 @@ fn main() -> privpref::Result<()> {
         },
     )?;
     let t0 = Instant::now();
-    let theta = theta_star(d, 1.0, true, &mut simulation_rng(1))?;
+    let signal: f64 = arg(8).and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let theta = theta_star(d, signal, true, &mut simulation_rng(1))?;
     let mut data = btl_pairs(n, &theta, &mut simulation_rng(2))?;
     if let Some(e) = loss.eps() {
         data.y = RandomizedResponse::new(e)?.randomize(&data.y, &mut simulation_rng(3))?;
@@ -200,7 +202,7 @@ fn main() -> privpref::Result<()> {
     times.sort_by(f64::total_cmp);
     // One summary line for tables: min and max wall over the runs.
     println!(
-        "SUMMARY n={n} d={d} loss={loss_arg} set={} threads={n_threads} solver={} reps={reps} min_s={:.3} max_s={:.3} peak_mb={first_peak}",
+        "SUMMARY n={n} d={d} loss={loss_arg} set={} signal={signal} threads={n_threads} solver={} reps={reps} min_s={:.3} max_s={:.3} peak_mb={first_peak}",
         set.name(),
         solver.name(),
         times[0],

@@ -307,7 +307,8 @@ pub fn solve<O: SmoothObjective>(
     };
     let mut pairs: VecDeque<Pair> = VecDeque::with_capacity(opts.memory);
     let mut trial = obj.new_eval();
-    let mut xd = vec![0.0; obj.num_scores()];
+    // The direction's scores, allocated on the first backtracking search (often never).
+    let mut xd: Vec<f64> = Vec::new();
     let mut dir = vec![0.0; d];
     let mut kkt;
     // Polishing: the best KKT point since the tolerance was first met.
@@ -549,7 +550,7 @@ pub(crate) fn arc_search<O: SmoothObjective>(
     face_mu: Option<f64>,
     kkt: f64,
     trial: &mut Eval,
-    xd: &mut [f64],
+    xd: &mut Vec<f64>,
     rep: &mut SolveReport,
 ) -> Arc {
     let theta = &ev.theta;
@@ -600,6 +601,7 @@ pub(crate) fn arc_search<O: SmoothObjective>(
         }
     }
     // Backtrack in O(n) per trial from the scores of the direction.
+    xd.resize(obj.num_scores(), 0.0);
     obj.direction_scores(dir, xd);
     rep.direction_passes += 1;
     let mut alpha = 1.0f64;

@@ -79,17 +79,11 @@ fn all_finite(ev: &Eval) -> bool {
     ev.value.is_finite() && ev.grad.iter().all(|g| g.is_finite())
 }
 
-/// Keeps the best KKT point once the tolerance is met; `true` when the run should stop.
-fn polish(
-    best: &mut Option<(Vec<f64>, Eval, f64)>,
-    iters: &mut usize,
-    theta: &[f64],
-    ev: &Eval,
-    kkt: f64,
-    tol: f64,
-) -> bool {
-    if best.as_ref().is_none_or(|b| kkt < b.2) {
-        *best = Some((theta.to_vec(), ev.clone(), kkt));
+/// Keeps the best KKT point (`θ` and its residual; its evaluation is redone if it is returned,
+/// so no `O(n)` copy is held) once the tolerance is met; `true` when the run should stop.
+fn polish(best: &mut Option<(Vec<f64>, f64)>, iters: &mut usize, theta: &[f64], kkt: f64, tol: f64) -> bool {
+    if best.as_ref().is_none_or(|b| kkt < b.1) {
+        *best = Some((theta.to_vec(), kkt));
     }
     if kkt <= POLISH_FACTOR * tol || *iters >= POLISH_ITERS {
         return true;
@@ -414,9 +408,10 @@ pub fn solve<O: SmoothObjective>(
     ctl.notify_start("newton-cg", n, d, ctl.max_iter);
 
     let mut trial = obj.new_eval();
-    let mut xd = vec![0.0; obj.num_scores()];
+    // The direction's scores, allocated on the first backtracking search (often never).
+    let mut xd: Vec<f64> = Vec::new();
     let mut kkt;
-    let mut best: Option<(Vec<f64>, Eval, f64)> = None;
+    let mut best: Option<(Vec<f64>, f64)> = None;
     let mut polish_iters = 0usize;
     let mut prev_step: Option<Vec<f64>> = None;
     let mut flat_steps = 0usize;
@@ -464,7 +459,7 @@ pub fn solve<O: SmoothObjective>(
         if !check_flat {
             flat_steps = 0;
         }
-        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol) {
+        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, &theta, kkt, tol) {
             break Termination::Converged;
         }
         if let Some(t) = ctl.stop_requested() {
@@ -479,7 +474,7 @@ pub fn solve<O: SmoothObjective>(
         let gw_norm = norm(&gw);
         if gw_norm == 0.0 {
             if at_kkt {
-                polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol);
+                polish(&mut best, &mut polish_iters, &theta, kkt, tol);
                 break Termination::Converged;
             }
             break Termination::LineSearchFailed;
@@ -534,7 +529,7 @@ pub fn solve<O: SmoothObjective>(
         if check_flat {
             if flat_steps == 0 {
                 // Short step at a KKT point: a genuine (local) minimiser.
-                if polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol) {
+                if polish(&mut best, &mut polish_iters, &theta, kkt, tol) {
                     break Termination::Converged;
                 }
                 outcome = arc_search(obj, set, &ev, &dir, face_mu, kkt, &mut trial, &mut xd, &mut rep);
@@ -559,10 +554,13 @@ pub fn solve<O: SmoothObjective>(
     };
     // A run that met the tolerance and then stopped while polishing returns its best point.
     let termination = match best {
-        Some((bt, bev, bk)) if !matches!(termination, Termination::NoMinimizer) => {
+        Some((bt, bk)) if !matches!(termination, Termination::NoMinimizer) => {
             if !(kkt <= bk) || !termination.is_converged() {
+                if ev.theta != bt {
+                    obj.evaluate(&bt, &mut ev);
+                    rep.grad_evals += 1;
+                }
                 theta = bt;
-                ev = bev;
                 kkt = bk;
             }
             Termination::Converged
