@@ -836,18 +836,29 @@ fn the_checks_catch_disagreements() {
     assert!(msg.contains("claims certified_global"), "{msg}");
 }
 
-/// `--solver auto`: the documented rule picks L-BFGS for convex losses and Newton for `mle-rr`,
-/// and its answers agree with Newton's to 1e-7 on convex and non-convex fixtures.
+/// `--solver auto`: the documented rule picks L-BFGS for convex losses and Newton for `mle-rr`
+/// at small `d`, and its answers agree with Newton's to 1e-7 on convex and non-convex fixtures.
 #[test]
 fn auto_solver_follows_its_rule_and_agrees_with_newton() {
-    use privpref::estimator::{auto_solver, fit, FitOptions, SolverKind, AUTO_DENSE_NEWTON_MAX_D};
+    use privpref::estimator::{
+        auto_fallback, auto_solver, fit, FitOptions, SolverKind, AUTO_DENSE_NEWTON_MAX_D, AUTO_NONCONVEX_NEWTON_MAX_D,
+    };
     use privpref::feasible::FeasibleSet;
     use privpref::loss::LossSpec;
     use privpref::mechanism::simulation_rng;
     use privpref::sim::{btl_pairs, theta_star};
-    assert_eq!(auto_solver(true, 10), SolverKind::Lbfgs);
-    assert_eq!(auto_solver(false, 10), SolverKind::Newton);
-    assert_eq!(auto_solver(false, AUTO_DENSE_NEWTON_MAX_D + 1), SolverKind::Lbfgs);
+    for n in [100, 1_000_000] {
+        assert_eq!(auto_solver(true, n, 10), SolverKind::Lbfgs);
+        assert_eq!(auto_solver(true, n, 5000), SolverKind::Lbfgs);
+        assert_eq!(auto_solver(false, n, 10), SolverKind::Newton);
+        assert_eq!(auto_solver(false, n, AUTO_NONCONVEX_NEWTON_MAX_D), SolverKind::Newton);
+        assert_eq!(
+            auto_solver(false, n, AUTO_NONCONVEX_NEWTON_MAX_D + 1),
+            SolverKind::Lbfgs
+        );
+        assert_eq!(auto_fallback(n, AUTO_DENSE_NEWTON_MAX_D), SolverKind::Newton);
+        assert_eq!(auto_fallback(n, AUTO_DENSE_NEWTON_MAX_D + 1), SolverKind::NewtonCg);
+    }
     let theta = theta_star(8, 1.0, true, &mut simulation_rng(5)).unwrap();
     let data = btl_pairs(3000, &theta, &mut simulation_rng(6)).unwrap();
     let view = data.view().unwrap();
@@ -888,4 +899,33 @@ fn auto_solver_follows_its_rule_and_agrees_with_newton() {
         auto.report.kkt_residual,
         lbfgs.report.kkt_residual
     );
+    // Above AUTO_DENSE_NEWTON_MAX_D the fallback is Newton-CG; with a budget that lets it
+    // finish, the answer is Newton's.
+    let d = AUTO_DENSE_NEWTON_MAX_D + 6;
+    let theta = theta_star(d, 1.0, true, &mut simulation_rng(7)).unwrap();
+    let data = btl_pairs(4000, &theta, &mut simulation_rng(8)).unwrap();
+    let view = data.view().unwrap();
+    let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
+    o.solver = SolverKind::Lbfgs;
+    o.control.max_iter = 2;
+    o.lbfgs.memory = 1;
+    let lbfgs = fit(view, &o).unwrap();
+    assert!(!lbfgs.report.converged(), "L-BFGS must run out of its budget of 20");
+    o.solver = SolverKind::Auto;
+    let auto = fit(view, &o).unwrap();
+    let newton = fit(
+        view,
+        &FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap()),
+    )
+    .unwrap();
+    assert!(newton.report.converged());
+    assert_eq!(auto.report.solver, "newton-cg", "{:?}", auto.report.termination);
+    assert!(auto.report.converged() && auto.report.cg_iterations > 0);
+    let diff = auto
+        .theta
+        .iter()
+        .zip(&newton.theta)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(diff <= 1e-7, "auto (newton-cg fallback) vs newton {diff:.3e}");
 }
