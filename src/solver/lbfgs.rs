@@ -75,17 +75,12 @@ const FLOOR: f64 = 1e-13;
 
 /// Polishing after convergence: once the KKT tolerance is met, a few more iterations run while
 /// the residual keeps falling (they shrink the error in `θ` on ill-conditioned problems at the
-/// cost of a pass each); the best point is kept. Returns `true` when the run should stop.
-fn polish(
-    best: &mut Option<(Vec<f64>, Eval, f64)>,
-    iters: &mut usize,
-    theta: &[f64],
-    ev: &Eval,
-    kkt: f64,
-    tol: f64,
-) -> bool {
-    if best.as_ref().is_none_or(|b| kkt < b.2) {
-        *best = Some((theta.to_vec(), ev.clone(), kkt));
+/// cost of a pass each); the best point is kept — its `θ` and residual only (no `O(n)` copy of
+/// its evaluation, which is redone if that point is returned). Returns `true` when the run
+/// should stop.
+fn polish(best: &mut Option<(Vec<f64>, f64)>, iters: &mut usize, theta: &[f64], kkt: f64, tol: f64) -> bool {
+    if best.as_ref().is_none_or(|b| kkt < b.1) {
+        *best = Some((theta.to_vec(), kkt));
     }
     if kkt <= POLISH_FACTOR * tol || *iters >= POLISH_ITERS {
         return true;
@@ -312,7 +307,7 @@ pub fn solve<O: SmoothObjective>(
     let mut dir = vec![0.0; d];
     let mut kkt;
     // Polishing: the best KKT point since the tolerance was first met.
-    let mut best: Option<(Vec<f64>, Eval, f64)> = None;
+    let mut best: Option<(Vec<f64>, f64)> = None;
     let mut polish_iters = 0usize;
     // Non-convex losses without a ball: consecutive aligned long steps at a KKT point.
     let mut prev_step: Option<Vec<f64>> = None;
@@ -361,7 +356,7 @@ pub fn solve<O: SmoothObjective>(
         if !check_flat {
             flat_steps = 0;
         }
-        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol) {
+        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, &theta, kkt, tol) {
             break Termination::Converged;
         }
         if let Some(t) = ctl.stop_requested() {
@@ -401,7 +396,7 @@ pub fn solve<O: SmoothObjective>(
         if gw_norm == 0.0 {
             if at_kkt {
                 // Exactly stationary.
-                polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol);
+                polish(&mut best, &mut polish_iters, &theta, kkt, tol);
                 break Termination::Converged;
             }
             // The working model is stationary but the residual is not below tolerance.
@@ -471,7 +466,7 @@ pub fn solve<O: SmoothObjective>(
         if check_flat {
             if flat_steps == 0 {
                 // Short step at a KKT point: a genuine (local) minimiser.
-                if polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol) {
+                if polish(&mut best, &mut polish_iters, &theta, kkt, tol) {
                     break Termination::Converged;
                 }
                 outcome = arc_search(obj, set, &ev, &dir, face_mu, kkt, &mut trial, &mut xd, &mut rep);
@@ -503,10 +498,14 @@ pub fn solve<O: SmoothObjective>(
     };
     // A run that met the tolerance and then stopped while polishing returns its best point.
     let termination = match best {
-        Some((bt, bev, bk)) if !matches!(termination, Termination::NoMinimizer) => {
+        Some((bt, bk)) if !matches!(termination, Termination::NoMinimizer) => {
             if !(kkt <= bk) || !termination.is_converged() {
+                if ev.theta != bt {
+                    // The same bits as when it was first evaluated.
+                    obj.evaluate(&bt, &mut ev);
+                    rep.grad_evals += 1;
+                }
                 theta = bt;
-                ev = bev;
                 kkt = bk;
             }
             Termination::Converged
