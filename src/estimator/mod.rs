@@ -57,33 +57,35 @@ pub enum SolverKind {
 }
 
 /// Largest `d` for which [`SolverKind::Auto`] falls back to dense Newton rather than
-/// Newton-CG. Measured (`bench-results/fits.md`, 2 threads, `n·d = 2e7`): dense Newton and
-/// Newton-CG tie at `d = 30` (0.39–0.44 against 0.41–0.46 s), Newton-CG is 1.7× faster at
-/// `d = 100` and 3–7× faster from `d = 300` (where the `n·d²` Hessians dominate); below the
-/// crossover dense Newton is preferred for its exact trust-region subproblem.
+/// Newton-CG. Measured (`bench-results/fits.md`, `n·d = 2e7`, well-conditioned BTL data):
+/// Newton-CG is 1.2× faster at `d = 10`, on a par at `d = 30`, and 1.4–8.6× faster from
+/// `d = 100` (where dense Newton's `n·d²` Hessians dominate). The fallback runs when L-BFGS has
+/// failed, i.e. on ill-conditioned problems, where CG needs more iterations while dense Newton's
+/// cost does not change: dense Newton is kept while its Hessian costs about a pass.
 pub const AUTO_DENSE_NEWTON_MAX_D: usize = 64;
 
 /// Largest `d` for which [`SolverKind::Auto`] starts a non-convex loss (`mle-rr`) with dense
-/// Newton instead of L-BFGS. Measured: at `d = 10` (n = 2e6) Newton 0.41 s against L-BFGS 0.55 s
-/// and Newton-CG 0.51 s; at `d = 30` L-BFGS 0.26 s against Newton 0.44 s.
+/// Newton instead of L-BFGS. Measured at `d = 10` (n = 2e6, 2 threads): Newton 0.31–0.42 s,
+/// L-BFGS 0.31–0.57 s, Newton-CG 0.43–1.2 s (1 thread: 0.66–0.75, 0.54–0.59, 0.85–0.90 s); at
+/// `d = 30` L-BFGS 0.13–0.31 s against Newton 0.24–0.52 s.
 pub const AUTO_NONCONVEX_NEWTON_MAX_D: usize = 16;
 
 /// The first solver [`SolverKind::Auto`] runs for a loss with convexity `convex` on `n`
 /// samples in dimension `d`.
 ///
 /// Measured with `examples/large_fit` (`benches/fits_matrix.sh`, `bench-results/fits.md`: BTL
-/// data, `Θ_B` with `B = 2` and sum-zero with `‖θ*‖ = 4`, 2 threads, shared machine):
+/// data, `Θ_B` with `B = 2` and sum-zero with `‖θ*‖ = 4`, 1 and 2 threads, shared machine):
 ///
 /// * **convex loss** (`mle`, `debiased-rr`, `probit`, the K-wise losses) → **L-BFGS** at every
 ///   shape. It reached the KKT tolerance fastest at every measured shape, `d` from 10 to 2000
-///   and `n` from 1e4 to 2e6: 1.2–2× faster than Newton-CG and 2–12× faster than dense Newton
+///   and `n` from 1e4 to 2e6: 1.5–2.5× faster than Newton-CG and 2–17× faster than dense Newton
 ///   (11–52 passes of `O(nd)` against Newton-CG's 23–98 passes and dense Newton's `O(nd²)`
 ///   Hessians).
 /// * **non-convex loss** (`mle-rr`) → **dense Newton** for `d ≤`
-///   [`AUTO_NONCONVEX_NEWTON_MAX_D`] (fastest there), **L-BFGS** beyond: from `d = 30` to
-///   `d = 2000` it was 1.4–8× faster than Newton-CG, and dense Newton took 25 s at
-///   `(2e4, 1000)` (33 iterations) and did not converge within 100 iterations at `(1e4, 2000)`,
-///   where L-BFGS converged in 5.2 s.
+///   [`AUTO_NONCONVEX_NEWTON_MAX_D`] (on a par with L-BFGS there, and the previous rule),
+///   **L-BFGS** beyond: from `d = 30` to `d = 2000` it was 1.4–9× faster than Newton-CG,
+///   and dense Newton took 16–27 s at `(2e4, 1000)` (33 iterations) and did not converge
+///   within 100 iterations at `(1e4, 2000)`, where L-BFGS converged in 2.9–5.7 s.
 ///
 /// `n` does not move the rule within the measured range: every solver's cost per pass is
 /// proportional to `n` (dense Newton's `d³/3` Cholesky is negligible against its `n·d²`
