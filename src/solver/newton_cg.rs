@@ -51,7 +51,9 @@
 //! the ball).
 //!
 //! **Cost** per Newton step: one value+gradient pass plus one pass per CG iteration
-//! ([`SolveReport::cg_iterations`]); memory `O(d)` besides the `O(n)` scores.
+//! ([`SolveReport::cg_iterations`]). Memory: `O(d)` vectors besides two `O(n)` score vectors
+//! (the current and the trial point) and a third for the direction's scores, allocated only
+//! when a line search backtracks — no `d × d` matrix.
 
 use super::lbfgs::{arc_search, Arc, FACE_TOL, MAX_STEP, MIN_COS, RECESSION_STEPS, RELEASE, STALL_STEP};
 use super::{Control, Progress, SolveReport, Termination};
