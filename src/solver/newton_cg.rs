@@ -212,6 +212,14 @@ fn truncated_cg<O: SmoothObjective>(
     let mut p = vec![0.0; d];
     let mut dir: Vec<f64> = r.iter().map(|v| -v).collect();
     let mut rr = dot(&r, &r);
+    if !(rr > 0.0) {
+        // Nothing to solve (or a non-finite gradient): the zero step, without a pass.
+        return Cg {
+            p,
+            negative_curvature: None,
+            scale: 0.0,
+        };
+    }
     let mut hd = vec![0.0; d];
     let mut z = vec![0.0; d];
     for k in 0..max_iter {
