@@ -48,6 +48,19 @@ fn main() {
         time("hessian", &mut || {
             kernels::hessian(rows, &Logistic, &sc, &mut hm, Par::Rayon);
         });
+        let mut g2 = vec![0.0; d];
+        let mut hf = vec![0.0; d * d];
+        time("vg+hessian", &mut || {
+            std::hint::black_box(kernels::value_grad_hessian(
+                rows,
+                &Logistic,
+                &th,
+                &mut sc,
+                &mut g2,
+                &mut hf,
+                Par::Rayon,
+            ));
+        });
         time("hess_vec", &mut || {
             kernels::hess_vec(rows, &Logistic, &sc, &th, &mut g, Par::Rayon)
         });

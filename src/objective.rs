@@ -8,6 +8,8 @@
 //!
 //! * gradient `∇F = (Xᵀ(w ⊙ ℓ'(Xθ)) + βθ + b)/W` — one fused pass over `X` ([`Objective::evaluate`]),
 //! * Hessian `∇²F = (Xᵀ diag(w ⊙ ℓ''(Xθ)) X + βI)/W` — dense, by row blocks through faer,
+//! * value, gradient and Hessian together in one pass ([`Objective::evaluate_with_hessian`], used
+//!   by Newton),
 //! * Hessian-vector products in one pass,
 //! * line searches in O(n) from cached scores `Xθ` and a direction's scores `Xs`.
 //!
@@ -160,6 +162,36 @@ impl<'a, L: Loss> Objective<'a, L> {
         ev.scores.resize(self.data.n(), 0.0);
         ev.grad.resize(d, 0.0);
         let s = kernels::value_grad(self.rows(), &self.loss, theta, &mut ev.scores, &mut ev.grad, self.par);
+        self.finish_value_grad(theta, s, ev);
+    }
+
+    /// [`Objective::evaluate`] and [`Objective::hessian_into`] at `theta` in **one** pass over `X`
+    /// ([`kernels::value_grad_hessian`]): the same bits as the two calls, for one read of the
+    /// data instead of two. Returns the number of rows with `ℓ'' < 0`.
+    pub fn evaluate_with_hessian(&self, theta: &[f64], ev: &mut Eval, h: &mut [f64]) -> usize {
+        let d = self.dim();
+        assert_eq!(theta.len(), d, "evaluate_with_hessian: theta has the wrong length");
+        assert_eq!(h.len(), d * d, "evaluate_with_hessian: h must hold d × d values");
+        ev.theta.clear();
+        ev.theta.extend_from_slice(theta);
+        ev.scores.resize(self.data.n(), 0.0);
+        ev.grad.resize(d, 0.0);
+        let (s, nneg) = kernels::value_grad_hessian(
+            self.rows(),
+            &self.loss,
+            theta,
+            &mut ev.scores,
+            &mut ev.grad,
+            h,
+            self.par,
+        );
+        self.finish_value_grad(theta, s, ev);
+        self.finish_hessian(h);
+        nneg
+    }
+
+    /// Adds the ridge and linear terms to the loss sums and divides by `W`.
+    fn finish_value_grad(&self, theta: &[f64], s: f64, ev: &mut Eval) {
         let w = self.total_weight();
         for (g, t) in ev.grad.iter_mut().zip(theta) {
             *g += self.ridge * t;
@@ -171,6 +203,16 @@ impl<'a, L: Loss> Objective<'a, L> {
         }
         ev.grad.iter_mut().for_each(|g| *g /= w);
         ev.value = (s + self.penalty(theta)) / w;
+    }
+
+    /// Divides the Hessian sum by `W` and adds the ridge.
+    fn finish_hessian(&self, h: &mut [f64]) {
+        let d = self.dim();
+        let w = self.total_weight();
+        h.iter_mut().for_each(|v| *v /= w);
+        for j in 0..d {
+            h[j * d + j] += self.ridge / w;
+        }
     }
 
     /// `F(θ)` and `∇F(θ)` (into `grad`) computed as if in twice the working precision
@@ -243,13 +285,8 @@ impl<'a, L: Loss> Objective<'a, L> {
     /// The dense Hessian `∇²F` at `ev`'s point, column-major `d × d` into `h`. Returns the
     /// number of rows with negative curvature `ℓ'' < 0` (non-convex losses only).
     pub fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize {
-        let d = self.dim();
         let nneg = kernels::hessian(self.rows(), &self.loss, &ev.scores, h, self.par);
-        let w = self.total_weight();
-        h.iter_mut().for_each(|v| *v /= w);
-        for j in 0..d {
-            h[j * d + j] += self.ridge / w;
-        }
+        self.finish_hessian(h);
         nneg
     }
 

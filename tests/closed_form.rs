@@ -1,20 +1,34 @@
 //! Every reference fixture (spec §8 closed forms T1–T8, plus active/inactive ball, separable
 //! data, n < d, badly conditioned columns, weights, ridge and linear terms — see
-//! `tests/reference/SUMMARY.md`) solved by the library's exact Newton solver.
+//! `tests/reference/SUMMARY.md`) solved by the library's exact Newton solver, and by the
+//! Hessian-free Newton-CG solver with the same acceptance tolerances.
 
 mod common;
 
-use common::{check_answer, fit_fixture, fixtures, FEAS_TOL};
+use common::{check_answer, fixture_options, fixture_view, fixtures, FEAS_TOL};
+use privpref::estimator::SolverKind;
 use privpref::solver::Termination;
 
 #[test]
 fn newton_matches_every_reference_fixture() {
+    every_fixture(SolverKind::Newton);
+}
+
+#[test]
+fn newton_cg_matches_every_reference_fixture() {
+    every_fixture(SolverKind::NewtonCg);
+}
+
+fn every_fixture(solver: SolverKind) {
     let mut failures = Vec::new();
     let mut worst = (0.0f64, String::new());
     let all = fixtures();
     for fx in &all {
-        let m = fit_fixture(fx);
+        let mut opts = fixture_options(fx);
+        opts.solver = solver;
+        let m = privpref::estimator::fit(fixture_view(fx), &opts).unwrap();
         let r = &m.report;
+        assert_eq!(r.solver, solver.name());
         let mut bad = Vec::new();
         match fx.status.as_str() {
             "converged" => {
@@ -62,10 +76,16 @@ fn newton_matches_every_reference_fixture() {
             failures.push(format!("{} [{}]: {}", fx.name, fx.source, bad.join("; ")));
         }
     }
-    eprintln!("worst |Δθ|∞ over converged fixtures: {:.3e} ({})", worst.0, worst.1);
+    eprintln!(
+        "{}: worst |Δθ|∞ over converged fixtures: {:.3e} ({})",
+        solver.name(),
+        worst.0,
+        worst.1
+    );
     assert!(
         failures.is_empty(),
-        "{} of {} fixtures failed:\n{}",
+        "{}: {} of {} fixtures failed:\n{}",
+        solver.name(),
         failures.len(),
         all.len(),
         failures.join("\n")

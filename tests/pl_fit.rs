@@ -314,7 +314,8 @@ fn newton_and_lbfgs_agree_on_plackett_luce_problems() {
         let view = GroupView::new(&x, n, k, d, labels, None).unwrap();
         let a = fit_kwise(view, &opts(spec, set, SolverKind::Newton)).unwrap();
         let b = fit_kwise(view, &opts(spec, set, SolverKind::Lbfgs)).unwrap();
-        for (s, m) in [("newton", &a), ("lbfgs", &b)] {
+        let c = fit_kwise(view, &opts(spec, set, SolverKind::NewtonCg)).unwrap();
+        for (s, m) in [("newton", &a), ("lbfgs", &b), ("newton-cg", &c)] {
             let r = &m.report;
             assert!(
                 r.converged() && r.kkt_residual <= r.kkt_tol && r.certified_global,
@@ -327,6 +328,14 @@ fn newton_and_lbfgs_agree_on_plackett_luce_problems() {
         assert!(err <= 1e-7, "{name}: Newton vs L-BFGS |Δθ|∞ = {err:e}");
         assert!((a.report.kkt_tol - b.report.kkt_tol).abs() <= 1e-15 * a.report.kkt_tol);
         assert_eq!(a.report.on_boundary, b.report.on_boundary, "{name}");
+        let err = max_diff(&a.theta, &c.theta);
+        eprintln!(
+            "{name}: Newton vs Newton-CG |Δθ|∞ = {err:.2e} ({} CG iterations)",
+            c.report.cg_iterations
+        );
+        assert!(err <= 1e-7, "{name}: Newton vs Newton-CG |Δθ|∞ = {err:e}");
+        assert_eq!(a.report.on_boundary, c.report.on_boundary, "{name}");
+        assert_eq!(c.report.hessian_evals, 0);
     }
 }
 

@@ -65,6 +65,8 @@ const AGREE_TOL: f64 = 1e-7;
 const FEAS_TOL: f64 = 1e-12;
 /// Iteration limit for L-BFGS (Newton keeps the default 100).
 const LBFGS_MAX_ITER: usize = 10_000;
+/// Newton steps allowed to Newton-CG (Newton keeps the default 100).
+const NEWTON_CG_MAX_ITER: usize = 500;
 /// Failure lines shown in full; the rest are counted.
 const SHOW: usize = 60;
 
@@ -131,7 +133,16 @@ impl Problem {
             };
             o.control.max_iter = LBFGS_MAX_ITER;
         }
+        if solver == SolverKind::NewtonCg {
+            o.control.max_iter = NEWTON_CG_MAX_ITER;
+        }
         fit(self.view(), &o).map(|m| m.report)
+    }
+    fn solve_candidate(&self, c: Candidate) -> privpref::Result<SolveReport> {
+        match c {
+            Candidate::Lbfgs(memory) => self.solve(SolverKind::Lbfgs, memory),
+            Candidate::NewtonCg => self.solve(SolverKind::NewtonCg, 0),
+        }
     }
 }
 
@@ -533,10 +544,28 @@ fn ill_conditioned(p: &Problem, newton: &SolveReport) -> bool {
     newton.certified_global && curvature(p, newton).is_none_or(|c| !(newton.kkt_tol / c <= AGREE_TOL))
 }
 
-/// Runs Newton and L-BFGS (memory `memory`) on the problems in `scope`; returns how many were
-/// compared, or the failure report.
-fn agreement(problems: &[Problem], memory: usize, scope: Scope) -> Result<usize, String> {
-    let tag = format!("lbfgs(m={memory})");
+/// The solver compared with Newton.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Candidate {
+    /// L-BFGS with this memory.
+    Lbfgs(usize),
+    /// Hessian-free Newton-CG.
+    NewtonCg,
+}
+
+impl Candidate {
+    fn tag(&self) -> String {
+        match self {
+            Candidate::Lbfgs(m) => format!("lbfgs(m={m})"),
+            Candidate::NewtonCg => "newton-cg".into(),
+        }
+    }
+}
+
+/// Runs Newton and the candidate on the problems in `scope`; returns how many were compared,
+/// or the failure report.
+fn agreement(problems: &[Problem], cand: Candidate, scope: Scope) -> Result<usize, String> {
+    let tag = cand.tag();
     let mut lines: Vec<String> = Vec::new();
     let mut failed = 0usize;
     let mut compared = 0usize;
@@ -559,7 +588,7 @@ fn agreement(problems: &[Problem], memory: usize, scope: Scope) -> Result<usize,
             }
         };
         compared += 1;
-        match (p.solve(SolverKind::Lbfgs, memory), &newton) {
+        match (p.solve_candidate(cand), &newton) {
             (Err(e), _) => {
                 errors.entry(e.to_string()).or_default().push(p.label());
             }
@@ -597,9 +626,14 @@ fn agreement(problems: &[Problem], memory: usize, scope: Scope) -> Result<usize,
 
 /// Runs [`agreement`] and fails loudly; at least `min` problems must be in scope.
 fn run(problems: &[Problem], memory: usize, scope: Scope, min: usize) {
-    match agreement(problems, memory, scope) {
+    run_candidate(problems, Candidate::Lbfgs(memory), scope, min)
+}
+
+/// [`run`] for any candidate.
+fn run_candidate(problems: &[Problem], cand: Candidate, scope: Scope, min: usize) {
+    match agreement(problems, cand, scope) {
         Ok(n) => {
-            eprintln!("newton and lbfgs(m={memory}) agree on all {n} {scope:?} problems");
+            eprintln!("newton and {} agree on all {n} {scope:?} problems", cand.tag());
             assert!(n >= min, "only {n} {scope:?} problems compared (want at least {min})");
         }
         Err(msg) => panic!("{msg}"),
@@ -643,6 +677,26 @@ fn lbfgs_memory_3_agrees_with_newton_on_a_subset() {
 fn lbfgs_agrees_with_newton_on_ill_conditioned_problems() {
     let all: Vec<Problem> = fixture_problems().into_iter().chain(generated_problems()).collect();
     run(&all, LbfgsOptions::default().memory, Scope::IllConditioned, 20);
+}
+
+/// Newton-CG (issue 4) against Newton with the L-BFGS assertions: the 108 fixtures.
+#[test]
+fn newton_cg_agrees_with_newton_on_well_conditioned_fixtures() {
+    run_candidate(&fixture_problems(), Candidate::NewtonCg, Scope::WellConditioned, 100);
+}
+
+/// Newton-CG against Newton on the generated problems (active and inactive balls, separable
+/// data, n < d, every loss including the non-convex `mle-rr`).
+#[test]
+fn newton_cg_agrees_with_newton_on_well_conditioned_generated_problems() {
+    run_candidate(&generated_problems(), Candidate::NewtonCg, Scope::WellConditioned, 90);
+}
+
+/// Newton-CG against Newton on the ill-conditioned fixtures and generated problems.
+#[test]
+fn newton_cg_agrees_with_newton_on_ill_conditioned_problems() {
+    let all: Vec<Problem> = fixture_problems().into_iter().chain(generated_problems()).collect();
+    run_candidate(&all, Candidate::NewtonCg, Scope::IllConditioned, 20);
 }
 
 /// The Newton half of the comparison alone (the reference must be sound for the agreement
@@ -782,18 +836,29 @@ fn the_checks_catch_disagreements() {
     assert!(msg.contains("claims certified_global"), "{msg}");
 }
 
-/// `--solver auto`: the documented rule picks L-BFGS for convex losses and Newton for `mle-rr`,
-/// and its answers agree with Newton's to 1e-7 on convex and non-convex fixtures.
+/// `--solver auto`: the documented rule picks L-BFGS for convex losses and Newton for `mle-rr`
+/// at small `d`, and its answers agree with Newton's to 1e-7 on convex and non-convex fixtures.
 #[test]
 fn auto_solver_follows_its_rule_and_agrees_with_newton() {
-    use privpref::estimator::{auto_solver, fit, FitOptions, SolverKind, AUTO_DENSE_NEWTON_MAX_D};
+    use privpref::estimator::{
+        auto_fallback, auto_solver, fit, FitOptions, SolverKind, AUTO_DENSE_NEWTON_MAX_D, AUTO_NONCONVEX_NEWTON_MAX_D,
+    };
     use privpref::feasible::FeasibleSet;
     use privpref::loss::LossSpec;
     use privpref::mechanism::simulation_rng;
     use privpref::sim::{btl_pairs, theta_star};
-    assert_eq!(auto_solver(true, 10), SolverKind::Lbfgs);
-    assert_eq!(auto_solver(false, 10), SolverKind::Newton);
-    assert_eq!(auto_solver(false, AUTO_DENSE_NEWTON_MAX_D + 1), SolverKind::Lbfgs);
+    for n in [100, 1_000_000] {
+        assert_eq!(auto_solver(true, n, 10), SolverKind::Lbfgs);
+        assert_eq!(auto_solver(true, n, 5000), SolverKind::Lbfgs);
+        assert_eq!(auto_solver(false, n, 10), SolverKind::Newton);
+        assert_eq!(auto_solver(false, n, AUTO_NONCONVEX_NEWTON_MAX_D), SolverKind::Newton);
+        assert_eq!(
+            auto_solver(false, n, AUTO_NONCONVEX_NEWTON_MAX_D + 1),
+            SolverKind::Lbfgs
+        );
+        assert_eq!(auto_fallback(n, AUTO_DENSE_NEWTON_MAX_D), SolverKind::Newton);
+        assert_eq!(auto_fallback(n, AUTO_DENSE_NEWTON_MAX_D + 1), SolverKind::NewtonCg);
+    }
     let theta = theta_star(8, 1.0, true, &mut simulation_rng(5)).unwrap();
     let data = btl_pairs(3000, &theta, &mut simulation_rng(6)).unwrap();
     let view = data.view().unwrap();
@@ -834,4 +899,33 @@ fn auto_solver_follows_its_rule_and_agrees_with_newton() {
         auto.report.kkt_residual,
         lbfgs.report.kkt_residual
     );
+    // Above AUTO_DENSE_NEWTON_MAX_D the fallback is Newton-CG; with a budget that lets it
+    // finish, the answer is Newton's.
+    let d = AUTO_DENSE_NEWTON_MAX_D + 6;
+    let theta = theta_star(d, 1.0, true, &mut simulation_rng(7)).unwrap();
+    let data = btl_pairs(4000, &theta, &mut simulation_rng(8)).unwrap();
+    let view = data.view().unwrap();
+    let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
+    o.solver = SolverKind::Lbfgs;
+    o.control.max_iter = 2;
+    o.lbfgs.memory = 1;
+    let lbfgs = fit(view, &o).unwrap();
+    assert!(!lbfgs.report.converged(), "L-BFGS must run out of its budget of 20");
+    o.solver = SolverKind::Auto;
+    let auto = fit(view, &o).unwrap();
+    let newton = fit(
+        view,
+        &FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap()),
+    )
+    .unwrap();
+    assert!(newton.report.converged());
+    assert_eq!(auto.report.solver, "newton-cg", "{:?}", auto.report.termination);
+    assert!(auto.report.converged() && auto.report.cg_iterations > 0);
+    let diff = auto
+        .theta
+        .iter()
+        .zip(&newton.theta)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(diff <= 1e-7, "auto (newton-cg fallback) vs newton {diff:.3e}");
 }

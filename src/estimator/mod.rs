@@ -27,7 +27,7 @@ use crate::objective::{Objective, SmoothObjective};
 use crate::privacy::Guarantee;
 use crate::solver::lbfgs::LbfgsOptions;
 use crate::solver::sgd::SgdOptions;
-use crate::solver::{lbfgs, newton, sgd, Control, SolveReport, Termination};
+use crate::solver::{lbfgs, newton, newton_cg, sgd, Control, SolveReport, Termination};
 use crate::with_loss;
 
 pub mod central;
@@ -45,39 +45,76 @@ pub enum SolverKind {
     /// Exact projected Newton ([`crate::solver::newton`]).
     #[default]
     Newton,
+    /// Hessian-free truncated Newton-CG ([`crate::solver::newton_cg`]): no `d × d` matrix,
+    /// one pass over the data per CG iteration.
+    NewtonCg,
     /// Projected L-BFGS ([`crate::solver::lbfgs`]).
     Lbfgs,
     /// Projected SGD: one-pass SGD-RR (Algorithm 1 of seed 000) or mini-batch
     /// ([`crate::solver::sgd`]).
     Sgd,
-    /// An exact solver chosen from the loss and the shape ([`auto_solver`]), with a fallback:
-    /// convex losses run L-BFGS; if it stops without converging (iteration budget, failed line
-    /// search) and `d ≤` [`AUTO_DENSE_NEWTON_MAX_D`], Newton continues from its point. The
+    /// An exact solver chosen from the loss and the shape ([`auto_solver`]), with a
+    /// second-order fallback ([`auto_fallback`]): when the first solver is L-BFGS and it stops
+    /// without converging (iteration budget, failed line search), dense Newton (`d ≤`
+    /// [`AUTO_DENSE_NEWTON_MAX_D`]) or Newton-CG (larger `d`) continues from its point. The
     /// report is the last solver's, with the counts and time of both.
     Auto,
 }
 
-/// Largest `d` for which [`SolverKind::Auto`] uses dense Newton: its Hessian is `d²` values
-/// (128 MiB at this size) and its Cholesky `d³/3` flops (2.3e10, ~0.3–0.5 s here).
-pub const AUTO_DENSE_NEWTON_MAX_D: usize = 4096;
+/// Largest `d` for which [`SolverKind::Auto`] falls back to dense Newton rather than
+/// Newton-CG. Measured (`bench-results/fits.md`, `n·d = 2e7`, well-conditioned BTL data):
+/// Newton-CG is 1.2× faster at `d = 10`, on a par at `d = 30`, and 1.4–8.6× faster from
+/// `d = 100` (where dense Newton's `n·d²` Hessians dominate). The fallback runs when L-BFGS has
+/// failed, i.e. on ill-conditioned problems, where CG needs more iterations while dense Newton's
+/// cost does not change: dense Newton is kept while its Hessian costs about a pass.
+pub const AUTO_DENSE_NEWTON_MAX_D: usize = 64;
 
-/// The first solver [`SolverKind::Auto`] runs for a loss with convexity `convex` in dimension `d`:
+/// Largest `d` for which [`SolverKind::Auto`] starts a non-convex loss (`mle-rr`) with dense
+/// Newton instead of L-BFGS. Measured at `d = 10` (n = 2e6, 2 threads): Newton 0.31–0.42 s,
+/// L-BFGS 0.31–0.57 s, Newton-CG 0.43–1.2 s (1 thread: 0.66–0.75, 0.54–0.59, 0.85–0.90 s); at
+/// `d = 30` L-BFGS 0.13–0.31 s against Newton 0.24–0.52 s.
+pub const AUTO_NONCONVEX_NEWTON_MAX_D: usize = 16;
+
+/// The first solver [`SolverKind::Auto`] runs for a loss with convexity `convex` on `n`
+/// samples in dimension `d`.
 ///
-/// * **convex loss** (`mle`, `debiased-rr`, `probit`) → **L-BFGS**. Measured at 1 thread on
-///   BTL data with `Θ_B` (`examples/large_fit`, `bench-results/fits.md`): L-BFGS reached the
-///   same KKT tolerance 1.6–15× faster than Newton at every shape tried, (n, d) = (2e5, 10),
-///   (2e5, 30), (2e5, 100), (2e4, 300), (5e3, 1000): its passes cost `O(nd)` against Newton's
-///   `O(nd²)` Hessian and `O(d³)` factorisation, and it needs few more passes on
-///   well-conditioned data. On badly conditioned data it can run out of budget; then Newton
-///   takes over (see [`SolverKind::Auto`]).
-/// * **non-convex loss** (`mle-rr`) → **Newton** while `d ≤` [`AUTO_DENSE_NEWTON_MAX_D`]: its
-///   shifted-Hessian safeguard handles indefinite curvature and it can certify global
-///   optimality (`certified_global`); L-BFGS beyond that size.
-pub fn auto_solver(convex: bool, d: usize) -> SolverKind {
-    if convex || d > AUTO_DENSE_NEWTON_MAX_D {
-        SolverKind::Lbfgs
-    } else {
+/// Measured with `examples/large_fit` (`benches/fits_matrix.sh`, `bench-results/fits.md`: BTL
+/// data, `Θ_B` with `B = 2` and sum-zero with `‖θ*‖ = 4`, 1 and 2 threads, shared machine):
+///
+/// * **convex loss** (`mle`, `debiased-rr`, `probit`, the K-wise losses) → **L-BFGS** at every
+///   shape. It reached the KKT tolerance fastest at every measured shape, `d` from 10 to 2000
+///   and `n` from 1e4 to 2e6: 1.5–2.5× faster than Newton-CG and 2–17× faster than dense Newton
+///   (11–52 passes of `O(nd)` against Newton-CG's 23–98 passes and dense Newton's `O(nd²)`
+///   Hessians).
+/// * **non-convex loss** (`mle-rr`) → **dense Newton** for `d ≤`
+///   [`AUTO_NONCONVEX_NEWTON_MAX_D`] (on a par with L-BFGS there, and the previous rule),
+///   **L-BFGS** beyond: from `d = 30` to `d = 2000` it was 1.4–9× faster than Newton-CG,
+///   and dense Newton took 16–27 s at `(2e4, 1000)` (33 iterations) and did not converge
+///   within 100 iterations at `(1e4, 2000)`, where L-BFGS converged in 2.9–5.7 s.
+///
+/// `n` does not move the rule within the measured range: every solver's cost per pass is
+/// proportional to `n` (dense Newton's `d³/3` Cholesky is negligible against its `n·d²`
+/// Hessian while `n ≥ d/3`, which holds wherever dense Newton is chosen). Newton-CG is never
+/// the first choice on these families; it is the fallback for large `d` ([`auto_fallback`]),
+/// where a second-order method is wanted after L-BFGS has failed and dense Newton costs
+/// `n·d²` per iteration and `8d²` bytes.
+pub fn auto_solver(convex: bool, n: usize, d: usize) -> SolverKind {
+    let _ = n;
+    if !convex && d <= AUTO_NONCONVEX_NEWTON_MAX_D {
         SolverKind::Newton
+    } else {
+        SolverKind::Lbfgs
+    }
+}
+
+/// The solver [`SolverKind::Auto`] continues with when L-BFGS stops without converging: dense
+/// Newton for `d ≤` [`AUTO_DENSE_NEWTON_MAX_D`], Newton-CG beyond (see the constant).
+pub fn auto_fallback(n: usize, d: usize) -> SolverKind {
+    let _ = n;
+    if d <= AUTO_DENSE_NEWTON_MAX_D {
+        SolverKind::Newton
+    } else {
+        SolverKind::NewtonCg
     }
 }
 
@@ -86,12 +123,13 @@ impl SolverKind {
     pub fn parse(name: &str) -> Result<Self> {
         match name {
             "newton" => Ok(SolverKind::Newton),
+            "newton-cg" => Ok(SolverKind::NewtonCg),
             "lbfgs" => Ok(SolverKind::Lbfgs),
             "sgd" => Ok(SolverKind::Sgd),
             "auto" => Ok(SolverKind::Auto),
             other => Err(Error::param(
                 "solver",
-                format!("unknown solver `{other}` (expected newton, lbfgs, sgd or auto)"),
+                format!("unknown solver `{other}` (expected newton, newton-cg, lbfgs, sgd or auto)"),
             )),
         }
     }
@@ -99,6 +137,7 @@ impl SolverKind {
     pub fn name(&self) -> &'static str {
         match self {
             SolverKind::Newton => "newton",
+            SolverKind::NewtonCg => "newton-cg",
             SolverKind::Lbfgs => "lbfgs",
             SolverKind::Sgd => "sgd",
             SolverKind::Auto => "auto",
@@ -148,9 +187,9 @@ impl<S> FitOptions<S> {
 }
 
 fn solve_auto<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<SolveReport> {
-    let d = obj.dim();
+    let (n, d) = (obj.num_samples(), obj.dim());
     let theta0 = opts.theta0.as_deref();
-    match auto_solver(O::CONVEX, d) {
+    match auto_solver(O::CONVEX, n, d) {
         SolverKind::Newton => newton::solve(obj, &opts.set, theta0, &opts.control),
         _ => {
             let first = lbfgs::solve(obj, &opts.set, theta0, &opts.lbfgs, &opts.control)?;
@@ -158,10 +197,14 @@ fn solve_auto<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<So
                 first.termination,
                 Termination::MaxIterations | Termination::LineSearchFailed
             );
-            if !retry || d > AUTO_DENSE_NEWTON_MAX_D {
+            if !retry {
                 return Ok(first);
             }
-            let mut second = newton::solve(obj, &opts.set, Some(&first.theta), &opts.control)?;
+            let start = Some(&first.theta[..]);
+            let mut second = match auto_fallback(n, d) {
+                SolverKind::Newton => newton::solve(obj, &opts.set, start, &opts.control)?,
+                _ => newton_cg::solve(obj, &opts.set, start, &opts.control)?,
+            };
             second.iterations += first.iterations;
             second.grad_evals += first.grad_evals;
             second.line_search_evals += first.line_search_evals;
@@ -177,6 +220,7 @@ fn solve_auto<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<So
 pub(crate) fn run_solver<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<SolveReport> {
     match opts.solver {
         SolverKind::Newton => newton::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.control),
+        SolverKind::NewtonCg => newton_cg::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.control),
         SolverKind::Lbfgs => lbfgs::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.lbfgs, &opts.control),
         SolverKind::Sgd => sgd::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.sgd, &opts.control),
         SolverKind::Auto => solve_auto(obj, opts),

@@ -8,16 +8,22 @@
 //! * [`value_grad`]: the fused pass. For each mini-batch of rows (kept in L1), scores
 //!   `t_i = x_iᵀθ` (4 rows at a time), then the loss on the batch with SIMD, then
 //!   `g += Σ w_i ℓ'(t_i) x_i` (4 rows per update of `g`). One read of `X`.
-//! * [`hessian`]: `Xᵀ diag(w ℓ''(t)) X` by blocks, each a Gram product ([`gram`]: faer, or
-//!   OpenBLAS `dsyrk` with the `openblas` feature) of the `√|h|`-scaled rows (rows with `ℓ'' < 0`, possible for `mle-rr`, are subtracted).
+//! * [`value_grad_hessian`] ([`fused`]): value, gradient and `Xᵀ diag(w ℓ''(t)) X` in one read
+//!   of `X` — the mini-batches of [`value_grad`], whose rows are also scaled by `√|w ℓ''|` into
+//!   panels, each a Gram product ([`gram`]: faer, or OpenBLAS `dsyrk` with the `openblas`
+//!   feature; rows with `ℓ'' < 0`, possible for `mle-rr`, are subtracted).
+//! * [`hessian`]: the Hessian half of that pass at given scores (the same bits).
 //! * [`hess_vec`]: `Xᵀ (w ℓ''(t) ⊙ X v)` in one pass.
 //! * [`matvec`]: `X v`.
 //! * [`loss_sum`]: `Σ w_i ℓ(t_i + α s_i)`, O(n) with no access to `X` (line searches).
 //! * [`stream_sum`]: a plain read of `X` — the memory-bandwidth baseline of the benchmarks.
 
+pub mod fused;
 pub mod gram;
 pub mod group;
 pub mod simd_math;
+
+pub use fused::value_grad_hessian;
 
 use crate::data::Features;
 use crate::loss::{Loss, LossOut};
@@ -26,8 +32,6 @@ use pulp::{Arch, Simd, WithSimd};
 
 /// Target bytes of row data per block of the streaming passes.
 const STREAM_BLOCK_BYTES: usize = 1 << 20;
-/// Target bytes of row data per block of the Hessian pass (GEMM-sized panels).
-const HESS_BLOCK_BYTES: usize = 1 << 21;
 /// SIMD vectors of the gradient held in registers by the batched update.
 const AXPY_TILE: usize = 8;
 /// Maximum rows per mini-batch inside a block (loss evaluated on this many scores at once).
@@ -541,119 +545,15 @@ pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], ou
 // ---------------------------------------------------------------------------------------------
 // Dense Hessian.
 
-struct CurvatureOp<'a, L> {
-    y: &'a [u8],
-    w: Option<&'a [f64]>,
-    scores: &'a [f64],
-    loss: &'a L,
-    out: &'a mut [f64],
-}
-
-impl<L: Loss> WithSimd for CurvatureOp<'_, L> {
-    type Output = ();
-    #[inline(always)]
-    fn with_simd<S: Simd>(self, simd: S) {
-        let mut yb = [0.0; MAX_BATCH];
-        let n = self.y.len();
-        let mut r0 = 0;
-        while r0 < n {
-            let m = MAX_BATCH.min(n - r0);
-            labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
-            let o = &mut self.out[r0..r0 + m];
-            self.loss.eval_simd(
-                simd,
-                &self.scores[r0..r0 + m],
-                &yb[..m],
-                LossOut {
-                    d2: Some(o),
-                    ..Default::default()
-                },
-            );
-            if let Some(w) = self.w {
-                for (oi, wi) in self.out[r0..r0 + m].iter_mut().zip(&w[r0..r0 + m]) {
-                    *oi *= wi;
-                }
-            }
-            r0 += m;
-        }
-    }
-}
-
 /// `H = Xᵀ diag(w ℓ''(t)) X` (sum, not mean) at the scores `t`, written in full (both
 /// triangles) into the column-major `d × d` buffer `h`. Returns the number of rows with
 /// negative curvature (`ℓ'' < 0`, only for non-convex losses).
+///
+/// The rows are scaled by `√|w ℓ''|` a mini-batch at a time into panels of about 2 MiB, each a
+/// Gram product ([`gram`]); the accumulation is chunked as in [`fused`], whose
+/// [`value_grad_hessian`] computes the same bits together with the value and gradient.
 pub fn hessian<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], h: &mut [f64], par: Par) -> usize {
-    let d = rows.d;
-    assert_eq!(h.len(), d * d);
-    assert_eq!(scores.len(), rows.n());
-    let blocks = Blocks::new(rows.n(), d, HESS_BLOCK_BYTES, 32);
-    let arch = Arch::new();
-    let leaf = |b: usize| -> (Vec<f64>, usize) {
-        let r = blocks.range(b);
-        let m = r.len();
-        let mut curv = vec![0.0; m];
-        arch.dispatch(CurvatureOp {
-            y: &rows.y[r.clone()],
-            w: rows.w.map(|w| &w[r.clone()]),
-            scores: &scores[r.clone()],
-            loss,
-            out: &mut curv,
-        });
-        let nneg = curv.iter().filter(|&&c| c < 0.0).count();
-        let mut hb = vec![0.0; d * d];
-        let mut xi = vec![0.0; d];
-        if d < SMALL_D {
-            // Direct accumulation of the lower triangle: d(d+1)/2 multiply-adds per row.
-            for (i, &c) in curv.iter().enumerate() {
-                rows.x.copy_into((r.start + i) * d, &mut xi);
-                for j in 0..d {
-                    let cj = c * xi[j];
-                    let col = &mut hb[j * d..(j + 1) * d];
-                    for k in j..d {
-                        col[k] += cj * xi[k];
-                    }
-                }
-            }
-            return (hb, nneg);
-        }
-        // Scaled rows: √h_i x_i for h_i ≥ 0 (first `npos` rows), √(−h_i) x_i for h_i < 0.
-        let mut pos = Vec::with_capacity(m * d);
-        let mut neg = Vec::new();
-        for (i, &c) in curv.iter().enumerate() {
-            rows.x.copy_into((r.start + i) * d, &mut xi);
-            if c >= 0.0 {
-                let s = c.sqrt();
-                pos.extend(xi.iter().map(|v| v * s));
-            } else {
-                let s = (-c).sqrt();
-                neg.extend(xi.iter().map(|v| v * s));
-            }
-        }
-        let npos = pos.len() / d;
-        gram::syrk_lower(&mut hb, &pos, npos, d, 1.0, false);
-        if nneg > 0 {
-            gram::syrk_lower(&mut hb, &neg, nneg, d, -1.0, true);
-        }
-        (hb, nneg)
-    };
-    let combine = |(mut a, na): (Vec<f64>, usize), (b, nb): (Vec<f64>, usize)| {
-        // Only the lower triangle is meaningful; add it (column-major).
-        for j in 0..d {
-            for i in j..d {
-                a[j * d + i] += b[j * d + i];
-            }
-        }
-        (a, na + nb)
-    };
-    let (hl, nneg) = tree_reduce(blocks.count(), rows.par(par), &leaf, &combine);
-    for j in 0..d {
-        for i in j..d {
-            let v = hl[j * d + i];
-            h[j * d + i] = v;
-            h[i * d + j] = v;
-        }
-    }
-    nneg
+    fused::hessian_from_scores(rows, loss, scores, h, par)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -85,6 +85,18 @@ pub trait SmoothObjective: Sync + sealed::Sealed {
     /// The dense Hessian `∇²F` at `ev`'s point, column-major `d × d` into `h`. Returns the
     /// number of samples with negative curvature (non-convex losses only).
     fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize;
+    /// [`SmoothObjective::evaluate`] then [`SmoothObjective::hessian_into`] at `theta`, in one
+    /// pass over the data where the objective has a fused pass (pairwise: the same bits as the
+    /// two calls). Returns the number of samples with negative curvature.
+    fn evaluate_with_hessian(&self, theta: &[f64], ev: &mut Eval, h: &mut [f64]) -> usize {
+        self.evaluate(theta, ev);
+        self.hessian_into(ev, h)
+    }
+    /// Whether [`SmoothObjective::evaluate_with_hessian`] reads the data once (a fused pass)
+    /// rather than twice.
+    fn fused_hessian(&self) -> bool {
+        false
+    }
     /// `out = ∇²F v` at `ev`'s point.
     fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]);
     /// The recession slope `F∞(θ) = lim_{r→∞} F(rθ)/r` at `ev`'s point and the absolute size of
@@ -152,6 +164,12 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
     }
     fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize {
         Objective::hessian_into(self, ev, h)
+    }
+    fn evaluate_with_hessian(&self, theta: &[f64], ev: &mut Eval, h: &mut [f64]) -> usize {
+        Objective::evaluate_with_hessian(self, theta, ev, h)
+    }
+    fn fused_hessian(&self) -> bool {
+        true
     }
     fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
         Objective::hess_vec(self, ev, v, out)

@@ -54,38 +54,33 @@ const ARMIJO: f64 = 1e-4;
 /// Backtracking trials per line search.
 const MAX_TRIALS: usize = 60;
 /// A quasi-Newton direction with `cos∠(d, −g_w)` below this is replaced by `−g_w`.
-const MIN_COS: f64 = 1e-8;
+pub(crate) const MIN_COS: f64 = 1e-8;
 /// Without a ball, steps longer than this times `max(1, ‖θ‖)` are shortened.
-const MAX_STEP: f64 = 1e3;
+pub(crate) const MAX_STEP: f64 = 1e3;
 /// `‖θ‖ ≥ B(1 − FACE_TOL)` counts as on the sphere.
-const FACE_TOL: f64 = 1e-12;
+pub(crate) const FACE_TOL: f64 = 1e-12;
 /// The face is released when the tangent gradient is below this times `|μ|B` with `μ < 0`.
-const RELEASE: f64 = 0.1;
+pub(crate) const RELEASE: f64 = 0.1;
 /// Iterations allowed after the tolerance is met, while the KKT residual keeps falling.
 const POLISH_ITERS: usize = 10;
 /// Polishing stops once the residual is this fraction of the tolerance.
 const POLISH_FACTOR: f64 = 1e-3;
 /// Non-convex losses without a ball: a step at a KKT point longer than this times
 /// `max(1, ‖θ‖)` is not negligible.
-const STALL_STEP: f64 = 1e-3;
+pub(crate) const STALL_STEP: f64 = 1e-3;
 /// Consecutive aligned long steps at KKT points that signal a recession direction.
-const RECESSION_STEPS: usize = 5;
+pub(crate) const RECESSION_STEPS: usize = 5;
 /// `|∇Fᵀd|` below this times `1 + |F|`: the decrease is below what `F` resolves.
 const FLOOR: f64 = 1e-13;
 
 /// Polishing after convergence: once the KKT tolerance is met, a few more iterations run while
 /// the residual keeps falling (they shrink the error in `θ` on ill-conditioned problems at the
-/// cost of a pass each); the best point is kept. Returns `true` when the run should stop.
-fn polish(
-    best: &mut Option<(Vec<f64>, Eval, f64)>,
-    iters: &mut usize,
-    theta: &[f64],
-    ev: &Eval,
-    kkt: f64,
-    tol: f64,
-) -> bool {
-    if best.as_ref().is_none_or(|b| kkt < b.2) {
-        *best = Some((theta.to_vec(), ev.clone(), kkt));
+/// cost of a pass each); the best point is kept — its `θ` and residual only (no `O(n)` copy of
+/// its evaluation, which is redone if that point is returned). Returns `true` when the run
+/// should stop.
+fn polish(best: &mut Option<(Vec<f64>, f64)>, iters: &mut usize, theta: &[f64], kkt: f64, tol: f64) -> bool {
+    if best.as_ref().is_none_or(|b| kkt < b.1) {
+        *best = Some((theta.to_vec(), kkt));
     }
     if kkt <= POLISH_FACTOR * tol || *iters >= POLISH_ITERS {
         return true;
@@ -210,7 +205,7 @@ fn two_loop(pairs: &VecDeque<Pair>, mu: f64, scaling: Option<&[f64]>, sz: bool, 
 }
 
 /// The outcome of a line search along the projection arc.
-enum Arc {
+pub(crate) enum Arc {
     /// Accepted: the new point, evaluated.
     Accepted(Vec<f64>),
     /// No acceptable step.
@@ -255,6 +250,9 @@ pub fn solve<O: SmoothObjective>(
         iterations: 0,
         grad_evals: 0,
         hessian_evals: 0,
+        fused_evals: 0,
+        cg_iterations: 0,
+        negative_curvature_directions: 0,
         line_search_evals: 0,
         direction_passes: 0,
         compensated_evals: 0,
@@ -304,11 +302,12 @@ pub fn solve<O: SmoothObjective>(
     };
     let mut pairs: VecDeque<Pair> = VecDeque::with_capacity(opts.memory);
     let mut trial = obj.new_eval();
-    let mut xd = vec![0.0; obj.num_scores()];
+    // The direction's scores, allocated on the first backtracking search (often never).
+    let mut xd: Vec<f64> = Vec::new();
     let mut dir = vec![0.0; d];
     let mut kkt;
     // Polishing: the best KKT point since the tolerance was first met.
-    let mut best: Option<(Vec<f64>, Eval, f64)> = None;
+    let mut best: Option<(Vec<f64>, f64)> = None;
     let mut polish_iters = 0usize;
     // Non-convex losses without a ball: consecutive aligned long steps at a KKT point.
     let mut prev_step: Option<Vec<f64>> = None;
@@ -357,7 +356,7 @@ pub fn solve<O: SmoothObjective>(
         if !check_flat {
             flat_steps = 0;
         }
-        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol) {
+        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, &theta, kkt, tol) {
             break Termination::Converged;
         }
         if let Some(t) = ctl.stop_requested() {
@@ -397,7 +396,7 @@ pub fn solve<O: SmoothObjective>(
         if gw_norm == 0.0 {
             if at_kkt {
                 // Exactly stationary.
-                polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol);
+                polish(&mut best, &mut polish_iters, &theta, kkt, tol);
                 break Termination::Converged;
             }
             // The working model is stationary but the residual is not below tolerance.
@@ -467,7 +466,7 @@ pub fn solve<O: SmoothObjective>(
         if check_flat {
             if flat_steps == 0 {
                 // Short step at a KKT point: a genuine (local) minimiser.
-                if polish(&mut best, &mut polish_iters, &theta, &ev, kkt, tol) {
+                if polish(&mut best, &mut polish_iters, &theta, kkt, tol) {
                     break Termination::Converged;
                 }
                 outcome = arc_search(obj, set, &ev, &dir, face_mu, kkt, &mut trial, &mut xd, &mut rep);
@@ -499,10 +498,14 @@ pub fn solve<O: SmoothObjective>(
     };
     // A run that met the tolerance and then stopped while polishing returns its best point.
     let termination = match best {
-        Some((bt, bev, bk)) if !matches!(termination, Termination::NoMinimizer) => {
+        Some((bt, bk)) if !matches!(termination, Termination::NoMinimizer) => {
             if !(kkt <= bk) || !termination.is_converged() {
+                if ev.theta != bt {
+                    // The same bits as when it was first evaluated.
+                    obj.evaluate(&bt, &mut ev);
+                    rep.grad_evals += 1;
+                }
                 theta = bt;
-                ev = bev;
                 kkt = bk;
             }
             Termination::Converged
@@ -538,7 +541,7 @@ pub fn solve<O: SmoothObjective>(
 /// predicted decrease `|∇Fᵀd|` is below what `F` resolves, the unit step is accepted on the
 /// gradient instead: `F` must not rise beyond that resolution and the KKT residual must fall.
 #[allow(clippy::too_many_arguments)]
-fn arc_search<O: SmoothObjective>(
+pub(crate) fn arc_search<O: SmoothObjective>(
     obj: &O,
     set: &FeasibleSet,
     ev: &Eval,
@@ -546,7 +549,7 @@ fn arc_search<O: SmoothObjective>(
     face_mu: Option<f64>,
     kkt: f64,
     trial: &mut Eval,
-    xd: &mut [f64],
+    xd: &mut Vec<f64>,
     rep: &mut SolveReport,
 ) -> Arc {
     let theta = &ev.theta;
@@ -597,6 +600,7 @@ fn arc_search<O: SmoothObjective>(
         }
     }
     // Backtrack in O(n) per trial from the scores of the direction.
+    xd.resize(obj.num_scores(), 0.0);
     obj.direction_scores(dir, xd);
     rep.direction_passes += 1;
     let mut alpha = 1.0f64;

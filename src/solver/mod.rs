@@ -11,6 +11,7 @@
 pub(crate) mod dense;
 pub mod lbfgs;
 pub mod newton;
+pub mod newton_cg;
 pub mod observe;
 mod report;
 pub mod sgd;

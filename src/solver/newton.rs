@@ -3,7 +3,9 @@
 //! Works in reduced coordinates `θ = U u` (`U` the Helmert basis of `{1ᵀθ = 0}` under
 //! `Θ_B`/sum-zero, `U = I` otherwise), where the ball `‖θ‖ ≤ B` is `‖u‖ ≤ B`. Each iteration:
 //!
-//! 1. one fused pass for `F`, `∇F` and the scores; the dense Hessian `H` (faer, by row blocks);
+//! 1. one fused pass over `X` for `F`, `∇F`, the scores and the dense Hessian `H`
+//!    ([`SmoothObjective::evaluate_with_hessian`]: Gram products of scaled row panels, faer or
+//!    OpenBLAS; objectives without a fused pass evaluate `H` in a second pass);
 //! 2. the step minimises the Newton model *over the ball*, exactly: `v = argmin_{‖v‖≤B}
 //!    gᵀ(v−u) + ½(v−u)ᵀ(H+τI)(v−u)` via a Cholesky of the reduced Hessian and, when the ball
 //!    binds, the Lagrange multiplier `μ` of the trust-region subproblem (Moré–Sorensen). A raw
@@ -93,6 +95,9 @@ pub fn solve<O: SmoothObjective>(
         iterations: 0,
         grad_evals: 0,
         hessian_evals: 0,
+        fused_evals: 0,
+        cg_iterations: 0,
+        negative_curvature_directions: 0,
         line_search_evals: 0,
         direction_passes: 0,
         compensated_evals: 0,
@@ -106,11 +111,35 @@ pub fn solve<O: SmoothObjective>(
         elapsed: Default::default(),
     };
 
+    let mut theta = theta0.map(<[f64]>::to_vec).unwrap_or_else(|| vec![0.0; d]);
+    set.project(&mut theta);
+    let start_at_zero = theta.iter().all(|&v| v == 0.0);
+    let mut h = vec![0.0; d * d];
+    // Whether `h` holds the Hessian at `ev`'s point (computed by a fused pass with it).
+    let mut h_fresh = false;
+    // Value, gradient and (when the pass over X is shared) Hessian at a new iterate.
+    let eval_iterate = |th: &[f64], ev: &mut Eval, h: &mut [f64], rep: &mut SolveReport| -> bool {
+        rep.grad_evals += 1;
+        if obj.fused_hessian() {
+            rep.negative_curvature_rows = obj.evaluate_with_hessian(th, ev, h);
+            rep.hessian_evals += 1;
+            rep.fused_evals += 1;
+            true
+        } else {
+            obj.evaluate(th, ev);
+            false
+        }
+    };
+
     // Reference gradient at the origin (projected on the subspace).
     let mut ev = obj.new_eval();
     let zeros = vec![0.0; d];
-    obj.evaluate(&zeros, &mut ev);
-    rep.grad_evals += 1;
+    if start_at_zero {
+        h_fresh = eval_iterate(&zeros, &mut ev, &mut h, &mut rep);
+    } else {
+        obj.evaluate(&zeros, &mut ev);
+        rep.grad_evals += 1;
+    }
     if !all_finite(&ev) {
         return Err(Error::Numerical(
             "the objective or its gradient is not finite at θ = 0".into(),
@@ -124,14 +153,10 @@ pub fn solve<O: SmoothObjective>(
     let tol = ctl.tol_abs.max(ctl.tol_rel * rep.grad_norm_at_zero);
     rep.kkt_tol = tol;
 
-    let mut theta = theta0.map(<[f64]>::to_vec).unwrap_or_else(|| zeros.clone());
-    set.project(&mut theta);
-    if theta.iter().any(|&v| v != 0.0) {
-        obj.evaluate(&theta, &mut ev);
-        rep.grad_evals += 1;
+    if !start_at_zero {
+        h_fresh = eval_iterate(&theta, &mut ev, &mut h, &mut rep);
     }
 
-    let mut h = vec![0.0; d * d];
     let mut hr = vec![0.0; m * m];
     let mut gr = vec![0.0; m];
     let mut ur = vec![0.0; m];
@@ -173,8 +198,11 @@ pub fn solve<O: SmoothObjective>(
             }
         }
         // Newton model in reduced coordinates.
-        rep.negative_curvature_rows = obj.hessian_into(&ev, &mut h);
-        rep.hessian_evals += 1;
+        if !h_fresh {
+            rep.negative_curvature_rows = obj.hessian_into(&ev, &mut h);
+            rep.hessian_evals += 1;
+        }
+        h_fresh = false;
         if sz {
             helmert::reduce(&h, d, &mut hr);
             helmert::apply_t(&ev.grad, &mut gr);
@@ -365,8 +393,7 @@ pub fn solve<O: SmoothObjective>(
         let mut th = theta.clone();
         th.iter_mut().zip(&s).for_each(|(t, v)| *t = alpha.mul_add(*v, *t));
         set.project(&mut th);
-        obj.evaluate(&th, &mut ev);
-        rep.grad_evals += 1;
+        h_fresh = eval_iterate(&th, &mut ev, &mut h, &mut rep);
         theta = th;
         rep.iterations += 1;
         if radius.is_none() && norm(&theta) > ctl.norm_cap {

@@ -96,6 +96,17 @@ pub struct SolveReport {
     pub grad_evals: usize,
     /// Dense Hessian evaluations.
     pub hessian_evals: usize,
+    /// Of the evaluations above, how many computed value, gradient and Hessian together in one
+    /// fused pass over `X` (counted in both `grad_evals` and `hessian_evals`; Newton on the
+    /// pairwise objective).
+    pub fused_evals: usize,
+    /// Conjugate-gradient iterations of Newton-CG, each one Hessian-vector product (one pass over
+    /// `X`); 0 for the other solvers.
+    pub cg_iterations: usize,
+    /// Newton-CG: CG directions along which the curvature `pᵀ∇²F p` was not positive (non-convex
+    /// losses; the step then goes to the ball's boundary, or falls back to the CG iterate so far
+    /// or to the steepest-descent direction without a ball).
+    pub negative_curvature_directions: usize,
     /// O(n) objective evaluations inside line searches (no pass over `X`).
     pub line_search_evals: usize,
     /// Passes over `X` computing a direction's scores `Xs`.
@@ -108,7 +119,8 @@ pub struct SolveReport {
     pub hessian_shifts: usize,
     /// Largest shift used.
     pub max_shift: f64,
-    /// Rows with negative curvature `ℓ'' < 0` at the final point (non-convex losses).
+    /// Rows with negative curvature `ℓ'' < 0` at the final point (non-convex losses; counted by
+    /// Newton's dense Hessian, 0 for the other solvers).
     pub negative_curvature_rows: usize,
     /// Whether `‖θ‖ = B` (within 1e-10 relative).
     pub on_boundary: bool,
@@ -123,6 +135,15 @@ pub struct SolveReport {
 }
 
 impl SolveReport {
+    /// Passes over the data `X` the solve made: value+gradient passes, dense Hessians not fused
+    /// with one, direction-score passes, Hessian-vector products (CG iterations) and
+    /// doubled-precision passes (each of those costs about two or three ordinary passes).
+    pub fn data_passes(&self) -> usize {
+        self.grad_evals + self.hessian_evals - self.fused_evals.min(self.hessian_evals)
+            + self.direction_passes
+            + self.cg_iterations
+            + self.compensated_evals
+    }
     /// Whether the solver converged (the KKT certificate holds).
     pub fn converged(&self) -> bool {
         self.termination.is_converged()

@@ -144,8 +144,8 @@ struct FitArgs {
     /// Warm start θ₀, float .npy of length d.
     #[arg(long)]
     theta0: Option<PathBuf>,
-    /// newton | lbfgs | sgd | auto (L-BFGS for convex losses with Newton as fallback, Newton
-    /// for mle-rr; see `privpref::estimator::auto_solver`).
+    /// newton | newton-cg | lbfgs | sgd | auto (chosen from the loss and the shape; see
+    /// `privpref::estimator::auto_solver`).
     #[arg(long, default_value = "newton")]
     solver: String,
     /// Relative KKT tolerance (times ‖P∇F(0)‖).
@@ -381,6 +381,11 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         "negative_curvature_rows": r.negative_curvature_rows,
         "grad_evals": r.grad_evals,
         "hessian_evals": r.hessian_evals,
+        "fused_evals": r.fused_evals,
+        "cg_iterations": r.cg_iterations,
+        "negative_curvature_directions": r.negative_curvature_directions,
+        "direction_passes": r.direction_passes,
+        "data_passes": r.data_passes(),
         "line_search_evals": r.line_search_evals,
         "threads": threads,
         "guarantee": central::guarantee_json(model.guarantee.as_ref()),
