@@ -85,22 +85,34 @@ print(json.dumps({"theta": model.coef_[0].tolist(), "wall": w1 - w0, "cpu": c1 -
 """
 
 
-def run_sklearn(xp, yp, solver, threads):
+def timed_out(limit):
+    """The record of a fit stopped after `limit` seconds (no answer)."""
+    return {"theta": None, "wall": float("nan"), "cpu": float("nan"), "fit": float("nan"),
+            "n_iter": 0, "warning": True, "timeout": limit}
+
+
+def run_sklearn(xp, yp, solver, threads, limit):
     env = dict(os.environ)
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[k] = str(threads)
-    out = subprocess.run([sys.executable, "-c", SKLEARN_CHILD, xp, yp, solver],
-                         env=env, check=True, capture_output=True, text=True)
+    try:
+        out = subprocess.run([sys.executable, "-c", SKLEARN_CHILD, xp, yp, solver],
+                             env=env, check=True, capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return timed_out(limit)
     return json.loads(out.stdout)
 
 
-def run_privpref(binary, xp, yp, solver, threads):
+def run_privpref(binary, xp, yp, solver, threads, limit):
     out_json = os.path.join(DATA_DIR, "privpref_out.json")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     w0 = time.perf_counter()
-    subprocess.run([binary, "fit", "--x", xp, "--y", yp, "--loss", "mle", "--constraint", "none",
-                    "--solver", solver, "--threads", str(threads), "--out", out_json],
-                   check=True, capture_output=True, text=True)
+    try:
+        subprocess.run([binary, "fit", "--x", xp, "--y", yp, "--loss", "mle", "--constraint", "none",
+                        "--solver", solver, "--threads", str(threads), "--out", out_json],
+                       check=True, capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return timed_out(limit)
     wall = time.perf_counter() - w0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(out_json) as f:
@@ -141,17 +153,54 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
+def fmt_row(r):
+    """One Markdown row of the main table."""
+    tool = r["tool"]
+    if r.get("timeout"):
+        return (f"| {r['shape']} | {r['threads']} | {tool} | > {r['timeout']:.0f} (stopped) | – | – | – | – | – "
+                f"| > {r['timeout'] / r['best']:.0f} | – |")
+    flag = " !" if r["warning"] else ""
+    return (f"| {r['shape']} | {r['threads']} | {tool}{flag} | {r['fit']:.3f} | {r['wall']:.3f} | "
+            f"{r['cpu']:.3f} | {r['iters']} | {r['grad']:.1e} | {r['dtheta']:.1e} | "
+            f"{r['ratio_fit']:.2f} | {r['ratio_wall']:.2f} |")
+
+
+def summary_rows(res_by_block):
+    """The issue's targets per shape and thread count: fastest scikit-learn fit / fastest privpref
+    fit (target >= 5), newton-cholesky and liblinear / fastest privpref (target >= 20). A stopped
+    fit counts with its time limit (a lower bound on its ratio, marked '>')."""
+    out = []
+    for (shape, t), res in res_by_block:
+        best = min(r["fit"] for (tool, _), r in res.items() if tool == "privpref" and not r.get("timeout"))
+        best_name = min(((r["fit"], s) for (tool, s), r in res.items()
+                         if tool == "privpref" and not r.get("timeout")))[1]
+
+        def ratio(keys):
+            vals = [(res[k].get("timeout") or res[k]["fit"], bool(res[k].get("timeout"))) for k in keys]
+            v, lower = min(vals)
+            return f"{'> ' if lower else ''}{v / best:.2f}"
+        sk = [k for k in res if k[0] == "scikit-learn"]
+        fastest = min(sk, key=lambda k: res[k].get("timeout") or res[k]["fit"])
+        out.append(f"| {shape} | {t} | {best_name} {best:.3f} | {fastest[1]} | {ratio([fastest])} | "
+                   f"{ratio([('scikit-learn', 'newton-cholesky')])} | {ratio([('scikit-learn', 'liblinear')])} |")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", default=DEFAULT_SHAPES, help="comma-separated NxD")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--out", default="bench-results/peers.md")
     ap.add_argument("--privpref", default="target/release/privpref")
+    ap.add_argument("--timeout", type=float, default=900.0,
+                    help="seconds after which one fit is stopped and reported as '> limit'")
     ap.add_argument("--title", default="Peer benchmark: exact logistic MLE, privpref vs scikit-learn")
     a = ap.parse_args()
     shapes = [tuple(int(v) for v in s.lower().split("x")) for s in a.shapes.split(",")]
     threads = [int(t) for t in a.threads.split(",")]
     rows = []
+    blocks = []
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     for n, d in shapes:
         xp, yp = make_data(n, d)
         x = np.load(xp, mmap_mode="r")
@@ -159,28 +208,40 @@ def main():
         for t in threads:
             res = {}
             for s in PRIVPREF_SOLVERS:
-                res[("privpref", s)] = run_privpref(a.privpref, xp, yp, s, t)
+                res[("privpref", s)] = run_privpref(a.privpref, xp, yp, s, t, a.timeout)
                 print(f"{n}x{d} t={t} privpref {s}: {res[('privpref', s)]['wall']:.3f} s", file=sys.stderr)
             for s in SKLEARN_SOLVERS:
-                res[("scikit-learn", s)] = run_sklearn(xp, yp, s, t)
+                res[("scikit-learn", s)] = run_sklearn(xp, yp, s, t, a.timeout)
                 print(f"{n}x{d} t={t} sklearn {s}: {res[('scikit-learn', s)]['wall']:.3f} s", file=sys.stderr)
-            ref = np.array(res[("privpref", "newton")]["theta"])
-            best = min(res[("privpref", s)]["fit"] for s in PRIVPREF_SOLVERS)
-            best_wall = min(res[("privpref", s)]["wall"] for s in PRIVPREF_SOLVERS)
+            ref = np.array(res[("privpref", "newton")]["theta"] or res[("privpref", "lbfgs")]["theta"])
+            done = [s for s in PRIVPREF_SOLVERS if not res[("privpref", s)].get("timeout")]
+            best = min(res[("privpref", s)]["fit"] for s in done)
+            best_wall = min(res[("privpref", s)]["wall"] for s in done)
+            blocks.append(((f"({n}, {d})", t), res))
             for (tool, s), r in res.items():
-                th = np.array(r["theta"])
-                rows.append({
-                    "shape": f"({n}, {d})", "threads": t, "tool": f"{tool} {s}",
-                    "wall": r["wall"], "cpu": r["cpu"], "fit": r["fit"], "iters": r["n_iter"],
-                    "grad": grad_inf(x, y, th), "dtheta": float(np.max(np.abs(th - ref))),
-                    "ratio_fit": r["fit"] / best, "ratio_wall": r["wall"] / best_wall,
-                    "warning": r["warning"],
-                })
+                row = {"shape": f"({n}, {d})", "threads": t, "tool": f"{tool} {s}",
+                       "timeout": r.get("timeout"), "best": best}
+                if not r.get("timeout"):
+                    th = np.array(r["theta"])
+                    row.update({
+                        "wall": r["wall"], "cpu": r["cpu"], "fit": r["fit"], "iters": r["n_iter"],
+                        "grad": grad_inf(x, y, th), "dtheta": float(np.max(np.abs(th - ref))),
+                        "ratio_fit": r["fit"] / best, "ratio_wall": r["wall"] / best_wall,
+                        "warning": r["warning"],
+                    })
+                rows.append(row)
+            write_table(a, started, rows, blocks)
+    print(f"wrote {a.out}", file=sys.stderr)
+
+
+def write_table(a, started, rows, blocks):
+    """Writes the whole table so far (called after every shape and thread count, so a run that is
+    stopped part-way keeps what it measured)."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         f"# {a.title}", "",
-        f"Machine: {cpu_model()}, {os.cpu_count()} logical CPUs. Date: {now}.",
-        f"Command: `benches/peers/run.sh --shapes {a.shapes} --threads {a.threads}`.",
+        f"Machine: {cpu_model()}, {os.cpu_count()} logical CPUs. Started: {started}; last row: {now}.",
+        f"Command: `benches/peers/run.sh --shapes {a.shapes} --threads {a.threads} --timeout {a.timeout:g}`.",
         f"Versions: {versions()}; privpref at `{a.privpref}`.", "",
         "Unpenalised logistic MLE without intercept on BTL data (x = φ¹ − φ⁰, φ ~ N(0, I), ‖θ*‖ = 1). "
         "scikit-learn: `LogisticRegression(penalty=None, fit_intercept=False, tol=1e-10)` (liblinear: "
@@ -189,20 +250,22 @@ def main():
         "reported solver time); `wall s` for privpref includes starting the CLI and reading the .npy "
         "files. Ratios are to the fastest privpref solver of the same shape and thread count, in "
         "the same run. `max |∇|`: mean log-loss gradient recomputed in numpy; `max |Δθ|`: against "
-        "privpref's Newton answer. `!`: the solver reported non-convergence.", "",
+        "privpref's Newton answer. `!`: the solver reported non-convergence. A fit still running "
+        f"after {a.timeout:g} s is stopped and shown as `> limit` (its ratio is then a lower bound).", "",
+        "## Targets (issue 4)", "",
+        "Fastest scikit-learn fit / fastest privpref fit (target ≥ 5) and newton-cholesky, liblinear / "
+        "fastest privpref fit (target ≥ 20), fit times of the same run.", "",
+        "| shape | threads | fastest privpref (s) | fastest scikit-learn | its ratio | newton-cholesky ratio | liblinear ratio |",
+        "|---|---|---|---|---|---|---|",
+        *summary_rows(blocks), "",
+        "## All fits", "",
         "| shape | threads | solver | fit s | wall s | CPU s | iterations | max abs grad | max abs dθ | fit / best privpref | wall / best privpref |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
+        *[fmt_row(r) for r in rows],
     ]
-    for r in rows:
-        flag = " !" if r["warning"] else ""
-        lines.append(
-            f"| {r['shape']} | {r['threads']} | {r['tool']}{flag} | {r['fit']:.3f} | {r['wall']:.3f} | "
-            f"{r['cpu']:.3f} | {r['iters']} | {r['grad']:.1e} | {r['dtheta']:.1e} | "
-            f"{r['ratio_fit']:.2f} | {r['ratio_wall']:.2f} |")
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out, "w") as f:
         f.write("\n".join(lines) + "\n")
-    print(f"wrote {a.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
