@@ -489,6 +489,18 @@ fn invalid_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
             vec!["--memory", "lbfgs", "sgd"],
         ),
         case(
+            "--polish-iters with newton (default solver)",
+            ok(&["--polish-iters", "0"]),
+            1,
+            vec!["--polish-iters", "lbfgs", "newton"],
+        ),
+        case(
+            "--polish-iters -1",
+            ok(&["--solver", "lbfgs", "--polish-iters", "-1"]),
+            2,
+            vec!["--polish-iters"],
+        ),
+        case(
             "--batch with newton",
             ok(&["--solver", "newton", "--batch", "4"]),
             1,
@@ -990,7 +1002,15 @@ fn fit_json(tag: &str, extra: &[&str]) -> (Option<i32>, Option<serde_json::Value
     (o.status.code(), json, String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
-const SOLVER_OPTION_KEYS: [&str; 6] = ["memory", "step", "batch", "epochs", "shuffle", "average"];
+const SOLVER_OPTION_KEYS: [&str; 7] = [
+    "memory",
+    "polish_iters",
+    "step",
+    "batch",
+    "epochs",
+    "shuffle",
+    "average",
+];
 
 #[test]
 fn fit_json_records_no_solver_options_for_newton() {
@@ -1012,10 +1032,54 @@ fn fit_lbfgs_records_memory() {
     assert_eq!(v["solver"], "lbfgs");
     assert_eq!(v["converged"], true);
     assert_eq!(v["memory"], 3);
-    for k in &SOLVER_OPTION_KEYS[1..] {
+    assert_eq!(v["polish_iters"], 10);
+    for k in &SOLVER_OPTION_KEYS[2..] {
         assert!(v[*k].is_null(), "{k} = {}, want null", v[*k]);
     }
     assert!(err.is_empty(), "stderr: {err}");
+}
+
+/// `--polish-iters 0` stops at the first iterate meeting the KKT tolerance: still converged
+/// with `kkt_residual ≤ kkt_tol`, in no more iterations than the default polishing run, and the
+/// two answers agree to the accuracy the tolerance buys.
+#[test]
+fn fit_lbfgs_without_polishing_stops_at_the_tolerance() {
+    let (code, json, err) = fit_json("lbfgs-polish", &["--solver", "lbfgs"]);
+    assert_eq!(code, Some(0), "stderr: {err}");
+    let full = json.expect("result.json written");
+    let (code, json, err) = fit_json("lbfgs-nopolish", &["--solver", "lbfgs", "--polish-iters", "0"]);
+    assert_eq!(
+        code,
+        Some(0),
+        "privpref fit --solver lbfgs --polish-iters 0: stderr {err}"
+    );
+    let quick = json.expect("result.json written");
+    assert_eq!(quick["converged"], true);
+    assert_eq!(quick["polish_iters"], 0);
+    let (k, tol) = (
+        quick["kkt_residual"].as_f64().unwrap(),
+        quick["kkt_tol"].as_f64().unwrap(),
+    );
+    assert!(k <= tol, "kkt {k} > tol {tol}");
+    let (iq, ifull) = (
+        quick["iterations"].as_u64().unwrap(),
+        full["iterations"].as_u64().unwrap(),
+    );
+    assert!(iq <= ifull, "{iq} iterations without polishing, {ifull} with");
+    let th = |v: &serde_json::Value| -> Vec<f64> {
+        v["theta"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let gap = th(&quick)
+        .iter()
+        .zip(th(&full))
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(gap <= 1e-6, "|Δθ|∞ = {gap:e} between polished and unpolished fits");
 }
 
 #[test]

@@ -486,3 +486,53 @@ fn sgd_warm_start_never_stops_early() {
 fn sgd_bad_theta0_is_a_typed_error() {
     bad_theta0(SolverKind::Sgd, Some(minibatch));
 }
+
+/// `LbfgsOptions::polish_iters = 0` stops L-BFGS at the first iterate meeting the KKT
+/// tolerance: on every converging fixture the report is still converged with
+/// `kkt_residual ≤ kkt_tol`, in no more iterations than with the default polishing, the answer
+/// is within 1e-6 of the mpmath reference, and on at least one fixture polishing is skipped
+/// (strictly fewer iterations), so the setting takes effect.
+#[test]
+fn lbfgs_without_polishing_stops_at_the_tolerance() {
+    let mut fewer = 0;
+    let mut checked = 0;
+    for fx in common::fixtures() {
+        let Some(want) = fx.theta.clone() else { continue };
+        let o = options(&fx, SolverKind::Lbfgs, None, None);
+        let Ok(full) = solve(&fx, &o) else { continue };
+        if !full.termination.is_converged() {
+            continue;
+        }
+        let mut q = o.clone();
+        q.lbfgs.polish_iters = 0;
+        let quick = solve(&fx, &q).unwrap_or_else(|e| panic!("{}: {e}", fx.name));
+        assert!(quick.termination.is_converged(), "{}: {:?}", fx.name, quick.termination);
+        assert!(
+            quick.kkt_residual <= quick.kkt_tol,
+            "{}: {} > {}",
+            fx.name,
+            quick.kkt_residual,
+            quick.kkt_tol
+        );
+        assert_eq!(quick.kkt_tol, full.kkt_tol, "{}", fx.name);
+        assert!(
+            quick.iterations <= full.iterations,
+            "{}: {} > {}",
+            fx.name,
+            quick.iterations,
+            full.iterations
+        );
+        let err = quick
+            .theta
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(err <= 1e-6, "{}: |Δθ|∞ = {err:e} without polishing", fx.name);
+        fewer += usize::from(quick.iterations < full.iterations);
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} fixtures checked");
+    assert!(fewer >= 1, "polishing never skipped on {checked} fixtures");
+    eprintln!("polish_iters = 0: {fewer} of {checked} fixtures stop earlier");
+}

@@ -61,8 +61,9 @@ pub(crate) const MAX_STEP: f64 = 1e3;
 pub(crate) const FACE_TOL: f64 = 1e-12;
 /// The face is released when the tangent gradient is below this times `|μ|B` with `μ < 0`.
 pub(crate) const RELEASE: f64 = 0.1;
-/// Iterations allowed after the tolerance is met, while the KKT residual keeps falling.
-const POLISH_ITERS: usize = 10;
+/// Iterations allowed after the tolerance is met, while the KKT residual keeps falling (the
+/// default of [`LbfgsOptions::polish_iters`]).
+pub const POLISH_ITERS: usize = 10;
 /// Polishing stops once the residual is this fraction of the tolerance.
 const POLISH_FACTOR: f64 = 1e-3;
 /// Non-convex losses without a ball: a step at a KKT point longer than this times
@@ -76,13 +77,20 @@ const FLOOR: f64 = 1e-13;
 /// Polishing after convergence: once the KKT tolerance is met, a few more iterations run while
 /// the residual keeps falling (they shrink the error in `θ` on ill-conditioned problems at the
 /// cost of a pass each); the best point is kept — its `θ` and residual only (no `O(n)` copy of
-/// its evaluation, which is redone if that point is returned). Returns `true` when the run
-/// should stop.
-fn polish(best: &mut Option<(Vec<f64>, f64)>, iters: &mut usize, theta: &[f64], kkt: f64, tol: f64) -> bool {
+/// its evaluation, which is redone if that point is returned). At most `limit` such iterations
+/// ([`LbfgsOptions::polish_iters`]). Returns `true` when the run should stop.
+fn polish(
+    best: &mut Option<(Vec<f64>, f64)>,
+    iters: &mut usize,
+    limit: usize,
+    theta: &[f64],
+    kkt: f64,
+    tol: f64,
+) -> bool {
     if best.as_ref().is_none_or(|b| kkt < b.1) {
         *best = Some((theta.to_vec(), kkt));
     }
-    if kkt <= POLISH_FACTOR * tol || *iters >= POLISH_ITERS {
+    if kkt <= POLISH_FACTOR * tol || *iters >= limit {
         return true;
     }
     *iters += 1;
@@ -98,6 +106,13 @@ pub struct LbfgsOptions {
     /// `m_j = (1/W)Σ w_i x_ij²` span more than a factor [`SCALING_SPREAD`], the initial
     /// inverse-Hessian model is `γ·P diag(1/m_j) P` instead of `γI` (one extra pass over `X`).
     pub diagonal_scaling: bool,
+    /// Polishing iterations allowed once the KKT tolerance is met (default [`POLISH_ITERS`] =
+    /// 10): they run while the residual keeps falling, until it is `1e-3` times the tolerance,
+    /// and the best point is returned. They shrink the error in `θ` on ill-conditioned problems
+    /// at the cost of one pass each. `0` stops at the first iterate that meets the tolerance
+    /// (the stopping rule of scikit-learn's and SciPy's L-BFGS, with this solver's KKT
+    /// residual): fewer passes, the same certificate `kkt_residual ≤ tol`.
+    pub polish_iters: usize,
 }
 
 impl Default for LbfgsOptions {
@@ -105,6 +120,7 @@ impl Default for LbfgsOptions {
         LbfgsOptions {
             memory: 10,
             diagonal_scaling: true,
+            polish_iters: POLISH_ITERS,
         }
     }
 }
@@ -356,7 +372,7 @@ pub fn solve<O: SmoothObjective>(
         if !check_flat {
             flat_steps = 0;
         }
-        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, &theta, kkt, tol) {
+        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, opts.polish_iters, &theta, kkt, tol) {
             break Termination::Converged;
         }
         if let Some(t) = ctl.stop_requested() {
@@ -396,7 +412,7 @@ pub fn solve<O: SmoothObjective>(
         if gw_norm == 0.0 {
             if at_kkt {
                 // Exactly stationary.
-                polish(&mut best, &mut polish_iters, &theta, kkt, tol);
+                polish(&mut best, &mut polish_iters, opts.polish_iters, &theta, kkt, tol);
                 break Termination::Converged;
             }
             // The working model is stationary but the residual is not below tolerance.
@@ -466,7 +482,7 @@ pub fn solve<O: SmoothObjective>(
         if check_flat {
             if flat_steps == 0 {
                 // Short step at a KKT point: a genuine (local) minimiser.
-                if polish(&mut best, &mut polish_iters, &theta, kkt, tol) {
+                if polish(&mut best, &mut polish_iters, opts.polish_iters, &theta, kkt, tol) {
                     break Termination::Converged;
                 }
                 outcome = arc_search(obj, set, &ev, &dir, face_mu, kkt, &mut trial, &mut xd, &mut rep);

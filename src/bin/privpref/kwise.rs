@@ -51,6 +51,7 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         solver,
         &solver_args::Given {
             memory: a.memory,
+            polish_iters: a.polish_iters,
             batch: a.batch,
             epochs: a.epochs,
             step: a.step.as_deref(),

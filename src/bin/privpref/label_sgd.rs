@@ -156,6 +156,7 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         ("linear-term", a.linear_term.is_some()),
         ("weights", a.weights.is_some()),
         ("memory", a.memory.is_some()),
+        ("polish-iters", a.polish_iters.is_some()),
         ("top", a.top.is_some()),
     ] {
         if given {

@@ -27,7 +27,8 @@
 //! `kkt_residual` with `kkt_tol`) and exits 0. Every other termination without convergence
 //! exits 3.
 //!
-//! Solver options: `--memory M` (L-BFGS pairs, default 10) only with `--solver lbfgs`;
+//! Solver options: `--memory M` (L-BFGS pairs, default 10) and `--polish-iters K` (default 10)
+//! only with `--solver lbfgs` (or `auto`);
 //! `--batch B` (1), `--epochs E` (1), `--step RULE` (`const:ETA`, `invt:C`, `theory`,
 //! `lambda:L`, `statement` — the last still rejected; default `theory`), `--shuffle` (seeded by `--seed`) and
 //! `--average last|polyak` (last) only with `--solver sgd`. An option given with another
@@ -168,6 +169,11 @@ struct FitArgs {
     /// L-BFGS: correction pairs kept (default 10). Only with --solver lbfgs.
     #[arg(long)]
     memory: Option<usize>,
+    /// L-BFGS: polishing iterations allowed after the KKT tolerance is met (default 10; 0 stops
+    /// at the first iterate meeting it: fewer passes, the same certificate). Only with
+    /// --solver lbfgs or auto.
+    #[arg(long)]
+    polish_iters: Option<usize>,
     /// SGD: rows per step (default 1). Only with --solver sgd.
     #[arg(long)]
     batch: Option<usize>,
@@ -317,6 +323,7 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         solver,
         &solver_args::Given {
             memory: a.memory,
+            polish_iters: a.polish_iters,
             batch: a.batch,
             epochs: a.epochs,
             step: a.step.as_deref(),
@@ -449,6 +456,7 @@ fn run_fit_central(a: FitArgs) -> Result<(), Failure> {
         solver,
         &solver_args::Given {
             memory: a.memory,
+            polish_iters: a.polish_iters,
             batch: a.batch,
             epochs: a.epochs,
             step: a.step.as_deref(),

@@ -1,4 +1,4 @@
-//! The solver-specific options of `privpref fit` (`--memory` for L-BFGS; `--batch`, `--epochs`,
+//! The solver-specific options of `privpref fit` (`--memory`, `--polish-iters` for L-BFGS; `--batch`, `--epochs`,
 //! `--step`, `--shuffle`, `--average` for SGD): parsing, checks against the chosen solver, and
 //! their JSON record.
 
@@ -12,6 +12,8 @@ use serde_json::{json, Value};
 pub struct Given<'a> {
     /// `--memory` (L-BFGS).
     pub memory: Option<usize>,
+    /// `--polish-iters` (L-BFGS).
+    pub polish_iters: Option<usize>,
     /// `--batch` (SGD).
     pub batch: Option<usize>,
     /// `--epochs` (SGD).
@@ -44,7 +46,10 @@ pub fn settings(solver: SolverKind, g: &Given<'_>) -> Result<Settings, Error> {
         ("shuffle", g.shuffle),
         ("average", g.average.is_some()),
     ];
-    let lbfgs_only: [(&'static str, bool); 1] = [("memory", g.memory.is_some())];
+    let lbfgs_only: [(&'static str, bool); 2] = [
+        ("memory", g.memory.is_some()),
+        ("polish-iters", g.polish_iters.is_some()),
+    ];
     for (owner, opts) in [(SolverKind::Sgd, &sgd_only[..]), (SolverKind::Lbfgs, &lbfgs_only[..])] {
         // `auto` may run L-BFGS, so it takes L-BFGS's options.
         if solver == owner || (solver == SolverKind::Auto && owner == SolverKind::Lbfgs) {
@@ -65,6 +70,9 @@ pub fn settings(solver: SolverKind, g: &Given<'_>) -> Result<Settings, Error> {
     let mut lbfgs = LbfgsOptions::default();
     if let Some(m) = g.memory {
         lbfgs.memory = m;
+    }
+    if let Some(k) = g.polish_iters {
+        lbfgs.polish_iters = k;
     }
     lbfgs.validate()?;
 
@@ -118,18 +126,19 @@ fn average_name(a: Averaging) -> &'static str {
 
 /// The options the chosen solver actually used, as JSON fields (`null` for the other solvers'),
 /// and the seed to record (the shuffle seed used by SGD; `--seed` as given otherwise).
-pub fn record(solver: SolverKind, s: &Settings, seed: Option<u64>) -> [(&'static str, Value); 7] {
+pub fn record(solver: SolverKind, s: &Settings, seed: Option<u64>) -> [(&'static str, Value); 8] {
     let sgd = solver == SolverKind::Sgd;
     let if_sgd = |v: Value| if sgd { v } else { Value::Null };
+    let if_lbfgs = |v: Value| {
+        if matches!(solver, SolverKind::Lbfgs | SolverKind::Auto) {
+            v
+        } else {
+            Value::Null
+        }
+    };
     [
-        (
-            "memory",
-            if matches!(solver, SolverKind::Lbfgs | SolverKind::Auto) {
-                json!(s.lbfgs.memory)
-            } else {
-                Value::Null
-            },
-        ),
+        ("memory", if_lbfgs(json!(s.lbfgs.memory))),
+        ("polish_iters", if_lbfgs(json!(s.lbfgs.polish_iters))),
         ("step", if_sgd(json!(step_name(&s.sgd.step)))),
         ("batch", if_sgd(json!(s.sgd.batch))),
         ("epochs", if_sgd(json!(s.sgd.epochs))),
