@@ -209,6 +209,7 @@ fn solve_auto<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<So
             second.grad_evals += first.grad_evals;
             second.line_search_evals += first.line_search_evals;
             second.direction_passes += first.direction_passes;
+            second.setup_passes += first.setup_passes;
             second.elapsed += first.elapsed;
             Ok(second)
         }

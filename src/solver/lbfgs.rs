@@ -272,6 +272,7 @@ pub fn solve<O: SmoothObjective>(
         line_search_evals: 0,
         direction_passes: 0,
         compensated_evals: 0,
+        setup_passes: 0,
         refinement_steps: 0,
         hessian_shifts: 0,
         max_shift: 0.0,
@@ -312,6 +313,7 @@ pub fn solve<O: SmoothObjective>(
     ctl.notify_start("lbfgs", n, d, max_iter);
 
     let scaling = if opts.diagonal_scaling {
+        rep.setup_passes += 1;
         diagonal_scaling(obj)
     } else {
         None

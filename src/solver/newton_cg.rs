@@ -377,6 +377,7 @@ pub fn solve<O: SmoothObjective>(
         line_search_evals: 0,
         direction_passes: 0,
         compensated_evals: 0,
+        setup_passes: 0,
         refinement_steps: 0,
         hessian_shifts: 0,
         max_shift: 0.0,

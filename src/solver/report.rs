@@ -111,6 +111,9 @@ pub struct SolveReport {
     pub line_search_evals: usize,
     /// Passes over `X` computing a direction's scores `Xs`.
     pub direction_passes: usize,
+    /// Passes over `X` before the iterations that evaluate no objective (L-BFGS's column second
+    /// moments, which decide its diagonal preconditioning); 0 for the other solvers.
+    pub setup_passes: usize,
     /// Evaluations of value and gradient in doubled precision (final refinement).
     pub compensated_evals: usize,
     /// Refinement corrections accepted.
@@ -136,11 +139,12 @@ pub struct SolveReport {
 
 impl SolveReport {
     /// Passes over the data `X` the solve made: value+gradient passes, dense Hessians not fused
-    /// with one, direction-score passes, Hessian-vector products (CG iterations) and
-    /// doubled-precision passes (each of those costs about two or three ordinary passes).
+    /// with one, direction-score passes, setup passes, Hessian-vector products (CG iterations)
+    /// and doubled-precision passes (each of those costs about two or three ordinary passes).
     pub fn data_passes(&self) -> usize {
         self.grad_evals + self.hessian_evals - self.fused_evals.min(self.hessian_evals)
             + self.direction_passes
+            + self.setup_passes
             + self.cg_iterations
             + self.compensated_evals
     }

@@ -392,6 +392,7 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         "cg_iterations": r.cg_iterations,
         "negative_curvature_directions": r.negative_curvature_directions,
         "direction_passes": r.direction_passes,
+        "setup_passes": r.setup_passes,
         "data_passes": r.data_passes(),
         "line_search_evals": r.line_search_evals,
         "threads": threads,

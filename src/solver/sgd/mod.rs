@@ -161,6 +161,7 @@ pub(crate) fn blank_report(solver: &'static str, theta: Vec<f64>) -> SolveReport
         line_search_evals: 0,
         direction_passes: 0,
         compensated_evals: 0,
+        setup_passes: 0,
         refinement_steps: 0,
         hessian_shifts: 0,
         max_shift: 0.0,
