@@ -315,6 +315,35 @@ impl<'a, L: Loss> Objective<'a, L> {
         Some((r / wt, a / wt))
     }
 
+    /// Weighted column second moments over an evenly spaced, fixed sample of about `rows`
+    /// rows (every `⌈n/rows⌉`-th row, from row 0; the same rows for any thread count):
+    /// `m_j = Σ_{i∈S} w_i x_ij² / Σ_{i∈S} w_i`. `None` when `n ≤ 2·rows` (the full pass is then
+    /// about as cheap) or the sampled weights are all zero. Reads `rows·d` values, not `X`.
+    pub fn column_second_moments_sample(&self, rows: usize) -> Option<Vec<f64>> {
+        let d = self.dim();
+        let n = self.data.n();
+        if rows == 0 || n <= 2 * rows {
+            return None;
+        }
+        let x = self.data.features();
+        let w = self.data.weights();
+        let mut m = vec![0.0; d];
+        let mut buf = vec![0.0; d];
+        let mut wt = 0.0;
+        for i in (0..n).step_by(n.div_ceil(rows)) {
+            let wi = w.map_or(1.0, |w| w[i]);
+            wt += wi;
+            for (mj, xij) in m.iter_mut().zip(x.row(i, d, &mut buf)) {
+                *mj += wi * xij * xij;
+            }
+        }
+        if !(wt > 0.0) {
+            return None;
+        }
+        m.iter_mut().for_each(|v| *v /= wt);
+        Some(m)
+    }
+
     /// Weighted column second moments `m_j = (1/W) Σ_i w_i x_ij²` (one pass over `X`,
     /// deterministic for any thread count): the scale of the Hessian's diagonal, used as a
     /// diagonal preconditioner by L-BFGS on badly scaled columns.

@@ -929,3 +929,52 @@ fn auto_solver_follows_its_rule_and_agrees_with_newton() {
         .fold(0.0, f64::max);
     assert!(diff <= 1e-7, "auto (newton-cg fallback) vs newton {diff:.3e}");
 }
+
+/// L-BFGS's column-scale check: on n = 40 000 well-scaled rows the sample of
+/// `SCALING_SAMPLE_ROWS` rows shows the columns well scaled and no setup pass over `X` is made;
+/// with one column scaled ×100 (a spread of 10⁴) the full moments are computed (one setup pass)
+/// and preconditioning is used. Both fits agree with Newton to the agreement tolerance. The
+/// sample moments equal a direct sum over every ⌈n/rows⌉-th row.
+#[test]
+fn lbfgs_checks_column_scales_on_a_sample_before_a_pass() {
+    use privpref::solver::lbfgs::SCALING_SAMPLE_ROWS;
+    let n = 40_000;
+    assert!(n > 2 * SCALING_SAMPLE_ROWS);
+    for (ds, want_setup) in [
+        (btl("well scaled", n, 6, 71, |_| 1.0), 0),
+        (
+            btl("one column x100", n, 6, 72, |j| if j == 2 { 100.0 } else { 1.0 }),
+            1,
+        ),
+    ] {
+        let view = PairwiseView::new(&ds.x, ds.n, ds.d, &ds.y, None).unwrap();
+        let set = FeasibleSet::theta_b(50.0).unwrap();
+        // The sample moments against a direct computation.
+        let obj = Objective::new(view, privpref::loss::Logistic);
+        let got = obj
+            .column_second_moments_sample(SCALING_SAMPLE_ROWS)
+            .expect("n > 2·rows");
+        let stride = n.div_ceil(SCALING_SAMPLE_ROWS);
+        let rows: Vec<usize> = (0..n).step_by(stride).collect();
+        for (j, g) in got.iter().enumerate() {
+            let want = rows.iter().map(|&i| ds.x[i * ds.d + j].powi(2)).sum::<f64>() / rows.len() as f64;
+            assert!(
+                (g - want).abs() <= 1e-12 * want,
+                "{}: column {j}: {g} vs {want}",
+                ds.name
+            );
+        }
+        assert!(
+            obj.column_second_moments_sample(n / 2).is_none(),
+            "n ≤ 2·rows must fall back"
+        );
+        let newton = fit(view, &FitOptions::new(LossSpec::Mle, set)).unwrap();
+        let mut o = FitOptions::new(LossSpec::Mle, set);
+        o.solver = SolverKind::Lbfgs;
+        let lb = fit(view, &o).unwrap();
+        assert!(lb.report.converged(), "{}: {:?}", ds.name, lb.report.termination);
+        assert_eq!(lb.report.setup_passes, want_setup, "{}: setup passes", ds.name);
+        let diff = inf_dist(&lb.theta, &newton.theta);
+        assert!(diff <= AGREE_TOL, "{}: L-BFGS vs Newton |Δθ|∞ = {diff:e}", ds.name);
+    }
+}

@@ -104,6 +104,12 @@ pub trait SmoothObjective: Sync + sealed::Sealed {
     fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)>;
     /// Column scales of the Hessian's diagonal (L-BFGS's diagonal preconditioner).
     fn column_second_moments(&self) -> Vec<f64>;
+    /// The same scales from a fixed sample of about `rows` rows, without a pass over `X`
+    /// (L-BFGS's cheap check whether preconditioning can be needed); `None` when not offered
+    /// (the default) or not worth it.
+    fn column_second_moments_sample(&self, _rows: usize) -> Option<Vec<f64>> {
+        None
+    }
     /// A sufficient certificate that `F` is convex on the ball of radius `radius` (intersected
     /// with the sum-zero subspace when `sum_zero`). Called only when `CONVEX` is false.
     fn convex_on_ball(&self, radius: f64, sum_zero: bool) -> bool;
@@ -179,6 +185,9 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
     }
     fn column_second_moments(&self) -> Vec<f64> {
         Objective::column_second_moments(self)
+    }
+    fn column_second_moments_sample(&self, rows: usize) -> Option<Vec<f64>> {
+        Objective::column_second_moments_sample(self, rows)
     }
     fn convex_on_ball(&self, radius: f64, sum_zero: bool) -> bool {
         self.loss().convex_on(radius * self.data().max_row_norm(sum_zero))
