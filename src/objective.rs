@@ -320,28 +320,34 @@ impl<'a, L: Loss> Objective<'a, L> {
     /// `m_j = Σ_{i∈S} w_i x_ij² / Σ_{i∈S} w_i`. `None` when `n ≤ 2·rows` (the full pass is then
     /// about as cheap) or the sampled weights are all zero. Reads `rows·d` values, not `X`.
     pub fn column_second_moments_sample(&self, rows: usize) -> Option<Vec<f64>> {
-        let d = self.dim();
         let n = self.data.n();
         if rows == 0 || n <= 2 * rows {
             return None;
         }
+        let (mut m, wt) = self.weighted_squares((0..n).step_by(n.div_ceil(rows)));
+        if !(wt > 0.0) {
+            return None;
+        }
+        m.iter_mut().for_each(|v| *v /= wt);
+        Some(m)
+    }
+
+    /// `(Σ_{i∈rows} w_i x_i², Σ_{i∈rows} w_i)` (column-wise squares), summed in the order given.
+    fn weighted_squares(&self, rows: impl Iterator<Item = usize>) -> (Vec<f64>, f64) {
+        let d = self.dim();
         let x = self.data.features();
         let w = self.data.weights();
         let mut m = vec![0.0; d];
         let mut buf = vec![0.0; d];
         let mut wt = 0.0;
-        for i in (0..n).step_by(n.div_ceil(rows)) {
+        for i in rows {
             let wi = w.map_or(1.0, |w| w[i]);
             wt += wi;
             for (mj, xij) in m.iter_mut().zip(x.row(i, d, &mut buf)) {
                 *mj += wi * xij * xij;
             }
         }
-        if !(wt > 0.0) {
-            return None;
-        }
-        m.iter_mut().for_each(|v| *v /= wt);
-        Some(m)
+        (m, wt)
     }
 
     /// Weighted column second moments `m_j = (1/W) Σ_i w_i x_ij²` (one pass over `X`,
@@ -350,20 +356,8 @@ impl<'a, L: Loss> Objective<'a, L> {
     pub fn column_second_moments(&self) -> Vec<f64> {
         let d = self.dim();
         let n = self.data.n();
-        let x = self.data.features();
-        let w = self.data.weights();
         let blocks = crate::par::Blocks::new(n, d, 1 << 20, 64);
-        let leaf = |b: usize| {
-            let mut m = vec![0.0; d];
-            let mut buf = vec![0.0; d];
-            for i in blocks.range(b) {
-                let wi = w.map_or(1.0, |w| w[i]);
-                for (mj, xij) in m.iter_mut().zip(x.row(i, d, &mut buf)) {
-                    *mj += wi * xij * xij;
-                }
-            }
-            m
-        };
+        let leaf = |b: usize| self.weighted_squares(blocks.range(b)).0;
         let combine = |mut a: Vec<f64>, b: Vec<f64>| {
             a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
             a
