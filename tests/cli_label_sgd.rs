@@ -449,6 +449,21 @@ fn invalid_label_sgd_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
             vec!["exceeds the calibrated"],
         ),
         (
+            // A central-only option after --delta (which normal uses) is still refused.
+            "normal --delta with --beta",
+            sm(&[
+                "--label-mechanism",
+                "normal",
+                "--eps",
+                "0.5",
+                "--delta",
+                "1e-5",
+                "--beta",
+                "1",
+            ]),
+            vec!["--beta", "--central"],
+        ),
+        (
             "--delta with krr",
             sm(&["--label-mechanism", "krr", "--eps", "1", "--delta", "1e-5"]),
             vec!["--delta"],

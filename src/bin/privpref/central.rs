@@ -62,6 +62,11 @@ pub struct CentralArgs {
 impl CentralArgs {
     /// The first central-only option given without `--central`, if any.
     pub fn stray(&self) -> Option<&'static str> {
+        self.stray_except(None)
+    }
+
+    /// [`CentralArgs::stray`] ignoring `skip` (an option another mode uses too, e.g. `delta`).
+    pub fn stray_except(&self, skip: Option<&str>) -> Option<&'static str> {
         [
             ("mechanism", self.mechanism.is_some()),
             ("delta", self.delta.is_some()),
@@ -77,7 +82,7 @@ impl CentralArgs {
             ("allow-unguaranteed", self.allow_unguaranteed),
         ]
         .into_iter()
-        .find(|(_, given)| *given)
+        .find(|(n, given)| *given && Some(*n) != skip)
         .map(|(n, _)| n)
     }
 }

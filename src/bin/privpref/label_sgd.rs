@@ -135,7 +135,7 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
             "--central and --label-mechanism are different estimators; give one",
         );
     }
-    if let Some(name) = a.central.stray().filter(|&n| n != "delta") {
+    if let Some(name) = a.central.stray_except(Some("delta")) {
         return reject(name, format!("--{name} applies only with --central"));
     }
     for (name, bad) in [
