@@ -9,7 +9,7 @@
 
 use crate::error::{DataErrorKind, Error, Location, Result};
 use npyz::{DType, Endianness, NpyFile, TypeChar, WriterBuilder};
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -33,8 +33,8 @@ fn type_of(path: &Path, dtype: &DType) -> Result<(TypeChar, u64)> {
 
 /// The payload of an opened file whose dtype the caller has matched to `T` (same kind and size).
 /// In the machine's byte order (numpy writes little-endian on x86 and ARM) the bytes are read
-/// straight into the vector with one `read_exact` — ~10× faster than an element-wise decode on
-/// an 800 MB matrix; in the other byte order npyz decodes element by element (byte-swapping).
+/// straight into the vector with one `read_exact` (no per-element decode); in the other byte
+/// order npyz decodes element by element (byte-swapping).
 /// The values are the same either way (tested).
 fn payload<T: bytemuck::Pod + npyz::Deserialize>(
     path: &Path,
@@ -50,10 +50,25 @@ fn payload<T: bytemuck::Pod + npyz::Deserialize>(
     if !native {
         return npy.into_vec::<T>().map_err(|e| io_err(path, e));
     }
-    let len = usize::try_from(npy.len()).map_err(|_| io_err(path, "array too large for this machine"))?;
+    let len = npy.len();
+    let mut r = npy.into_inner();
+    // The header's shape is checked against the bytes the file holds before anything is
+    // allocated: a corrupt or truncated file is an error, not an allocation failure.
+    let have = std::fs::metadata(path).map_err(|e| io_err(path, e))?.len()
+        - r.stream_position().map_err(|e| io_err(path, e))?;
+    let len = usize::try_from(len).ok();
+    let need = len.and_then(|l| l.checked_mul(std::mem::size_of::<T>()));
+    let (Some(len), Some(need)) = (len, need) else {
+        return Err(io_err(path, "the header's shape is too large for this machine"));
+    };
+    if (need as u64) > have {
+        return Err(io_err(
+            path,
+            format!("the header's shape needs {need} bytes of data, the file holds {have}"),
+        ));
+    }
     let mut v = vec![T::zeroed(); len];
-    npy.into_inner()
-        .read_exact(bytemuck::cast_slice_mut(&mut v))
+    r.read_exact(bytemuck::cast_slice_mut(&mut v))
         .map_err(|e| io_err(path, format!("reading the data: {e}")))?;
     Ok(v)
 }
@@ -395,6 +410,11 @@ mod tests {
         // A payload shorter than the header's shape is an error, not zeros.
         let short: Vec<u8> = vals[..5].iter().flat_map(|v| v.to_le_bytes()).collect();
         std::fs::write(&p, npy_bytes("<f8", "(3, 2)", &short)).unwrap();
+        let e = read_matrix(&p).unwrap_err();
+        assert!(matches!(e, Error::Io { .. }), "{e}");
+        assert!(e.to_string().contains("needs 48 bytes"), "{e}");
+        // A header claiming an absurd shape is a clean error, not an allocation failure.
+        std::fs::write(&p, npy_bytes("<f8", "(1000000000000000, 1)", &short)).unwrap();
         let e = read_matrix(&p).unwrap_err();
         assert!(matches!(e, Error::Io { .. }), "{e}");
         std::fs::remove_dir_all(&dir).ok();
