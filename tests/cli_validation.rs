@@ -1040,7 +1040,7 @@ fn fit_lbfgs_records_memory() {
 }
 
 /// `--polish-iters 0` stops at the first iterate meeting the KKT tolerance: still converged
-/// with `kkt_residual ≤ kkt_tol`, in no more iterations than the default polishing run, and the
+/// with `kkt_residual ≤ kkt_tol`, in fewer iterations than the default polishing run (which does polish here, so the option is seen to reach the solver), and the
 /// two answers agree to the accuracy the tolerance buys.
 #[test]
 fn fit_lbfgs_without_polishing_stops_at_the_tolerance() {
@@ -1065,7 +1065,10 @@ fn fit_lbfgs_without_polishing_stops_at_the_tolerance() {
         quick["iterations"].as_u64().unwrap(),
         full["iterations"].as_u64().unwrap(),
     );
-    assert!(iq <= ifull, "{iq} iterations without polishing, {ifull} with");
+    assert!(
+        iq < ifull,
+        "{iq} iterations without polishing, {ifull} with: polishing must run on this problem for the option to show"
+    );
     let th = |v: &serde_json::Value| -> Vec<f64> {
         v["theta"]
             .as_array()
