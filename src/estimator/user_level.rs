@@ -720,8 +720,10 @@ fn adap_user_priv_sgd(
     // against 4ñ/5; with the realised batch the threshold moves with |U_t| (public under label
     // DP: the sampling coins do not depend on labels).
     let mut at = AboveThreshold::new(0.0, 0.5 * opts.eps, 2.0, opts.at_calibration, rng)?;
-    let log_term = (opts.eps + (opts.steps as f64).ln() - opts.delta.ln()).sqrt();
-    let nominal_std = sigma * 2.0 * std::f64::consts::SQRT_2 * tau * log_term / batch;
+    // The noise of the mean oracle: one formula (theory::oracle_noise_std) for the reported and
+    // the added noise.
+    let oracle_std = |nb: f64| theory::oracle_noise_std(sigma, tau, opts.eps, opts.steps, opts.delta, nb);
+    let nominal_std = oracle_std(batch);
 
     let mut theta = theta0;
     let mut avg = vec![0.0; d];
@@ -757,8 +759,7 @@ fn adap_user_priv_sgd(
         if kept > 0 {
             mean.iter_mut().for_each(|m| *m /= kept as f64);
         }
-        let std = sigma * 2.0 * std::f64::consts::SQRT_2 * tau * log_term / nb;
-        let noise = gaussian_vector(d, std, rng);
+        let noise = gaussian_vector(d, oracle_std(nb), rng);
         for j in 0..d {
             theta[j] -= opts.step_size * (mean[j] + noise[j]);
         }
