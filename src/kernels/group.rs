@@ -19,6 +19,8 @@
 //! [`crate::par`]: bit-identical results for any number of threads.
 
 use super::gram;
+// TwoSum and Dot2 of the pairwise compensated pass (the same arithmetic).
+use super::{dot2, two_sum as two_sum_v, two_sum_s as two_sum};
 use crate::data::GroupView;
 use crate::loss::GroupLoss;
 use crate::par::{tree_reduce, tree_reduce_rows, Blocks, Par};
@@ -293,16 +295,17 @@ pub fn loss_sum<L: GroupLoss>(
 /// entry) are dropped; a remainder with negligible diagonal but a non-negligible off-diagonal
 /// entry `a_ij` (indefinite blocks only) is split as
 /// `(|a_ij|/2)[(e_i ± e_j)(e_i ± e_j)ᵀ − (e_i ∓ e_j)(e_i ∓ e_j)ᵀ]`. Calls `emit(sign, l)`;
-/// returns the number of negative terms. Inlined into the SIMD context of its caller (so `emit`
+/// returns the number of negative terms. `l` is a `k`-long scratch vector (the caller's, so
+/// that nothing is allocated per sample). Inlined into the SIMD context of its caller (so `emit`
 /// can use the caller's SIMD operations without a call per intrinsic).
 #[inline(always)]
-fn factor_block(a: &mut [f64], k: usize, mut emit: impl FnMut(f64, &[f64])) -> usize {
+fn factor_block(a: &mut [f64], k: usize, l: &mut [f64], mut emit: impl FnMut(f64, &[f64])) -> usize {
     let scale = a[..k * k].iter().fold(0.0f64, |m, v| m.max(v.abs()));
     if !(scale > 0.0) {
         return 0;
     }
     let tol = 32.0 * f64::EPSILON * scale;
-    let mut l = vec![0.0; k];
+    let l = &mut l[..k];
     let mut nneg = 0;
     for _ in 0..2 * k {
         let (mut p, mut best) = (0, 0.0);
@@ -379,14 +382,15 @@ impl<L: GroupLoss> WithSimd for HessRows<'_, '_, L> {
         let (k, d) = (v.k(), v.d());
         let mut h = vec![0.0; k * k];
         let mut scratch = vec![0.0; self.loss.scratch_len(k)];
+        let mut lvec = vec![0.0; k];
         let mut nneg_samples = 0;
         for i in self.rows.clone() {
-            let u = &self.scores[i * k..(i + 1) * k];
-            self.loss.eval(u, v.order_of(i), None, Some(&mut h), &mut scratch);
             let w = v.weight(i);
             if w == 0.0 {
                 continue;
             }
+            let u = &self.scores[i * k..(i + 1) * k];
+            self.loss.eval(u, v.order_of(i), None, Some(&mut h), &mut scratch);
             if w != 1.0 {
                 h.iter_mut().for_each(|x| *x *= w);
             }
@@ -394,6 +398,7 @@ impl<L: GroupLoss> WithSimd for HessRows<'_, '_, L> {
             let nneg = factor_block(
                 &mut h,
                 k,
+                &mut lvec,
                 #[inline(always)]
                 |sign, l| {
                     let out = if sign > 0.0 { &mut *pos } else { &mut *neg };
@@ -527,70 +532,6 @@ pub fn hess_vec<L: GroupLoss>(v: &GroupView<'_>, loss: &L, scores: &[f64], x: &[
 
 // ---------------------------------------------------------------------------------------------
 // Compensated value and gradient.
-
-/// `(s, e)` with `s = fl(a + b)`, `s + e = a + b` exactly (TwoSum).
-#[inline(always)]
-fn two_sum(a: f64, b: f64) -> (f64, f64) {
-    let s = a + b;
-    let bb = s - a;
-    (s, (a - (s - bb)) + (b - bb))
-}
-
-/// SIMD TwoSum: `(s, e)` per lane.
-#[inline(always)]
-fn two_sum_v<S: Simd>(simd: S, a: S::f64s, b: S::f64s) -> (S::f64s, S::f64s) {
-    let s = simd.add_f64s(a, b);
-    let bb = simd.sub_f64s(s, a);
-    let e = simd.add_f64s(simd.sub_f64s(a, simd.sub_f64s(s, bb)), simd.sub_f64s(b, bb));
-    (s, e)
-}
-
-/// One Dot2 step per lane: `p + s ← p + s + a·b` (error-free product by FMA, TwoSum into `p`).
-/// (Helpers are functions, not closures: a closure does not inherit its caller's target
-/// features, so out of line its SIMD operations would be calls.)
-#[inline(always)]
-fn dot2_step<S: Simd>(simd: S, a: S::f64s, b: S::f64s, p: &mut S::f64s, s: &mut S::f64s) {
-    let h = simd.mul_f64s(a, b);
-    let r = simd.mul_add_f64s(a, b, simd.neg_f64s(h));
-    let (t, q) = two_sum_v(simd, *p, h);
-    *p = t;
-    *s = simd.add_f64s(*s, simd.add_f64s(q, r));
-}
-
-/// `xᵀv` as `hi + lo`, accurate as in doubled precision (Ogita, Rump & Oishi 2005, Dot2):
-/// error-free products by FMA and TwoSum accumulation per SIMD lane (the tail as a partial
-/// vector), then the lanes combined by TwoSum in lane order.
-#[inline(always)]
-fn dot2<S: Simd>(simd: S, x: &[f64], v: &[f64]) -> (f64, f64) {
-    let (xh, xt) = S::as_simd_f64s(x);
-    let (vh, vt) = S::as_simd_f64s(v);
-    let z = simd.splat_f64s(0.0);
-    let (mut p, mut s) = (z, z);
-    for (&a, &b) in xh.iter().zip(vh) {
-        dot2_step(simd, a, b, &mut p, &mut s);
-    }
-    if !xt.is_empty() {
-        dot2_step(
-            simd,
-            simd.partial_load_f64s(xt),
-            simd.partial_load_f64s(vt),
-            &mut p,
-            &mut s,
-        );
-    }
-    let lanes = S::F64_LANES;
-    let mut pl = [0.0f64; 16];
-    let mut sl = [0.0f64; 16];
-    simd.partial_store_f64s(&mut pl[..lanes], p);
-    simd.partial_store_f64s(&mut sl[..lanes], s);
-    let (mut hi, mut lo) = (0.0, 0.0);
-    for q in 0..lanes {
-        let (t, e) = two_sum(hi, pl[q]);
-        hi = t;
-        lo += e + sl[q];
-    }
-    two_sum(hi, lo)
-}
 
 /// One double-double update per lane: `(hi, lo) += c·x + cl·x`.
 #[inline(always)]
@@ -812,7 +753,7 @@ mod tests {
         let orig = a.clone();
         let mut rec = [0.0; 16];
         let mut terms = 0;
-        let nneg = factor_block(&mut a, k, |s, l| {
+        let nneg = factor_block(&mut a, k, &mut [0.0; 4], |s, l| {
             terms += 1;
             for i in 0..k {
                 for j in 0..k {
@@ -828,7 +769,7 @@ mod tests {
         let mut b = vec![0.0, 2.0, 2.0, 0.0];
         let orig = b.clone();
         let mut rec = [0.0; 4];
-        let nneg = factor_block(&mut b, 2, |s, l| {
+        let nneg = factor_block(&mut b, 2, &mut [0.0; 2], |s, l| {
             for i in 0..2 {
                 for j in 0..2 {
                     rec[i * 2 + j] += s * l[i] * l[j];
