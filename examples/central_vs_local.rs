@@ -41,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         md,
         "Machine: {} ({} logical CPUs, shared with other jobs). Date: {}. Command: `cargo run --release --example central_vs_local -- {reps}`. Wall time {secs:.1} s.\n",
         privpref::experiments::machine::uname(),
-        std::thread::available_parallelism().map(|v| v.get()).unwrap_or(0),
+        privpref::experiments::machine::logical_cpus(),
         privpref::experiments::machine::utc_date(),
     )?;
     writeln!(

@@ -19,16 +19,6 @@ use privpref::experiments::stats::{loglog_slope, mean, std_err};
 use std::fmt::Write as _;
 use std::time::Instant;
 
-fn shell(cmd: &str, args: &[&str]) -> String {
-    std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".into())
-}
-
 fn cell(cells: &[MethodCell], m: Method, eps: Option<f64>) -> &MethodCell {
     cells
         .iter()
@@ -81,9 +71,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     writeln!(
         md,
         "Machine: {} ({} logical CPUs, **shared with other jobs**). Date: {}. Command: `cargo run --release --example label_sgd -- {} {}`. Wall time {:.1} s (comparison) + {:.1} s (rates).\n",
-        shell("uname", &["-srm"]),
-        std::thread::available_parallelism().map(|v| v.get()).unwrap_or(0),
-        shell("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        privpref::experiments::machine::uname(),
+        privpref::experiments::machine::logical_cpus(),
+        privpref::experiments::machine::utc_date(),
         cfg.reps,
         rcfg.reps,
         t_cmp,

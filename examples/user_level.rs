@@ -20,16 +20,6 @@ fn cell(cells: &[UserCell], e: UserEstimator, eps: Option<f64>, m: usize) -> &Us
         .expect("cell")
 }
 
-fn shell(cmd: &str, args: &[&str]) -> String {
-    std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".into())
-}
-
 const PRIVATE: [UserEstimator; 3] = [UserEstimator::UserRr, UserEstimator::UserDpSgd, UserEstimator::Aup];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -54,9 +44,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     writeln!(
         md,
         "Machine: {} ({} logical CPUs, shared with other jobs). Date: {}. Command: `cargo run --release --example user_level -- {reps}`. Wall time {secs:.1} s.\n",
-        shell("uname", &["-srm"]),
-        std::thread::available_parallelism().map(|v| v.get()).unwrap_or(0),
-        shell("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        privpref::experiments::machine::uname(),
+        privpref::experiments::machine::logical_cpus(),
+        privpref::experiments::machine::utc_date(),
     )?;
     writeln!(
         md,
