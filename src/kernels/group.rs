@@ -332,7 +332,7 @@ fn factor_block(a: &mut [f64], k: usize, l: &mut [f64], mut emit: impl FnMut(f64
             if sign < 0.0 {
                 nneg += 1;
             }
-            emit(sign, &l);
+            emit(sign, l);
             continue;
         }
         // Negligible diagonal: look for an off-diagonal remainder (indefinite blocks).
@@ -355,9 +355,9 @@ fn factor_block(a: &mut [f64], k: usize, l: &mut [f64], mut emit: impl FnMut(f64
         l.fill(0.0);
         l[bi] = c;
         l[bj] = sg * c;
-        emit(1.0, &l);
+        emit(1.0, l);
         l[bj] = -sg * c;
-        emit(-1.0, &l);
+        emit(-1.0, l);
         nneg += 1;
         a[bi * k + bj] = 0.0;
         a[bj * k + bi] = 0.0;
