@@ -275,34 +275,7 @@ pub fn solve<O: SmoothObjective>(
     let radius = set.radius();
     let max_iter = ctl.max_iter.saturating_mul(ITERS_PER_MAX_ITER);
 
-    let mut rep = SolveReport {
-        solver: "lbfgs",
-        theta: vec![0.0; d],
-        termination: Termination::MaxIterations,
-        objective: f64::NAN,
-        kkt_residual: f64::NAN,
-        kkt_tol: f64::NAN,
-        grad_norm_at_zero: f64::NAN,
-        last_step_norm: f64::NAN,
-        iterations: 0,
-        grad_evals: 0,
-        hessian_evals: 0,
-        fused_evals: 0,
-        cg_iterations: 0,
-        negative_curvature_directions: 0,
-        line_search_evals: 0,
-        direction_passes: 0,
-        compensated_evals: 0,
-        setup_passes: 0,
-        refinement_steps: 0,
-        hessian_shifts: 0,
-        max_shift: 0.0,
-        negative_curvature_rows: 0,
-        on_boundary: false,
-        multiplier: 0.0,
-        certified_global: false,
-        elapsed: Default::default(),
-    };
+    let mut rep = SolveReport::blank("lbfgs", vec![0.0; d], Termination::MaxIterations);
 
     // Reference gradient at the origin (projected on the subspace).
     let mut ev = obj.new_eval();

@@ -83,34 +83,7 @@ pub fn solve<O: SmoothObjective>(
     let m = if sz { d - 1 } else { d };
     let radius = set.radius();
 
-    let mut rep = SolveReport {
-        solver: "newton",
-        theta: vec![0.0; d],
-        termination: Termination::MaxIterations,
-        objective: f64::NAN,
-        kkt_residual: f64::NAN,
-        kkt_tol: f64::NAN,
-        grad_norm_at_zero: f64::NAN,
-        last_step_norm: f64::NAN,
-        iterations: 0,
-        grad_evals: 0,
-        hessian_evals: 0,
-        fused_evals: 0,
-        cg_iterations: 0,
-        negative_curvature_directions: 0,
-        line_search_evals: 0,
-        direction_passes: 0,
-        compensated_evals: 0,
-        setup_passes: 0,
-        refinement_steps: 0,
-        hessian_shifts: 0,
-        max_shift: 0.0,
-        negative_curvature_rows: 0,
-        on_boundary: false,
-        multiplier: 0.0,
-        certified_global: false,
-        elapsed: Default::default(),
-    };
+    let mut rep = SolveReport::blank("newton", vec![0.0; d], Termination::MaxIterations);
 
     let mut theta = theta0.map(<[f64]>::to_vec).unwrap_or_else(|| vec![0.0; d]);
     set.project(&mut theta);

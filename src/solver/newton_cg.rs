@@ -359,34 +359,7 @@ pub fn solve<O: SmoothObjective>(
     let m = if sz { d.saturating_sub(1) } else { d };
     let cg_max = (2 * m).clamp(CG_MIN, CG_MAX);
 
-    let mut rep = SolveReport {
-        solver: "newton-cg",
-        theta: vec![0.0; d],
-        termination: Termination::MaxIterations,
-        objective: f64::NAN,
-        kkt_residual: f64::NAN,
-        kkt_tol: f64::NAN,
-        grad_norm_at_zero: f64::NAN,
-        last_step_norm: f64::NAN,
-        iterations: 0,
-        grad_evals: 0,
-        hessian_evals: 0,
-        fused_evals: 0,
-        cg_iterations: 0,
-        negative_curvature_directions: 0,
-        line_search_evals: 0,
-        direction_passes: 0,
-        compensated_evals: 0,
-        setup_passes: 0,
-        refinement_steps: 0,
-        hessian_shifts: 0,
-        max_shift: 0.0,
-        negative_curvature_rows: 0,
-        on_boundary: false,
-        multiplier: 0.0,
-        certified_global: false,
-        elapsed: Default::default(),
-    };
+    let mut rep = SolveReport::blank("newton-cg", vec![0.0; d], Termination::MaxIterations);
 
     // Reference gradient at the origin (projected on the subspace).
     let mut ev = obj.new_eval();

@@ -138,6 +138,38 @@ pub struct SolveReport {
 }
 
 impl SolveReport {
+    /// A report before any work: `termination` as given, counts 0, values `NaN`, flags false.
+    /// Every solver starts from it.
+    pub(crate) fn blank(solver: &'static str, theta: Vec<f64>, termination: Termination) -> SolveReport {
+        SolveReport {
+            solver,
+            theta,
+            termination,
+            objective: f64::NAN,
+            kkt_residual: f64::NAN,
+            kkt_tol: f64::NAN,
+            grad_norm_at_zero: f64::NAN,
+            last_step_norm: f64::NAN,
+            iterations: 0,
+            grad_evals: 0,
+            hessian_evals: 0,
+            fused_evals: 0,
+            cg_iterations: 0,
+            negative_curvature_directions: 0,
+            line_search_evals: 0,
+            direction_passes: 0,
+            compensated_evals: 0,
+            setup_passes: 0,
+            refinement_steps: 0,
+            hessian_shifts: 0,
+            max_shift: 0.0,
+            negative_curvature_rows: 0,
+            on_boundary: false,
+            multiplier: 0.0,
+            certified_global: false,
+            elapsed: Default::default(),
+        }
+    }
     /// Passes over the data `X` the solve made: value+gradient passes, dense Hessians not fused
     /// with one, direction-score passes, setup passes, Hessian-vector products (CG iterations)
     /// and doubled-precision passes (each of those costs about two or three ordinary passes).

@@ -143,34 +143,7 @@ const STOP_CHECK: usize = 4096;
 
 /// A report with no results yet (every number `NaN` or 0).
 pub(crate) fn blank_report(solver: &'static str, theta: Vec<f64>) -> SolveReport {
-    SolveReport {
-        solver,
-        theta,
-        termination: Termination::Completed,
-        objective: f64::NAN,
-        kkt_residual: f64::NAN,
-        kkt_tol: f64::NAN,
-        grad_norm_at_zero: f64::NAN,
-        last_step_norm: f64::NAN,
-        iterations: 0,
-        grad_evals: 0,
-        hessian_evals: 0,
-        fused_evals: 0,
-        cg_iterations: 0,
-        negative_curvature_directions: 0,
-        line_search_evals: 0,
-        direction_passes: 0,
-        compensated_evals: 0,
-        setup_passes: 0,
-        refinement_steps: 0,
-        hessian_shifts: 0,
-        max_shift: 0.0,
-        negative_curvature_rows: 0,
-        on_boundary: false,
-        multiplier: 0.0,
-        certified_global: false,
-        elapsed: Default::default(),
-    }
+    SolveReport::blank(solver, theta, Termination::Completed)
 }
 
 fn all_finite(ev: &Eval) -> bool {
