@@ -78,8 +78,9 @@ const FLOOR: f64 = 1e-13;
 /// the residual keeps falling (they shrink the error in `θ` on ill-conditioned problems at the
 /// cost of a pass each); the best point is kept — its `θ` and residual only (no `O(n)` copy of
 /// its evaluation, which is redone if that point is returned). At most `limit` such iterations
-/// ([`LbfgsOptions::polish_iters`]). Returns `true` when the run should stop.
-fn polish(
+/// ([`LbfgsOptions::polish_iters`]; Newton-CG uses the same rule). Returns `true` when the run
+/// should stop.
+pub(crate) fn polish(
     best: &mut Option<(Vec<f64>, f64)>,
     iters: &mut usize,
     limit: usize,

@@ -55,6 +55,7 @@
 //! (the current and the trial point) and a third for the direction's scores, allocated only
 //! when a line search backtracks — no `d × d` matrix.
 
+use super::lbfgs::polish;
 use super::lbfgs::{arc_search, Arc, FACE_TOL, MAX_STEP, MIN_COS, RECESSION_STEPS, RELEASE, STALL_STEP};
 use super::{Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
@@ -68,10 +69,9 @@ const ETA_MAX: f64 = 0.5;
 const CG_MAX: usize = 1000;
 /// Fewest CG iterations allowed per Newton step (small `m`).
 const CG_MIN: usize = 10;
-/// Steps allowed after the tolerance is met, while the KKT residual keeps falling.
+/// Steps allowed after the tolerance is met, while the KKT residual keeps falling (L-BFGS's
+/// polishing rule, [`super::lbfgs`], with a smaller budget: each step costs CG passes).
 const POLISH_ITERS: usize = 3;
-/// Polishing stops once the residual is this fraction of the tolerance.
-const POLISH_FACTOR: f64 = 1e-3;
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -79,19 +79,6 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 fn all_finite(ev: &Eval) -> bool {
     ev.value.is_finite() && ev.grad.iter().all(|g| g.is_finite())
-}
-
-/// Keeps the best KKT point (`θ` and its residual; its evaluation is redone if it is returned,
-/// so no `O(n)` copy is held) once the tolerance is met; `true` when the run should stop.
-fn polish(best: &mut Option<(Vec<f64>, f64)>, iters: &mut usize, theta: &[f64], kkt: f64, tol: f64) -> bool {
-    if best.as_ref().is_none_or(|b| kkt < b.1) {
-        *best = Some((theta.to_vec(), kkt));
-    }
-    if kkt <= POLISH_FACTOR * tol || *iters >= POLISH_ITERS {
-        return true;
-    }
-    *iters += 1;
-    false
 }
 
 /// The largest `τ ≥ 0` with `‖z + τ v‖ ≤ b` for `‖z‖ ≤ b` (0 if `v = 0`).
@@ -443,7 +430,7 @@ pub fn solve<O: SmoothObjective>(
         if !check_flat {
             flat_steps = 0;
         }
-        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, &theta, kkt, tol) {
+        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, POLISH_ITERS, &theta, kkt, tol) {
             break Termination::Converged;
         }
         if let Some(t) = ctl.stop_requested() {
@@ -458,7 +445,7 @@ pub fn solve<O: SmoothObjective>(
         let gw_norm = norm(&gw);
         if gw_norm == 0.0 {
             if at_kkt {
-                polish(&mut best, &mut polish_iters, &theta, kkt, tol);
+                polish(&mut best, &mut polish_iters, POLISH_ITERS, &theta, kkt, tol);
                 break Termination::Converged;
             }
             break Termination::LineSearchFailed;
@@ -513,7 +500,7 @@ pub fn solve<O: SmoothObjective>(
         if check_flat {
             if flat_steps == 0 {
                 // Short step at a KKT point: a genuine (local) minimiser.
-                if polish(&mut best, &mut polish_iters, &theta, kkt, tol) {
+                if polish(&mut best, &mut polish_iters, POLISH_ITERS, &theta, kkt, tol) {
                     break Termination::Converged;
                 }
                 outcome = arc_search(obj, set, &ev, &dir, face_mu, kkt, &mut trial, &mut xd, &mut rep);
