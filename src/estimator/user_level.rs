@@ -19,7 +19,7 @@
 //! coins and all noise are drawn from it in a fixed order, so a seed reproduces the run.
 
 use super::{fit, FitOptions, SolverKind};
-use crate::data::{PairwiseView, UserIndex};
+use crate::data::{Features, PairwiseView, UserIndex};
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::kernels::simd_math::scalar::sigmoid;
@@ -99,12 +99,9 @@ pub fn fit_user_rr(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
         fit(data, &fo)?
     } else {
         let (n, d) = (data.n(), data.d());
-        let mut x = vec![0.0; n * d];
-        for i in 0..n {
-            data.row_into(i, &mut x[i * d..(i + 1) * d]);
-        }
         let mut w = vec![0.0; n];
         let mut b = vec![0.0; d];
+        let mut row = vec![0.0; d];
         let y = data.y();
         for u in 0..users.n_users() {
             let e = opts.eps / users.count(u) as f64;
@@ -112,12 +109,18 @@ pub fn fit_user_rr(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
             for i in users.rows(u) {
                 w[i] = c;
                 let s = if y[i] == 1 { -flip } else { flip };
-                for (bj, xj) in b.iter_mut().zip(&x[i * d..(i + 1) * d]) {
+                data.row_into(i, &mut row);
+                for (bj, xj) in b.iter_mut().zip(&row) {
                     *bj += s * xj;
                 }
             }
         }
-        let view = PairwiseView::new(&x, n, d, y, Some(&w))?;
+        // The caller's features with the per-user weights attached (no copy of X; f32 data
+        // stays f32, which gives the same bits as the widened values).
+        let view = match data.features() {
+            Features::F64(x) => PairwiseView::new(x, n, d, y, Some(&w))?,
+            Features::F32(x) => PairwiseView::new_f32(x, n, d, y, Some(&w))?,
+        };
         let mut fo = FitOptions::new(LossSpec::Mle, opts.set);
         fo.linear_term = Some(b);
         fo.solver = opts.solver;
