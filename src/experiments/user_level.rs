@@ -158,26 +158,13 @@ pub struct UserCell {
 }
 
 impl UserCell {
-    /// Mean error.
+    /// Mean error ([`super::stats::mean`]).
     pub fn mean(&self) -> f64 {
-        self.errors.iter().sum::<f64>() / self.errors.len() as f64
+        super::stats::mean(&self.errors)
     }
-    /// Median error.
-    pub fn median(&self) -> f64 {
-        let mut v = self.errors.clone();
-        v.sort_by(f64::total_cmp);
-        let k = v.len();
-        if k % 2 == 1 {
-            v[k / 2]
-        } else {
-            0.5 * (v[k / 2 - 1] + v[k / 2])
-        }
-    }
-    /// Standard error of the mean.
+    /// Standard error of the mean ([`super::stats::std_err`]).
     pub fn std_err(&self) -> f64 {
-        let k = self.errors.len() as f64;
-        let m = self.mean();
-        (self.errors.iter().map(|e| (e - m) * (e - m)).sum::<f64>() / (k - 1.0) / k).sqrt()
+        super::stats::std_err(&self.errors)
     }
 }
 
