@@ -1,15 +1,11 @@
 //! `privpref account` and `privpref calibrate`: JSON output against the library and the mpmath
 //! reference, conservative calibration, one-line errors with non-zero exits.
 
-use serde_json::Value;
-use std::process::{Command, Output};
+mod common;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privpref"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::cli::run;
+use serde_json::Value;
+use std::process::Output;
 
 fn json(o: &Output) -> Value {
     assert!(

@@ -3,36 +3,10 @@
 
 mod common;
 
+use common::cli::{run, TempDir};
+
 use privpref::data::npy;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("privpref-cli-central-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn arg(&self, name: &str) -> String {
-        self.0.join(name).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn run(args: &[String]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privpref"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::process::Output;
 
 /// Simulated BTL data (n = 200, d = 3) written to `x.npy`, `y.npy`; returns `max‖x_i‖`.
 fn write_data(dir: &TempDir) -> f64 {

@@ -1,15 +1,11 @@
 //! `privpref experiment`: one command per paper experiment writes its Markdown, CSV and SVG
 //! files; bad input is one stderr line and exit 1.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privpref"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::cli::run;
+use std::path::PathBuf;
+use std::process::Output;
 
 fn one_line_error(o: &Output, needle: &str) {
     let err = String::from_utf8_lossy(&o.stderr);

@@ -5,11 +5,12 @@
 
 mod common;
 
+use common::cli::{run, TempDir};
+
 use common::{check_answer, fit_fixture, fixtures, write_npy_raw, Fixture, FEAS_TOL};
 use privpref::data::npy;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 /// The keys `result.json` must hold at least (DESIGN.md "CLI contract").
 const CONTRACT_KEYS: [&str; 11] = [
@@ -25,27 +26,6 @@ const CONTRACT_KEYS: [&str; 11] = [
     "d",
     "elapsed_s",
 ];
-
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("privpref-cli-fixtures-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A float formatted so that it parses back to the same bits (`{:?}` is shortest round-trip).
 fn num(v: f64) -> String {
@@ -93,13 +73,6 @@ fn problem_args(fx: &Fixture, dir: &TempDir) -> Vec<String> {
         args.extend(["--linear-term".into(), path_arg(&p)]);
     }
     args
-}
-
-fn run(args: &[String]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privpref"))
-        .args(args)
-        .output()
-        .expect("spawn privpref")
 }
 
 fn floats(v: &Value) -> Option<Vec<f64>> {

@@ -10,6 +10,8 @@
 
 mod common;
 
+use common::cli::{run, TempDir};
+
 use common::write_npy_raw;
 use privpref::data::{npy, MulticlassView};
 use privpref::estimator::label_sgd::{lp_sgd, LabelMechanism, LpSgdOptions, MulticlassModel};
@@ -19,38 +21,7 @@ use privpref::mechanism::simulation_rng;
 use privpref::privacy::NoiseRng;
 use privpref::sim::{class_means, class_mixture};
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("privpref-cli-label-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-    fn arg(&self, name: &str) -> String {
-        self.path(name).to_str().expect("UTF-8 temp path").to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privpref"))
-        .args(args)
-        .output()
-        .expect("spawn privpref")
-}
+use std::process::Output;
 
 const N: usize = 400;
 const K: usize = 4;

@@ -2,37 +2,12 @@
 //! (seed 004 for local fits with --x, seed 001 for private-mle fits with --covariance, explicit
 //! overrides), the greedy switch, and one-line errors with a non-zero exit for invalid input.
 
+mod common;
+
+use common::cli::{run, TempDir};
 use privpref::data::npy;
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("privpref-cli-policy-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn arg(&self, name: &str) -> String {
-        self.0.join(name).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privpref"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::process::Output;
 
 fn one_line_error(o: &Output) -> String {
     assert!(

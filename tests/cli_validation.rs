@@ -7,43 +7,13 @@
 
 mod common;
 
+use common::cli::{run, TempDir};
+
 use common::write_npy_raw;
 use privpref::data::npy;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 use std::time::Instant;
-
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("privpref-cli-validation-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-    /// The path of `name` in this directory, as a command-line argument.
-    fn arg(&self, name: &str) -> String {
-        self.path(name).to_str().expect("UTF-8 temp path").to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privpref"))
-        .args(args)
-        .output()
-        .expect("spawn privpref")
-}
 
 /// n = 6, d = 3 features and labels that fit fine.
 const N: usize = 6;

@@ -3,6 +3,8 @@
 //! 50-digit mpmath solver whose answers are KKT-certified).
 #![allow(dead_code)]
 
+pub mod cli;
+
 use serde_json::Value;
 use std::path::PathBuf;
 
