@@ -38,6 +38,7 @@ mod account;
 mod central;
 mod demo;
 mod experiment;
+mod fit_shared;
 mod kwise;
 mod label_sgd;
 mod policy;
@@ -46,16 +47,15 @@ mod solver_args;
 
 use clap::{Args, Parser, Subcommand};
 use privpref::data::{npy, PairwiseView};
-use privpref::estimator::{fit, FitOptions, SolverKind};
+use privpref::estimator::{fit, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::{self, KaryRr, Mechanism, RandomizedResponse};
-use privpref::solver::{Control, Termination};
+use privpref::solver::Termination;
 use privpref::Error;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 #[derive(Parser)]
 #[command(
@@ -319,19 +319,7 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     let loss = LossSpec::parse(&a.loss, a.eps)?;
     let set = FeasibleSet::parse(&a.constraint, a.radius)?;
     let solver = SolverKind::parse(&a.solver)?;
-    let settings = solver_args::settings(
-        solver,
-        &solver_args::Given {
-            memory: a.memory,
-            polish_iters: a.polish_iters,
-            batch: a.batch,
-            epochs: a.epochs,
-            step: a.step.as_deref(),
-            shuffle: a.shuffle,
-            average: a.average.as_deref(),
-            seed: a.seed,
-        },
-    )?;
+    let settings = a.solver_settings(solver)?;
     let (x, n, d) = npy::read_matrix_keep(&a.x)?;
     let y = npy::read_labels(&a.y, 2)?;
     let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
@@ -340,84 +328,31 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         npy::Matrix::F64(x) => PairwiseView::new(x, n, d, &y, weights.as_deref())?,
         npy::Matrix::F32(x) => PairwiseView::new_f32(x, n, d, &y, weights.as_deref())?,
     };
-    let linear_term = a.linear_term.as_ref().map(npy::read_vector).transpose()?;
-    let theta0 = a.theta0.as_ref().map(npy::read_vector).transpose()?;
-    let mut opts = FitOptions::new(loss, set);
-    opts.ridge = a.ridge;
-    opts.linear_term = linear_term;
-    opts.solver = solver;
-    opts.theta0 = theta0;
-    opts.control = Control {
-        max_iter: a.max_iter,
-        tol_rel: a.tol,
-        tol_abs: a.tol_abs,
-        ..Control::default()
-    };
-    if solver == SolverKind::Sgd {
-        opts.control.observer = Some(Arc::new(progress::StepBar::new()));
-        opts.control.observe_every = (solver_args::sgd_steps(&settings.sgd, n) / 1000).max(1);
-    }
-    opts.lbfgs = settings.lbfgs;
-    opts.sgd = settings.sgd;
+    let opts = a.fit_options(loss, set, solver, &settings, n)?;
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
     let model = pool.install(|| fit(view, &opts))?;
     let r = &model.report;
-    let mut result = json!({
-        "theta": r.theta,
-        "objective": finite_or_null(r.objective),
-        "kkt_residual": finite_or_null(r.kkt_residual),
-        "kkt_tol": r.kkt_tol,
-        "iterations": r.iterations,
-        "converged": r.converged(),
-        "termination": r.termination.as_str(),
-        "solver": r.solver,
-        "loss": loss.name(),
-        "eps": loss.eps(),
-        "constraint": set.name(),
-        "radius": set.radius(),
-        "ridge": a.ridge,
-        "n": n,
-        "d": d,
-        "x_dtype": match x { npy::Matrix::F64(_) => "float64", npy::Matrix::F32(_) => "float32" },
-        "elapsed_s": r.elapsed.as_secs_f64(),
-        "on_boundary": r.on_boundary,
-        "multiplier": r.multiplier,
-        "certified_global": r.certified_global,
-        "hessian_shifts": r.hessian_shifts,
-        "negative_curvature_rows": r.negative_curvature_rows,
-        "grad_evals": r.grad_evals,
-        "hessian_evals": r.hessian_evals,
-        "fused_evals": r.fused_evals,
-        "cg_iterations": r.cg_iterations,
-        "negative_curvature_directions": r.negative_curvature_directions,
-        "direction_passes": r.direction_passes,
-        "setup_passes": r.setup_passes,
-        "data_passes": r.data_passes(),
-        "line_search_evals": r.line_search_evals,
-        "threads": threads,
-        "guarantee": central::guarantee_json(model.guarantee.as_ref()),
-    });
-    if let Some(obj) = result.as_object_mut() {
-        for (k, v) in solver_args::record(solver, &settings, a.seed) {
-            obj.insert(k.into(), v);
-        }
+    let mut result = fit_shared::report_json(r, model.guarantee.as_ref(), solver, &settings, a.seed, threads);
+    for (k, v) in [
+        ("loss", json!(loss.name())),
+        ("eps", json!(loss.eps())),
+        ("constraint", json!(set.name())),
+        ("radius", json!(set.radius())),
+        ("ridge", json!(a.ridge)),
+        ("n", json!(n)),
+        ("d", json!(d)),
+        (
+            "x_dtype",
+            json!(match x {
+                npy::Matrix::F64(_) => "float64",
+                npy::Matrix::F32(_) => "float32",
+            }),
+        ),
+    ] {
+        result.insert(k.into(), v);
     }
-    write_json(&a.out, &result)?;
-    if let Some(code) = failure_code(r.termination) {
-        return Err(Failure {
-            code,
-            message: Error::NotConverged {
-                solver: r.solver,
-                termination: r.termination,
-                kkt_residual: r.kkt_residual,
-                kkt_tol: r.kkt_tol,
-                iterations: r.iterations,
-            }
-            .to_string(),
-        });
-    }
-    Ok(())
+    fit_shared::finish(&a.out, result, r)
 }
 
 /// `fit --central`: objective perturbation (or the private MLE) with its guarantee.
@@ -453,30 +388,13 @@ fn run_fit_central(a: FitArgs) -> Result<(), Failure> {
             "--central needs the exact solver (--solver newton): its guarantee covers the exact minimiser only",
         )?;
     }
-    solver_args::settings(
-        solver,
-        &solver_args::Given {
-            memory: a.memory,
-            polish_iters: a.polish_iters,
-            batch: a.batch,
-            epochs: a.epochs,
-            step: a.step.as_deref(),
-            shuffle: a.shuffle,
-            average: a.average.as_deref(),
-            seed: a.seed,
-        },
-    )?;
+    a.solver_settings(solver)?;
     let set = FeasibleSet::parse(&a.constraint, a.radius)?;
     let (x, n, d) = npy::read_matrix(&a.x)?;
     let y = npy::read_labels(&a.y, 2)?;
     let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
     let view = PairwiseView::new(&x, n, d, &y, weights.as_deref())?;
-    let control = Control {
-        max_iter: a.max_iter,
-        tol_rel: a.tol,
-        tol_abs: a.tol_abs,
-        ..Control::default()
-    };
+    let control = a.control();
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
     let input = central::CentralInput {

@@ -1,0 +1,136 @@
+//! The parts of `privpref fit` shared by the pairwise, K-wise and central paths: the solver
+//! settings and stopping rule read off the command line, the fit options, the JSON fields every
+//! fit reports, and the exit code of a fit that did not converge.
+
+use super::{central, failure_code, solver_args, write_json, Failure, FitArgs};
+use privpref::estimator::{FitOptions, SolverKind};
+use privpref::feasible::FeasibleSet;
+use privpref::privacy::Guarantee;
+use privpref::solver::{Control, SolveReport};
+use privpref::Error;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+impl FitArgs {
+    /// The settings of `solver` from `--memory`, `--polish-iters` and the SGD flags (an error
+    /// names a flag given for another solver).
+    pub fn solver_settings(&self, solver: SolverKind) -> Result<solver_args::Settings, Error> {
+        solver_args::settings(
+            solver,
+            &solver_args::Given {
+                memory: self.memory,
+                polish_iters: self.polish_iters,
+                batch: self.batch,
+                epochs: self.epochs,
+                step: self.step.as_deref(),
+                shuffle: self.shuffle,
+                average: self.average.as_deref(),
+                seed: self.seed,
+            },
+        )
+    }
+
+    /// The stopping rule: `--max-iter`, `--tol`, `--tol-abs`.
+    pub fn control(&self) -> Control {
+        Control {
+            max_iter: self.max_iter,
+            tol_rel: self.tol,
+            tol_abs: self.tol_abs,
+            ..Control::default()
+        }
+    }
+
+    /// The options of a local fit of `n` samples: ridge, `--linear-term` and `--theta0` (read
+    /// from their files), the solver and its settings, the stopping rule, and a progress bar on
+    /// stderr for SGD.
+    pub fn fit_options<S>(
+        &self,
+        loss: S,
+        set: FeasibleSet,
+        solver: SolverKind,
+        settings: &solver_args::Settings,
+        n: usize,
+    ) -> Result<FitOptions<S>, Failure> {
+        use privpref::data::npy;
+        let mut opts = FitOptions::new(loss, set);
+        opts.ridge = self.ridge;
+        opts.linear_term = self.linear_term.as_ref().map(npy::read_vector).transpose()?;
+        opts.solver = solver;
+        opts.theta0 = self.theta0.as_ref().map(npy::read_vector).transpose()?;
+        opts.control = self.control();
+        if solver == SolverKind::Sgd {
+            opts.control.observer = Some(Arc::new(super::progress::StepBar::new()));
+            opts.control.observe_every = (solver_args::sgd_steps(&settings.sgd, n) / 1000).max(1);
+        }
+        opts.lbfgs = settings.lbfgs;
+        opts.sgd = settings.sgd;
+        Ok(opts)
+    }
+}
+
+/// The JSON fields of every local fit: the answer, the solver's report and counters, the
+/// recorded solver settings, the thread count and the guarantee. The caller adds what is
+/// particular to its data (loss, shapes, label kind).
+pub fn report_json(
+    r: &SolveReport,
+    guarantee: Option<&Guarantee>,
+    solver: SolverKind,
+    settings: &solver_args::Settings,
+    seed: Option<u64>,
+    threads: usize,
+) -> Map<String, Value> {
+    let v = json!({
+        "theta": r.theta,
+        "objective": super::finite_or_null(r.objective),
+        "kkt_residual": super::finite_or_null(r.kkt_residual),
+        "kkt_tol": r.kkt_tol,
+        "iterations": r.iterations,
+        "converged": r.converged(),
+        "termination": r.termination.as_str(),
+        "solver": r.solver,
+        "elapsed_s": r.elapsed.as_secs_f64(),
+        "on_boundary": r.on_boundary,
+        "multiplier": r.multiplier,
+        "certified_global": r.certified_global,
+        "hessian_shifts": r.hessian_shifts,
+        "negative_curvature_rows": r.negative_curvature_rows,
+        "grad_evals": r.grad_evals,
+        "hessian_evals": r.hessian_evals,
+        "fused_evals": r.fused_evals,
+        "cg_iterations": r.cg_iterations,
+        "negative_curvature_directions": r.negative_curvature_directions,
+        "direction_passes": r.direction_passes,
+        "setup_passes": r.setup_passes,
+        "data_passes": r.data_passes(),
+        "line_search_evals": r.line_search_evals,
+        "threads": threads,
+        "guarantee": central::guarantee_json(guarantee),
+    });
+    let Value::Object(mut m) = v else {
+        unreachable!("json! of an object literal is an object")
+    };
+    for (k, v) in solver_args::record(solver, settings, seed) {
+        m.insert(k.into(), v);
+    }
+    m
+}
+
+/// Writes `result` (to `--out` or stdout), then turns a fit that did not converge into exit
+/// code 3 with the solver's diagnostics on stderr (the JSON is written either way).
+pub fn finish(out: &Option<std::path::PathBuf>, result: Map<String, Value>, r: &SolveReport) -> Result<(), Failure> {
+    write_json(out, &Value::Object(result))?;
+    if let Some(code) = failure_code(r.termination) {
+        return Err(Failure {
+            code,
+            message: Error::NotConverged {
+                solver: r.solver,
+                termination: r.termination,
+                kkt_residual: r.kkt_residual,
+                kkt_tol: r.kkt_tol,
+                iterations: r.iterations,
+            }
+            .to_string(),
+        });
+    }
+    Ok(())
+}
