@@ -63,6 +63,29 @@ impl Eval {
     }
 }
 
+/// The ridge `β` of `(β/2W)‖θ‖²` if it is finite and `≥ 0` (shared by [`Objective`] and
+/// [`group::GroupObjective`]).
+pub(crate) fn check_ridge(beta: f64) -> Result<f64> {
+    if !(beta.is_finite() && beta >= 0.0) {
+        return Err(Error::param("ridge", format!("must be finite and >= 0, got {beta}")));
+    }
+    Ok(beta)
+}
+
+/// The linear term `b` of `(1/W)⟨b, θ⟩` if it has `d` finite entries.
+pub(crate) fn check_linear_term(b: Vec<f64>, d: usize) -> Result<Vec<f64>> {
+    if b.len() != d {
+        return Err(Error::Shape(format!("linear term has {} entries but d = {d}", b.len())));
+    }
+    if let Some(j) = b.iter().position(|v| !v.is_finite()) {
+        return Err(Error::param(
+            "linear-term",
+            format!("entry {j} is not finite ({})", b[j]),
+        ));
+    }
+    Ok(b)
+}
+
 impl<'a, L: Loss> Objective<'a, L> {
     /// The plain mean loss (`β = 0`, `b = 0`), parallel over the current rayon pool.
     pub fn new(data: PairwiseView<'a>, loss: L) -> Self {
@@ -76,28 +99,12 @@ impl<'a, L: Loss> Objective<'a, L> {
     }
     /// Adds `(β/2W)‖θ‖²`; `β` must be finite and `≥ 0`.
     pub fn with_ridge(mut self, beta: f64) -> Result<Self> {
-        if !(beta.is_finite() && beta >= 0.0) {
-            return Err(Error::param("ridge", format!("must be finite and >= 0, got {beta}")));
-        }
-        self.ridge = beta;
+        self.ridge = check_ridge(beta)?;
         Ok(self)
     }
     /// Adds `(1/W)⟨b, θ⟩`; `b` must have `d` finite entries.
     pub fn with_linear_term(mut self, b: Vec<f64>) -> Result<Self> {
-        if b.len() != self.data.d() {
-            return Err(Error::Shape(format!(
-                "linear term has {} entries but d = {}",
-                b.len(),
-                self.data.d()
-            )));
-        }
-        if let Some(j) = b.iter().position(|v| !v.is_finite()) {
-            return Err(Error::param(
-                "linear-term",
-                format!("entry {j} is not finite ({})", b[j]),
-            ));
-        }
-        self.linear = Some(b);
+        self.linear = Some(check_linear_term(b, self.data.d())?);
         Ok(self)
     }
     /// Sets the parallelism of the passes over `X`.

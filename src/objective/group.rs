@@ -69,10 +69,7 @@ impl<'a, L: GroupLoss> GroupObjective<'a, L> {
     /// # Errors
     /// [`Error::InvalidParam`] (`ridge`).
     pub fn with_ridge(mut self, beta: f64) -> Result<Self> {
-        if !(beta.is_finite() && beta >= 0.0) {
-            return Err(Error::param("ridge", format!("must be finite and >= 0, got {beta}")));
-        }
-        self.ridge = beta;
+        self.ridge = super::check_ridge(beta)?;
         Ok(self)
     }
     /// Adds `(1/W)⟨b, θ⟩`; `b` must have `d` finite entries.
@@ -80,20 +77,7 @@ impl<'a, L: GroupLoss> GroupObjective<'a, L> {
     /// # Errors
     /// [`Error::Shape`] or [`Error::InvalidParam`] (`linear-term`).
     pub fn with_linear_term(mut self, b: Vec<f64>) -> Result<Self> {
-        if b.len() != self.data.d() {
-            return Err(Error::Shape(format!(
-                "linear term has {} entries but d = {}",
-                b.len(),
-                self.data.d()
-            )));
-        }
-        if let Some(j) = b.iter().position(|v| !v.is_finite()) {
-            return Err(Error::param(
-                "linear-term",
-                format!("entry {j} is not finite ({})", b[j]),
-            ));
-        }
-        self.linear = Some(b);
+        self.linear = Some(super::check_linear_term(b, self.data.d())?);
         Ok(self)
     }
     /// Sets the parallelism of the passes over the features.
