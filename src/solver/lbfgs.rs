@@ -39,7 +39,7 @@
 //! Cost per iteration: one fused value+gradient pass when the unit step is accepted (the usual
 //! case), plus one pass for `Xd` and O(n) per trial when it is not.
 
-use super::{Control, Progress, SolveReport, Termination};
+use super::{all_finite, dot, Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, norm, FeasibleSet};
 use crate::objective::{Eval, SmoothObjective};
@@ -176,14 +176,6 @@ impl LbfgsOptions {
     }
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn all_finite(ev: &Eval) -> bool {
-    ev.value.is_finite() && ev.grad.iter().all(|g| g.is_finite())
-}
-
 /// One curvature pair: the step `s = θ₊ − θ` and the change of the projected gradient of `F`.
 struct Pair {
     s: Vec<f64>,
@@ -264,14 +256,7 @@ pub fn solve<O: SmoothObjective>(
     let start = Instant::now();
     let d = obj.dim();
     let n = obj.num_samples();
-    if let Some(t0) = theta0 {
-        if t0.len() != d {
-            return Err(Error::Shape(format!("theta0 has {} entries but d = {d}", t0.len())));
-        }
-        if let Some(j) = t0.iter().position(|v| !v.is_finite()) {
-            return Err(Error::param("theta0", format!("entry {j} is not finite")));
-        }
-    }
+    super::check_theta0(theta0, d)?;
     let sz = set.sum_zero();
     let radius = set.radius();
     let max_iter = ctl.max_iter.saturating_mul(ITERS_PER_MAX_ITER);

@@ -137,3 +137,27 @@ impl Control {
         None
     }
 }
+
+/// The warm-start checks of the solvers: length `d` ([`Error::Shape`]) and finite entries
+/// ([`Error::InvalidParam`] `theta0`).
+pub(crate) fn check_theta0(theta0: Option<&[f64]>, d: usize) -> Result<()> {
+    if let Some(t0) = theta0 {
+        if t0.len() != d {
+            return Err(Error::Shape(format!("theta0 has {} entries but d = {d}", t0.len())));
+        }
+        if let Some(j) = t0.iter().position(|v| !v.is_finite()) {
+            return Err(Error::param("theta0", format!("entry {j} is not finite")));
+        }
+    }
+    Ok(())
+}
+
+/// `aᵀb`, summed in order.
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Whether an evaluation has a finite value and gradient.
+pub(crate) fn all_finite(ev: &crate::objective::Eval) -> bool {
+    ev.value.is_finite() && ev.grad.iter().all(|g| g.is_finite())
+}

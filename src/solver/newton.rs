@@ -32,7 +32,7 @@
 //! as on separable data).
 
 use super::dense::newton_subproblem;
-use super::{Control, SolveReport, Termination};
+use super::{all_finite, dot, Control, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, helmert, norm, FeasibleSet};
 use crate::objective::{Eval, SmoothObjective};
@@ -51,14 +51,6 @@ const ARMIJO: f64 = 1e-4;
 /// Consecutive aligned non-negligible steps at a KKT point that signal a recession direction.
 const RECESSION_STEPS: usize = 5;
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn all_finite(ev: &Eval) -> bool {
-    ev.value.is_finite() && ev.grad.iter().all(|g| g.is_finite())
-}
-
 /// Minimises `obj` over `set` by exact projected Newton from `theta0` (projected onto the set;
 /// default 0). See the module docs. `Err` only for invalid input.
 pub fn solve<O: SmoothObjective>(
@@ -71,14 +63,7 @@ pub fn solve<O: SmoothObjective>(
     let start = Instant::now();
     let d = obj.dim();
     let n = obj.num_samples();
-    if let Some(t0) = theta0 {
-        if t0.len() != d {
-            return Err(Error::Shape(format!("theta0 has {} entries but d = {d}", t0.len())));
-        }
-        if let Some(j) = t0.iter().position(|v| !v.is_finite()) {
-            return Err(Error::param("theta0", format!("entry {j} is not finite")));
-        }
-    }
+    super::check_theta0(theta0, d)?;
     let sz = set.sum_zero();
     let m = if sz { d - 1 } else { d };
     let radius = set.radius();

@@ -57,7 +57,7 @@
 
 use super::lbfgs::polish;
 use super::lbfgs::{arc_search, Arc, FACE_TOL, MAX_STEP, MIN_COS, RECESSION_STEPS, RELEASE, STALL_STEP};
-use super::{Control, Progress, SolveReport, Termination};
+use super::{all_finite, dot, Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, norm, FeasibleSet};
 use crate::objective::{Eval, SmoothObjective};
@@ -72,14 +72,6 @@ const CG_MIN: usize = 10;
 /// Steps allowed after the tolerance is met, while the KKT residual keeps falling (L-BFGS's
 /// polishing rule, [`super::lbfgs`], with a smaller budget: each step costs CG passes).
 const POLISH_ITERS: usize = 3;
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn all_finite(ev: &Eval) -> bool {
-    ev.value.is_finite() && ev.grad.iter().all(|g| g.is_finite())
-}
 
 /// The largest `τ ≥ 0` with `‖z + τ v‖ ≤ b` for `‖z‖ ≤ b` (0 if `v = 0`).
 fn to_boundary(z: &[f64], v: &[f64], b: f64) -> f64 {
@@ -333,14 +325,7 @@ pub fn solve<O: SmoothObjective>(
     let start = Instant::now();
     let d = obj.dim();
     let n = obj.num_samples();
-    if let Some(t0) = theta0 {
-        if t0.len() != d {
-            return Err(Error::Shape(format!("theta0 has {} entries but d = {d}", t0.len())));
-        }
-        if let Some(j) = t0.iter().position(|v| !v.is_finite()) {
-            return Err(Error::param("theta0", format!("entry {j} is not finite")));
-        }
-    }
+    super::check_theta0(theta0, d)?;
     let sz = set.sum_zero();
     let radius = set.radius();
     let m = if sz { d.saturating_sub(1) } else { d };

@@ -44,8 +44,8 @@ use super::{Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, norm, FeasibleSet};
 use crate::loss::Loss;
-use crate::objective::{Eval, Objective, SmoothObjective};
-use one_pass::{check_theta0, Setup, State};
+use crate::objective::{Objective, SmoothObjective};
+use one_pass::{Setup, State};
 use std::ops::Range;
 use std::time::Instant;
 
@@ -146,10 +146,6 @@ pub(crate) fn blank_report(solver: &'static str, theta: Vec<f64>) -> SolveReport
     SolveReport::blank(solver, theta, Termination::Completed)
 }
 
-fn all_finite(ev: &Eval) -> bool {
-    ev.value.is_finite() && ev.grad.iter().all(|g| g.is_finite())
-}
-
 /// Minimises `obj` over `set` by projected SGD from `θ₁ = Π(theta0)` (default 0). See the
 /// module docs for the algorithm and the report; `last_step_norm` is `NaN`.
 ///
@@ -170,7 +166,7 @@ pub fn solve<O: SmoothObjective>(
     let start = Instant::now();
     let d = obj.dim();
     let n = obj.num_samples();
-    check_theta0(theta0, d)?;
+    super::check_theta0(theta0, d)?;
     let sched = obj.sgd_schedule(&opts.step, set)?;
     let per_epoch = if opts.batch == 1 { n } else { n.div_ceil(opts.batch) };
     let budget = per_epoch.checked_mul(opts.epochs).ok_or_else(|| {
@@ -186,7 +182,7 @@ pub fn solve<O: SmoothObjective>(
     let zeros = vec![0.0; d];
     obj.evaluate(&zeros, &mut ev);
     rep.grad_evals += 1;
-    if !all_finite(&ev) {
+    if !super::all_finite(&ev) {
         return Err(Error::Numerical(
             "the objective or its gradient is not finite at θ = 0".into(),
         ));
@@ -242,7 +238,7 @@ pub fn solve<O: SmoothObjective>(
         obj.evaluate(st.output(), &mut ev);
         rep.grad_evals += 1;
         evaluated = true;
-        if !all_finite(&ev) || st.output().iter().any(|v| !v.is_finite()) {
+        if !super::all_finite(&ev) || st.output().iter().any(|v| !v.is_finite()) {
             termination = Termination::NonFinite;
             kkt = f64::NAN;
             break;
@@ -267,7 +263,7 @@ pub fn solve<O: SmoothObjective>(
         // Stopped inside an epoch: evaluate the point returned.
         obj.evaluate(st.output(), &mut ev);
         rep.grad_evals += 1;
-        kkt = if all_finite(&ev) {
+        kkt = if super::all_finite(&ev) {
             set.kkt_residual(st.output(), &ev.grad)
         } else {
             f64::NAN

@@ -19,7 +19,7 @@ use super::lanes::{self, One, Proj};
 use super::step::Schedule;
 use super::Averaging;
 use crate::data::PairwiseView;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::feasible::FeasibleSet;
 use crate::kernels::Rows;
 use crate::loss::{Loss, LossOut};
@@ -185,7 +185,7 @@ pub fn one_pass<O: SmoothObjective>(
     step: super::StepRule,
     average: Averaging,
 ) -> Result<Vec<f64>> {
-    check_theta0(theta0, obj.dim())?;
+    super::super::check_theta0(theta0, obj.dim())?;
     let sched = obj.sgd_schedule(&step, set)?;
     let setup = Setup::new(obj, set, sched);
     let mut st = State::new(obj.dim(), theta0, setup.proj, average);
@@ -195,20 +195,6 @@ pub fn one_pass<O: SmoothObjective>(
         Some(a) => a,
         None => st.theta,
     })
-}
-
-/// The warm-start checks of the solvers: length `d` ([`Error::Shape`]) and finite entries
-/// ([`Error::InvalidParam`] `theta0`).
-pub(crate) fn check_theta0(theta0: Option<&[f64]>, d: usize) -> Result<()> {
-    if let Some(t0) = theta0 {
-        if t0.len() != d {
-            return Err(Error::Shape(format!("theta0 has {} entries but d = {d}", t0.len())));
-        }
-        if let Some(j) = t0.iter().position(|v| !v.is_finite()) {
-            return Err(Error::param("theta0", format!("entry {j} is not finite")));
-        }
-    }
-    Ok(())
 }
 
 /// `PairwiseView` rows as kernel rows.
