@@ -176,6 +176,32 @@ impl LbfgsOptions {
     }
 }
 
+/// The count of consecutive "flat" steps at a point that meets the KKT tolerance: 0 when the
+/// step `dir` (of norm `dn`) is negligible next to `max(‖θ‖, 1)` (a minimiser), one more than
+/// `flat` when it points the way of the previous step `prev` (cosine > 0.9), else 1.
+/// [`RECESSION_STEPS`] of them in a row signal a direction of recession.
+pub(crate) fn count_flat_steps(theta: &[f64], dir: &[f64], dn: f64, prev: Option<&[f64]>, flat: usize) -> usize {
+    if dn <= STALL_STEP * norm(theta).max(1.0) {
+        return 0;
+    }
+    let aligned = prev.is_some_and(|q| dot(q, dir) > 0.9 * norm(q) * dn);
+    if aligned {
+        flat + 1
+    } else {
+        1
+    }
+}
+
+/// Scales an unconstrained step `dir` (of norm `dn`) down to at most
+/// [`MAX_STEP`]` · max(‖θ‖, 1)`.
+pub(crate) fn cap_step(dir: &mut [f64], dn: f64, theta: &[f64]) {
+    let cap = MAX_STEP * norm(theta).max(1.0);
+    if dn > cap {
+        let f = cap / dn;
+        dir.iter_mut().for_each(|v| *v *= f);
+    }
+}
+
 /// One curvature pair: the step `s = θ₊ − θ` and the change of the projected gradient of `F`.
 struct Pair {
     s: Vec<f64>,
@@ -437,20 +463,10 @@ pub fn solve<O: SmoothObjective>(
             }
             if check_flat && !checked_flat {
                 checked_flat = true;
-                let scale = norm(&theta).max(1.0);
-                if dn <= STALL_STEP * scale {
-                    flat_steps = 0;
-                } else {
-                    let aligned = prev_step.as_ref().is_some_and(|q| dot(q, &dir) > 0.9 * norm(q) * dn);
-                    flat_steps = if aligned { flat_steps + 1 } else { 1 };
-                }
+                flat_steps = count_flat_steps(&theta, &dir, dn, prev_step.as_deref(), flat_steps);
             }
             if radius.is_none() {
-                let cap = MAX_STEP * norm(&theta).max(1.0);
-                if dn > cap {
-                    let f = cap / dn;
-                    dir.iter_mut().for_each(|v| *v *= f);
-                }
+                cap_step(&mut dir, dn, &theta);
             }
             if check_flat && flat_steps == 0 {
                 break;

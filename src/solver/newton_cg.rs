@@ -56,7 +56,7 @@
 //! when a line search backtracks — no `d × d` matrix.
 
 use super::lbfgs::polish;
-use super::lbfgs::{arc_search, Arc, FACE_TOL, MAX_STEP, MIN_COS, RECESSION_STEPS, RELEASE, STALL_STEP};
+use super::lbfgs::{arc_search, cap_step, count_flat_steps, Arc, FACE_TOL, MIN_COS, RECESSION_STEPS, RELEASE};
 use super::{all_finite, dot, Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, norm, FeasibleSet};
@@ -456,20 +456,10 @@ pub fn solve<O: SmoothObjective>(
             }
             if check_flat && !checked_flat {
                 checked_flat = true;
-                let scale = norm(&theta).max(1.0);
-                if dn <= STALL_STEP * scale {
-                    flat_steps = 0;
-                } else {
-                    let aligned = prev_step.as_ref().is_some_and(|q| dot(q, &dir) > 0.9 * norm(q) * dn);
-                    flat_steps = if aligned { flat_steps + 1 } else { 1 };
-                }
+                flat_steps = count_flat_steps(&theta, &dir, dn, prev_step.as_deref(), flat_steps);
             }
             if radius.is_none() {
-                let cap = MAX_STEP * norm(&theta).max(1.0);
-                if dn > cap {
-                    let f = cap / dn;
-                    dir.iter_mut().for_each(|v| *v *= f);
-                }
+                cap_step(&mut dir, dn, &theta);
             }
             if check_flat && flat_steps == 0 {
                 break;
