@@ -18,7 +18,8 @@
 //! `(seed, r, n)` (the same data as [`super::seed000_comparison`]), RR labels and the
 //! objective-perturbation noise from `(seed, r, n, ε bits)`; independent of threads and order.
 
-use crate::error::{check_delta, check_eps, check_radius, Error, Result};
+use super::check_grid;
+use crate::error::{check_delta, Result};
 use crate::estimator::central::{objective_perturbation, ObjPertOptions};
 use crate::estimator::{fit, FitOptions};
 use crate::feasible::{norm, FeasibleSet};
@@ -131,26 +132,8 @@ type Rec = (CentralEstimator, Option<f64>, usize, usize, f64, bool);
 /// # Errors
 /// Invalid configuration.
 pub fn central_vs_local(cfg: &CentralConfig, progress: &(dyn Fn() + Sync)) -> Result<Vec<CentralCell>> {
-    if cfg.d < 2 {
-        return Err(Error::param(
-            "d",
-            "must be at least 2 (θ* lives on the sum-zero subspace)",
-        ));
-    }
-    check_radius(cfg.radius)?;
-    if !(cfg.theta_norm > 0.0 && cfg.theta_norm <= cfg.radius) {
-        return Err(Error::param(
-            "theta-norm",
-            format!("must be in (0, radius], got {}", cfg.theta_norm),
-        ));
-    }
-    for &e in &cfg.eps {
-        check_eps(e)?;
-    }
+    check_grid(cfg.d, cfg.radius, cfg.theta_norm, &cfg.eps, cfg.reps, &cfg.ns)?;
     check_delta(cfg.delta)?;
-    if cfg.reps == 0 || cfg.ns.is_empty() || cfg.ns.contains(&0) {
-        return Err(Error::param("grid", "needs at least one repetition and sizes n ≥ 1"));
-    }
     let set = FeasibleSet::theta_b(cfg.radius)?;
     let control = Control {
         par: Par::Seq,

@@ -161,27 +161,35 @@ type Record = (
 
 use crate::mechanism::mix_seed as mix;
 
-/// Runs the comparison; `progress()` is called after each `(n, repetition)` job.
-pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> Result<Vec<Cell>> {
-    if cfg.d < 2 {
+/// The checks every simulation grid shares: `d ≥ 2` (θ* lives on the sum-zero subspace), a
+/// valid radius, `0 < ‖θ*‖ ≤ radius`, valid privacy levels, at least one repetition and sizes
+/// `n ≥ 1`.
+pub(crate) fn check_grid(d: usize, radius: f64, theta_norm: f64, eps: &[f64], reps: usize, ns: &[usize]) -> Result<()> {
+    if d < 2 {
         return Err(Error::param(
             "d",
             "must be at least 2 (θ* lives on the sum-zero subspace)",
         ));
     }
-    check_radius(cfg.radius)?;
-    if !(cfg.theta_norm > 0.0 && cfg.theta_norm <= cfg.radius) {
+    check_radius(radius)?;
+    if !(theta_norm > 0.0 && theta_norm <= radius) {
         return Err(Error::param(
             "theta-norm",
-            format!("must be in (0, radius], got {}", cfg.theta_norm),
+            format!("must be in (0, radius], got {theta_norm}"),
         ));
     }
-    for &e in &cfg.eps {
+    for &e in eps {
         check_eps(e)?;
     }
-    if cfg.reps == 0 || cfg.ns.is_empty() || cfg.ns.contains(&0) {
+    if reps == 0 || ns.is_empty() || ns.contains(&0) {
         return Err(Error::param("grid", "needs at least one repetition and sizes n ≥ 1"));
     }
+    Ok(())
+}
+
+/// Runs the comparison; `progress()` is called after each `(n, repetition)` job.
+pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> Result<Vec<Cell>> {
+    check_grid(cfg.d, cfg.radius, cfg.theta_norm, &cfg.eps, cfg.reps, &cfg.ns)?;
     let set = FeasibleSet::theta_b(cfg.radius)?;
     let control = Control {
         par: Par::Seq,
@@ -268,4 +276,30 @@ pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> 
         c.solve_seconds += secs;
     }
     Ok(cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(r: Result<()>) -> &'static str {
+        match r {
+            Err(Error::InvalidParam { name, .. }) => name,
+            other => panic!("expected InvalidParam, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn check_grid_names_the_bad_setting() {
+        assert!(check_grid(3, 1.0, 1.0, &[0.5, 1.0], 2, &[10, 100]).is_ok());
+        assert_eq!(name(check_grid(1, 1.0, 0.5, &[1.0], 2, &[10])), "d");
+        assert_eq!(name(check_grid(3, 0.0, 0.5, &[1.0], 2, &[10])), "radius");
+        assert_eq!(name(check_grid(3, 1.0, 0.0, &[1.0], 2, &[10])), "theta-norm");
+        assert_eq!(name(check_grid(3, 1.0, 1.5, &[1.0], 2, &[10])), "theta-norm");
+        assert_eq!(name(check_grid(3, 1.0, f64::NAN, &[1.0], 2, &[10])), "theta-norm");
+        assert_eq!(name(check_grid(3, 1.0, 0.5, &[1.0, -1.0], 2, &[10])), "eps");
+        assert_eq!(name(check_grid(3, 1.0, 0.5, &[1.0], 0, &[10])), "grid");
+        assert_eq!(name(check_grid(3, 1.0, 0.5, &[1.0], 2, &[])), "grid");
+        assert_eq!(name(check_grid(3, 1.0, 0.5, &[1.0], 2, &[10, 0])), "grid");
+    }
 }

@@ -36,8 +36,9 @@
 //! from `(seed, r, n, ε)` only (`ε` by its bits, not its position in the list). Blocks of repetitions run in parallel with rayon; the result does not depend on
 //! the thread count, the block size or the grid order.
 
+use super::check_grid;
 use crate::data::PairwiseView;
-use crate::error::{check_delta, check_eps, check_radius, Error, Result};
+use crate::error::{check_delta, Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::{Logistic, Loss, RrDebiased};
 use crate::mechanism::{mix_seed as mix, simulation_rng, Mechanism, RandomizedResponse};
@@ -208,26 +209,8 @@ impl SgdGridResult {
 pub use crate::privacy::calibrate::objpert_noise_std as noise_std;
 
 fn validate(cfg: &SgdGridConfig) -> Result<()> {
-    if cfg.d < 2 {
-        return Err(Error::param(
-            "d",
-            "must be at least 2 (θ* lives on the sum-zero subspace)",
-        ));
-    }
-    check_radius(cfg.radius)?;
-    if !(cfg.theta_norm > 0.0 && cfg.theta_norm <= cfg.radius) {
-        return Err(Error::param(
-            "theta-norm",
-            format!("must be in (0, radius], got {}", cfg.theta_norm),
-        ));
-    }
-    for &e in &cfg.eps {
-        check_eps(e)?;
-    }
+    check_grid(cfg.d, cfg.radius, cfg.theta_norm, &cfg.eps, cfg.reps, &cfg.ns)?;
     check_delta(cfg.delta)?;
-    if cfg.reps == 0 || cfg.ns.is_empty() || cfg.ns.contains(&0) {
-        return Err(Error::param("grid", "needs at least one repetition and sizes n ≥ 1"));
-    }
     if cfg.block == 0 {
         return Err(Error::param("block", "must be at least 1"));
     }
