@@ -62,6 +62,18 @@ fn check_label(y: u8, k: usize, row: usize) -> Result<()> {
     Ok(())
 }
 
+/// The labels `0, 1, …, 255`: `&LABELS[..k]` is the label set of a `K`-label mechanism (no
+/// allocation per draw).
+const LABELS: [u8; 256] = {
+    let mut a = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        a[i] = i as u8;
+        i += 1;
+    }
+    a
+};
+
 fn check_num_labels(k: usize) -> Result<()> {
     if !(2..=256).contains(&k) {
         return Err(Error::param("k", format!("needs 2 ≤ K ≤ 256 labels, got {k}")));
@@ -104,8 +116,12 @@ impl KaryRr {
     /// [`Error::Data`] (row 0) for a label `≥ K`.
     pub fn sample<R: Rng + ?Sized>(&self, y: u8, rng: &mut R) -> Result<u8> {
         check_label(y, self.k, 0)?;
-        let all: Vec<u8> = (0..self.k).map(|j| j as u8).collect();
-        Ok(draw_rr(&all, Some(usize::from(y)), self.keep_probability(), rng))
+        Ok(draw_rr(
+            &LABELS[..self.k],
+            Some(usize::from(y)),
+            self.keep_probability(),
+            rng,
+        ))
     }
 }
 
@@ -136,11 +152,11 @@ impl Mechanism for KaryRr {
         for (row, &y) in labels.iter().enumerate() {
             check_label(y, self.k, row)?;
         }
-        let all: Vec<u8> = (0..self.k).map(|j| j as u8).collect();
+        let all = &LABELS[..self.k];
         let keep = self.keep_probability();
         Ok(labels
             .iter()
-            .map(|&y| draw_rr(&all, Some(usize::from(y)), keep, rng))
+            .map(|&y| draw_rr(all, Some(usize::from(y)), keep, rng))
             .collect())
     }
 }
@@ -336,7 +352,12 @@ impl RrWithPrior {
             .collect())
     }
     fn k_star(&self, prior: &[f64]) -> usize {
-        let order = top_k(prior, prior.len());
+        self.top_set(prior).len()
+    }
+    /// `Y_{k*}`: the `k*` labels of largest prior mass, in decreasing order (ties by the smaller
+    /// index), from one sort of the prior.
+    fn top_set(&self, prior: &[f64]) -> Vec<u8> {
+        let mut order = top_k(prior, prior.len());
         let (mut best, mut best_k, mut mass) = (f64::NEG_INFINITY, 1, 0.0);
         for (i, &j) in order.iter().enumerate() {
             mass += prior[usize::from(j)];
@@ -346,7 +367,8 @@ impl RrWithPrior {
                 best_k = i + 1;
             }
         }
-        best_k
+        order.truncate(best_k);
+        order
     }
     /// Randomises one label `y` under its prior (the draw of [`RrWithPrior::randomize`] for
     /// one row): `ỹ` and `Y_{k*}` (`k* = set.len()`).
@@ -356,8 +378,8 @@ impl RrWithPrior {
     pub fn sample<R: Rng + ?Sized>(&self, y: u8, prior: &[f64], rng: &mut R) -> Result<TopDraw> {
         check_prior(prior, 0)?;
         check_label(y, prior.len(), 0)?;
-        let k = self.k_star(prior);
-        let set = top_k(prior, k);
+        let set = self.top_set(prior);
+        let k = set.len();
         let pos = set.iter().position(|&j| j == y);
         let label = draw_rr(&set, pos, rr_probs(self.eps, k).0, rng);
         Ok(TopDraw { label, set })
@@ -386,8 +408,8 @@ impl RrWithPrior {
         for (row, (&y, p)) in labels.iter().zip(priors.chunks_exact(kk)).enumerate() {
             check_prior(p, row)?;
             check_label(y, kk, row)?;
-            let k = self.k_star(p);
-            let top = top_k(p, k);
+            let top = self.top_set(p);
+            let k = top.len();
             let pos = top.iter().position(|&j| j == y);
             out.push(draw_rr(&top, pos, rr_probs(self.eps, k).0, rng));
             ks.push(k);
