@@ -14,7 +14,8 @@ use privpref::kernels::{self, Rows};
 use privpref::loss::{Logistic, RrDebiased};
 use privpref::par::Par;
 use std::hint::black_box;
-use std::time::Duration;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 fn shape() -> (usize, usize) {
     let get = |k: &str, dflt: usize| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(dflt);
@@ -121,6 +122,72 @@ fn bench(c: &mut Criterion) {
         });
         g.finish();
     }
+    if !std::env::args().any(|a| a == "--list" || a == "--test") {
+        let _ = PAIRED.set(paired_ratios(&dat, rows, &deb, &mut scores, &mut grad));
+    }
+}
+
+/// The paired-ratio table of the summary (filled by [`bench`]).
+static PAIRED: OnceLock<String> = OnceLock::new();
+
+/// Pairs per thread count in [`paired_ratios`].
+const PAIRS: usize = 21;
+
+/// Streaming read and fused passes alternated, one pass each, [`PAIRS`] times per thread count;
+/// the ratio `t_stream / t_pass` of each pair, summarised by its median and range. Criterion
+/// times each function in its own 4-second block, so a drift of the shared host between
+/// blocks moves its ratios; a pair's two passes run milliseconds apart.
+fn paired_ratios(dat: &Data, rows: Rows<'_>, deb: &RrDebiased, scores: &mut [f64], grad: &mut [f64]) -> String {
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let mut out = String::from("| threads | pass | median of t_stream / t_pass | min | max |\n|---|---|---|---|---|\n");
+    for threads in [1usize, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let (mut mle, mut debr) = (Vec::new(), Vec::new());
+        pool.install(|| {
+            let time = |f: &mut dyn FnMut()| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            };
+            for pair in 0..=PAIRS {
+                let ts = time(&mut || {
+                    black_box(kernels::stream_sum(&dat.x, dat.d, Par::Rayon));
+                });
+                let tm = time(&mut || {
+                    black_box(kernels::value_grad(
+                        rows,
+                        &Logistic,
+                        &dat.theta,
+                        scores,
+                        grad,
+                        Par::Rayon,
+                    ));
+                });
+                let td = time(&mut || {
+                    black_box(kernels::value_grad(rows, deb, &dat.theta, scores, grad, Par::Rayon));
+                });
+                // The first pair warms the pool and the pages up.
+                if pair > 0 {
+                    mle.push(ts / tm);
+                    debr.push(ts / td);
+                }
+            }
+        });
+        for (name, v) in [("value_grad_mle", &mut mle), ("value_grad_debiased", &mut debr)] {
+            let (lo, hi) = (
+                v.iter().copied().fold(f64::INFINITY, f64::min),
+                v.iter().copied().fold(0.0, f64::max),
+            );
+            out.push_str(&format!(
+                "| {threads} | {name} | {:.2} | {lo:.2} | {hi:.2} |\n",
+                median(v)
+            ));
+        }
+    }
+    out
 }
 
 criterion_group!(benches, bench);
@@ -173,8 +240,14 @@ fn write_summary() {
     }
     let (cpu, date) = (common::cpu_name(), common::utc_date());
     let text = format!(
-        "# Fused value+gradient pass vs. streaming read\n\nMachine: {cpu}, {} logical CPUs. Date: {date}.\nCommand: `cargo bench --bench kernels` (n = {n}, d = {d}, f64, X = {gb:.2} GB; SIMD level chosen at run time by pulp).\n\nRatios, same run: pass GB/s / stream-read GB/s over the same buffer (issue 2 target ≥ 0.8), and pass GB/s / STREAM-triad GB/s with triad arrays as large as X (issue 4 target ≥ 0.8). `value_grad_mle_f32data`: the same pass on the f32 copy of X (half the bytes, f64 accumulation; compare its time with `value_grad_mle`).\n\n{out}",
-        common::logical_cpus()
+        "# Fused value+gradient pass vs. streaming read\n\nMachine: {cpu}, {} logical CPUs. Date: {date}.\nCommand: `cargo bench --bench kernels` (n = {n}, d = {d}, f64, X = {gb:.2} GB; SIMD level chosen at run time by pulp).\n\nRatios, same run: pass GB/s / stream-read GB/s over the same buffer (issue 2 target ≥ 0.8), and pass GB/s / STREAM-triad GB/s with triad arrays as large as X (issue 4 target ≥ 0.8). `value_grad_mle_f32data`: the same pass on the f32 copy of X (half the bytes, f64 accumulation; compare its time with `value_grad_mle`).\n\n{out}{paired}",
+        common::logical_cpus(),
+        paired = PAIRED
+            .get()
+            .map(|t| format!(
+                "\nPaired ratios, same run after the criterion groups: the streaming read and the two fused passes alternated, one pass each, {PAIRS} times per thread count (ratio of times, i.e. of GB/s, per pair; a drift of the shared host between criterion's 4-second blocks does not enter).\n\n{t}"
+            ))
+            .unwrap_or_default()
     );
     common::write_result("kernels.md", &text);
 }
