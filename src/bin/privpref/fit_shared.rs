@@ -68,11 +68,23 @@ impl FitArgs {
     }
 }
 
-/// The JSON fields of every local fit: the answer, the solver's report and counters, the
-/// recorded solver settings, the thread count and the guarantee. The caller adds what is
-/// particular to its data (loss, shapes, label kind).
+/// What a local fit reports about its problem: the loss's name and `ε`, the feasible set, the
+/// ridge and the shape.
+pub struct Problem<'a> {
+    pub loss: &'a str,
+    pub eps: Option<f64>,
+    pub set: FeasibleSet,
+    pub ridge: f64,
+    pub n: usize,
+    pub d: usize,
+}
+
+/// The JSON fields of every local fit: the answer, the problem, the solver's report and
+/// counters, the recorded solver settings, the thread count and the guarantee. The caller adds
+/// what is particular to its data (feature dtype, label kind).
 pub fn report_json(
     r: &SolveReport,
+    p: &Problem<'_>,
     guarantee: Option<&Guarantee>,
     solver: SolverKind,
     settings: &solver_args::Settings,
@@ -80,6 +92,13 @@ pub fn report_json(
     threads: usize,
 ) -> Map<String, Value> {
     let v = json!({
+        "loss": p.loss,
+        "eps": p.eps,
+        "constraint": p.set.name(),
+        "radius": p.set.radius(),
+        "ridge": p.ridge,
+        "n": p.n,
+        "d": p.d,
         "theta": r.theta,
         "objective": super::finite_or_null(r.objective),
         "kkt_residual": super::finite_or_null(r.kkt_residual),

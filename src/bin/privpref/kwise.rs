@@ -71,18 +71,27 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         GroupLossSpec::PlRanking { top } => top.unwrap_or(k - 1),
         _ => 1,
     };
-    let mut result = fit_shared::report_json(r, model.guarantee.as_ref(), solver, &settings, a.seed, threads);
+    let problem = fit_shared::Problem {
+        loss: loss.name(),
+        eps: loss.eps(),
+        set,
+        ridge: a.ridge,
+        n,
+        d,
+    };
+    let mut result = fit_shared::report_json(
+        r,
+        &problem,
+        model.guarantee.as_ref(),
+        solver,
+        &settings,
+        a.seed,
+        threads,
+    );
     for (key, v) in [
-        ("loss", json!(loss.name())),
-        ("eps", json!(loss.eps())),
         ("k", json!(k)),
         ("top", json!(top)),
         ("labels", json!(if width == 1 { "choice" } else { "ranking" })),
-        ("constraint", json!(set.name())),
-        ("radius", json!(set.radius())),
-        ("ridge", json!(a.ridge)),
-        ("n", json!(n)),
-        ("d", json!(d)),
     ] {
         result.insert(key.into(), v);
     }

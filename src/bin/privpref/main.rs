@@ -333,25 +333,28 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     let threads = pool.current_num_threads();
     let model = pool.install(|| fit(view, &opts))?;
     let r = &model.report;
-    let mut result = fit_shared::report_json(r, model.guarantee.as_ref(), solver, &settings, a.seed, threads);
-    for (k, v) in [
-        ("loss", json!(loss.name())),
-        ("eps", json!(loss.eps())),
-        ("constraint", json!(set.name())),
-        ("radius", json!(set.radius())),
-        ("ridge", json!(a.ridge)),
-        ("n", json!(n)),
-        ("d", json!(d)),
-        (
-            "x_dtype",
-            json!(match x {
-                npy::Matrix::F64(_) => "float64",
-                npy::Matrix::F32(_) => "float32",
-            }),
-        ),
-    ] {
-        result.insert(k.into(), v);
-    }
+    let problem = fit_shared::Problem {
+        loss: loss.name(),
+        eps: loss.eps(),
+        set,
+        ridge: a.ridge,
+        n,
+        d,
+    };
+    let mut result = fit_shared::report_json(
+        r,
+        &problem,
+        model.guarantee.as_ref(),
+        solver,
+        &settings,
+        a.seed,
+        threads,
+    );
+    let dtype = match x {
+        npy::Matrix::F64(_) => "float64",
+        npy::Matrix::F32(_) => "float32",
+    };
+    result.insert("x_dtype".into(), json!(dtype));
     fit_shared::finish(&a.out, result, r)
 }
 

@@ -141,11 +141,6 @@ impl SgdOptions {
 /// Steps between checks of the caller's interrupt flag and deadline.
 const STOP_CHECK: usize = 4096;
 
-/// A report with no results yet (every number `NaN` or 0).
-pub(crate) fn blank_report(solver: &'static str, theta: Vec<f64>) -> SolveReport {
-    SolveReport::blank(solver, theta, Termination::Completed)
-}
-
 /// Minimises `obj` over `set` by projected SGD from `θ₁ = Π(theta0)` (default 0). See the
 /// module docs for the algorithm and the report; `last_step_norm` is `NaN`.
 ///
@@ -176,7 +171,7 @@ pub fn solve<O: SmoothObjective>(
         )
     })?;
 
-    let mut rep = blank_report("sgd", vec![0.0; d]);
+    let mut rep = SolveReport::blank("sgd", vec![0.0; d], Termination::Completed);
     // Reference gradient at the origin (projected on the subspace), as for Newton.
     let mut ev = obj.new_eval();
     let zeros = vec![0.0; d];

@@ -16,11 +16,11 @@
 
 use super::lanes::{self, Lanes, Proj, Wide};
 use super::step::Schedule;
-use super::{blank_report, Averaging};
+use super::Averaging;
 use crate::error::{DataErrorKind, Error, Location, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::{Loss, LossOut};
-use crate::solver::{Control, Progress, Termination};
+use crate::solver::{Control, Progress, SolveReport, Termination};
 use pulp::{Arch, Simd, WithSimd};
 use std::time::{Duration, Instant};
 
@@ -345,7 +345,7 @@ pub fn run<L: Loss>(
     });
     out.elapsed = start.elapsed();
     if ctl.observer.is_some() {
-        let mut rep = blank_report("sgd-replicated", out.theta_of(0));
+        let mut rep = SolveReport::blank("sgd-replicated", out.theta_of(0), Termination::Completed);
         rep.termination = out.termination;
         rep.iterations = out.steps;
         rep.elapsed = out.elapsed;
