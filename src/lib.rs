@@ -136,9 +136,12 @@
 //! * [`policy`]: confidence sets, exact inner minima and certified pessimistic policies.
 //!
 //! ## Guarantees
-//! * **Exactness.** Newton and L-BFGS stop on the projected-gradient (KKT) residual
-//!   `‖θ − Π(θ − ∇F(θ))‖ ≤ max(1e-12, 1e-10·‖P∇F(0)‖)`; Newton then refines `θ` with gradients
-//!   computed in doubled precision, L-BFGS polishes with a few more iterations. A report that did not converge says so
+//! * **Exactness.** Every solver certifies its answer by the relative KKT residual of
+//!   [`solver::certificate`]: each coordinate of the KKT conditions at most `1e-10` of the
+//!   magnitude of its terms, recomputed at the returned point — invariant to the units of the
+//!   features and not fooled by one dominating row. Newton (and Newton-CG) refine `θ` with
+//!   gradients computed in doubled precision, L-BFGS polishes with a few more iterations. A
+//!   report that did not converge says so
 //!   ([`solver::Termination`]); without a norm bound, a loss that is unbounded below on the
 //!   data ends with a certificate (`NoMinimizer`), not a loop.
 //! * **Determinism.** Results are bit-identical for any number of threads.

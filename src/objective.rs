@@ -63,6 +63,18 @@ impl Eval {
     }
 }
 
+/// Adds `β|θ_j| + |b_j|` to the loss-term magnitudes and divides by `W` (shared by
+/// [`Objective::grad_scale`] and [`group::GroupObjective::grad_scale`]).
+pub(crate) fn finish_grad_scale(out: &mut [f64], theta: &[f64], ridge: f64, linear: Option<&[f64]>, w: f64) {
+    for (j, o) in out.iter_mut().enumerate() {
+        let mut extra = ridge * theta[j].abs();
+        if let Some(b) = linear {
+            extra += b[j].abs();
+        }
+        *o = (*o + extra) / w;
+    }
+}
+
 /// The ridge `β` of `(β/2W)‖θ‖²` if it is finite and `≥ 0` (shared by [`Objective`] and
 /// [`group::GroupObjective`]).
 pub(crate) fn check_ridge(beta: f64) -> Result<f64> {
@@ -373,6 +385,55 @@ impl<'a, L: Loss> Objective<'a, L> {
         let wt = self.total_weight();
         m.iter_mut().for_each(|v| *v /= wt);
         m
+    }
+
+    /// The magnitudes of the terms of each gradient coordinate at `ev`'s point,
+    /// `a_j = (1/W)(Σ_i w_i |ℓ'(t_i)| |x_ij| + β|θ_j| + |b_j|)` (one pass over `X` from the cached
+    /// scores): `|∂F/∂θ_j| ≤ a_j`, and `a` is the scale of the solvers' relative KKT certificate
+    /// ([`crate::solver::certificate`]).
+    pub fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
+        kernels::abs_grad(self.rows(), &self.loss, &ev.scores, out, self.par);
+        finish_grad_scale(out, &ev.theta, self.ridge, self.linear.as_deref(), self.total_weight());
+    }
+
+    /// [`Objective::grad_scale`] estimated from the fixed sample of rows of
+    /// [`Objective::column_second_moments_sample`] (every `⌈n/rows⌉`-th row, from the cached
+    /// scores; reads `rows·d` values, not `X`): `(Σ_S w_i |ℓ'(t_i)| |x_i|)/(Σ_S w_i)` plus the
+    /// ridge and linear terms. `None` when `n ≤ 2·rows` or the sampled weights are all zero.
+    /// Only a guide (the solvers' cheap stopping test); certificates use the full pass.
+    pub fn grad_scale_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
+        let n = self.data.n();
+        if rows == 0 || n <= 2 * rows {
+            return None;
+        }
+        let d = self.dim();
+        let x = self.data.features();
+        let (y, w) = (self.data.y(), self.data.weights());
+        let mut m = vec![0.0; d];
+        let mut buf = vec![0.0; d];
+        let mut wt = 0.0;
+        for i in (0..n).step_by(n.div_ceil(rows)) {
+            let wi = w.map_or(1.0, |w| w[i]);
+            wt += wi;
+            let c = (wi * self.loss.d1(ev.scores[i], y[i])).abs();
+            for (mj, xij) in m.iter_mut().zip(x.row(i, d, &mut buf)) {
+                *mj += c * xij.abs();
+            }
+        }
+        if !(wt > 0.0) {
+            return None;
+        }
+        // Mean of the sampled terms, then the ridge and linear terms over W as in grad_scale.
+        let scale = self.total_weight() / wt;
+        m.iter_mut().for_each(|v| *v *= scale);
+        finish_grad_scale(
+            &mut m,
+            &ev.theta,
+            self.ridge,
+            self.linear.as_deref(),
+            self.total_weight(),
+        );
+        Some(m)
     }
 
     /// `out = ∇²F v` at `ev`'s point, in one pass over `X`.

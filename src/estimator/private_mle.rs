@@ -146,8 +146,14 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
     // α‖θ‖² = (β_ridge/2n)‖θ‖² with β_ridge = 2αn; ⟨b,θ⟩/n is the linear term b.
     let ridge = 2.0 * cal.alpha * nf;
     let mut control = opts.control.clone();
+    // The solver aims at an absolute gradient accuracy (the gap certificate below decides).
+    let aim = 0.01 * cal.accuracy / radius.max(1.0) / (d as f64).sqrt();
     control.tol_rel = 0.0;
-    control.tol_abs = control.tol_abs.min(0.01 * cal.accuracy / radius.max(1.0));
+    control.tol_abs = if control.tol_abs > 0.0 {
+        control.tol_abs.min(aim)
+    } else {
+        aim
+    };
     let mut model = objpert_minimiser(data, opts.set, ridge, &b, &control)?;
     let obj = Objective::new(data, Logistic)
         .with_ridge(ridge)?

@@ -530,6 +530,44 @@ pub fn hess_vec<L: GroupLoss>(v: &GroupView<'_>, loss: &L, scores: &[f64], x: &[
     out.copy_from_slice(&r);
 }
 
+/// `out_j = Σ_i Σ_k |w_i ∂ℓ_i/∂u_ik| |φ_ikj|` (sum) at the scores `scores`: the magnitude of the
+/// terms of each gradient coordinate (the scale of the solvers' relative KKT certificate). One
+/// pass over the features, sequential per block, deterministic for any thread count.
+pub fn abs_grad<L: GroupLoss>(v: &GroupView<'_>, loss: &L, scores: &[f64], out: &mut [f64], par: Par) {
+    let (k, d) = (v.k(), v.d());
+    assert_eq!(out.len(), d);
+    assert_eq!(scores.len(), v.n() * k);
+    let blocks = stream_blocks(v);
+    let leaf = |b: usize| {
+        let mut o = vec![0.0; d];
+        let mut g = vec![0.0; k];
+        let mut scratch = vec![0.0; loss.scratch_len(k)];
+        for i in blocks.range(b) {
+            loss.eval(
+                &scores[i * k..(i + 1) * k],
+                v.order_of(i),
+                Some(&mut g),
+                None,
+                &mut scratch,
+            );
+            let w = v.weight(i);
+            for (r, gr) in g.iter().enumerate() {
+                let c = (w * gr).abs();
+                for (oj, x) in o.iter_mut().zip(v.row(i, r)) {
+                    *oj += c * x.abs();
+                }
+            }
+        }
+        o
+    };
+    let combine = |mut a: Vec<f64>, b: Vec<f64>| {
+        a.iter_mut().zip(&b).for_each(|(p, q)| *p += q);
+        a
+    };
+    let r = tree_reduce(blocks.count(), par_for(v, par), &leaf, &combine);
+    out.copy_from_slice(&r);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Compensated value and gradient.
 

@@ -14,6 +14,7 @@
 //!   feature; rows with `ℓ'' < 0`, possible for `mle-rr`, are subtracted).
 //! * [`hessian`]: the Hessian half of that pass at given scores (the same bits).
 //! * [`hess_vec`]: `Xᵀ (w ℓ''(t) ⊙ X v)` in one pass.
+//! * [`abs_grad`]: `Σ_i |w_i ℓ'(t_i)| |x_i|` in one pass (the scale of the KKT certificate).
 //! * [`matvec`]: `X v`.
 //! * [`loss_sum`]: `Σ w_i ℓ(t_i + α s_i)`, O(n) with no access to `X` (line searches).
 //! * [`stream_sum`]: a plain read of `X` — the memory-bandwidth baseline of the benchmarks.
@@ -527,6 +528,92 @@ pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], ou
                 scores: &scores[a..z],
                 v,
                 loss,
+                out: &mut o,
+            })
+        });
+        o
+    };
+    let combine = |mut a: Vec<f64>, b: Vec<f64>| {
+        for (x, y) in a.iter_mut().zip(&b) {
+            *x += y;
+        }
+        a
+    };
+    let o = tree_reduce(blocks.count(), rows.par(par), &leaf, &combine);
+    out.copy_from_slice(&o);
+}
+
+struct AbsGrad<'a, L> {
+    x: &'a [f64],
+    y: &'a [u8],
+    w: Option<&'a [f64]>,
+    scores: &'a [f64],
+    loss: &'a L,
+    zeros: &'a [f64],
+    abs_rows: &'a mut [f64],
+    out: &'a mut [f64],
+}
+
+impl<L: Loss> WithSimd for AbsGrad<'_, L> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let d = self.zeros.len();
+        let rows = self.y.len();
+        let ops = RowOps::new(simd, self.zeros);
+        let bsz = batch_rows(d);
+        let mut yb = [0.0; MAX_BATCH];
+        let mut gb = [0.0; MAX_BATCH];
+        let mut r0 = 0;
+        while r0 < rows {
+            let m = bsz.min(rows - r0);
+            labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
+            self.loss.eval_simd(
+                simd,
+                &self.scores[r0..r0 + m],
+                &yb[..m],
+                LossOut {
+                    d1: Some(&mut gb[..m]),
+                    ..Default::default()
+                },
+            );
+            for (i, g) in gb[..m].iter_mut().enumerate() {
+                *g = (*g * self.w.map_or(1.0, |w| w[r0 + i])).abs();
+            }
+            let xa = &mut self.abs_rows[..m * d];
+            for (a, x) in xa.iter_mut().zip(&self.x[r0 * d..(r0 + m) * d]) {
+                *a = x.abs();
+            }
+            ops.axpys(xa, &gb[..m], self.out);
+            r0 += m;
+        }
+    }
+}
+
+/// `out_j = Σ_i |w_i ℓ'(t_i; y_i)| |x_ij|` at the scores `t` (sums, not means), in one pass: the
+/// magnitude of the terms of each gradient coordinate, the scale of the solvers' relative KKT
+/// certificate ([`crate::solver::certificate`]). Deterministic for any thread count.
+pub fn abs_grad<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], out: &mut [f64], par: Par) {
+    let d = rows.d;
+    assert_eq!(out.len(), d);
+    assert_eq!(scores.len(), rows.n());
+    let blocks = rows.stream_blocks();
+    let arch = Arch::new();
+    let zeros = vec![0.0; d];
+    let leaf = |b: usize| {
+        let r = blocks.range(b);
+        let mut o = vec![0.0; d];
+        let mut abs_rows = vec![0.0; batch_rows(d) * d];
+        with_f64_rows(rows.x, r.clone(), d, batch_rows(d), |x, lo, hi| {
+            let (a, z) = (r.start + lo, r.start + hi);
+            arch.dispatch(AbsGrad {
+                x,
+                y: &rows.y[a..z],
+                w: rows.w.map(|w| &w[a..z]),
+                scores: &scores[a..z],
+                loss,
+                zeros: &zeros,
+                abs_rows: &mut abs_rows,
                 out: &mut o,
             })
         });

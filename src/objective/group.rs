@@ -196,6 +196,14 @@ impl<'a, L: GroupLoss> GroupObjective<'a, L> {
         nneg
     }
 
+    /// The magnitudes of the terms of each gradient coordinate at `ev`'s point,
+    /// `a_j = (1/W)(Σ_i w_i Σ_k |∂ℓ_i/∂u_ik| |φ_ikj| + β|θ_j| + |b_j|)` (one pass; the scale of
+    /// the solvers' relative KKT certificate, [`crate::solver::certificate`]).
+    pub fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
+        kern::abs_grad(&self.data, &self.loss, &ev.scores, out, self.par);
+        super::finish_grad_scale(out, &ev.theta, self.ridge, self.linear.as_deref(), self.total_weight());
+    }
+
     /// The recession slope `F∞(θ)` at `ev`'s point with the size of its terms (divided by
     /// `W`); `None` when `β > 0`.
     pub fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)> {
@@ -351,6 +359,9 @@ impl<L: GroupLoss> SmoothObjective for GroupObjective<'_, L> {
         for (o, vj) in out.iter_mut().zip(v) {
             *o = (*o + self.ridge * vj) / w;
         }
+    }
+    fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
+        GroupObjective::grad_scale(self, ev, out)
     }
     fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)> {
         GroupObjective::recession_slope(self, ev)

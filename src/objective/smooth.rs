@@ -97,6 +97,15 @@ pub trait SmoothObjective: Sync + sealed::Sealed {
     fn fused_hessian(&self) -> bool {
         false
     }
+    /// The magnitudes `a_j` of the terms of each gradient coordinate at `ev`'s point (one pass;
+    /// the scale of the relative KKT certificate, [`crate::solver::certificate`]).
+    fn grad_scale(&self, ev: &Eval, out: &mut [f64]);
+    /// [`SmoothObjective::grad_scale`] estimated from a fixed sample of about `rows` rows without
+    /// a pass over `X` (a guide for the solvers' cheap stopping test, never a certificate);
+    /// `None` when not offered (the default) or not worth it.
+    fn grad_scale_sample(&self, _ev: &Eval, _rows: usize) -> Option<Vec<f64>> {
+        None
+    }
     /// `out = ∇²F v` at `ev`'s point.
     fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]);
     /// The recession slope `F∞(θ) = lim_{r→∞} F(rθ)/r` at `ev`'s point and the absolute size of
@@ -179,6 +188,12 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
     }
     fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
         Objective::hess_vec(self, ev, v, out)
+    }
+    fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
+        Objective::grad_scale(self, ev, out)
+    }
+    fn grad_scale_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
+        Objective::grad_scale_sample(self, ev, rows)
     }
     fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)> {
         Objective::recession_slope(self, ev)

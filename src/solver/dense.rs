@@ -101,7 +101,13 @@ const FIRST_SHIFT: f64 = 1e-10;
 /// `H`; the step stays a descent direction). With the ball active, the multiplier
 /// `μ > 0` solving `‖(H̃+μI)⁻¹ r‖ = B`, `r = H̃u − g`, is found by the Moré–Sorensen Newton
 /// iteration on `1/‖v(μ)‖ − 1/B`, safeguarded by bisection on `[0, ‖r‖/B]`.
-pub(crate) fn newton_subproblem(h: &[f64], m: usize, g: &[f64], u: &[f64], radius: Option<f64>) -> QpStep {
+///
+/// `None` when `h`, `g` or `u` has a non-finite entry, or no shift up to `1e68` times the
+/// scale makes the matrix positive definite (which for finite entries cannot happen).
+pub(crate) fn newton_subproblem(h: &[f64], m: usize, g: &[f64], u: &[f64], radius: Option<f64>) -> Option<QpStep> {
+    if !(h.iter().chain(g).chain(u).all(|v| v.is_finite())) {
+        return None;
+    }
     // Shift scale: the Hessian's diagonal, floored by ‖g‖/max(1,‖u‖) so that a Hessian that
     // underflowed to (near) zero still gives a finite step of bounded length.
     let gnorm = crate::feasible::norm(g);
@@ -126,10 +132,9 @@ pub(crate) fn newton_subproblem(h: &[f64], m: usize, g: &[f64], u: &[f64], radiu
             }
             lo = shift;
             k += 1;
-            assert!(
-                k < 40,
-                "a shift of 1e68·max|diag H| always gives a positive definite matrix"
-            );
+            if k >= 40 || !shift.is_finite() {
+                return None;
+            }
         }
         if lo > 0.0 {
             while shift > 1.2 * lo {
@@ -144,7 +149,7 @@ pub(crate) fn newton_subproblem(h: &[f64], m: usize, g: &[f64], u: &[f64], radiu
             }
         }
     }
-    let chol = chol.expect("found above");
+    let chol = chol?;
     // The step is computed directly, p(μ) = −(H̃ + μI)⁻¹(g + μu), never as v − u with
     // v = (H̃ + μI)⁻¹(H̃u − g): near a solution g is tiny next to H̃u and would be lost.
     let solve_step = |c: &Chol, mu: f64| -> Vec<f64> {
@@ -158,7 +163,7 @@ pub(crate) fn newton_subproblem(h: &[f64], m: usize, g: &[f64], u: &[f64], radiu
     let vnorm = crate::feasible::norm(&v);
     let b = match radius {
         Some(b) if vnorm > b => b,
-        _ => return QpStep { p, mu: 0.0, shift },
+        _ => return Some(QpStep { p, mu: 0.0, shift }),
     };
     // Moré–Sorensen on μ ∈ (0, μ_hi]: ‖v(μ)‖ ≤ ‖H̃u − g‖/μ, so μ_hi = (‖H̃u‖ + ‖g‖)/B brackets.
     let mut hu = vec![0.0; m];
@@ -201,7 +206,7 @@ pub(crate) fn newton_subproblem(h: &[f64], m: usize, g: &[f64], u: &[f64], radiu
         v = v_of(&p);
         phi = crate::feasible::norm(&v);
     }
-    QpStep { p, mu, shift }
+    Some(QpStep { p, mu, shift })
 }
 
 #[cfg(test)]
@@ -227,7 +232,7 @@ mod tests {
         let g = [1.0, -2.0, 3.0];
         let u = [0.1, 0.0, -0.2];
         for b in [0.3, 1.0, 100.0] {
-            let st = newton_subproblem(&h, m, &g, &u, Some(b));
+            let st = newton_subproblem(&h, m, &g, &u, Some(b)).unwrap();
             assert_eq!(st.shift, 0.0);
             let v: Vec<f64> = u.iter().zip(&st.p).map(|(a, b)| a + b).collect();
             let vn = crate::feasible::norm(&v);
@@ -262,12 +267,20 @@ mod tests {
     #[test]
     fn indefinite_and_singular_matrices_are_shifted() {
         let h = [1.0, 0.0, 0.0, -0.5];
-        let st = newton_subproblem(&h, 2, &[1.0, 1.0], &[0.0, 0.0], None);
+        let st = newton_subproblem(&h, 2, &[1.0, 1.0], &[0.0, 0.0], None).unwrap();
         assert!(st.shift > 0.5);
         let h = [1.0, 1.0, 1.0, 1.0]; // singular PSD
-        let st = newton_subproblem(&h, 2, &[1.0, 0.0], &[0.0, 0.0], None);
+        let st = newton_subproblem(&h, 2, &[1.0, 0.0], &[0.0, 0.0], None).unwrap();
         assert!(st.shift > 0.0 && st.shift < 1e-9);
-        let st = newton_subproblem(&h, 2, &[1.0, 0.0], &[0.0, 0.0], Some(1.0));
+        let st = newton_subproblem(&h, 2, &[1.0, 0.0], &[0.0, 0.0], Some(1.0)).unwrap();
         assert!((crate::feasible::norm(&st.p) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn non_finite_models_have_no_step() {
+        let h = [1.0, 0.0, 0.0, f64::INFINITY];
+        assert!(newton_subproblem(&h, 2, &[1.0, 1.0], &[0.0, 0.0], None).is_none());
+        let h = [1.0, 0.0, 0.0, 1.0];
+        assert!(newton_subproblem(&h, 2, &[f64::NAN, 1.0], &[0.0, 0.0], Some(1.0)).is_none());
     }
 }

@@ -25,10 +25,12 @@
 //! quasi-Newton steps only accelerate it. Curvature pairs with `sᵀy ≤ 1e-12‖s‖‖y‖` are skipped,
 //! so the inverse-Hessian model stays positive definite also on non-convex losses (`mle-rr`).
 //!
-//! **Stopping** is the same KKT criterion as Newton: `‖θ − Π(θ − ∇F)‖ ≤ max(tol_abs,
-//! tol_rel·‖P∇F(0)‖)`, the reference taken at the origin (a warm start never loosens it). On a
-//! non-convex loss a converged point is a KKT point; `certified_global` says whether the loss is
-//! certified convex on the set (spec §3.2), exactly as for Newton.
+//! **Stopping** is the same relative KKT criterion as Newton ([`super::certificate`]): a cheap
+//! test at every iterate with the term magnitudes of an earlier point, a few polishing
+//! iterations, then the certificate of the best point with the magnitudes recomputed there; if
+//! it fails, the iterations go on from that point. On a non-convex loss a converged point is a
+//! KKT point; `certified_global` says whether the loss is certified convex on the set, exactly
+//! as for Newton.
 //!
 //! **No minimiser.** Without a norm bound (convex losses): a negative recession slope at the
 //! iterate proves the objective unbounded below; at a KKT point with `Xθ ≠ 0` and a recession
@@ -39,6 +41,7 @@
 //! Cost per iteration: one fused value+gradient pass when the unit step is accepted (the usual
 //! case), plus one pass for `Xd` and O(n) per trial when it is not.
 
+use super::certificate::{Certifier, Kkt};
 use super::{all_finite, dot, Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, norm, FeasibleSet};
@@ -289,16 +292,6 @@ pub fn solve<O: SmoothObjective>(
 
     let mut rep = SolveReport::blank("lbfgs", vec![0.0; d], Termination::MaxIterations);
 
-    // Reference gradient at the origin (projected on the subspace).
-    let mut ev = obj.new_eval();
-    let zeros = vec![0.0; d];
-    obj.evaluate(&zeros, &mut ev);
-    rep.grad_evals += 1;
-    if !all_finite(&ev) {
-        return Err(Error::Numerical(
-            "the objective or its gradient is not finite at θ = 0".into(),
-        ));
-    }
     let project_grad = |g: &[f64]| {
         let mut p = g.to_vec();
         if sz {
@@ -306,16 +299,17 @@ pub fn solve<O: SmoothObjective>(
         }
         p
     };
-    rep.grad_norm_at_zero = norm(&project_grad(&ev.grad));
-    let tol = ctl.tol_abs.max(ctl.tol_rel * rep.grad_norm_at_zero);
-    rep.kkt_tol = tol;
-
-    let mut theta = theta0.map(<[f64]>::to_vec).unwrap_or_else(|| zeros.clone());
+    let mut theta = theta0.map(<[f64]>::to_vec).unwrap_or_else(|| vec![0.0; d]);
     set.project(&mut theta);
-    if theta.iter().any(|&v| v != 0.0) {
-        obj.evaluate(&theta, &mut ev);
-        rep.grad_evals += 1;
+    let mut ev = obj.new_eval();
+    obj.evaluate(&theta, &mut ev);
+    rep.grad_evals += 1;
+    if !all_finite(&ev) {
+        return Err(Error::Numerical(
+            "the objective or its gradient is not finite at the starting point".into(),
+        ));
     }
+    let mut cert = Certifier::new(obj, &ev, ctl, &mut rep);
     ctl.notify_start("lbfgs", n, d, max_iter);
 
     let scaling = if opts.diagonal_scaling {
@@ -330,215 +324,222 @@ pub fn solve<O: SmoothObjective>(
     // The direction's scores, allocated on the first backtracking search (often never).
     let mut xd: Vec<f64> = Vec::new();
     let mut dir = vec![0.0; d];
-    let mut kkt;
     // Polishing: the best KKT point since the tolerance was first met.
     let mut best: Option<(Vec<f64>, f64)> = None;
     let mut polish_iters = 0usize;
     // Non-convex losses without a ball: consecutive aligned long steps at a KKT point.
     let mut prev_step: Option<Vec<f64>> = None;
     let mut flat_steps = 0usize;
+    let tol = ctl.tol_rel;
+    // The certificate of the returned point, computed with fresh term magnitudes.
+    let mut certified: Option<Kkt> = None;
 
-    let termination = loop {
-        if !all_finite(&ev) {
-            kkt = f64::NAN;
-            break Termination::NonFinite;
-        }
-        kkt = set.kkt_residual(&theta, &ev.grad);
-        if ctl.wants_progress(rep.iterations) {
-            ctl.notify_progress(&Progress {
-                solver: "lbfgs",
-                iteration: rep.iterations,
-                budget: max_iter,
-                objective: ev.value,
-                kkt_residual: kkt,
-                theta: &theta,
-            });
-        }
-        let recession = if radius.is_none() && O::CONVEX {
-            obj.recession_slope(&ev)
-        } else {
-            None
-        };
-        if let Some((slope, size)) = recession {
-            if slope < -1e-10 * size {
-                break Termination::NoMinimizer;
+    let termination = 'certify: loop {
+        let termination = loop {
+            if !all_finite(&ev) {
+                break Termination::NonFinite;
             }
-        }
-        let at_kkt = kkt <= tol;
-        if at_kkt {
-            if let Some((slope, _)) = recession {
-                // A KKT point where F does not increase along the ray {rθ} while Xθ ≠ 0: the
-                // infimum is approached at infinity (separable data), not attained here.
-                let score_scale = ev.scores.iter().map(|t| t.abs()).sum::<f64>() / ev.scores.len() as f64;
-                if slope < 1e-10 * score_scale {
+            let est = cert.estimate(set, &theta, &ev.grad);
+            let kkt = est.relative;
+            if ctl.wants_progress(rep.iterations) {
+                ctl.notify_progress(&Progress {
+                    solver: "lbfgs",
+                    iteration: rep.iterations,
+                    budget: max_iter,
+                    objective: ev.value,
+                    kkt_residual: kkt,
+                    theta: &theta,
+                });
+            }
+            let recession = if radius.is_none() && O::CONVEX {
+                obj.recession_slope(&ev)
+            } else {
+                None
+            };
+            if let Some((slope, size)) = recession {
+                if slope < -1e-10 * size {
                     break Termination::NoMinimizer;
                 }
             }
-        }
-        // Without a ball a non-convex loss can flatten out at infinity: a KKT point counts
-        // only once the quasi-Newton step there is short (checked below, after the direction).
-        let check_flat = at_kkt && radius.is_none() && !O::CONVEX;
-        if !check_flat {
-            flat_steps = 0;
-        }
-        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, opts.polish_iters, &theta, kkt, tol) {
-            break Termination::Converged;
-        }
-        if let Some(t) = ctl.stop_requested() {
-            break t;
-        }
-        if rep.iterations >= max_iter {
-            break Termination::MaxIterations;
-        }
-
-        // Working gradient: P∇F, plus μθ on the active face of the ball.
-        let pg = project_grad(&ev.grad);
-        // The face ‖θ‖ = B is kept while on the sphere (an active-set strategy): the working
-        // gradient is the tangent gradient `P∇F + μθ`, `μ = −(P∇F)ᵀθ/B²`, whatever the sign of
-        // the multiplier estimate. The face is released only when `μ < 0` dominates the
-        // tangent gradient (`‖g_w‖ ≤ RELEASE·|μ|B`), by a projected-gradient step inward: this
-        // keeps ill-conditioned problems from zigzagging on and off the sphere.
-        let on_sphere = radius.is_some_and(|b| norm(&theta) >= b * (1.0 - FACE_TOL));
-        let mut face_mu: Option<f64> = None;
-        let mut release = false;
-        if let (true, Some(b)) = (on_sphere, radius) {
-            let m = -dot(&pg, &theta) / (b * b);
-            let tangent: Vec<f64> = pg.iter().zip(&theta).map(|(g, t)| m.mul_add(*t, *g)).collect();
-            if m < 0.0 && norm(&tangent) <= RELEASE * (-m) * b {
-                release = true;
-            } else {
-                face_mu = Some(m);
-            }
-        }
-        let on_face = face_mu.is_some();
-        // Curvature shift of the pairs: the Lagrangian Hessian ∇²F + μI (μ ≥ 0 only).
-        let mu = face_mu.map_or(0.0, |m| m.max(0.0));
-        let gw: Vec<f64> = match face_mu {
-            Some(m) => pg.iter().zip(&theta).map(|(g, t)| m.mul_add(*t, *g)).collect(),
-            None => pg.clone(),
-        };
-        let gw_norm = norm(&gw);
-        if gw_norm == 0.0 {
+            let at_kkt = cert.meets(&est);
             if at_kkt {
-                // Exactly stationary.
-                polish(&mut best, &mut polish_iters, opts.polish_iters, &theta, kkt, tol);
+                if let Some((slope, _)) = recession {
+                    // A KKT point where F does not increase along the ray {rθ} while Xθ ≠ 0: the
+                    // infimum is approached at infinity (separable data), not attained here.
+                    let score_scale = ev.scores.iter().map(|t| t.abs()).sum::<f64>() / ev.scores.len() as f64;
+                    if slope < 1e-10 * score_scale {
+                        break Termination::NoMinimizer;
+                    }
+                }
+            }
+            // Without a ball a non-convex loss can flatten out at infinity: a KKT point counts
+            // only once the quasi-Newton step there is short (checked below, after the direction).
+            let check_flat = at_kkt && radius.is_none() && !O::CONVEX;
+            if !check_flat {
+                flat_steps = 0;
+            }
+            if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, opts.polish_iters, &theta, kkt, tol) {
                 break Termination::Converged;
             }
-            // The working model is stationary but the residual is not below tolerance.
-            break Termination::LineSearchFailed;
-        }
+            if let Some(t) = ctl.stop_requested() {
+                break t;
+            }
+            if rep.iterations >= max_iter {
+                break Termination::MaxIterations;
+            }
 
-        let mut quasi_newton = !pairs.is_empty() && !release;
-        let mut outcome = Arc::Failed;
-        let mut checked_flat = false;
-        for _attempt in 0..3 {
-            if quasi_newton {
-                two_loop(
-                    &pairs,
-                    mu,
-                    if on_face { None } else { scaling.as_deref() },
-                    sz,
-                    &gw,
-                    &mut dir,
-                );
-            } else {
-                dir.iter_mut().zip(&gw).for_each(|(d, g)| *d = -g);
+            // Working gradient: P∇F, plus μθ on the active face of the ball.
+            let pg = project_grad(&ev.grad);
+            // The face ‖θ‖ = B is kept while on the sphere (an active-set strategy): the working
+            // gradient is the tangent gradient `P∇F + μθ`, `μ = −(P∇F)ᵀθ/B²`, whatever the sign of
+            // the multiplier estimate. The face is released only when `μ < 0` dominates the
+            // tangent gradient (`‖g_w‖ ≤ RELEASE·|μ|B`), by a projected-gradient step inward: this
+            // keeps ill-conditioned problems from zigzagging on and off the sphere.
+            let on_sphere = radius.is_some_and(|b| norm(&theta) >= b * (1.0 - FACE_TOL));
+            let mut face_mu: Option<f64> = None;
+            let mut release = false;
+            if let (true, Some(b)) = (on_sphere, radius) {
+                let m = -dot(&pg, &theta) / (b * b);
+                let tangent: Vec<f64> = pg.iter().zip(&theta).map(|(g, t)| m.mul_add(*t, *g)).collect();
+                if m < 0.0 && norm(&tangent) <= RELEASE * (-m) * b {
+                    release = true;
+                } else {
+                    face_mu = Some(m);
+                }
             }
-            if on_face {
-                // Tangent to the sphere.
-                let b2 = radius.map_or(1.0, |b| b * b);
-                let c = dot(&dir, &theta) / b2;
-                dir.iter_mut().zip(&theta).for_each(|(d, t)| *d -= c * t);
-            }
-            if sz {
-                center(&mut dir);
-            }
-            let dn = norm(&dir);
-            let cos = -dot(&gw, &dir) / (gw_norm * dn);
-            if quasi_newton && !(cos >= MIN_COS) {
-                // Not gradient-related: restart from the projected gradient.
-                pairs.clear();
-                quasi_newton = false;
-                continue;
-            }
-            if check_flat && !checked_flat {
-                checked_flat = true;
-                flat_steps = count_flat_steps(&theta, &dir, dn, prev_step.as_deref(), flat_steps);
-            }
-            if radius.is_none() {
-                cap_step(&mut dir, dn, &theta);
-            }
-            if check_flat && flat_steps == 0 {
-                break;
-            }
-            outcome = arc_search(obj, set, &ev, &dir, face_mu, kkt, &mut trial, &mut xd, &mut rep);
-            if matches!(outcome, Arc::Accepted(_)) || !quasi_newton {
-                break;
-            }
-            pairs.clear();
-            quasi_newton = false;
-        }
-        if check_flat {
-            if flat_steps == 0 {
-                // Short step at a KKT point: a genuine (local) minimiser.
-                if polish(&mut best, &mut polish_iters, opts.polish_iters, &theta, kkt, tol) {
+            let on_face = face_mu.is_some();
+            // Curvature shift of the pairs: the Lagrangian Hessian ∇²F + μI (μ ≥ 0 only).
+            let mu = face_mu.map_or(0.0, |m| m.max(0.0));
+            let gw: Vec<f64> = match face_mu {
+                Some(m) => pg.iter().zip(&theta).map(|(g, t)| m.mul_add(*t, *g)).collect(),
+                None => pg.clone(),
+            };
+            let gw_norm = norm(&gw);
+            if gw_norm == 0.0 {
+                if at_kkt {
+                    // Exactly stationary.
+                    polish(&mut best, &mut polish_iters, opts.polish_iters, &theta, kkt, tol);
                     break Termination::Converged;
                 }
-                outcome = arc_search(obj, set, &ev, &dir, face_mu, kkt, &mut trial, &mut xd, &mut rep);
-            } else if flat_steps >= RECESSION_STEPS {
+                // The working model is stationary but the residual is not below tolerance.
+                break Termination::LineSearchFailed;
+            }
+
+            let mut quasi_newton = !pairs.is_empty() && !release;
+            let mut outcome = Arc::Failed;
+            let mut checked_flat = false;
+            for _attempt in 0..3 {
+                if quasi_newton {
+                    two_loop(
+                        &pairs,
+                        mu,
+                        if on_face { None } else { scaling.as_deref() },
+                        sz,
+                        &gw,
+                        &mut dir,
+                    );
+                } else {
+                    dir.iter_mut().zip(&gw).for_each(|(d, g)| *d = -g);
+                }
+                if on_face {
+                    // Tangent to the sphere.
+                    let b2 = radius.map_or(1.0, |b| b * b);
+                    let c = dot(&dir, &theta) / b2;
+                    dir.iter_mut().zip(&theta).for_each(|(d, t)| *d -= c * t);
+                }
+                if sz {
+                    center(&mut dir);
+                }
+                let dn = norm(&dir);
+                let cos = -dot(&gw, &dir) / (gw_norm * dn);
+                if quasi_newton && !(cos >= MIN_COS) {
+                    // Not gradient-related: restart from the projected gradient.
+                    pairs.clear();
+                    quasi_newton = false;
+                    continue;
+                }
+                if check_flat && !checked_flat {
+                    checked_flat = true;
+                    flat_steps = count_flat_steps(&theta, &dir, dn, prev_step.as_deref(), flat_steps);
+                }
+                if radius.is_none() {
+                    cap_step(&mut dir, dn, &theta);
+                }
+                if check_flat && flat_steps == 0 {
+                    break;
+                }
+                outcome = arc_search(obj, set, &ev, &dir, face_mu, &mut trial, &mut xd, &mut rep);
+                if matches!(outcome, Arc::Accepted(_)) || !quasi_newton {
+                    break;
+                }
+                pairs.clear();
+                quasi_newton = false;
+            }
+            if check_flat {
+                if flat_steps == 0 {
+                    // Short step at a KKT point: a genuine (local) minimiser.
+                    if polish(&mut best, &mut polish_iters, opts.polish_iters, &theta, kkt, tol) {
+                        break Termination::Converged;
+                    }
+                    outcome = arc_search(obj, set, &ev, &dir, face_mu, &mut trial, &mut xd, &mut rep);
+                } else if flat_steps >= RECESSION_STEPS {
+                    break Termination::NoMinimizer;
+                }
+            }
+            let new_theta = match outcome {
+                Arc::Accepted(t) => t,
+                Arc::Failed => break Termination::LineSearchFailed,
+            };
+            // Curvature pair from the projected gradients of F.
+            let s: Vec<f64> = new_theta.iter().zip(&theta).map(|(a, b)| a - b).collect();
+            let pg_new = project_grad(&trial.grad);
+            let y: Vec<f64> = pg_new.iter().zip(&pg).map(|(a, b)| a - b).collect();
+            rep.last_step_norm = norm(&s);
+            if pairs.len() == opts.memory {
+                pairs.pop_front();
+            }
+            prev_step = Some(s.clone());
+            pairs.push_back(Pair { s, y });
+            std::mem::swap(&mut ev, &mut trial);
+            theta = new_theta;
+            rep.iterations += 1;
+            if radius.is_none() && norm(&theta) > ctl.norm_cap {
                 break Termination::NoMinimizer;
             }
-        }
-        let new_theta = match outcome {
-            Arc::Accepted(t) => t,
-            Arc::Failed => break Termination::LineSearchFailed,
         };
-        // Curvature pair from the projected gradients of F.
-        let s: Vec<f64> = new_theta.iter().zip(&theta).map(|(a, b)| a - b).collect();
-        let pg_new = project_grad(&trial.grad);
-        let y: Vec<f64> = pg_new.iter().zip(&pg).map(|(a, b)| a - b).collect();
-        rep.last_step_norm = norm(&s);
-        if pairs.len() == opts.memory {
-            pairs.pop_front();
-        }
-        prev_step = Some(s.clone());
-        pairs.push_back(Pair { s, y });
-        std::mem::swap(&mut ev, &mut trial);
-        theta = new_theta;
-        rep.iterations += 1;
-        if radius.is_none() && norm(&theta) > ctl.norm_cap {
-            kkt = set.kkt_residual(&theta, &ev.grad);
-            break Termination::NoMinimizer;
-        }
-    };
-    // A run that met the tolerance and then stopped while polishing returns its best point.
-    let termination = match best {
-        Some((bt, bk)) if !matches!(termination, Termination::NoMinimizer) => {
-            if !(kkt <= bk) || !termination.is_converged() {
+        // A run that met the cheap test and then stopped while polishing returns its best point,
+        // once the certificate with the term magnitudes recomputed there confirms it.
+        match best.take() {
+            Some((bt, _)) if !matches!(termination, Termination::NoMinimizer) => {
                 if ev.theta != bt {
                     // The same bits as when it was first evaluated.
                     obj.evaluate(&bt, &mut ev);
                     rep.grad_evals += 1;
                 }
                 theta = bt;
-                kkt = bk;
+                let k = cert.certify(obj, set, &ev, &ev.grad, &mut rep);
+                if cert.meets(&k) {
+                    certified = Some(k);
+                    break 'certify Termination::Converged;
+                }
+                // Not with the fresh magnitudes: go on from this point with them.
+                polish_iters = 0;
+                if rep.iterations >= max_iter {
+                    break 'certify Termination::MaxIterations;
+                }
             }
-            Termination::Converged
+            _ => break 'certify termination,
         }
-        _ => termination,
     };
 
     rep.termination = termination;
     rep.objective = ev.value;
-    rep.kkt_residual = kkt;
-    if let Some(b) = radius {
-        let tn = norm(&theta);
-        rep.on_boundary = tn >= b * (1.0 - 1e-10);
-        if rep.on_boundary {
-            let pg = project_grad(&ev.grad);
-            rep.multiplier = (-dot(&pg, &theta) / (b * b)).max(0.0);
-        }
-    }
+    let k = match certified {
+        Some(k) => k,
+        None if all_finite(&ev) && ev.theta == theta => cert.certify(obj, set, &ev, &ev.grad, &mut rep),
+        None => cert.estimate(set, &theta, &ev.grad),
+    };
+    Certifier::record(&k, &mut rep);
     rep.certified_global =
         termination.is_converged() && (O::CONVEX || radius.is_some_and(|b| obj.convex_on_ball(b, sz)));
     rep.theta = theta;
@@ -562,7 +563,6 @@ pub(crate) fn arc_search<O: SmoothObjective>(
     ev: &Eval,
     dir: &[f64],
     face_mu: Option<f64>,
-    kkt: f64,
     trial: &mut Eval,
     xd: &mut Vec<f64>,
     rep: &mut SolveReport,
@@ -610,7 +610,7 @@ pub(crate) fn arc_search<O: SmoothObjective>(
     let floor = FLOOR * (1.0 + f0.abs());
     if slope.abs() <= floor && trial.value.is_finite() && trial.value <= f0 + floor {
         let k1 = set.kkt_residual(&t1, &trial.grad);
-        if k1 < kkt {
+        if k1 < set.kkt_residual(theta, &ev.grad) {
             return Arc::Accepted(t1);
         }
     }

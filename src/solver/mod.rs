@@ -1,13 +1,16 @@
 //! Solvers over the [`Objective`](crate::objective::Objective) and a
 //! [`FeasibleSet`](crate::feasible::FeasibleSet).
 //!
-//! Contract (DESIGN.md): `solve(objective, set, theta0, control) -> Result<SolveReport>`.
-//! `Err` only for invalid input; numerical trouble is a [`Termination`] in the report, never a
-//! panic and never reported as converged. Every solver stops on the projected-gradient (KKT)
-//! residual `‖θ − Π(θ − ∇F(θ))‖₂ ≤ max(tol_abs, tol_rel·‖P∇F(0)‖)` and reports it. The
-//! reference `‖P∇F(0)‖` is taken at the origin, not at the warm start, so a warm start never
-//! loosens the tolerance.
+//! Contract: `solve(objective, set, theta0, control) -> Result<SolveReport>`. `Err` only for
+//! invalid input; numerical trouble is a [`Termination`] in the report, never a panic and never
+//! reported as converged. Every solver reports [`Termination::Converged`] only when the
+//! **relative KKT residual** ([`certificate`]) at the returned point — the componentwise
+//! relative backward error of the KKT conditions, with the magnitudes of the gradient's terms
+//! recomputed at that point — is at most [`Control::tol_rel`]. The test is invariant to the
+//! units of the features and cannot be met at a non-stationary point because one row
+//! dominates the gradient somewhere else.
 
+pub mod certificate;
 pub(crate) mod dense;
 pub mod lbfgs;
 pub mod newton;
@@ -30,9 +33,12 @@ use std::time::Instant;
 pub struct Control {
     /// Maximum outer iterations (default 100 for Newton).
     pub max_iter: usize,
-    /// Relative KKT tolerance, times `‖P∇F(0)‖` (default `1e-10`).
+    /// Tolerance on the relative KKT residual ([`certificate`]; default `1e-10`): each
+    /// coordinate of the KKT residual at most this fraction of the magnitude of its terms.
     pub tol_rel: f64,
-    /// Absolute KKT tolerance (default `1e-12`). Converged when the residual is below either.
+    /// Absolute tolerance on the largest component of the KKT residual, in the units of the
+    /// gradient (default `0`: off). A positive value also accepts a point whose residual is
+    /// below it; unlike `tol_rel` it depends on the units of the features.
     pub tol_abs: f64,
     /// Parallelism of the passes over the data (default: the current rayon pool).
     pub par: Par,
@@ -70,7 +76,7 @@ impl Default for Control {
         Control {
             max_iter: 100,
             tol_rel: 1e-10,
-            tol_abs: 1e-12,
+            tol_abs: 0.0,
             par: Par::Rayon,
             deadline: None,
             interrupt: None,

@@ -1,4 +1,4 @@
-//! Exact projected Newton (spec §3.7, DESIGN.md "Solver").
+//! Exact projected Newton.
 //!
 //! Works in reduced coordinates `θ = U u` (`U` the Helmert basis of `{1ᵀθ = 0}` under
 //! `Θ_B`/sum-zero, `U = I` otherwise), where the ball `‖θ‖ ≤ B` is `‖u‖ ≤ B`. Each iteration:
@@ -13,28 +13,33 @@
 //!    numerically singular (modified Cholesky by shifting; counted in the report);
 //! 3. Armijo backtracking along `s = U(v − u)` (feasible for all step lengths in `[0, 1]`),
 //!    each trial O(n) from the cached scores and `Xs`;
-//! 4. stop when the KKT residual `‖θ − Π(θ − ∇F)‖ ≤ max(tol_abs, tol_rel‖P∇F(0)‖)` and the
-//!    Newton step is negligible (`‖s‖ ≤ 1e-8·max(1,‖θ‖)`, or Newton decrement `−gᵀs ≤ 1e-20|F|`
-//!    with `‖s‖ ≤ 1e-3·max(1,‖θ‖)`: the rounding floor of an ill-conditioned problem);
+//! 4. stop when the Newton step is negligible (`‖s‖ ≤ 1e-8·max(1,‖θ‖)`, or Newton decrement
+//!    `−gᵀs ≤ 1e-20|F|` with `‖s‖ ≤ 1e-3·max(1,‖θ‖)`: the rounding floor of an ill-conditioned
+//!    problem) at a point that meets the relative KKT test ([`super::certificate`]) with the
+//!    term magnitudes of the last certified point;
 //! 5. iterative refinement: the gradient is recomputed as if in doubled precision
 //!    ([`SmoothObjective::value_grad_compensated`]) and corrected with the factored Hessian, for up to
-//!    three rounds while the accurate KKT residual decreases. This removes the error that
-//!    rounding in `xᵀθ` causes on ill-conditioned problems (large `‖θ‖`, nearly collinear
-//!    columns). The reported objective, gradient-based KKT residual and `θ` are the refined ones.
+//!    three rounds while the corrections shrink. This removes the error that rounding in `xᵀθ`
+//!    causes on ill-conditioned problems (large `‖θ‖`, nearly collinear columns);
+//! 6. the certificate at the refined point, with the term magnitudes recomputed there and the
+//!    doubled-precision gradient: [`Termination::Converged`] if it meets the tolerance; else
+//!    the iterations go on, and three negligible steps in a row that do not meet it end the run
+//!    with [`Termination::PrecisionLimit`]. The reported objective, certificate and `θ` are the
+//!    refined ones.
 //!
 //! Without a norm bound, a minimiser may not exist. The solver ends with
 //! [`Termination::NoMinimizer`] when the recession slope at the iterate is negative (for a
 //! convex loss, `F(rθ)/r → F∞(θ) < 0` proves `F` unbounded below along the ray — see
 //! [`Loss::recession`](crate::loss::Loss::recession)), when `‖θ‖` exceeds
-//! [`Control::norm_cap`], or when, with the KKT
-//! residual already below tolerance, five consecutive Newton steps keep the same direction
+//! [`Control::norm_cap`], or when, at points that meet the cheap KKT test, five consecutive Newton steps keep the same direction
 //! without shrinking to negligible (the objective is flat-decreasing along a recession direction,
 //! as on separable data).
 
+use super::certificate::{Certifier, Kkt};
 use super::dense::newton_subproblem;
 use super::{all_finite, dot, Control, SolveReport, Termination};
 use crate::error::{Error, Result};
-use crate::feasible::{center, helmert, norm, FeasibleSet};
+use crate::feasible::{helmert, norm, FeasibleSet};
 use crate::objective::{Eval, SmoothObjective};
 use std::time::Instant;
 
@@ -50,6 +55,9 @@ const MAX_STEP: f64 = 1e3;
 const ARMIJO: f64 = 1e-4;
 /// Consecutive aligned non-negligible steps at a KKT point that signal a recession direction.
 const RECESSION_STEPS: usize = 5;
+/// Consecutive negligible steps at points that do not meet the certificate after which the run
+/// ends with [`Termination::PrecisionLimit`].
+const STALL_LIMIT: usize = 3;
 
 /// Minimises `obj` over `set` by exact projected Newton from `theta0` (projected onto the set;
 /// default 0). See the module docs. `Err` only for invalid input.
@@ -75,7 +83,7 @@ pub fn solve<O: SmoothObjective>(
     let start_at_zero = theta.iter().all(|&v| v == 0.0);
     let mut h = vec![0.0; d * d];
     // Whether `h` holds the Hessian at `ev`'s point (computed by a fused pass with it).
-    let mut h_fresh = false;
+    let mut h_fresh;
     // Value, gradient and (when the pass over X is shared) Hessian at a new iterate.
     let eval_iterate = |th: &[f64], ev: &mut Eval, h: &mut [f64], rep: &mut SolveReport| -> bool {
         rep.grad_evals += 1;
@@ -90,31 +98,15 @@ pub fn solve<O: SmoothObjective>(
         }
     };
 
-    // Reference gradient at the origin (projected on the subspace).
     let mut ev = obj.new_eval();
-    let zeros = vec![0.0; d];
-    if start_at_zero {
-        h_fresh = eval_iterate(&zeros, &mut ev, &mut h, &mut rep);
-    } else {
-        obj.evaluate(&zeros, &mut ev);
-        rep.grad_evals += 1;
-    }
+    h_fresh = eval_iterate(&theta, &mut ev, &mut h, &mut rep);
     if !all_finite(&ev) {
-        return Err(Error::Numerical(
-            "the objective or its gradient is not finite at θ = 0".into(),
-        ));
+        return Err(Error::Numerical(format!(
+            "the objective or its gradient is not finite at the starting point θ{}",
+            if start_at_zero { " = 0" } else { "₀" }
+        )));
     }
-    let mut pg0 = ev.grad.clone();
-    if sz {
-        center(&mut pg0);
-    }
-    rep.grad_norm_at_zero = norm(&pg0);
-    let tol = ctl.tol_abs.max(ctl.tol_rel * rep.grad_norm_at_zero);
-    rep.kkt_tol = tol;
-
-    if !start_at_zero {
-        h_fresh = eval_iterate(&theta, &mut ev, &mut h, &mut rep);
-    }
+    let mut cert = Certifier::new(obj, &ev, ctl, &mut rep);
 
     let mut hr = vec![0.0; m * m];
     let mut gr = vec![0.0; m];
@@ -123,27 +115,40 @@ pub fn solve<O: SmoothObjective>(
     let mut xs = vec![0.0; obj.num_scores()];
     let mut prev_step: Option<Vec<f64>> = None;
     let mut flat_steps = 0usize;
-    let mut kkt = set.kkt_residual(&theta, &ev.grad);
+    // A line search that cannot progress at a point meeting the cheap test sends it to the
+    // certification below; negligible steps that do not meet the certificate end the run.
+    let mut force_certify = false;
+    let mut stalled = 0usize;
+    // The certificate of the returned point, when it was computed with fresh term magnitudes.
+    let mut certified: Option<Kkt> = None;
     ctl.notify_start("newton", n, d, ctl.max_iter);
 
     let termination = loop {
         if !all_finite(&ev) {
             break Termination::NonFinite;
         }
-        kkt = set.kkt_residual(&theta, &ev.grad);
+        let est = cert.estimate(set, &theta, &ev.grad);
+        let at_kkt = cert.meets(&est);
         if ctl.wants_progress(rep.iterations) {
             ctl.notify_progress(&super::Progress {
                 solver: "newton",
                 iteration: rep.iterations,
                 budget: ctl.max_iter,
                 objective: ev.value,
-                kkt_residual: kkt,
+                kkt_residual: est.relative,
                 theta: &theta,
             });
         }
         if m == 0 {
             // d = 1 under sum-zero: the feasible set is {0}.
-            break Termination::Converged;
+            let k = cert.certify(obj, set, &ev, &ev.grad, &mut rep);
+            let ok = cert.meets(&k);
+            certified = Some(k);
+            break if ok {
+                Termination::Converged
+            } else {
+                Termination::PrecisionLimit
+            };
         }
         if let Some(t) = ctl.stop_requested() {
             break t;
@@ -171,7 +176,10 @@ pub fn solve<O: SmoothObjective>(
             gr.copy_from_slice(&ev.grad);
             ur.copy_from_slice(&theta);
         }
-        let step = newton_subproblem(&hr, m, &gr, &ur, radius);
+        let Some(step) = newton_subproblem(&hr, m, &gr, &ur, radius) else {
+            // No shift makes the Hessian positive definite: it is not finite.
+            break Termination::NonFinite;
+        };
         if step.shift > 0.0 {
             rep.hessian_shifts += 1;
             rep.max_shift = rep.max_shift.max(step.shift);
@@ -189,9 +197,25 @@ pub fn solve<O: SmoothObjective>(
         // 1e-20·|F| while the step is still small — a large step with a vanishing decrement is
         // the flat direction of a problem without a minimiser, handled below).
         let scale = norm(&theta).max(1.0);
-        let negligible =
-            step_norm <= STEP_TOL * scale || (decrement <= 1e-20 * ev.value.abs() && step_norm <= STALL_STEP * scale);
-        if kkt <= tol && negligible {
+        let negligible = std::mem::take(&mut force_certify)
+            || step_norm <= STEP_TOL * scale
+            || (decrement <= 1e-20 * ev.value.abs() && step_norm <= STALL_STEP * scale);
+        let mut at_kkt = at_kkt;
+        if negligible && !at_kkt {
+            // The cheap test uses the term magnitudes of an earlier point: recheck with fresh
+            // ones before taking the step as a stall.
+            let k = cert.certify(obj, set, &ev, &ev.grad, &mut rep);
+            at_kkt = cert.meets(&k);
+            if !at_kkt {
+                stalled += 1;
+                if stalled >= STALL_LIMIT {
+                    break Termination::PrecisionLimit;
+                }
+            }
+        } else if !negligible {
+            stalled = 0;
+        }
+        if at_kkt && negligible {
             // Iterative refinement: the gradient in doubled precision, the correction from the
             // Hessian already factored. The correction estimates the remaining error in θ, so a
             // round is kept only while corrections shrink (the KKT norm is no guide here: it
@@ -211,7 +235,9 @@ pub fn solve<O: SmoothObjective>(
                     gcr.copy_from_slice(&gc);
                     ur.copy_from_slice(&theta);
                 }
-                let corr = newton_subproblem(&hr, m, &gcr, &ur, radius);
+                let Some(corr) = newton_subproblem(&hr, m, &gcr, &ur, radius) else {
+                    break;
+                };
                 let delta = corr.p;
                 let dn = norm(&delta);
                 if let Some((pt, pf, pg, pdn)) = last.take() {
@@ -245,17 +271,36 @@ pub fn solve<O: SmoothObjective>(
                 fc = fnew;
                 rep.refinement_steps += 1;
             }
-            let kc = set.kkt_residual(&theta, &gc);
-            ev.value = fc;
-            ev.grad.copy_from_slice(&gc);
-            kkt = kc;
-            break Termination::Converged;
+            // The certificate at the refined point: its scores (one pass, if refinement moved
+            // it), then the term magnitudes there (one pass), with the accurate gradient.
+            if ev.theta != theta {
+                obj.evaluate(&theta, &mut ev);
+                rep.grad_evals += 1;
+                h_fresh = false;
+            }
+            let k = cert.certify(obj, set, &ev, &gc, &mut rep);
+            if cert.meets(&k) {
+                ev.value = fc;
+                ev.grad.copy_from_slice(&gc);
+                certified = Some(k);
+                break Termination::Converged;
+            }
+            // The cheap test passed with the term magnitudes of an earlier point; with the
+            // fresh ones it does not: keep iterating (a stall ends the run above).
+            stalled += 1;
+            if stalled >= STALL_LIMIT {
+                break Termination::PrecisionLimit;
+            }
+            if rep.iterations >= ctl.max_iter {
+                break Termination::MaxIterations;
+            }
+            continue;
         }
         if rep.iterations >= ctl.max_iter {
             break Termination::MaxIterations;
         }
         if radius.is_none() {
-            if kkt <= tol {
+            if at_kkt {
                 let aligned = prev_step.as_ref().is_some_and(|q| {
                     let c = dot(q, &s) / (norm(q) * step_norm).max(f64::MIN_POSITIVE);
                     c > 0.9
@@ -289,11 +334,11 @@ pub fn solve<O: SmoothObjective>(
         // (Reached on the demo grid; `tests/experiments.rs` pins such cases.)
         let rounding_limited = !(slope < 0.0);
         if rounding_limited && step_norm > STALL_STEP * scale {
-            break if kkt <= tol {
-                Termination::Converged
-            } else {
-                Termination::LineSearchFailed
-            };
+            if at_kkt {
+                force_certify = true;
+                continue;
+            }
+            break Termination::LineSearchFailed;
         }
         let slope = slope.min(0.0);
         let f0 = ev.value;
@@ -327,14 +372,14 @@ pub fn solve<O: SmoothObjective>(
         // whose summands are large and of both signs — accept the full step if it reduces the
         // KKT residual (a gradient test, free of F's cancellation). This also covers a search
         // that accepted no step at all (reached at ε = 0.1 on the `fig1` grid).
-        if (!accepted || alpha < 1.0) && kkt > tol && step_norm <= STALL_STEP * scale {
+        if (!accepted || alpha < 1.0) && !at_kkt && step_norm <= STALL_STEP * scale {
             let mut full = theta.clone();
             full.iter_mut().zip(&s).for_each(|(t, v)| *t += v);
             set.project(&mut full);
             let mut trial = obj.new_eval();
             obj.evaluate(&full, &mut trial);
             rep.grad_evals += 1;
-            if all_finite(&trial) && set.kkt_residual(&full, &trial.grad) < 0.5 * kkt {
+            if all_finite(&trial) && cert.estimate(set, &full, &trial.grad).relative < 0.5 * est.relative {
                 ev = trial;
                 theta = full;
                 rep.iterations += 1;
@@ -343,11 +388,11 @@ pub fn solve<O: SmoothObjective>(
             }
         }
         if !accepted {
-            break if kkt <= tol {
-                Termination::Converged
-            } else {
-                Termination::LineSearchFailed
-            };
+            if at_kkt {
+                force_certify = true;
+                continue;
+            }
+            break Termination::LineSearchFailed;
         }
         let mut th = theta.clone();
         th.iter_mut().zip(&s).for_each(|(t, v)| *t = alpha.mul_add(*v, *t));
@@ -356,7 +401,6 @@ pub fn solve<O: SmoothObjective>(
         theta = th;
         rep.iterations += 1;
         if radius.is_none() && norm(&theta) > ctl.norm_cap {
-            kkt = set.kkt_residual(&theta, &ev.grad);
             break Termination::NoMinimizer;
         }
         let mut sa = s.clone();
@@ -366,18 +410,25 @@ pub fn solve<O: SmoothObjective>(
 
     rep.termination = termination;
     rep.objective = ev.value;
-    rep.kkt_residual = kkt;
-    if let Some(b) = radius {
-        let tn = norm(&theta);
-        rep.on_boundary = tn >= b * (1.0 - 1e-10);
-        if rep.on_boundary {
-            let mut pg = ev.grad.clone();
-            if sz {
-                center(&mut pg);
+    // The reported certificate: the one computed at convergence, else the residual at the last
+    // iterate with the term magnitudes recomputed there (when its evaluation is finite).
+    let k = match certified {
+        Some(k) => k,
+        None if all_finite(&ev) && ev.theta == theta => {
+            // With the doubled-precision gradient, as at convergence.
+            let mut gc = vec![0.0; d];
+            let fc = obj.value_grad_compensated(&theta, &mut gc);
+            rep.compensated_evals += 1;
+            if fc.is_finite() && gc.iter().all(|g| g.is_finite()) {
+                rep.objective = fc;
+                cert.certify(obj, set, &ev, &gc, &mut rep)
+            } else {
+                cert.certify(obj, set, &ev, &ev.grad, &mut rep)
             }
-            rep.multiplier = (-dot(&pg, &theta) / (b * b)).max(0.0);
         }
-    }
+        None => cert.estimate(set, &theta, &ev.grad),
+    };
+    Certifier::record(&k, &mut rep);
     rep.certified_global =
         termination.is_converged() && (O::CONVEX || radius.is_some_and(|b| obj.convex_on_ball(b, sz)));
     rep.theta = theta;

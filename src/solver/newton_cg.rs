@@ -31,7 +31,8 @@
 //! curvature (the non-convex `mle-rr`) are counted in
 //! [`SolveReport::negative_curvature_directions`].
 //!
-//! **Forcing.** `η = min(0.5, √(‖g_w‖/‖P∇F(0)‖))` (scale-free; superlinear local convergence,
+//! **Forcing.** `η = min(0.5, √κ)`, `κ` the relative KKT residual ([`super::certificate`];
+//! scale-free; superlinear local convergence,
 //! Dembo–Eisenstat–Steihaug), at most `min(1000, max(10, 2m))` CG iterations per step.
 //!
 //! **Safeguards.** Every step is accepted by the Armijo rule along the projection arc
@@ -41,10 +42,12 @@
 //! gradient, as in L-BFGS. So Newton-CG converges wherever projected gradient does, and is a
 //! Newton method near a minimiser.
 //!
-//! **Stopping** is Newton's and L-BFGS's KKT criterion, `‖θ − Π(θ − ∇F)‖ ≤ max(tol_abs,
-//! tol_rel·‖P∇F(0)‖)` with the reference at the origin; once it holds, up to three more steps
-//! run while the residual keeps falling (at most to `1e-3·tol`; each costs a CG solve, so a
-//! Newton step there takes the error from `tol` to about `tol²`), and the best point is kept.
+//! **Stopping** is Newton's and L-BFGS's relative KKT criterion ([`super::certificate`]): once
+//! the cheap test holds, up to three more steps run while the residual keeps falling (at most
+//! to `1e-3·tol`; each costs a CG solve, so a Newton step there takes the error from `tol` to
+//! about `tol²`), the best point is refined with the doubled-precision gradient (as Newton
+//! does) and certified with the term magnitudes recomputed there; if that fails, the
+//! iterations go on from it.
 //! The no-minimiser tests (negative recession slope, a KKT point with a zero recession slope,
 //! aligned long steps at KKT points of a non-convex loss, `‖θ‖ > norm_cap`) are L-BFGS's.
 //! `certified_global` is Newton's rule (converged, and convex loss or convexity certified on
@@ -55,6 +58,7 @@
 //! (the current and the trial point) and a third for the direction's scores, allocated only
 //! when a line search backtracks — no `d × d` matrix.
 
+use super::certificate::{Certifier, Kkt};
 use super::lbfgs::polish;
 use super::lbfgs::{arc_search, cap_step, count_flat_steps, Arc, FACE_TOL, MIN_COS, RECESSION_STEPS, RELEASE};
 use super::{all_finite, dot, Control, Progress, SolveReport, Termination};
@@ -333,206 +337,206 @@ pub fn solve<O: SmoothObjective>(
 
     let mut rep = SolveReport::blank("newton-cg", vec![0.0; d], Termination::MaxIterations);
 
-    // Reference gradient at the origin (projected on the subspace).
+    let mut theta = theta0.map(<[f64]>::to_vec).unwrap_or_else(|| vec![0.0; d]);
+    set.project(&mut theta);
     let mut ev = obj.new_eval();
-    let zeros = vec![0.0; d];
-    obj.evaluate(&zeros, &mut ev);
+    obj.evaluate(&theta, &mut ev);
     rep.grad_evals += 1;
     if !all_finite(&ev) {
         return Err(Error::Numerical(
-            "the objective or its gradient is not finite at θ = 0".into(),
+            "the objective or its gradient is not finite at the starting point".into(),
         ));
     }
-    let project_grad = |g: &[f64]| {
-        let mut p = g.to_vec();
-        if sz {
-            center(&mut p);
-        }
-        p
-    };
-    rep.grad_norm_at_zero = norm(&project_grad(&ev.grad));
-    let tol = ctl.tol_abs.max(ctl.tol_rel * rep.grad_norm_at_zero);
-    rep.kkt_tol = tol;
-    let g_ref = rep.grad_norm_at_zero.max(f64::MIN_POSITIVE);
-
-    let mut theta = theta0.map(<[f64]>::to_vec).unwrap_or_else(|| zeros.clone());
-    set.project(&mut theta);
-    if theta.iter().any(|&v| v != 0.0) {
-        obj.evaluate(&theta, &mut ev);
-        rep.grad_evals += 1;
-    }
+    let mut cert = Certifier::new(obj, &ev, ctl, &mut rep);
+    let tol = ctl.tol_rel;
     ctl.notify_start("newton-cg", n, d, ctl.max_iter);
 
     let mut trial = obj.new_eval();
     // The direction's scores, allocated on the first backtracking search (often never).
     let mut xd: Vec<f64> = Vec::new();
-    let mut kkt;
     let mut best: Option<(Vec<f64>, f64)> = None;
     let mut polish_iters = 0usize;
     let mut prev_step: Option<Vec<f64>> = None;
     let mut flat_steps = 0usize;
+    // The certificate and objective of the returned point, computed with fresh term magnitudes
+    // and the doubled-precision gradient.
+    let mut certified: Option<(Kkt, f64)> = None;
 
-    let termination = loop {
-        if !all_finite(&ev) {
-            kkt = f64::NAN;
-            break Termination::NonFinite;
-        }
-        kkt = set.kkt_residual(&theta, &ev.grad);
-        if ctl.wants_progress(rep.iterations) {
-            ctl.notify_progress(&Progress {
-                solver: "newton-cg",
-                iteration: rep.iterations,
-                budget: ctl.max_iter,
-                objective: ev.value,
-                kkt_residual: kkt,
-                theta: &theta,
-            });
-        }
-        let recession = if radius.is_none() && O::CONVEX {
-            obj.recession_slope(&ev)
-        } else {
-            None
-        };
-        if let Some((slope, size)) = recession {
-            if slope < -1e-10 * size {
-                break Termination::NoMinimizer;
+    let termination = 'certify: loop {
+        let termination = loop {
+            if !all_finite(&ev) {
+                break Termination::NonFinite;
             }
-        }
-        let at_kkt = kkt <= tol;
-        if at_kkt {
-            if let Some((slope, _)) = recession {
-                // A KKT point where F does not increase along the ray {rθ} while Xθ ≠ 0: the
-                // infimum is approached at infinity (separable data), not attained here.
-                let score_scale = ev.scores.iter().map(|t| t.abs()).sum::<f64>() / ev.scores.len().max(1) as f64;
-                if slope < 1e-10 * score_scale {
+            let est = cert.estimate(set, &theta, &ev.grad);
+            let kkt = est.relative;
+            if ctl.wants_progress(rep.iterations) {
+                ctl.notify_progress(&Progress {
+                    solver: "newton-cg",
+                    iteration: rep.iterations,
+                    budget: ctl.max_iter,
+                    objective: ev.value,
+                    kkt_residual: kkt,
+                    theta: &theta,
+                });
+            }
+            let recession = if radius.is_none() && O::CONVEX {
+                obj.recession_slope(&ev)
+            } else {
+                None
+            };
+            if let Some((slope, size)) = recession {
+                if slope < -1e-10 * size {
                     break Termination::NoMinimizer;
                 }
             }
-        }
-        // Without a ball a non-convex loss can flatten out at infinity: a KKT point counts
-        // only once the Newton step there is short (checked after the direction).
-        let check_flat = at_kkt && radius.is_none() && !O::CONVEX;
-        if !check_flat {
-            flat_steps = 0;
-        }
-        if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, POLISH_ITERS, &theta, kkt, tol) {
-            break Termination::Converged;
-        }
-        if let Some(t) = ctl.stop_requested() {
-            break t;
-        }
-        if rep.iterations >= ctl.max_iter {
-            break Termination::MaxIterations;
-        }
-
-        // Working gradient and model: the face of the ball as in L-BFGS.
-        let (gw, face_mu) = working_gradient(&theta, &ev.grad, sz, radius);
-        let gw_norm = norm(&gw);
-        if gw_norm == 0.0 {
+            let at_kkt = cert.meets(&est);
             if at_kkt {
-                polish(&mut best, &mut polish_iters, POLISH_ITERS, &theta, kkt, tol);
+                if let Some((slope, _)) = recession {
+                    // A KKT point where F does not increase along the ray {rθ} while Xθ ≠ 0: the
+                    // infimum is approached at infinity (separable data), not attained here.
+                    let score_scale = ev.scores.iter().map(|t| t.abs()).sum::<f64>() / ev.scores.len().max(1) as f64;
+                    if slope < 1e-10 * score_scale {
+                        break Termination::NoMinimizer;
+                    }
+                }
+            }
+            // Without a ball a non-convex loss can flatten out at infinity: a KKT point counts
+            // only once the Newton step there is short (checked after the direction).
+            let check_flat = at_kkt && radius.is_none() && !O::CONVEX;
+            if !check_flat {
+                flat_steps = 0;
+            }
+            if at_kkt && !check_flat && polish(&mut best, &mut polish_iters, POLISH_ITERS, &theta, kkt, tol) {
                 break Termination::Converged;
             }
-            break Termination::LineSearchFailed;
-        }
-        let mut model = Model::new(&theta, sz, radius, face_mu);
-        let eta = ETA_MAX.min((gw_norm / g_ref).sqrt());
-        let cg = newton_direction(obj, &ev, &mut model, &gw, eta, cg_max, &mut rep);
-        let mut dir = cg.p;
-        model.project(&mut dir);
+            if let Some(t) = ctl.stop_requested() {
+                break t;
+            }
+            if rep.iterations >= ctl.max_iter {
+                break Termination::MaxIterations;
+            }
 
-        let mut newton_dir = true;
-        let mut outcome = Arc::Failed;
-        let mut checked_flat = false;
-        for _attempt in 0..2 {
-            let dn = norm(&dir);
-            let cos = -dot(&gw, &dir) / (gw_norm * dn);
-            if newton_dir && !(cos >= MIN_COS) {
-                // Not gradient-related: the projected gradient instead.
+            // Working gradient and model: the face of the ball as in L-BFGS.
+            let (gw, face_mu) = working_gradient(&theta, &ev.grad, sz, radius);
+            let gw_norm = norm(&gw);
+            if gw_norm == 0.0 {
+                if at_kkt {
+                    polish(&mut best, &mut polish_iters, POLISH_ITERS, &theta, kkt, tol);
+                    break Termination::Converged;
+                }
+                break Termination::LineSearchFailed;
+            }
+            let mut model = Model::new(&theta, sz, radius, face_mu);
+            let eta = ETA_MAX.min(kkt.sqrt());
+            let cg = newton_direction(obj, &ev, &mut model, &gw, eta, cg_max, &mut rep);
+            let mut dir = cg.p;
+            model.project(&mut dir);
+
+            let mut newton_dir = true;
+            let mut outcome = Arc::Failed;
+            let mut checked_flat = false;
+            for _attempt in 0..2 {
+                let dn = norm(&dir);
+                let cos = -dot(&gw, &dir) / (gw_norm * dn);
+                if newton_dir && !(cos >= MIN_COS) {
+                    // Not gradient-related: the projected gradient instead.
+                    dir.iter_mut().zip(&gw).for_each(|(v, g)| *v = -g);
+                    model.project(&mut dir);
+                    newton_dir = false;
+                    continue;
+                }
+                if check_flat && !checked_flat {
+                    checked_flat = true;
+                    flat_steps = count_flat_steps(&theta, &dir, dn, prev_step.as_deref(), flat_steps);
+                }
+                if radius.is_none() {
+                    cap_step(&mut dir, dn, &theta);
+                }
+                if check_flat && flat_steps == 0 {
+                    break;
+                }
+                outcome = arc_search(obj, set, &ev, &dir, face_mu, &mut trial, &mut xd, &mut rep);
+                if matches!(outcome, Arc::Accepted(_)) || !newton_dir {
+                    break;
+                }
                 dir.iter_mut().zip(&gw).for_each(|(v, g)| *v = -g);
                 model.project(&mut dir);
                 newton_dir = false;
-                continue;
             }
-            if check_flat && !checked_flat {
-                checked_flat = true;
-                flat_steps = count_flat_steps(&theta, &dir, dn, prev_step.as_deref(), flat_steps);
-            }
-            if radius.is_none() {
-                cap_step(&mut dir, dn, &theta);
-            }
-            if check_flat && flat_steps == 0 {
-                break;
-            }
-            outcome = arc_search(obj, set, &ev, &dir, face_mu, kkt, &mut trial, &mut xd, &mut rep);
-            if matches!(outcome, Arc::Accepted(_)) || !newton_dir {
-                break;
-            }
-            dir.iter_mut().zip(&gw).for_each(|(v, g)| *v = -g);
-            model.project(&mut dir);
-            newton_dir = false;
-        }
-        if check_flat {
-            if flat_steps == 0 {
-                // Short step at a KKT point: a genuine (local) minimiser.
-                if polish(&mut best, &mut polish_iters, POLISH_ITERS, &theta, kkt, tol) {
-                    break Termination::Converged;
+            if check_flat {
+                if flat_steps == 0 {
+                    // Short step at a KKT point: a genuine (local) minimiser.
+                    if polish(&mut best, &mut polish_iters, POLISH_ITERS, &theta, kkt, tol) {
+                        break Termination::Converged;
+                    }
+                    outcome = arc_search(obj, set, &ev, &dir, face_mu, &mut trial, &mut xd, &mut rep);
+                } else if flat_steps >= RECESSION_STEPS {
+                    break Termination::NoMinimizer;
                 }
-                outcome = arc_search(obj, set, &ev, &dir, face_mu, kkt, &mut trial, &mut xd, &mut rep);
-            } else if flat_steps >= RECESSION_STEPS {
+            }
+            let new_theta = match outcome {
+                Arc::Accepted(t) => t,
+                Arc::Failed => break Termination::LineSearchFailed,
+            };
+            let s: Vec<f64> = new_theta.iter().zip(&theta).map(|(a, b)| a - b).collect();
+            rep.last_step_norm = norm(&s);
+            prev_step = Some(s);
+            std::mem::swap(&mut ev, &mut trial);
+            theta = new_theta;
+            rep.iterations += 1;
+            if radius.is_none() && norm(&theta) > ctl.norm_cap {
                 break Termination::NoMinimizer;
             }
-        }
-        let new_theta = match outcome {
-            Arc::Accepted(t) => t,
-            Arc::Failed => break Termination::LineSearchFailed,
         };
-        let s: Vec<f64> = new_theta.iter().zip(&theta).map(|(a, b)| a - b).collect();
-        rep.last_step_norm = norm(&s);
-        prev_step = Some(s);
-        std::mem::swap(&mut ev, &mut trial);
-        theta = new_theta;
-        rep.iterations += 1;
-        if radius.is_none() && norm(&theta) > ctl.norm_cap {
-            kkt = set.kkt_residual(&theta, &ev.grad);
-            break Termination::NoMinimizer;
-        }
-    };
-    // A run that met the tolerance and then stopped while polishing returns its best point.
-    let termination = match best {
-        Some((bt, bk)) if !matches!(termination, Termination::NoMinimizer) => {
-            if !(kkt <= bk) || !termination.is_converged() {
+        // A run that met the cheap test and then stopped while polishing returns its best point,
+        // refined with the doubled-precision gradient (as Newton does) and certified with the term
+        // magnitudes recomputed there.
+        match best.take() {
+            Some((bt, _)) if !matches!(termination, Termination::NoMinimizer) => {
                 if ev.theta != bt {
                     obj.evaluate(&bt, &mut ev);
                     rep.grad_evals += 1;
                 }
                 theta = bt;
-                kkt = bk;
+                let (f, g) = if m > 0 {
+                    refine(obj, set, &ev, &mut theta, cg_max, &mut rep)
+                } else {
+                    (ev.value, ev.grad.clone())
+                };
+                if ev.theta != theta {
+                    obj.evaluate(&theta, &mut ev);
+                    rep.grad_evals += 1;
+                }
+                let k = cert.certify(obj, set, &ev, &g, &mut rep);
+                if cert.meets(&k) {
+                    certified = Some((k, f));
+                    break 'certify Termination::Converged;
+                }
+                polish_iters = 0;
+                if rep.iterations >= ctl.max_iter {
+                    break 'certify Termination::MaxIterations;
+                }
             }
-            Termination::Converged
+            _ => break 'certify termination,
         }
-        _ => termination,
     };
 
-    // Iterative refinement with the doubled-precision gradient (as Newton does).
-    let (objective, grad) = if termination.is_converged() && m > 0 {
-        let (f, g, k) = refine(obj, set, &ev, &mut theta, cg_max, &mut rep);
-        kkt = k;
-        (f, g)
-    } else {
-        (ev.value, ev.grad.clone())
-    };
     rep.termination = termination;
-    rep.objective = objective;
-    rep.kkt_residual = kkt;
-    if let Some(b) = radius {
-        let tn = norm(&theta);
-        rep.on_boundary = tn >= b * (1.0 - 1e-10);
-        if rep.on_boundary {
-            let pg = project_grad(&grad);
-            rep.multiplier = (-dot(&pg, &theta) / (b * b)).max(0.0);
+    let k = match certified {
+        Some((k, f)) => {
+            rep.objective = f;
+            k
         }
-    }
+        None => {
+            rep.objective = ev.value;
+            if all_finite(&ev) && ev.theta == theta {
+                cert.certify(obj, set, &ev, &ev.grad, &mut rep)
+            } else {
+                cert.estimate(set, &theta, &ev.grad)
+            }
+        }
+    };
+    Certifier::record(&k, &mut rep);
     rep.certified_global =
         termination.is_converged() && (O::CONVEX || radius.is_some_and(|b| obj.convex_on_ball(b, sz)));
     rep.theta = theta;
@@ -552,8 +556,7 @@ const REFINE_ETA: f64 = 1e-4;
 /// Newton correction for it is solved by CG with the Hessian at the converged point (`ev`), for
 /// up to three rounds while the corrections shrink. Removes the error that rounding in `xᵀθ`
 /// puts into the gradient of ill-conditioned problems (large `‖θ‖`, nearly collinear columns).
-/// Returns the objective, gradient and KKT residual at the final `theta`, all from the
-/// compensated pass.
+/// Returns the objective and gradient at the final `theta`, both from the compensated pass.
 fn refine<O: SmoothObjective>(
     obj: &O,
     set: &FeasibleSet,
@@ -561,7 +564,7 @@ fn refine<O: SmoothObjective>(
     theta: &mut Vec<f64>,
     cg_max: usize,
     rep: &mut SolveReport,
-) -> (f64, Vec<f64>, f64) {
+) -> (f64, Vec<f64>) {
     let d = theta.len();
     let (sz, radius) = (set.sum_zero(), set.radius());
     let mut gc = vec![0.0; d];
@@ -609,8 +612,7 @@ fn refine<O: SmoothObjective>(
         fc = fnew;
         rep.refinement_steps += 1;
     }
-    let kkt = set.kkt_residual(theta, &gc);
-    (fc, gc, kkt)
+    (fc, gc)
 }
 
 #[cfg(test)]

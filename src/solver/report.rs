@@ -6,7 +6,8 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Termination {
-    /// KKT residual `‖θ − Π(θ − ∇F)‖ ≤ tol` and the Newton step is negligible.
+    /// The relative KKT residual ([`crate::solver::certificate`]) at the returned point, with
+    /// the term magnitudes recomputed there, is at most the tolerance.
     Converged,
     /// The iteration limit was reached first.
     MaxIterations,
@@ -22,6 +23,10 @@ pub enum Termination {
     Interrupted,
     /// The caller's deadline passed.
     Timeout,
+    /// The iterates stopped improving (negligible steps) while the relative KKT residual stays
+    /// above the tolerance: the problem cannot be solved to the tolerance in double precision
+    /// from this data (e.g. features spanning more orders of magnitude than `f64` resolves).
+    PrecisionLimit,
     /// A fixed-budget algorithm (one-pass SGD, SGD with a fixed number of epochs) ran its whole
     /// budget. The result is the algorithm's output, not a certified minimiser: compare
     /// [`SolveReport::kkt_residual`] with [`SolveReport::kkt_tol`] to see how close it is.
@@ -44,12 +49,13 @@ impl Termination {
             Termination::Interrupted => "interrupted",
             Termination::Timeout => "timeout",
             Termination::Completed => "completed",
+            Termination::PrecisionLimit => "precision-limit",
         }
     }
     /// One sentence for people.
     pub fn describe(&self) -> &'static str {
         match self {
-            Termination::Converged => "converged: the KKT residual is below the tolerance",
+            Termination::Converged => "converged: the relative KKT residual is below the tolerance",
             Termination::MaxIterations => "the iteration limit was reached before the KKT residual met the tolerance",
             Termination::LineSearchFailed => "the line search found no decrease along the Newton direction",
             Termination::NonFinite => "the objective or gradient became NaN or infinite",
@@ -59,6 +65,9 @@ impl Termination {
             Termination::Interrupted => "interrupted by the caller",
             Termination::Timeout => "the deadline passed",
             Termination::Completed => "the algorithm ran its fixed budget (no KKT certificate)",
+            Termination::PrecisionLimit => {
+                "the steps became negligible while the relative KKT residual stayed above the tolerance (double precision cannot resolve this problem to the tolerance)"
+            }
         }
     }
 }
@@ -81,13 +90,18 @@ pub struct SolveReport {
     pub termination: Termination,
     /// `F(θ)`.
     pub objective: f64,
-    /// KKT residual `‖θ − Π(θ − ∇F(θ))‖₂` at `theta` (for a converged Newton solve, with the
-    /// gradient computed in doubled precision).
+    /// The relative KKT residual `κ` at `theta` ([`crate::solver::certificate`]): the
+    /// componentwise relative backward error of the KKT conditions, invariant to the units of
+    /// the features. Converged means `κ ≤ kkt_tol` with the term magnitudes computed at `theta`.
     pub kkt_residual: f64,
-    /// The tolerance it was compared with: `max(tol_abs, tol_rel·‖P∇F(0)‖)`.
+    /// The tolerance `κ` was compared with ([`Control::tol_rel`](crate::solver::Control)).
     pub kkt_tol: f64,
-    /// `‖P∇F(0)‖` (gradient at the origin, projected on the sum-zero subspace when imposed).
-    pub grad_norm_at_zero: f64,
+    /// The Euclidean projected-gradient residual `‖θ − Π(θ − ∇F(θ))‖₂` at `theta` (absolute, in
+    /// the units of `θ`; the input of the distance bounds of the central estimators).
+    pub projected_gradient: f64,
+    /// A bound on `F(θ) − min F` where one exists: the Frank–Wolfe gap on a bounded set, or
+    /// `W‖P∇F‖²/(2β)` with a ridge (convex objectives only; `None` otherwise).
+    pub suboptimality_bound: Option<f64>,
     /// Length of the last Newton step `‖s‖` (before the final polishing step).
     pub last_step_norm: f64,
     /// Newton iterations (Hessian factorisations of the outer loop).
@@ -116,6 +130,9 @@ pub struct SolveReport {
     pub setup_passes: usize,
     /// Evaluations of value and gradient in doubled precision (final refinement).
     pub compensated_evals: usize,
+    /// Passes over `X` computing the term magnitudes of the gradient (the certificate's scale,
+    /// [`crate::solver::certificate`]).
+    pub scale_passes: usize,
     /// Refinement corrections accepted.
     pub refinement_steps: usize,
     /// Newton iterations whose Hessian had to be shifted (indefinite or singular).
@@ -127,7 +144,7 @@ pub struct SolveReport {
     pub negative_curvature_rows: usize,
     /// Whether `‖θ‖ = B` (within 1e-10 relative).
     pub on_boundary: bool,
-    /// KKT multiplier of the ball, `μ = −(P∇F)ᵀθ / B²` when on the boundary, else 0.
+    /// KKT multiplier of the ball, `μ = max(0, −(P∇F)ᵀθ / ‖θ‖²)` when on the boundary, else 0.
     pub multiplier: f64,
     /// Whether the point is certified to be a *global* minimiser: converged, and the objective
     /// is convex on the feasible set (always for convex losses; for `mle-rr` when
@@ -148,7 +165,8 @@ impl SolveReport {
             objective: f64::NAN,
             kkt_residual: f64::NAN,
             kkt_tol: f64::NAN,
-            grad_norm_at_zero: f64::NAN,
+            projected_gradient: f64::NAN,
+            suboptimality_bound: None,
             last_step_norm: f64::NAN,
             iterations: 0,
             grad_evals: 0,
@@ -159,6 +177,7 @@ impl SolveReport {
             line_search_evals: 0,
             direction_passes: 0,
             compensated_evals: 0,
+            scale_passes: 0,
             setup_passes: 0,
             refinement_steps: 0,
             hessian_shifts: 0,
@@ -171,12 +190,14 @@ impl SolveReport {
         }
     }
     /// Passes over the data `X` the solve made: value+gradient passes, dense Hessians not fused
-    /// with one, direction-score passes, setup passes, Hessian-vector products (CG iterations)
-    /// and doubled-precision passes (each of those costs about two or three ordinary passes).
+    /// with one, direction-score passes, setup passes, Hessian-vector products (CG iterations),
+    /// the certificate's scale passes and doubled-precision passes (each of those costs about
+    /// two or three ordinary passes).
     pub fn data_passes(&self) -> usize {
         self.grad_evals + self.hessian_evals - self.fused_evals.min(self.hessian_evals)
             + self.direction_passes
             + self.setup_passes
+            + self.scale_passes
             + self.cg_iterations
             + self.compensated_evals
     }

@@ -173,3 +173,49 @@ pub fn write_npy_raw(path: &std::path::Path, descr: &str, fortran: bool, shape: 
     bytes.extend_from_slice(data);
     std::fs::write(path, bytes).unwrap();
 }
+
+/// The term magnitudes `a_j = (1/W)(Σ_i w_i |ℓ'(x_iᵀθ)| |x_ij| + β|θ_j| + |b_j|)` of the
+/// gradient at `theta`, by a plain loop over the rows with the loss's scalar derivative.
+pub fn term_scale<L: privpref::loss::Loss>(obj: &privpref::objective::Objective<'_, L>, theta: &[f64]) -> Vec<f64> {
+    let data = obj.data();
+    let (n, d) = (data.n(), data.d());
+    let mut a = vec![0.0; d];
+    let mut row = vec![0.0; d];
+    for i in 0..n {
+        data.row_into(i, &mut row);
+        let t: f64 = row.iter().zip(theta).map(|(x, t)| x * t).sum();
+        let w = data.weights().map_or(1.0, |w| w[i]);
+        let c = (w * obj.loss().d1(t, data.y()[i])).abs();
+        for (aj, x) in a.iter_mut().zip(&row) {
+            *aj += c * x.abs();
+        }
+    }
+    let wt = obj.total_weight();
+    for j in 0..d {
+        a[j] += obj.ridge() * theta[j].abs() + obj.linear_term().map_or(0.0, |b| b[j].abs());
+        a[j] /= wt;
+    }
+    a
+}
+
+/// The relative KKT residual `κ` at `theta` recomputed independently of the solvers: the
+/// gradient in doubled precision ([`Objective::value_grad_compensated`]), the term magnitudes
+/// by [`term_scale`], then [`certificate::measure`].
+///
+/// [`Objective::value_grad_compensated`]: privpref::objective::Objective::value_grad_compensated
+/// [`certificate::measure`]: privpref::solver::certificate::measure
+pub fn independent_kkt<L: privpref::loss::Loss>(
+    obj: &privpref::objective::Objective<'_, L>,
+    set: &privpref::feasible::FeasibleSet,
+    theta: &[f64],
+) -> privpref::solver::certificate::Kkt {
+    use privpref::solver::certificate::{measure, ObjectiveInfo};
+    let mut g = vec![0.0; theta.len()];
+    obj.value_grad_compensated(theta, &mut g);
+    let a = term_scale(obj, theta);
+    let info = ObjectiveInfo {
+        convex: L::CONVEX,
+        ridge_modulus: obj.ridge() / obj.total_weight(),
+    };
+    measure(set, theta, &g, &a, info)
+}

@@ -176,7 +176,7 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
                 "refusal": f.refusal,
                 "central": true,
                 "mechanism": "objpert",
-                "kkt_residual": r.kkt_residual,
+                "kkt_residual": f.kkt_residual,
                 "kkt_tol": f.kkt_tol,
                 "distance_bound": f.distance_bound,
                 "converged": r.converged(),

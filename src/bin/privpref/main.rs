@@ -149,11 +149,13 @@ struct FitArgs {
     /// `privpref::estimator::auto_solver`).
     #[arg(long, default_value = "newton")]
     solver: String,
-    /// Relative KKT tolerance (times ‖P∇F(0)‖).
+    /// Tolerance on the relative KKT residual (each coordinate of the KKT conditions at most
+    /// this fraction of the magnitude of its terms; `privpref::solver::certificate`).
     #[arg(long, default_value_t = 1e-10)]
     tol: f64,
-    /// Absolute KKT tolerance.
-    #[arg(long, default_value_t = 1e-12)]
+    /// Absolute tolerance on the largest KKT residual component, in gradient units (0 = off;
+    /// depends on the units of the features).
+    #[arg(long, default_value_t = 0.0)]
     tol_abs: f64,
     /// Maximum solver iterations.
     #[arg(long, default_value_t = 100)]

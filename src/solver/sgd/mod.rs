@@ -14,12 +14,13 @@
 //! * **Step rules** — [`StepRule`]: constant (the paper's simulations, `η = 0.1`), `c/t`, and the
 //!   theory rule `1/(λt)`, `λ = γκ tanh(ε/2)` of the proof of Thm 4.5 ([`step`]).
 //!
-//! **Report.** SGD is a fixed-budget algorithm: after each epoch it evaluates `F` and the KKT
-//! residual `‖θ − Π(θ − ∇F(θ))‖` of the returned point with one full pass, and stops as
-//! [`Termination::Converged`] when the residual is at most `kkt_tol = max(tol_abs,
-//! tol_rel·‖P∇F(0)‖)` (one more pass, at the origin, computes `‖P∇F(0)‖`, as for Newton).
-//! Otherwise it ends as [`Termination::Completed`]: the algorithm's output, not a certified
-//! minimiser. `iterations` counts SGD steps; `Control::max_iter` is not used (the budget is
+//! **Report.** SGD is a fixed-budget algorithm: after each epoch it evaluates `F` and the
+//! relative KKT residual ([`crate::solver::certificate`]) of the returned point with one full
+//! pass, and stops as [`Termination::Converged`] when the residual, with the term magnitudes
+//! recomputed at that point (one more pass), is at most the tolerance. Otherwise it ends as
+//! [`Termination::Completed`]: the algorithm's output, not a certified minimiser; the report's
+//! `kkt_residual` says how far it is. `iterations` counts SGD steps; `Control::max_iter` is not
+//! used (the budget is
 //! `epochs`). Objective perturbation solved by SGD is **not** covered by the privacy proof of
 //! Thm 5.2, which needs the exact minimiser (spec §4, §9.8).
 //!
@@ -40,9 +41,10 @@ pub use replicated::{
 };
 pub use step::{coverage_kappa, theory_constants, Schedule, StepRule, TheoryConstants};
 
+use super::certificate::{Certifier, Kkt};
 use super::{Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
-use crate::feasible::{center, norm, FeasibleSet};
+use crate::feasible::FeasibleSet;
 use crate::loss::Loss;
 use crate::objective::{Objective, SmoothObjective};
 use one_pass::{Setup, State};
@@ -172,33 +174,27 @@ pub fn solve<O: SmoothObjective>(
     })?;
 
     let mut rep = SolveReport::blank("sgd", vec![0.0; d], Termination::Completed);
-    // Reference gradient at the origin (projected on the subspace), as for Newton.
+    let setup = Setup::new(obj, set, sched);
+    let st0 = State::new(d, theta0, setup.proj, opts.average);
+    // The starting point's evaluation gives the certificate its first term magnitudes.
     let mut ev = obj.new_eval();
-    let zeros = vec![0.0; d];
-    obj.evaluate(&zeros, &mut ev);
+    obj.evaluate(st0.output(), &mut ev);
     rep.grad_evals += 1;
     if !super::all_finite(&ev) {
         return Err(Error::Numerical(
-            "the objective or its gradient is not finite at θ = 0".into(),
+            "the objective or its gradient is not finite at the starting point".into(),
         ));
     }
     let sz = set.sum_zero();
-    let mut pg0 = ev.grad.clone();
-    if sz {
-        center(&mut pg0);
-    }
-    rep.grad_norm_at_zero = norm(&pg0);
-    let tol = ctl.tol_abs.max(ctl.tol_rel * rep.grad_norm_at_zero);
-    rep.kkt_tol = tol;
+    let mut cert = Certifier::new(obj, &ev, ctl, &mut rep);
 
-    let setup = Setup::new(obj, set, sched);
-    let mut st = State::new(d, theta0, setup.proj, opts.average);
+    let mut st = st0;
     let mut scratch = minibatch::Scratch::default();
     ctl.notify_start("sgd", n, d, budget);
 
     let mut termination = Termination::Completed;
-    let mut kkt = f64::NAN;
-    let mut evaluated = false; // whether `ev`/`kkt` belong to the current output point
+    let mut certified: Option<Kkt> = None;
+    let mut evaluated = false; // whether `ev` belongs to the current output point
     'epochs: for epoch in 0..opts.epochs {
         let order = opts.shuffle.then(|| epoch_permutation(n, opts.seed, epoch as u64));
         let mut k = 0;
@@ -235,53 +231,49 @@ pub fn solve<O: SmoothObjective>(
         evaluated = true;
         if !super::all_finite(&ev) || st.output().iter().any(|v| !v.is_finite()) {
             termination = Termination::NonFinite;
-            kkt = f64::NAN;
             break;
         }
-        kkt = set.kkt_residual(st.output(), &ev.grad);
+        let est = cert.estimate(set, st.output(), &ev.grad);
         if ctl.wants_progress(st.t) {
             ctl.notify_progress(&Progress {
                 solver: "sgd",
                 iteration: st.t,
                 budget,
                 objective: ev.value,
-                kkt_residual: kkt,
+                kkt_residual: est.relative,
                 theta: st.output(),
             });
         }
-        if kkt <= tol {
-            termination = Termination::Converged;
-            break;
+        if cert.meets(&est) {
+            let k = cert.certify(obj, set, &ev, &ev.grad, &mut rep);
+            let ok = cert.meets(&k);
+            certified = Some(k);
+            if ok {
+                termination = Termination::Converged;
+                break;
+            }
+        } else {
+            certified = None;
         }
     }
     if !evaluated {
         // Stopped inside an epoch: evaluate the point returned.
         obj.evaluate(st.output(), &mut ev);
         rep.grad_evals += 1;
-        kkt = if super::all_finite(&ev) {
-            set.kkt_residual(st.output(), &ev.grad)
-        } else {
-            f64::NAN
-        };
+        certified = None;
     }
 
     let theta = st.output().to_vec();
     rep.termination = termination;
     rep.objective = ev.value;
-    rep.kkt_residual = kkt;
     rep.iterations = st.t;
-    if let Some(b) = set.radius() {
-        let tn = norm(&theta);
-        rep.on_boundary = tn >= b * (1.0 - 1e-10);
-        if rep.on_boundary {
-            let mut pg = ev.grad.clone();
-            if sz {
-                center(&mut pg);
-            }
-            let ip: f64 = pg.iter().zip(&theta).map(|(g, t)| g * t).sum();
-            rep.multiplier = (-ip / (b * b)).max(0.0);
-        }
-    }
+    // The residual of the returned point with the term magnitudes recomputed there.
+    let k = match certified {
+        Some(k) => k,
+        None if super::all_finite(&ev) => cert.certify(obj, set, &ev, &ev.grad, &mut rep),
+        None => cert.estimate(set, &theta, &ev.grad),
+    };
+    Certifier::record(&k, &mut rep);
     rep.certified_global =
         termination.is_converged() && (O::CONVEX || set.radius().is_some_and(|b| obj.convex_on_ball(b, sz)));
     rep.theta = theta;
