@@ -83,6 +83,14 @@ fn write_inputs(dir: &TempDir) {
     wv(&[0.1, f64::NAN, 0.0], "theta0_nan.npy");
 
     std::fs::write(dir.path("not_npy.npy"), "this is not an npy file\n").unwrap();
+    // Adversarial headers and payloads: trailing bytes, a shape whose size overflows 64 bits,
+    // a malformed dict (the header parser's message must stay on one line).
+    let xb: Vec<u8> = good_x().iter().chain(&[7.0]).flat_map(|v| v.to_le_bytes()).collect();
+    write_npy_raw(&dir.path("x_trailing.npy"), "<f8", false, &[N, D], &xb);
+    write_npy_raw(&dir.path("x_huge_shape.npy"), "<f8", false, &[1 << 32, 1 << 32], &xb);
+    let mut bad = std::fs::read(dir.path("x.npy")).unwrap();
+    bad[30] = b'@';
+    std::fs::write(dir.path("x_bad_header.npy"), bad).unwrap();
 }
 
 /// One invalid invocation: the expected exit code and words the stderr line must contain.
@@ -538,6 +546,24 @@ fn invalid_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
             vec!["not_npy.npy", "not a valid .npy"],
         ),
         case(
+            "x with trailing bytes",
+            fit("x_trailing.npy", "y.npy", &mle_b),
+            1,
+            vec!["x_trailing.npy", "trailing bytes"],
+        ),
+        case(
+            "x header shape 2^32 × 2^32",
+            fit("x_huge_shape.npy", "y.npy", &mle_b),
+            1,
+            vec!["x_huge_shape.npy", "64 bits"],
+        ),
+        case(
+            "x with a malformed header",
+            fit("x_bad_header.npy", "y.npy", &mle_b),
+            1,
+            vec!["x_bad_header.npy", "not a valid .npy"],
+        ),
+        case(
             "x is a directory",
             fit("a_directory.npy", "y.npy", &mle_b),
             1,
@@ -563,6 +589,12 @@ fn invalid_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
         ),
         // --- solver settings ---
         case("--threads 0", ok(&["--threads", "0"]), 1, vec!["threads", "at least 1"]),
+        case(
+            "--threads 5000",
+            ok(&["--threads", "5000"]),
+            1,
+            vec!["threads", "at most 256"],
+        ),
         case("--tol -1", ok(&["--tol", "-1"]), 1, vec!["tol", "-1"]),
         case("--tol NaN", ok(&["--tol", "NaN"]), 1, vec!["tol", "NaN"]),
         case("--tol-abs -1", ok(&["--tol-abs", "-1"]), 1, vec!["tol-abs", "-1"]),

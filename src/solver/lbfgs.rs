@@ -632,7 +632,7 @@ pub(crate) fn arc_search<O: SmoothObjective>(
         } else {
             0.1 * alpha
         };
-        alpha = next.clamp(0.1 * alpha, 0.5 * alpha);
+        alpha = super::backtrack(next, alpha);
         let raw: Vec<f64> = theta.iter().zip(dir).map(|(t, d)| alpha.mul_add(*d, *t)).collect();
         let scale = radius.map_or(1.0, |b| {
             let r = norm(&raw);

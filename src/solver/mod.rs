@@ -158,6 +158,18 @@ pub(crate) fn check_theta0(theta0: Option<&[f64]>, d: usize) -> Result<()> {
     Ok(())
 }
 
+/// The next trial step of a backtracking line search: the interpolated `next`, kept within
+/// `[0.1·alpha, 0.5·alpha]`; `0.5·alpha` when `next` is not a number (an overflowed
+/// interpolation must not poison the search).
+pub(crate) fn backtrack(next: f64, alpha: f64) -> f64 {
+    let (lo, hi) = (0.1 * alpha, 0.5 * alpha);
+    if next.is_nan() {
+        hi
+    } else {
+        next.max(lo).min(hi)
+    }
+}
+
 /// `aᵀb`, summed in order.
 pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()

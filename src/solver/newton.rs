@@ -364,7 +364,7 @@ pub fn solve<O: SmoothObjective>(
             } else {
                 0.1 * alpha
             };
-            alpha = next.clamp(0.1 * alpha, 0.5 * alpha);
+            alpha = super::backtrack(next, alpha);
         }
         // Local regime: when the full Newton step was rejected (or cut) only because its
         // decrease lies below the rounding level of F — common when F is a small difference of

@@ -31,7 +31,7 @@ pub struct DemoArgs {
     /// Base seed.
     #[arg(long, default_value_t = 2024)]
     seed: u64,
-    /// Worker threads (default: all cores).
+    /// Worker threads, 1 to 256 (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
     /// Also write the per-repetition errors as CSV into this directory.
@@ -49,16 +49,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         reps: a.reps,
         seed: a.seed,
     };
-    if a.threads == Some(0) {
-        return Err(privpref::Error::param("threads", "must be at least 1"));
-    }
-    let mut b = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = a.threads {
-        b = b.num_threads(t);
-    }
-    let pool = b
-        .build()
-        .map_err(|e| privpref::Error::param("threads", e.to_string()))?;
+    let pool = crate::pool(a.threads)?;
     let jobs = (cfg.ns.len() * cfg.reps) as u64;
     let bar = ProgressBar::new(jobs);
     bar.set_style(

@@ -25,7 +25,7 @@ pub struct ExperimentArgs {
     /// Output directory.
     #[arg(long, default_value = "bench-results")]
     out_dir: PathBuf,
-    /// Worker threads (default: all cores).
+    /// Worker threads, 1 to 256 (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
 }
@@ -39,14 +39,7 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
     if a.reps == Some(0) {
         return Err(Error::param("reps", "must be at least 1"));
     }
-    if a.threads == Some(0) {
-        return Err(Error::param("threads", "must be at least 1"));
-    }
-    let mut b = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = a.threads {
-        b = b.num_threads(t);
-    }
-    let pool = b.build().map_err(|e| Error::param("threads", e.to_string()))?;
+    let pool = crate::pool(a.threads)?;
     std::fs::create_dir_all(&a.out_dir).map_err(|e| Error::Io {
         path: a.out_dir.display().to_string(),
         message: e.to_string(),

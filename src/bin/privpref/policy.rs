@@ -79,7 +79,7 @@ pub struct PolicyArgs {
     /// Maximum passes over the states.
     #[arg(long, default_value_t = 2000)]
     pub max_passes: usize,
-    /// Worker threads (default: all cores).
+    /// Worker threads, 1 to 256 (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Write the JSON here instead of stdout.

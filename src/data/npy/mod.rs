@@ -1,4 +1,4 @@
-//! `.npy` input/output for the CLI and examples (via the `npyz` crate).
+//! `.npy` input/output for the CLI and examples.
 //!
 //! * Features: 2-D `float64` or `float32` (converted to f64), C or Fortran order.
 //! * Labels: 1-D (or `n × 1`) integer or bool arrays of any width (`u8`…`i64`); values must fit
@@ -6,82 +6,137 @@
 //! * K-wise data: features as a 3-D `n × K × d` float array ([`read_array3`]); labels as an
 //!   integer array of shape `n` (chosen index) or `n × K` (ranking) ([`read_group_labels`]).
 //! * Vectors (weights, linear terms): 1-D (or `n × 1`) `float64`/`float32`.
+//!
+//! Files are read for hostile input: the header is parsed strictly ([`header`]), and its shape
+//! and dtype must describe exactly the bytes that follow it — a truncated file, trailing bytes
+//! or a shape whose size overflows are one-line errors, checked before anything is allocated.
+//! (A general-purpose reader was used before; its header parser overflowed in debug builds on
+//! such shapes and reported parse errors over several lines.) Data in the machine's byte order
+//! are read in bulk into the result vector; the other byte order is swapped in place.
+
+pub mod header;
 
 use crate::error::{DataErrorKind, Error, Location, Result};
-use npyz::{DType, Endianness, NpyFile, TypeChar, WriterBuilder};
-use std::io::{BufReader, Read, Seek};
+use header::{Dtype, Header, Kind};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Io {
         path: path.display().to_string(),
-        message: e.to_string(),
+        message: one_line(&e.to_string()),
     }
 }
 
-fn open(path: &Path) -> Result<NpyFile<BufReader<std::fs::File>>> {
-    let f = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
-    NpyFile::new(BufReader::new(f)).map_err(|e| io_err(path, format!("not a valid .npy file: {e}")))
+/// A message on one line: its lines trimmed and joined by spaces, at most 300 characters.
+fn one_line(msg: &str) -> String {
+    let mut s = msg
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if s.chars().count() > 300 {
+        s = s.chars().take(297).collect::<String>() + "...";
+    }
+    s
 }
 
-fn type_of(path: &Path, dtype: &DType) -> Result<(TypeChar, u64)> {
-    match dtype {
-        DType::Plain(ts) => Ok((ts.type_char(), ts.size_field())),
-        other => Err(io_err(path, format!("unsupported dtype {}", other.descr()))),
-    }
+/// An opened file: its header, positioned at the data, whose size has been checked.
+struct Npy {
+    header: Header,
+    reader: BufReader<std::fs::File>,
 }
 
-/// The payload of an opened file whose dtype the caller has matched to `T` (same kind and size).
-/// In the machine's byte order (numpy writes little-endian on x86 and ARM) the bytes are read
-/// straight into the vector with one `read_exact` (no per-element decode); in the other byte
-/// order npyz decodes element by element (byte-swapping).
-/// The values are the same either way (tested).
-fn payload<T: bytemuck::Pod + npyz::Deserialize>(
-    path: &Path,
-    npy: NpyFile<BufReader<std::fs::File>>,
-) -> Result<Vec<T>> {
-    let native = match npy.dtype() {
-        DType::Plain(ts) => {
-            let e = ts.endianness();
-            e == Endianness::of_machine() || e == Endianness::Irrelevant
-        }
-        _ => false,
-    };
-    if !native {
-        return npy.into_vec::<T>().map_err(|e| io_err(path, e));
+/// Opens an `.npy` file, parses its header and checks that the file holds exactly the bytes
+/// the header describes (module docs).
+fn open(path: &Path) -> Result<Npy> {
+    let mut f = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+    let file_len = f.metadata().map_err(|e| io_err(path, e))?.len();
+    let mut pre = Vec::with_capacity(12);
+    (&mut f).take(12).read_to_end(&mut pre).map_err(|e| io_err(path, e))?;
+    let (len, start) = header::preamble(&pre).map_err(|e| io_err(path, format!("not a valid .npy file: {e}")))?;
+    if len > header::MAX_HEADER_LEN || (start + len) as u64 > file_len {
+        return Err(io_err(path, "not a valid .npy file: truncated or oversized header"));
     }
-    let len = npy.len();
-    let mut r = npy.into_inner();
-    // The header's shape is checked against the bytes the file holds before anything is
-    // allocated: a corrupt or truncated file is an error, not an allocation failure.
-    let have = std::fs::metadata(path).map_err(|e| io_err(path, e))?.len()
-        - r.stream_position().map_err(|e| io_err(path, e))?;
-    let len = usize::try_from(len).ok();
-    let need = len.and_then(|l| l.checked_mul(std::mem::size_of::<T>()));
-    let (Some(len), Some(need)) = (len, need) else {
-        return Err(io_err(path, "the header's shape is too large for this machine"));
-    };
-    if (need as u64) > have {
+    f.seek(SeekFrom::Start(start as u64)).map_err(|e| io_err(path, e))?;
+    let mut text = vec![0u8; len];
+    f.read_exact(&mut text).map_err(|e| io_err(path, e))?;
+    let h =
+        header::parse(&text, (start + len) as u64).map_err(|e| io_err(path, format!("not a valid .npy file: {e}")))?;
+    let have = file_len - h.data_offset;
+    if have != h.data_bytes {
         return Err(io_err(
             path,
-            format!("the header's shape needs {need} bytes of data, the file holds {have}"),
+            format!(
+                "the header's shape {:?} needs {} bytes of data, the file holds {have}{}",
+                h.shape,
+                h.data_bytes,
+                if have > h.data_bytes {
+                    " (trailing bytes)"
+                } else {
+                    " (truncated)"
+                }
+            ),
         ));
     }
-    let mut v = vec![T::zeroed(); len];
-    r.read_exact(bytemuck::cast_slice_mut(&mut v))
+    if usize::try_from(h.data_bytes).is_err() {
+        return Err(io_err(
+            path,
+            format!("the header's shape {:?} is too large for this machine", h.shape),
+        ));
+    }
+    Ok(Npy {
+        header: h,
+        reader: BufReader::new(f),
+    })
+}
+
+/// A plain-data element type with a byte swap.
+trait Elem: bytemuck::Pod {
+    fn swap(self) -> Self;
+}
+macro_rules! elem_int {
+    ($($t:ty),*) => {$(impl Elem for $t { fn swap(self) -> Self { self.swap_bytes() } })*};
+}
+elem_int!(u8, u16, u32, u64, i8, i16, i32, i64);
+impl Elem for f64 {
+    fn swap(self) -> Self {
+        f64::from_bits(self.to_bits().swap_bytes())
+    }
+}
+impl Elem for f32 {
+    fn swap(self) -> Self {
+        f32::from_bits(self.to_bits().swap_bytes())
+    }
+}
+
+/// The data as `T` (the caller has matched the dtype's kind and size to `T`): one bulk read,
+/// then a byte swap if the file's byte order is not the machine's.
+fn payload<T: Elem>(path: &Path, mut npy: Npy) -> Result<Vec<T>> {
+    debug_assert_eq!(npy.header.dtype.size, std::mem::size_of::<T>());
+    let count = usize::try_from(npy.header.count).map_err(|e| io_err(path, e))?;
+    let mut v = vec![T::zeroed(); count];
+    npy.reader
+        .read_exact(bytemuck::cast_slice_mut(&mut v))
         .map_err(|e| io_err(path, format!("reading the data: {e}")))?;
+    if npy.header.dtype.big_endian != cfg!(target_endian = "big") && npy.header.dtype.size > 1 {
+        v.iter_mut().for_each(|x| *x = x.swap());
+    }
     Ok(v)
 }
 
-/// Reads numeric data as f64 from an opened file (float32/float64 only).
-fn read_floats(path: &Path, npy: NpyFile<BufReader<std::fs::File>>) -> Result<Vec<f64>> {
-    let (tc, size) = type_of(path, &npy.dtype())?;
-    match (tc, size) {
-        (TypeChar::Float, 8) => payload::<f64>(path, npy),
-        (TypeChar::Float, 4) => Ok(payload::<f32>(path, npy)?.into_iter().map(f64::from).collect()),
+/// Reads numeric data as f64 (float32/float64 only).
+fn read_floats(path: &Path, npy: Npy) -> Result<Vec<f64>> {
+    match (npy.header.dtype.kind, npy.header.dtype.size) {
+        (Kind::Float, 8) => payload::<f64>(path, npy),
+        (Kind::Float, 4) => Ok(payload::<f32>(path, npy)?.into_iter().map(f64::from).collect()),
         _ => Err(io_err(
             path,
-            format!("expected float64 or float32 data, found dtype {}", npy.dtype().descr()),
+            format!(
+                "expected float64 or float32 data, found dtype {}",
+                npy.header.dtype.descr()
+            ),
         )),
     }
 }
@@ -109,8 +164,8 @@ pub enum Matrix {
 pub fn read_matrix_keep(path: impl AsRef<Path>) -> Result<(Matrix, usize, usize)> {
     let path = path.as_ref();
     let npy = open(path)?;
-    let shape = npy.shape().to_vec();
-    let fortran = npy.order() == npyz::Order::Fortran;
+    let shape = npy.header.shape.clone();
+    let fortran = npy.header.fortran_order;
     let (n, d) = match shape[..] {
         [n, d] => (n as usize, d as usize),
         _ => {
@@ -120,14 +175,14 @@ pub fn read_matrix_keep(path: impl AsRef<Path>) -> Result<(Matrix, usize, usize)
             ))
         }
     };
-    let (tc, size) = type_of(path, &npy.dtype())?;
-    let m = match (tc, size) {
-        (TypeChar::Float, 8) => Matrix::F64(row_major(payload::<f64>(path, npy)?, n, d, fortran)),
-        (TypeChar::Float, 4) => Matrix::F32(row_major(payload::<f32>(path, npy)?, n, d, fortran)),
+    let dtype = npy.header.dtype;
+    let m = match (dtype.kind, dtype.size) {
+        (Kind::Float, 8) => Matrix::F64(row_major(payload::<f64>(path, npy)?, n, d, fortran)),
+        (Kind::Float, 4) => Matrix::F32(row_major(payload::<f32>(path, npy)?, n, d, fortran)),
         _ => {
             return Err(io_err(
                 path,
-                format!("expected float64 or float32 data, found dtype {}", npy.dtype().descr()),
+                format!("expected float64 or float32 data, found dtype {}", dtype.descr()),
             ))
         }
     };
@@ -159,7 +214,7 @@ fn vector_len(path: &Path, shape: &[u64]) -> Result<usize> {
 pub fn read_vector(path: impl AsRef<Path>) -> Result<Vec<f64>> {
     let path = path.as_ref();
     let npy = open(path)?;
-    vector_len(path, npy.shape())?;
+    vector_len(path, &npy.header.shape)?;
     read_floats(path, npy)
 }
 
@@ -168,7 +223,7 @@ pub fn read_vector(path: impl AsRef<Path>) -> Result<Vec<f64>> {
 pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
     let path = path.as_ref();
     let npy = open(path)?;
-    vector_len(path, npy.shape())?;
+    vector_len(path, &npy.header.shape)?;
     let wide = read_ints(path, npy)?;
     let mut out = Vec::with_capacity(wide.len());
     for (row, &v) in wide.iter().enumerate() {
@@ -193,7 +248,7 @@ pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
 pub fn read_ids(path: impl AsRef<Path>, input: &'static str) -> Result<Vec<u32>> {
     let path = path.as_ref();
     let npy = open(path)?;
-    vector_len(path, npy.shape())?;
+    vector_len(path, &npy.header.shape)?;
     let wide = read_ints(path, npy)?;
     wide.iter()
         .enumerate()
@@ -216,7 +271,7 @@ pub fn read_ids(path: impl AsRef<Path>, input: &'static str) -> Result<Vec<u32>>
 pub fn read_array3(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize, usize)> {
     let path = path.as_ref();
     let npy = open(path)?;
-    let shape = npy.shape().to_vec();
+    let shape = npy.header.shape.clone();
     let (n, k, d) = match shape[..] {
         [n, k, d] => (n as usize, k as usize, d as usize),
         _ => {
@@ -226,7 +281,7 @@ pub fn read_array3(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize, us
             ))
         }
     };
-    if npy.order() == npyz::Order::Fortran && [n, k, d].iter().filter(|&&s| s > 1).count() > 1 {
+    if npy.header.fortran_order && [n, k, d].iter().filter(|&&s| s > 1).count() > 1 {
         return Err(io_err(
             path,
             "a Fortran-order 3-D array is not supported; save it in C order",
@@ -243,7 +298,7 @@ pub fn read_array3(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize, us
 pub fn read_group_labels(path: impl AsRef<Path>, k: usize) -> Result<(Vec<u8>, usize)> {
     let path = path.as_ref();
     let npy = open(path)?;
-    let shape = npy.shape().to_vec();
+    let shape = npy.header.shape.clone();
     let width = match shape[..] {
         [_] => 1,
         [_, w] if w as usize == k => k,
@@ -256,7 +311,7 @@ pub fn read_group_labels(path: impl AsRef<Path>, k: usize) -> Result<(Vec<u8>, u
             ))
         }
     };
-    if width > 1 && npy.order() == npyz::Order::Fortran {
+    if width > 1 && npy.header.fortran_order {
         return Err(io_err(
             path,
             "a Fortran-order ranking array is not supported; save it in C order",
@@ -285,37 +340,41 @@ pub fn read_group_labels(path: impl AsRef<Path>, k: usize) -> Result<(Vec<u8>, u
 }
 
 /// Integer or bool data of any width, as `i128`.
-fn read_ints(path: &Path, npy: NpyFile<BufReader<std::fs::File>>) -> Result<Vec<i128>> {
-    let (tc, size) = type_of(path, &npy.dtype())?;
-    let descr = npy.dtype().descr();
-    let wide: Vec<i128> = match (tc, size) {
-        (TypeChar::Bool, 1) => npy
-            .into_vec::<bool>()
-            .map_err(|e| io_err(path, e))?
-            .into_iter()
-            .map(i128::from)
-            .collect(),
-        (TypeChar::Uint, 1) => conv(npy.into_vec::<u8>(), path)?,
-        (TypeChar::Uint, 2) => conv(npy.into_vec::<u16>(), path)?,
-        (TypeChar::Uint, 4) => conv(npy.into_vec::<u32>(), path)?,
-        (TypeChar::Uint, 8) => conv(npy.into_vec::<u64>(), path)?,
-        (TypeChar::Int, 1) => conv(npy.into_vec::<i8>(), path)?,
-        (TypeChar::Int, 2) => conv(npy.into_vec::<i16>(), path)?,
-        (TypeChar::Int, 4) => conv(npy.into_vec::<i32>(), path)?,
-        (TypeChar::Int, 8) => conv(npy.into_vec::<i64>(), path)?,
+fn read_ints(path: &Path, npy: Npy) -> Result<Vec<i128>> {
+    let dtype = npy.header.dtype;
+    let wide: Vec<i128> = match (dtype.kind, dtype.size) {
+        (Kind::Bool | Kind::Uint, 1) => widen(payload::<u8>(path, npy)?),
+        (Kind::Uint, 2) => widen(payload::<u16>(path, npy)?),
+        (Kind::Uint, 4) => widen(payload::<u32>(path, npy)?),
+        (Kind::Uint, 8) => widen(payload::<u64>(path, npy)?),
+        (Kind::Int, 1) => widen(payload::<i8>(path, npy)?),
+        (Kind::Int, 2) => widen(payload::<i16>(path, npy)?),
+        (Kind::Int, 4) => widen(payload::<i32>(path, npy)?),
+        (Kind::Int, 8) => widen(payload::<i64>(path, npy)?),
         _ => {
             return Err(io_err(
                 path,
-                format!("labels must be an integer or bool array, found dtype {descr}"),
+                format!("labels must be an integer or bool array, found dtype {}", dtype.descr()),
             ))
         }
     };
     Ok(wide)
 }
 
-fn conv<T: Into<i128>>(r: std::io::Result<Vec<T>>, path: &Path) -> Result<Vec<i128>> {
-    Ok(r.map_err(|e| io_err(path, e))?.into_iter().map(Into::into).collect())
+fn widen<T: Into<i128>>(v: Vec<T>) -> Vec<i128> {
+    v.into_iter().map(Into::into).collect()
 }
+
+/// An element type the writers produce, with its dtype.
+trait Write1: Elem {
+    const DTYPE: Dtype;
+}
+macro_rules! write1 {
+    ($($t:ty => $k:ident),*) => {$(impl Write1 for $t {
+        const DTYPE: Dtype = Dtype { kind: Kind::$k, size: std::mem::size_of::<$t>(), big_endian: false };
+    })*};
+}
+write1!(f64 => Float, u32 => Uint, u8 => Uint, i64 => Int);
 
 /// Writes a C-order float64 array of the given shape.
 pub fn write_f64(path: impl AsRef<Path>, data: &[f64], shape: &[usize]) -> Result<()> {
@@ -337,9 +396,10 @@ pub fn write_u8(path: impl AsRef<Path>, data: &[u8]) -> Result<()> {
     write_any(path.as_ref(), data, &[data.len()])
 }
 
-fn write_any<T: npyz::AutoSerialize + Copy>(path: &Path, data: &[T], shape: &[usize]) -> Result<()> {
-    let count: usize = shape.iter().product();
-    if count != data.len() {
+/// Writes `data` as a little-endian C-order array of `shape` (the header as NumPy writes it).
+fn write_any<T: Write1>(path: &Path, data: &[T], shape: &[usize]) -> Result<()> {
+    let count = shape.iter().try_fold(1usize, |a, &s| a.checked_mul(s));
+    if count != Some(data.len()) {
         return Err(Error::Shape(format!(
             "cannot write {} values as shape {shape:?}",
             data.len()
@@ -347,14 +407,18 @@ fn write_any<T: npyz::AutoSerialize + Copy>(path: &Path, data: &[T], shape: &[us
     }
     let shape: Vec<u64> = shape.iter().map(|&s| s as u64).collect();
     let f = std::fs::File::create(path).map_err(|e| io_err(path, e))?;
-    let mut w = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(&shape)
-        .writer(std::io::BufWriter::new(f))
-        .begin_nd()
+    let mut w = BufWriter::new(f);
+    w.write_all(&header::format(T::DTYPE, &shape))
         .map_err(|e| io_err(path, e))?;
-    w.extend(data.iter().copied()).map_err(|e| io_err(path, e))?;
-    w.finish().map_err(|e| io_err(path, e))
+    if cfg!(target_endian = "little") {
+        w.write_all(bytemuck::cast_slice(data)).map_err(|e| io_err(path, e))?;
+    } else {
+        for x in data {
+            w.write_all(bytemuck::bytes_of(&x.swap()))
+                .map_err(|e| io_err(path, e))?;
+        }
+    }
+    w.flush().map_err(|e| io_err(path, e))
 }
 
 #[cfg(test)]
@@ -417,6 +481,25 @@ mod tests {
         std::fs::write(&p, npy_bytes("<f8", "(1000000000000000, 1)", &short)).unwrap();
         let e = read_matrix(&p).unwrap_err();
         assert!(matches!(e, Error::Io { .. }), "{e}");
+        // A shape whose product overflows (2^32 × 2^32 × 8 bytes) is a clean error, in debug too.
+        std::fs::write(&p, npy_bytes("<f8", "(4294967296, 4294967296)", &short)).unwrap();
+        let e = read_matrix(&p).unwrap_err();
+        assert!(e.to_string().contains("64 bits"), "{e}");
+        // Trailing bytes after the payload are refused (labels and vectors too).
+        let long: Vec<u8> = vals.iter().chain(&[1.0]).flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(&p, npy_bytes("<f8", "(3, 2)", &long)).unwrap();
+        let e = read_matrix(&p).unwrap_err();
+        assert!(e.to_string().contains("trailing bytes"), "{e}");
+        std::fs::write(&p, npy_bytes("|u1", "(3,)", &[0, 1, 1, 0])).unwrap();
+        assert!(read_labels(&p, 2).unwrap_err().to_string().contains("trailing bytes"));
+        std::fs::write(&p, npy_bytes("<i8", "(1000000000000000000,)", &[0; 8])).unwrap();
+        assert!(read_labels(&p, 2).is_err());
+        // A malformed header is one line.
+        let mut bad = npy_bytes("<f8", "(3, 2)", &long);
+        bad[20] = b'@';
+        std::fs::write(&p, &bad).unwrap();
+        let e = read_matrix(&p).unwrap_err().to_string();
+        assert!(!e.contains('\n') && e.contains("not a valid .npy file"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
 
