@@ -191,7 +191,7 @@ fn newton_uses_the_fused_pass_for_every_hessian() {
     assert_eq!(r.fused_evals, r.hessian_evals, "{r:?}");
     assert_eq!(
         r.data_passes(),
-        r.grad_evals + r.direction_passes + r.compensated_evals + r.scale_passes
+        r.grad_evals + r.direction_passes + r.compensated_evals + r.scale_passes + r.setup_passes
     );
     // The fused evaluation is the separate one, bit for bit.
     let (mut e1, mut e2) = (Eval::new(n, d), Eval::new(n, d));

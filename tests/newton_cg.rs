@@ -97,7 +97,12 @@ fn newton_cg_is_bit_identical_across_thread_counts_and_counts_its_passes() {
     assert!(r1.cg_iterations >= r1.iterations, "{r1:?}");
     assert_eq!(
         r1.data_passes(),
-        r1.grad_evals + r1.direction_passes + r1.cg_iterations + r1.compensated_evals + r1.scale_passes
+        r1.grad_evals
+            + r1.direction_passes
+            + r1.cg_iterations
+            + r1.compensated_evals
+            + r1.scale_passes
+            + r1.setup_passes
     );
     for t in [2, 8] {
         let r = run(t);

@@ -42,6 +42,7 @@
 //! case), plus one pass for `Xd` and O(n) per trial when it is not.
 
 use super::certificate::{Certifier, Kkt};
+use super::scales::{apply_preconditioner, ColumnScales};
 use super::{all_finite, dot, Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, norm, FeasibleSet};
@@ -108,9 +109,11 @@ pub struct LbfgsOptions {
     pub memory: usize,
     /// Precondition badly scaled columns (default true): when the column second moments
     /// `m_j = (1/W)Σ w_i x_ij²` span more than a factor [`SCALING_SPREAD`], the initial
-    /// inverse-Hessian model is `γ·P diag(1/m_j) P` instead of `γI` (one extra pass over `X`,
-    /// skipped when a fixed sample of [`SCALING_SAMPLE_ROWS`] rows shows the columns well
-    /// scaled).
+    /// inverse-Hessian model is `γ·M`, `M` the oblique projection of `diag(1/m_j)` on the
+    /// working subspace (sum-zero, and tangent to the sphere on the face of the ball;
+    /// [`super::scales`]), instead of `γI`; the first step (no curvature pairs yet) is `−M g`.
+    /// The moments come from a pass over `X`, skipped when a fixed sample of
+    /// [`SCALING_SAMPLE_ROWS`] rows shows the columns well scaled.
     pub diagonal_scaling: bool,
     /// Polishing iterations allowed once the KKT tolerance is met (default [`POLISH_ITERS`] =
     /// 10): they run while the residual keeps falling, until it is `1e-3` times the tolerance,
@@ -131,43 +134,7 @@ impl Default for LbfgsOptions {
     }
 }
 
-/// Column scales spread beyond which [`LbfgsOptions::diagonal_scaling`] takes effect.
-pub const SCALING_SPREAD: f64 = 10.0;
-
-/// Rows of the sample on which L-BFGS first checks the column scales.
-pub const SCALING_SAMPLE_ROWS: usize = 16_384;
-
-/// `hi / lo` of the moments `m` and the floor `1e-12·hi` (`None` if no moment is positive).
-fn moment_spread(m: &[f64]) -> Option<(f64, f64, f64)> {
-    let hi = m.iter().cloned().fold(0.0, f64::max);
-    if !(hi > 0.0 && hi.is_finite()) {
-        return None;
-    }
-    let floor = 1e-12 * hi;
-    let lo = m.iter().cloned().fold(f64::INFINITY, f64::min).max(floor);
-    Some((hi / lo, hi, floor))
-}
-
-/// `diag(1/m_j)` when the column second moments spread more than [`SCALING_SPREAD`]
-/// (columns with `m_j` below `1e-12·max m` are treated as having that moment), and whether a
-/// pass over `X` was made. The moments are first taken on a fixed sample of
-/// [`SCALING_SAMPLE_ROWS`] rows; if they spread less than half of [`SCALING_SPREAD`] there,
-/// the columns count as well scaled and no pass is made (saves one of the ~10 passes of a
-/// typical fit); otherwise the full moments decide. Columns whose scale the sample misjudges
-/// (outliers outside it) only lose the preconditioning, never the KKT certificate.
-fn diagonal_scaling<O: SmoothObjective>(obj: &O) -> (Option<Vec<f64>>, bool) {
-    if let Some(ms) = obj.column_second_moments_sample(SCALING_SAMPLE_ROWS) {
-        if moment_spread(&ms).is_some_and(|(r, _, _)| r <= 0.5 * SCALING_SPREAD) {
-            return (None, false);
-        }
-    }
-    let m = obj.column_second_moments();
-    let scaling = match moment_spread(&m) {
-        Some((r, hi, floor)) if r > SCALING_SPREAD => Some(m.iter().map(|v| hi / v.max(floor)).collect()),
-        _ => None,
-    };
-    (scaling, true)
-}
+pub use super::scales::{SCALING_SAMPLE_ROWS, SCALING_SPREAD};
 
 impl LbfgsOptions {
     /// Checks the settings.
@@ -180,11 +147,19 @@ impl LbfgsOptions {
 }
 
 /// The count of consecutive "flat" steps at a point that meets the KKT tolerance: 0 when the
-/// step `dir` (of norm `dn`) is negligible next to `max(‖θ‖, 1)` (a minimiser), one more than
-/// `flat` when it points the way of the previous step `prev` (cosine > 0.9), else 1.
-/// [`RECESSION_STEPS`] of them in a row signal a direction of recession.
-pub(crate) fn count_flat_steps(theta: &[f64], dir: &[f64], dn: f64, prev: Option<&[f64]>, flat: usize) -> usize {
-    if dn <= STALL_STEP * norm(theta).max(1.0) {
+/// step `dir` is negligible next to `max(1, ‖θ‖_c)` (a minimiser; sizes in the column-scaled
+/// norm of [`super::scales`]), one more than `flat` when it points the way of the previous step
+/// `prev` (cosine > 0.9), else 1. [`RECESSION_STEPS`] of them in a row signal a direction of
+/// recession.
+pub(crate) fn count_flat_steps(
+    cols: &ColumnScales,
+    theta: &[f64],
+    dir: &[f64],
+    dn: f64,
+    prev: Option<&[f64]>,
+    flat: usize,
+) -> usize {
+    if cols.norm(dir) <= STALL_STEP * cols.size(theta) {
         return 0;
     }
     let aligned = prev.is_some_and(|q| dot(q, dir) > 0.9 * norm(q) * dn);
@@ -195,14 +170,23 @@ pub(crate) fn count_flat_steps(theta: &[f64], dir: &[f64], dn: f64, prev: Option
     }
 }
 
-/// Scales an unconstrained step `dir` (of norm `dn`) down to at most
-/// [`MAX_STEP`]` · max(‖θ‖, 1)`.
-pub(crate) fn cap_step(dir: &mut [f64], dn: f64, theta: &[f64]) {
-    let cap = MAX_STEP * norm(theta).max(1.0);
+/// Scales an unconstrained step `dir` down to at most [`MAX_STEP`]` · max(1, ‖θ‖_c)` in the
+/// column-scaled norm.
+pub(crate) fn cap_step(cols: &ColumnScales, dir: &mut [f64], theta: &[f64]) {
+    let cap = MAX_STEP * cols.size(theta);
+    let dn = cols.norm(dir);
     if dn > cap {
         let f = cap / dn;
         dir.iter_mut().for_each(|v| *v *= f);
     }
+}
+
+/// Whether the recession slope `F∞(θ)` at a point meeting the KKT test is zero to rounding
+/// (`F∞ ≤ 10⁻¹⁰·Σ|terms|` with finite terms, scale-free: for the logistic loss, whose terms are
+/// all `≥ 0`, exactly `F∞ = 0`, i.e. no row has a negative margin along `θ`; an infinite slope —
+/// probit with a misclassified row — is not a recession).
+pub(crate) fn at_kkt_recession(recession: Option<(f64, f64)>) -> bool {
+    recession.is_some_and(|(slope, size)| slope <= 0.0 || (size.is_finite() && slope <= 1e-10 * size))
 }
 
 /// One curvature pair: the step `s = θ₊ − θ` and the change of the projected gradient of `F`.
@@ -212,19 +196,23 @@ struct Pair {
 }
 
 /// `out = −H g` by the two-loop recursion on the pairs `(s_k, y_k + μ s_k)`, skipping pairs
-/// without positive curvature. `H₀ = γI` with `γ = sᵀy/yᵀy` of the newest usable pair (1 if
-/// none). Returns the number of pairs used.
-fn two_loop(pairs: &VecDeque<Pair>, mu: f64, scaling: Option<&[f64]>, sz: bool, g: &[f64], out: &mut [f64]) -> usize {
-    // H₀ = γ·P D P (D the diagonal scaling, P the centring when sum-zero): applied to a
-    // centred vector, `P D v`.
+/// without positive curvature. `H₀ = γM` (`M` the preconditioner on the working subspace whose
+/// constraint normals are `normals`, [`super::scales`]; the identity without one), `γ =
+/// sᵀy/yᵀMy` of the newest usable pair (1 if none). Returns the number of pairs used.
+fn two_loop(
+    pairs: &VecDeque<Pair>,
+    mu: f64,
+    scaling: Option<&[f64]>,
+    normals: &[&[f64]],
+    g: &[f64],
+    out: &mut [f64],
+) -> usize {
     let h0 = |v: &[f64]| -> Vec<f64> {
         match scaling {
             None => v.to_vec(),
             Some(dg) => {
-                let mut r: Vec<f64> = v.iter().zip(dg).map(|(a, b)| a * b).collect();
-                if sz {
-                    center(&mut r);
-                }
+                let mut r = vec![0.0; v.len()];
+                apply_preconditioner(dg, normals, v, &mut r);
                 r
             }
         }
@@ -312,13 +300,13 @@ pub fn solve<O: SmoothObjective>(
     let mut cert = Certifier::new(obj, &ev, ctl, &mut rep);
     ctl.notify_start("lbfgs", n, d, max_iter);
 
+    let cols = ColumnScales::of(obj, &mut rep);
     let scaling = if opts.diagonal_scaling {
-        let (scaling, pass) = diagonal_scaling(obj);
-        rep.setup_passes += usize::from(pass);
-        scaling
+        cols.preconditioner()
     } else {
         None
     };
+    let ones = vec![1.0; d];
     let mut pairs: VecDeque<Pair> = VecDeque::with_capacity(opts.memory);
     let mut trial = obj.new_eval();
     // The direction's scores, allocated on the first backtracking search (often never).
@@ -363,13 +351,10 @@ pub fn solve<O: SmoothObjective>(
             }
             let at_kkt = cert.meets(&est);
             if at_kkt {
-                if let Some((slope, _)) = recession {
-                    // A KKT point where F does not increase along the ray {rθ} while Xθ ≠ 0: the
-                    // infimum is approached at infinity (separable data), not attained here.
-                    let score_scale = ev.scores.iter().map(|t| t.abs()).sum::<f64>() / ev.scores.len() as f64;
-                    if slope < 1e-10 * score_scale {
-                        break Termination::NoMinimizer;
-                    }
+                // A KKT point where F does not increase along the ray {rθ} while Xθ ≠ 0: the
+                // infimum is approached at infinity (separable data), not attained here.
+                if at_kkt_recession(recession) && ev.scores.iter().any(|&t| t != 0.0) {
+                    break Termination::NoMinimizer;
                 }
             }
             // Without a ball a non-convex loss can flatten out at infinity: a KKT point counts
@@ -429,17 +414,24 @@ pub fn solve<O: SmoothObjective>(
             let mut outcome = Arc::Failed;
             let mut checked_flat = false;
             for _attempt in 0..3 {
+                let mut normals: Vec<&[f64]> = Vec::with_capacity(2);
+                if sz {
+                    normals.push(&ones);
+                }
+                if on_face {
+                    normals.push(&theta);
+                }
                 if quasi_newton {
-                    two_loop(
-                        &pairs,
-                        mu,
-                        if on_face { None } else { scaling.as_deref() },
-                        sz,
-                        &gw,
-                        &mut dir,
-                    );
+                    two_loop(&pairs, mu, scaling, &normals, &gw, &mut dir);
                 } else {
-                    dir.iter_mut().zip(&gw).for_each(|(d, g)| *d = -g);
+                    match scaling {
+                        // The preconditioned gradient: a step in the units of the features.
+                        Some(dg) if pairs.is_empty() && !release => {
+                            apply_preconditioner(dg, &normals, &gw, &mut dir);
+                            dir.iter_mut().for_each(|v| *v = -*v);
+                        }
+                        _ => dir.iter_mut().zip(&gw).for_each(|(d, g)| *d = -g),
+                    }
                 }
                 if on_face {
                     // Tangent to the sphere.
@@ -460,10 +452,10 @@ pub fn solve<O: SmoothObjective>(
                 }
                 if check_flat && !checked_flat {
                     checked_flat = true;
-                    flat_steps = count_flat_steps(&theta, &dir, dn, prev_step.as_deref(), flat_steps);
+                    flat_steps = count_flat_steps(&cols, &theta, &dir, dn, prev_step.as_deref(), flat_steps);
                 }
                 if radius.is_none() {
-                    cap_step(&mut dir, dn, &theta);
+                    cap_step(&cols, &mut dir, &theta);
                 }
                 if check_flat && flat_steps == 0 {
                     break;
@@ -503,7 +495,7 @@ pub fn solve<O: SmoothObjective>(
             std::mem::swap(&mut ev, &mut trial);
             theta = new_theta;
             rep.iterations += 1;
-            if radius.is_none() && norm(&theta) > ctl.norm_cap {
+            if radius.is_none() && cols.norm(&theta) > ctl.norm_cap {
                 break Termination::NoMinimizer;
             }
         };

@@ -17,6 +17,7 @@ pub mod newton;
 pub mod newton_cg;
 pub mod observe;
 mod report;
+pub mod scales;
 pub mod sgd;
 
 pub use observe::{Observer, Progress, SharedObserver, StartInfo};
@@ -46,8 +47,10 @@ pub struct Control {
     pub deadline: Option<Instant>,
     /// Stop with [`Termination::Interrupted`] when this flag becomes true.
     pub interrupt: Option<Arc<AtomicBool>>,
-    /// Without a norm bound, an iterate with `‖θ‖` above this ends with
-    /// [`Termination::NoMinimizer`] (default `1e10`).
+    /// Without a norm bound, an iterate with `‖c ∘ θ‖` above this ends with
+    /// [`Termination::NoMinimizer`] (default `1e10`), `c_j` the root mean square of feature
+    /// column `j` ([`scales`]): a typical score of that size means the iterates run off to
+    /// infinity, in any units of the features.
     pub norm_cap: f64,
     /// Progress hooks (default none). Observers never change the iterates.
     pub observer: Option<SharedObserver>,

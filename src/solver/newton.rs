@@ -37,6 +37,7 @@
 
 use super::certificate::{Certifier, Kkt};
 use super::dense::newton_subproblem;
+use super::scales::ColumnScales;
 use super::{all_finite, dot, Control, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{helmert, norm, FeasibleSet};
@@ -107,6 +108,7 @@ pub fn solve<O: SmoothObjective>(
         )));
     }
     let mut cert = Certifier::new(obj, &ev, ctl, &mut rep);
+    let cols = ColumnScales::of(obj, &mut rep);
 
     let mut hr = vec![0.0; m * m];
     let mut gr = vec![0.0; m];
@@ -190,13 +192,16 @@ pub fn solve<O: SmoothObjective>(
         } else {
             s.copy_from_slice(&p);
         }
-        let step_norm = norm(&p);
+        // Sizes in the column-scaled norm (the units of the scores, [`super::scales`]); the
+        // Euclidean length for the direction tests below.
+        let step_norm = cols.norm(&s);
+        let step_len = norm(&p);
         let decrement = -dot(&gr, &p);
-        rep.last_step_norm = step_norm;
+        rep.last_step_norm = step_len;
         // Negligible step: tiny, or at the rounding floor of F (the Newton decrement is below
         // 1e-20·|F| while the step is still small — a large step with a vanishing decrement is
         // the flat direction of a problem without a minimiser, handled below).
-        let scale = norm(&theta).max(1.0);
+        let scale = cols.size(&theta);
         let negligible = std::mem::take(&mut force_certify)
             || step_norm <= STEP_TOL * scale
             || (decrement <= 1e-20 * ev.value.abs() && step_norm <= STALL_STEP * scale);
@@ -302,7 +307,7 @@ pub fn solve<O: SmoothObjective>(
         if radius.is_none() {
             if at_kkt {
                 let aligned = prev_step.as_ref().is_some_and(|q| {
-                    let c = dot(q, &s) / (norm(q) * step_norm).max(f64::MIN_POSITIVE);
+                    let c = dot(q, &s) / (norm(q) * step_len).max(f64::MIN_POSITIVE);
                     c > 0.9
                 });
                 flat_steps = if aligned { flat_steps + 1 } else { 1 };
@@ -400,7 +405,7 @@ pub fn solve<O: SmoothObjective>(
         h_fresh = eval_iterate(&th, &mut ev, &mut h, &mut rep);
         theta = th;
         rep.iterations += 1;
-        if radius.is_none() && norm(&theta) > ctl.norm_cap {
+        if radius.is_none() && cols.norm(&theta) > ctl.norm_cap {
             break Termination::NoMinimizer;
         }
         let mut sa = s.clone();

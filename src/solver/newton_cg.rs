@@ -59,8 +59,9 @@
 //! when a line search backtracks — no `d × d` matrix.
 
 use super::certificate::{Certifier, Kkt};
-use super::lbfgs::polish;
 use super::lbfgs::{arc_search, cap_step, count_flat_steps, Arc, FACE_TOL, MIN_COS, RECESSION_STEPS, RELEASE};
+use super::lbfgs::{at_kkt_recession, polish};
+use super::scales::{apply_preconditioner, ColumnScales};
 use super::{all_finite, dot, Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, norm, FeasibleSet};
@@ -116,10 +117,21 @@ struct Model<'a> {
     ball: Option<(&'a [f64], f64)>,
     /// Shift `τ ≥ 0` added to the model's Hessian (negative curvature without a ball).
     shift: f64,
+    /// The diagonal preconditioner of badly scaled columns ([`super::scales`]), if any.
+    precond: Option<&'a [f64]>,
+    /// The all-ones vector (the sum-zero normal of the preconditioner's projection).
+    ones: &'a [f64],
 }
 
 impl<'a> Model<'a> {
-    fn new(theta: &'a [f64], sz: bool, radius: Option<f64>, face_mu: Option<f64>) -> Self {
+    fn new(
+        theta: &'a [f64],
+        sz: bool,
+        radius: Option<f64>,
+        face_mu: Option<f64>,
+        precond: Option<&'a [f64]>,
+        ones: &'a [f64],
+    ) -> Self {
         let b2 = radius.map_or(1.0, |b| b * b);
         Model {
             sz,
@@ -129,7 +141,26 @@ impl<'a> Model<'a> {
                 _ => None,
             },
             shift: 0.0,
+            precond,
+            ones,
         }
+    }
+    /// `out = M v`: the preconditioner on the working subspace, or the projection of `v` on it.
+    fn precondition(&self, v: &[f64], out: &mut [f64]) {
+        match self.precond {
+            Some(dg) => {
+                let mut normals: Vec<&[f64]> = Vec::with_capacity(2);
+                if self.sz {
+                    normals.push(self.ones);
+                }
+                if let Some((_, th, _)) = self.face {
+                    normals.push(th);
+                }
+                apply_preconditioner(dg, &normals, v, out);
+            }
+            None => out.copy_from_slice(v),
+        }
+        self.project(out);
     }
     /// Projects `v` on the working subspace (centred; tangent on the face).
     fn project(&self, v: &mut [f64]) {
@@ -193,9 +224,13 @@ fn truncated_cg<O: SmoothObjective>(
     let g = &r.clone();
     let target = eta * norm(g);
     let mut p = vec![0.0; d];
-    let mut dir: Vec<f64> = r.iter().map(|v| -v).collect();
-    let mut rr = dot(&r, &r);
-    if !(rr > 0.0) {
+    // Preconditioned CG: z = M r, directions from z (M = I without a preconditioner).
+    let mut z_r = vec![0.0; d];
+    model.precondition(&r, &mut z_r);
+    let mut dir: Vec<f64> = z_r.iter().map(|v| -v).collect();
+    let rr = dot(&r, &r);
+    let mut rz = dot(&r, &z_r);
+    if !(rr > 0.0 && rz > 0.0) {
         // Nothing to solve (or a non-finite gradient): the zero step, without a pass.
         return Cg {
             p,
@@ -240,7 +275,7 @@ fn truncated_cg<O: SmoothObjective>(
                 scale,
             };
         }
-        let alpha = rr / curv;
+        let alpha = rz / curv;
         if let Some((th, b)) = model.ball {
             z.iter_mut()
                 .zip(th.iter().zip(p.iter().zip(&dir)))
@@ -258,14 +293,18 @@ fn truncated_cg<O: SmoothObjective>(
         }
         p.iter_mut().zip(&dir).for_each(|(a, v)| *a = alpha.mul_add(*v, *a));
         r.iter_mut().zip(&hd).for_each(|(a, v)| *a = alpha.mul_add(*v, *a));
-        let rr_new = dot(&r, &r);
-        if rr_new.sqrt() <= target {
+        if norm(&r) <= target {
             break;
         }
-        let beta = rr_new / rr;
-        dir.iter_mut().zip(&r).for_each(|(v, ri)| *v = beta.mul_add(*v, -ri));
+        model.precondition(&r, &mut z_r);
+        let rz_new = dot(&r, &z_r);
+        if !(rz_new > 0.0) {
+            break;
+        }
+        let beta = rz_new / rz;
+        dir.iter_mut().zip(&z_r).for_each(|(v, zi)| *v = beta.mul_add(*v, -zi));
         model.project(&mut dir);
-        rr = rr_new;
+        rz = rz_new;
     }
     Cg {
         p,
@@ -349,6 +388,8 @@ pub fn solve<O: SmoothObjective>(
     }
     let mut cert = Certifier::new(obj, &ev, ctl, &mut rep);
     let tol = ctl.tol_rel;
+    let cols = ColumnScales::of(obj, &mut rep);
+    let ones = vec![1.0; d];
     ctl.notify_start("newton-cg", n, d, ctl.max_iter);
 
     let mut trial = obj.new_eval();
@@ -391,13 +432,10 @@ pub fn solve<O: SmoothObjective>(
             }
             let at_kkt = cert.meets(&est);
             if at_kkt {
-                if let Some((slope, _)) = recession {
-                    // A KKT point where F does not increase along the ray {rθ} while Xθ ≠ 0: the
-                    // infimum is approached at infinity (separable data), not attained here.
-                    let score_scale = ev.scores.iter().map(|t| t.abs()).sum::<f64>() / ev.scores.len().max(1) as f64;
-                    if slope < 1e-10 * score_scale {
-                        break Termination::NoMinimizer;
-                    }
+                // A KKT point where F does not increase along the ray {rθ} while Xθ ≠ 0: the
+                // infimum is approached at infinity (separable data), not attained here.
+                if at_kkt_recession(recession) && ev.scores.iter().any(|&t| t != 0.0) {
+                    break Termination::NoMinimizer;
                 }
             }
             // Without a ball a non-convex loss can flatten out at infinity: a KKT point counts
@@ -426,7 +464,7 @@ pub fn solve<O: SmoothObjective>(
                 }
                 break Termination::LineSearchFailed;
             }
-            let mut model = Model::new(&theta, sz, radius, face_mu);
+            let mut model = Model::new(&theta, sz, radius, face_mu, cols.preconditioner(), &ones);
             let eta = ETA_MAX.min(kkt.sqrt());
             let cg = newton_direction(obj, &ev, &mut model, &gw, eta, cg_max, &mut rep);
             let mut dir = cg.p;
@@ -447,10 +485,10 @@ pub fn solve<O: SmoothObjective>(
                 }
                 if check_flat && !checked_flat {
                     checked_flat = true;
-                    flat_steps = count_flat_steps(&theta, &dir, dn, prev_step.as_deref(), flat_steps);
+                    flat_steps = count_flat_steps(&cols, &theta, &dir, dn, prev_step.as_deref(), flat_steps);
                 }
                 if radius.is_none() {
-                    cap_step(&mut dir, dn, &theta);
+                    cap_step(&cols, &mut dir, &theta);
                 }
                 if check_flat && flat_steps == 0 {
                     break;
@@ -484,7 +522,7 @@ pub fn solve<O: SmoothObjective>(
             std::mem::swap(&mut ev, &mut trial);
             theta = new_theta;
             rep.iterations += 1;
-            if radius.is_none() && norm(&theta) > ctl.norm_cap {
+            if radius.is_none() && cols.norm(&theta) > ctl.norm_cap {
                 break Termination::NoMinimizer;
             }
         };
@@ -571,13 +609,14 @@ fn refine<O: SmoothObjective>(
     let mut fc = obj.value_grad_compensated(theta, &mut gc);
     rep.compensated_evals += 1;
     let mut gn = vec![0.0; d];
+    let ones = vec![1.0; d];
     let mut last: Option<(Vec<f64>, f64, Vec<f64>, f64)> = None; // previous (θ, F, ∇F, ‖δ‖)
     loop {
         let (gw, face_mu) = working_gradient(theta, &gc, sz, radius);
         if norm(&gw) == 0.0 {
             break;
         }
-        let model = Model::new(theta, sz, radius, face_mu);
+        let model = Model::new(theta, sz, radius, face_mu, None, &ones);
         let cg = truncated_cg(obj, ev, &model, &gw, REFINE_ETA, cg_max, rep);
         if cg.negative_curvature.is_some() {
             // Not a local model of a minimiser: no correction from it.
