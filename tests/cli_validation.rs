@@ -455,8 +455,8 @@ fn invalid_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
             vec!["average", "foo", "polyak"],
         ),
         case(
-            "--memory with newton (default solver)",
-            ok(&["--memory", "5"]),
+            "--memory with newton",
+            ok(&["--solver", "newton", "--memory", "5"]),
             1,
             vec!["--memory", "lbfgs", "newton"],
         ),
@@ -467,8 +467,8 @@ fn invalid_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
             vec!["--memory", "lbfgs", "sgd"],
         ),
         case(
-            "--polish-iters with newton (default solver)",
-            ok(&["--polish-iters", "0"]),
+            "--polish-iters with newton",
+            ok(&["--solver", "newton", "--polish-iters", "0"]),
             1,
             vec!["--polish-iters", "lbfgs", "newton"],
         ),
@@ -498,13 +498,13 @@ fn invalid_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
         ),
         case(
             "--shuffle with newton",
-            ok(&["--shuffle"]),
+            ok(&["--solver", "newton", "--shuffle"]),
             1,
             vec!["--shuffle", "sgd", "newton"],
         ),
         case(
             "--average with newton",
-            ok(&["--average", "polyak"]),
+            ok(&["--solver", "newton", "--average", "polyak"]),
             1,
             vec!["--average", "sgd", "newton"],
         ),
@@ -1016,7 +1016,7 @@ const SOLVER_OPTION_KEYS: [&str; 7] = [
 
 #[test]
 fn fit_json_records_no_solver_options_for_newton() {
-    let (code, json, err) = fit_json("newton-json", &["--seed", "5"]);
+    let (code, json, err) = fit_json("newton-json", &["--solver", "newton", "--seed", "5"]);
     assert_eq!(code, Some(0), "stderr: {err}");
     let v = json.expect("result.json written");
     assert_eq!(v["solver"], "newton");
@@ -1128,6 +1128,17 @@ fn fit_sgd_records_its_options_and_a_completed_run_exits_0() {
     assert_eq!(v["average"], "polyak");
     assert_eq!(v["seed"], 9);
     assert!(v["memory"].is_null());
-    // stderr is not a terminal here: the progress bar is hidden and nothing else is printed.
-    assert!(err.is_empty(), "stderr: {err}");
+    // stderr is not a terminal here: the progress bar is hidden; a completed run adds one line
+    // saying the result is approximate (and the JSON says so too).
+    assert_eq!(v["approximate"], termination == "completed");
+    if termination == "completed" {
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 1, "stderr: {err}");
+        assert!(
+            lines[0].starts_with("privpref: note: approximate result: sgd"),
+            "stderr: {err}"
+        );
+    } else {
+        assert!(err.is_empty(), "stderr: {err}");
+    }
 }

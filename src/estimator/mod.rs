@@ -39,11 +39,11 @@ pub mod user_level;
 
 pub use kwise::fit_kwise;
 
-/// Which solver to use.
+/// Which solver to use. The default is [`SolverKind::Auto`], the fastest certified solver for
+/// the loss and the shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SolverKind {
     /// Exact projected Newton ([`crate::solver::newton`]).
-    #[default]
     Newton,
     /// Hessian-free truncated Newton-CG ([`crate::solver::newton_cg`]): no `d × d` matrix,
     /// one pass over the data per CG iteration.
@@ -57,7 +57,8 @@ pub enum SolverKind {
     /// second-order fallback ([`auto_fallback`]): when the first solver is L-BFGS and it stops
     /// without converging (iteration budget, failed line search), dense Newton (`d ≤`
     /// [`AUTO_DENSE_NEWTON_MAX_D`]) or Newton-CG (larger `d`) continues from its point. The
-    /// report is the last solver's, with the counts and time of both.
+    /// report is the last solver's, with the counts and time of both. The default.
+    #[default]
     Auto,
 }
 
@@ -172,14 +173,14 @@ pub struct FitOptions<S = LossSpec> {
 }
 
 impl<S> FitOptions<S> {
-    /// Defaults: no ridge, no linear term, Newton, default [`Control`].
+    /// Defaults: no ridge, no linear term, [`SolverKind::Auto`], default [`Control`].
     pub fn new(loss: S, set: FeasibleSet) -> Self {
         FitOptions {
             loss,
             set,
             ridge: 0.0,
             linear_term: None,
-            solver: SolverKind::Newton,
+            solver: SolverKind::Auto,
             control: Control::default(),
             theta0: None,
             lbfgs: LbfgsOptions::default(),

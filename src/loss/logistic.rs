@@ -13,6 +13,10 @@ use pulp::Simd;
 pub struct Logistic;
 
 impl Loss for Logistic {
+    /// `σ'(t) ≤ 1/4`.
+    fn curvature_sup(&self) -> f64 {
+        0.25
+    }
     const CONVEX: bool = true;
     const BOUNDED_BELOW: bool = true;
 

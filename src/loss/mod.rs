@@ -79,6 +79,10 @@ pub trait Loss: Send + Sync + Clone + std::fmt::Debug {
     fn link_curvature_floor(&self, tmax: f64) -> f64 {
         crate::kernels::simd_math::scalar::dsigmoid(tmax)
     }
+    /// An upper bound on `|ℓ''(t; y)|` over all `t` and labels (the SGD stability check of the
+    /// data-dependent step rules, [`crate::solver::sgd::StepRule`]): `1/4` for the logistic
+    /// loss, `c_ε/4` for the debiased RR loss, `1` for probit and the noisy-channel RR loss.
+    fn curvature_sup(&self) -> f64;
     /// A sufficient certificate that `ℓ(·; y)` is convex on `|t| ≤ tmax` for both labels.
     fn convex_on(&self, tmax: f64) -> bool {
         let _ = tmax;

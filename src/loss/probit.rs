@@ -69,6 +69,10 @@ pub fn log_phi_parts(s: f64) -> (f64, f64, f64) {
 }
 
 impl Loss for Probit {
+    /// `ℓ'' = A(t)(A(t) + t) ≤ 1` for `A = φ/Φ(−·)`.
+    fn curvature_sup(&self) -> f64 {
+        1.0
+    }
     const CONVEX: bool = true;
     const BOUNDED_BELOW: bool = true;
 

@@ -102,6 +102,10 @@ impl RrNoisyChannel {
 const RATIO_FAR: f64 = -700.0;
 
 impl Loss for RrNoisyChannel {
+    /// `|ℓ''| = r(s)|D(s)| ≤ σ(−s) ≤ 1` (`r ≤ c_ε σ(s)σ(−s)/(c_ε σ(s))`, `|D| ≤ 1`).
+    fn curvature_sup(&self) -> f64 {
+        1.0
+    }
     const CONVEX: bool = false;
     const BOUNDED_BELOW: bool = true;
 
@@ -236,6 +240,10 @@ impl RrDebiased {
 }
 
 impl Loss for RrDebiased {
+    /// `c_ε σ'(t) ≤ c_ε/4`.
+    fn curvature_sup(&self) -> f64 {
+        0.25 * self.k.c
+    }
     const CONVEX: bool = true;
     const BOUNDED_BELOW: bool = false;
 

@@ -125,6 +125,12 @@ pub trait SmoothObjective: Sync + sealed::Sealed {
     /// The SGD step schedule of `rule` on this objective's data (the theory rules compute their
     /// constants from the data).
     fn sgd_schedule(&self, rule: &StepRule, set: &FeasibleSet) -> Result<Schedule>;
+    /// A bound `L̄` on the mean per-sample curvature, `sup|ℓ''| · (1/W)Σ w_i‖x_i‖²` (one pass),
+    /// for the stability check of the data-dependent SGD step rules; `None` when the objective
+    /// offers none (then no check is made).
+    fn sgd_curvature(&self) -> Option<f64> {
+        None
+    }
 }
 
 #[allow(private_interfaces)]
@@ -209,5 +215,8 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
     }
     fn sgd_schedule(&self, rule: &StepRule, set: &FeasibleSet) -> Result<Schedule> {
         rule.resolve(self.data(), self.loss(), set)
+    }
+    fn sgd_curvature(&self) -> Option<f64> {
+        Some(self.loss().curvature_sup() * Objective::column_second_moments(self).iter().sum::<f64>())
     }
 }

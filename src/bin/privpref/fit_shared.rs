@@ -107,6 +107,7 @@ pub fn report_json(
         "suboptimality_bound": r.suboptimality_bound,
         "iterations": r.iterations,
         "converged": r.converged(),
+        "approximate": r.termination == privpref::solver::Termination::Completed,
         "termination": r.termination.as_str(),
         "solver": r.solver,
         "elapsed_s": r.elapsed.as_secs_f64(),
@@ -138,9 +139,16 @@ pub fn report_json(
 }
 
 /// Writes `result` (to `--out` or stdout), then turns a fit that did not converge into exit
-/// code 3 with the solver's diagnostics on stderr (the JSON is written either way).
+/// code 3 with the solver's diagnostics on stderr (the JSON is written either way). A
+/// fixed-budget solver's output (SGD) exits 0 with one line on stderr saying it is approximate.
 pub fn finish(out: &Option<std::path::PathBuf>, result: Map<String, Value>, r: &SolveReport) -> Result<(), Failure> {
     write_json(out, &Value::Object(result))?;
+    if r.termination == privpref::solver::Termination::Completed {
+        eprintln!(
+            "privpref: note: approximate result: {} ran its fixed budget; relative KKT residual {:.2e} (not a certified minimiser; the exact solvers certify one)",
+            r.solver, r.kkt_residual
+        );
+    }
     if let Some(code) = failure_code(r.termination) {
         return Err(Failure {
             code,

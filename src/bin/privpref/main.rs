@@ -145,9 +145,9 @@ struct FitArgs {
     /// Warm start θ₀, float .npy of length d.
     #[arg(long)]
     theta0: Option<PathBuf>,
-    /// newton | newton-cg | lbfgs | sgd | auto (chosen from the loss and the shape; see
-    /// `privpref::estimator::auto_solver`).
-    #[arg(long, default_value = "newton")]
+    /// auto (default: the fastest certified solver for the loss and the shape, see
+    /// `privpref::estimator::auto_solver`) | newton | newton-cg | lbfgs | sgd (approximate).
+    #[arg(long, default_value = "auto")]
     solver: String,
     /// Tolerance on the relative KKT residual (each coordinate of the KKT conditions at most
     /// this fraction of the magnitude of its terms; `privpref::solver::certificate`).
@@ -398,11 +398,12 @@ fn run_fit_central(a: FitArgs) -> Result<(), Failure> {
     if a.theta0.is_some() {
         reject("theta0", "--theta0 is not supported with --central")?;
     }
+    // `auto` (the default) is the exact Newton solver here.
     let solver = SolverKind::parse(&a.solver)?;
-    if solver != SolverKind::Newton {
+    if !matches!(solver, SolverKind::Newton | SolverKind::Auto) {
         reject(
             "solver",
-            "--central needs the exact solver (--solver newton): its guarantee covers the exact minimiser only",
+            "--central needs the exact solver (--solver newton, or auto): its guarantee covers the exact minimiser only",
         )?;
     }
     a.solver_settings(solver)?;
