@@ -38,6 +38,10 @@ pub enum DataErrorKind {
         /// The repeated label.
         label: u8,
     },
+    /// A feature is so much larger than the others (more than `2^448` times the typical
+    /// magnitude of a row's largest entry) that squares and products of features would overflow
+    /// double precision.
+    OutOfScale,
     /// An item index is outside the item table.
     IndexOutOfRange {
         /// The offending index, as read.
@@ -67,6 +71,10 @@ impl fmt::Display for DataErrorKind {
                     "label {label} appears twice in the ranking (a ranking lists distinct alternatives)"
                 )
             }
+            DataErrorKind::OutOfScale => write!(
+                f,
+                "feature is more than 2^448 times the typical row maximum: products of features would overflow double precision (rescale or clip it)"
+            ),
             DataErrorKind::IndexOutOfRange { index, bound } => {
                 write!(f, "item index {index} is out of range (indices must be in 0..{bound})")
             }

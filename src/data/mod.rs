@@ -118,6 +118,7 @@ pub struct PairwiseView<'a> {
     n: usize,
     d: usize,
     total_weight: f64,
+    magnitude: Magnitude,
 }
 
 impl<'a> PairwiseView<'a> {
@@ -128,8 +129,8 @@ impl<'a> PairwiseView<'a> {
         if y.len() != n {
             return Err(Error::Shape(format!("y has {} labels but x has {n} rows", y.len())));
         }
-        check_finite_rows(x, d)?;
-        Self::finish(Features::F64(x), n, d, y, weights)
+        let magnitude = check_finite_rows(x, d)?;
+        Self::finish(Features::F64(x), n, d, y, weights, magnitude)
     }
 
     /// As [`PairwiseView::new`] with single-precision features (see [`Features`]): the kernels
@@ -139,11 +140,18 @@ impl<'a> PairwiseView<'a> {
         if y.len() != n {
             return Err(Error::Shape(format!("y has {} labels but x has {n} rows", y.len())));
         }
-        check_finite_rows(x, d)?;
-        Self::finish(Features::F32(x), n, d, y, weights)
+        let magnitude = check_finite_rows(x, d)?;
+        Self::finish(Features::F32(x), n, d, y, weights, magnitude)
     }
 
-    fn finish(x: Features<'a>, n: usize, d: usize, y: &'a [u8], weights: Option<&'a [f64]>) -> Result<Self> {
+    fn finish(
+        x: Features<'a>,
+        n: usize,
+        d: usize,
+        y: &'a [u8],
+        weights: Option<&'a [f64]>,
+        magnitude: Magnitude,
+    ) -> Result<Self> {
         check_labels(y, 2)?;
         let total_weight = match weights {
             None => n as f64,
@@ -156,6 +164,7 @@ impl<'a> PairwiseView<'a> {
             n,
             d,
             total_weight,
+            magnitude,
         })
     }
 
@@ -196,6 +205,11 @@ impl<'a> PairwiseView<'a> {
     #[inline]
     pub fn weights(&self) -> Option<&'a [f64]> {
         self.weights
+    }
+    /// The size of the features (from the validation pass).
+    #[inline]
+    pub fn magnitude(&self) -> Magnitude {
+        self.magnitude
     }
     /// `Σ w_i` (equals `n` without weights): the effective sample size used by the objective.
     #[inline]
@@ -277,10 +291,44 @@ pub(crate) fn check_shape(len: usize, n: usize, d: usize) -> Result<()> {
 }
 
 /// First non-finite feature, reported with its row and column.
-pub(crate) fn check_finite_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -> Result<()> {
-    let finite = |v: &T| Into::<f64>::into(*v).is_finite();
-    let bad_row = x.par_chunks(d).position_first(|r| !r.iter().all(finite));
-    if let Some(row) = bad_row {
+pub(crate) fn check_finite_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -> Result<Magnitude> {
+    // One pass: the first non-finite row (if any) and the magnitude summary. The reduction is
+    // exact (integer sums, max, min), so the result does not depend on the thread count.
+    let per_row = |(i, r): (usize, &[T])| {
+        let mut m = Magnitude::default();
+        let mut bad = usize::MAX;
+        for v in r {
+            let v: f64 = (*v).into();
+            if !v.is_finite() {
+                bad = i;
+                break;
+            }
+            m.max_abs = m.max_abs.max(v.abs());
+        }
+        if m.max_abs > 0.0 {
+            m.exp_sum = ((m.max_abs.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+            m.rows = 1;
+        }
+        (bad, m)
+    };
+    let combine = |(b1, m1): (usize, Magnitude), (b2, m2): (usize, Magnitude)| {
+        (
+            b1.min(b2),
+            Magnitude {
+                exp_sum: m1.exp_sum + m2.exp_sum,
+                rows: m1.rows + m2.rows,
+                max_abs: m1.max_abs.max(m2.max_abs),
+            },
+        )
+    };
+    let (bad_row, mag) = x
+        .par_chunks(d.max(1))
+        .enumerate()
+        .map(per_row)
+        .reduce(|| (usize::MAX, Magnitude::default()), combine);
+    if bad_row != usize::MAX {
+        let row = bad_row;
+        let finite = |v: &T| Into::<f64>::into(*v).is_finite();
         let r = &x[row * d..(row + 1) * d];
         let col = r.iter().position(|v| !finite(v)).unwrap_or(0);
         let kind = if Into::<f64>::into(r[col]).is_nan() {
@@ -294,7 +342,36 @@ pub(crate) fn check_finite_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -
             kind,
         });
     }
-    Ok(())
+    Ok(mag)
+}
+
+/// The size of the features, from the validation pass: the largest `|x_ij|` and the binary
+/// exponents of the rows' largest entries (their mean, rounded, is the typical magnitude
+/// `2^e` that the solvers normalise away, [`PairwiseView::magnitude_exponent`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Magnitude {
+    /// Sum over non-zero rows of `⌊log₂ max_j |x_ij|⌋`.
+    exp_sum: i64,
+    /// Non-zero rows.
+    rows: usize,
+    /// `max_ij |x_ij|`.
+    max_abs: f64,
+}
+
+impl Magnitude {
+    /// `e`: the rounded mean binary exponent of the rows' largest entries (0 without non-zero
+    /// rows). One huge row moves it by its own exponent over `n`.
+    pub fn exponent(&self) -> i32 {
+        if self.rows == 0 {
+            0
+        } else {
+            (self.exp_sum as f64 / self.rows as f64).round() as i32
+        }
+    }
+    /// `max_ij |x_ij|`.
+    pub fn max_abs(&self) -> f64 {
+        self.max_abs
+    }
 }
 
 /// First label `>= bound`, reported with its row.

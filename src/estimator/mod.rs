@@ -33,6 +33,7 @@ use crate::with_loss;
 pub mod central;
 pub mod kwise;
 pub mod label_sgd;
+pub mod normalize;
 pub mod private_mle;
 pub mod robust;
 pub mod user_level;
@@ -235,15 +236,25 @@ pub(crate) fn run_solver<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -
 /// solver that did not converge returns `Ok` with a report saying so — call
 /// [`SolveReport::into_result`](crate::solver::SolveReport::into_result) to turn that into an error.
 pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
-    let report = with_loss!(opts.loss, |loss| {
-        let mut obj = Objective::new(data, loss)
-            .with_ridge(opts.ridge)?
-            .with_par(opts.control.par);
-        if let Some(b) = &opts.linear_term {
-            obj = obj.with_linear_term(b.clone())?;
-        }
-        run_solver(&obj, opts)?
-    })?;
+    // Features far from unit size are solved on X·2^{-e}, exactly equivalent ([`normalize`]).
+    let e = normalize::exponent(&data.magnitude());
+    normalize::check_range(&data, e)?;
+    let report = if e == 0 {
+        solve_pairwise(data, opts)?
+    } else {
+        let x = normalize::scaled_features(&data, e);
+        let view = PairwiseView::new(&x, data.n(), data.d(), data.y(), data.weights())?;
+        let up = normalize::pow2(e);
+        let down = normalize::pow2(-e);
+        let mut o = opts.clone();
+        o.set = normalize::scaled_set(opts.set, e)?;
+        o.ridge = opts.ridge * down * down;
+        o.linear_term = opts.linear_term.as_ref().map(|b| b.iter().map(|v| v * down).collect());
+        o.theta0 = opts.theta0.as_ref().map(|t| t.iter().map(|v| v * up).collect());
+        let mut r = solve_pairwise(view, &o)?;
+        normalize::unscale_report(&mut r, e);
+        r
+    };
     let guarantee = opts.loss.eps().map(Guarantee::local_rr);
     Ok(FittedModel {
         theta: report.theta.clone(),
@@ -256,5 +267,18 @@ pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
             solver: opts.solver.name(),
         },
         report,
+    })
+}
+
+/// The pairwise objective of `opts` on `data`, solved.
+fn solve_pairwise(data: PairwiseView<'_>, opts: &FitOptions) -> Result<SolveReport> {
+    with_loss!(opts.loss, |loss| {
+        let mut obj = Objective::new(data, loss)
+            .with_ridge(opts.ridge)?
+            .with_par(opts.control.par);
+        if let Some(b) = &opts.linear_term {
+            obj = obj.with_linear_term(b.clone())?;
+        }
+        run_solver(&obj, opts)?
     })
 }

@@ -103,23 +103,28 @@ pub fn measure(set: &FeasibleSet, theta: &[f64], grad: &[f64], scale: &[f64], in
         center(&mut pg);
     }
     let tn = norm(theta);
-    let (on_boundary, multiplier) = match set.radius() {
+    // On the sphere, the constraint's force `μθ = f·u` with `u = θ/‖θ‖` and `f = μ‖θ‖ =
+    // max(0, −⟨Pg, u⟩)`, in the units of the gradient: `μ` itself (gradient over θ²) can
+    // overflow or underflow where `μθ` does not.
+    let unit: Vec<f64> = if tn > 0.0 {
+        theta.iter().map(|t| t / tn).collect()
+    } else {
+        vec![0.0; d]
+    };
+    let (on_boundary, force) = match set.radius() {
         Some(b) if tn >= b * (1.0 - ON_SPHERE) && tn > 0.0 => {
-            let ip: f64 = pg.iter().zip(theta).map(|(g, t)| g * t).sum();
-            (true, (-ip / (tn * tn)).max(0.0))
+            let ip: f64 = pg.iter().zip(&unit).map(|(g, u)| g * u).sum();
+            (true, (-ip).max(0.0))
         }
         _ => (false, 0.0),
     };
+    let multiplier = if force > 0.0 { force / tn } else { 0.0 };
     // v = g + μθ and its term magnitudes e = a + μ|θ|.
-    let v: Vec<f64> = grad
-        .iter()
-        .zip(theta)
-        .map(|(g, t)| multiplier.mul_add(*t, *g))
-        .collect();
+    let v: Vec<f64> = grad.iter().zip(&unit).map(|(g, u)| force.mul_add(*u, *g)).collect();
     let e: Vec<f64> = scale
         .iter()
-        .zip(theta)
-        .map(|(a, t)| multiplier.mul_add(t.abs(), *a))
+        .zip(&unit)
+        .map(|(a, u)| force.mul_add(u.abs(), *a))
         .collect();
     let c = if sz { best_shift(&v, &e) } else { 0.0 };
     let (relative, absolute) = ratios(&v, &e, c);

@@ -1,0 +1,103 @@
+//! Features of any magnitude: the fit runs on features rescaled by an exact power of two.
+//!
+//! The solvers work in double precision with a few absolute constants (the first trial step,
+//! the floor of `max(1, ‖θ‖)`, the range of `exp`), and the dense Hessian squares the features.
+//! Features whose typical magnitude `2^e` (the rounded mean binary exponent of the rows'
+//! largest entries, from the validation pass: [`Magnitude`]) lies outside `2^±32` are therefore
+//! solved as the *exactly* equivalent problem on `X' = X·2^{−e}`:
+//!
+//! `θ' = θ·2^e`, radius `B' = B·2^e`, ridge `β' = β·2^{−2e}`, linear term `b' = b·2^{−e}`,
+//! warm start `θ'₀ = θ₀·2^e`,
+//!
+//! so that `X'θ' = Xθ` and `F'(θ') = F(θ)` to the last bit (multiplying by a power of two is
+//! exact away from overflow and underflow). The answer is mapped back (`θ = θ'·2^{−e}`, the
+//! ball multiplier `μ = μ'·2^{2e}`); the objective, the relative KKT residual and the
+//! suboptimality bound are invariant. The copy costs one `n × d` `f64` buffer, only on such
+//! data. Scale covariance `θ(2^k X) = θ(X)·2^{−k}` is then exact.
+//!
+//! After normalisation the largest entry must stay below [`MAX_ABS`]: a feature more than
+//! `2^448` times the typical row maximum would overflow the squares and Gram products of the
+//! Hessian passes, and is a typed error naming it ([`DataErrorKind::OutOfScale`]).
+
+use crate::data::{Magnitude, PairwiseView};
+use crate::error::{DataErrorKind, Error, Location, Result};
+use crate::feasible::FeasibleSet;
+use crate::solver::SolveReport;
+
+/// Typical magnitudes `2^e` with `|e|` above this are normalised (module docs).
+pub const NORMALISE_ABOVE: i32 = 32;
+
+/// The largest `|x_ij|` allowed after normalisation, `2^448` (squares `2^896`, sums of up to
+/// `2^100` of them stay finite).
+pub const MAX_ABS: f64 = 7.268_387_242_956_069e134;
+
+/// The exponent `e` the fit normalises by (0 when the features are within `2^±32`).
+pub fn exponent(m: &Magnitude) -> i32 {
+    let e = m.exponent();
+    if e.abs() > NORMALISE_ABOVE {
+        e
+    } else {
+        0
+    }
+}
+
+/// Checks that the largest feature stays below [`MAX_ABS`] after normalisation by `2^e`; the
+/// error names the first such entry.
+pub fn check_range(data: &PairwiseView<'_>, e: i32) -> Result<()> {
+    let limit = MAX_ABS * pow2(e);
+    if !(data.magnitude().max_abs() > limit) {
+        return Ok(());
+    }
+    let (n, d) = (data.n(), data.d());
+    let mut row = vec![0.0; d];
+    for i in 0..n {
+        data.row_into(i, &mut row);
+        if let Some(j) = row.iter().position(|v| v.abs() > limit) {
+            return Err(Error::Data {
+                input: "x",
+                at: Location { row: i, col: Some(j) },
+                kind: DataErrorKind::OutOfScale,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `2^k` for `|k| ≤ 2000`, exactly (in two factors where one would overflow).
+pub fn pow2(k: i32) -> f64 {
+    let k = k.clamp(-2000, 2000);
+    let (a, b) = (k / 2, k - k / 2);
+    2f64.powi(a) * 2f64.powi(b)
+}
+
+/// The features `X·2^{−e}` as a new row-major buffer.
+pub fn scaled_features(data: &PairwiseView<'_>, e: i32) -> Vec<f64> {
+    let (n, d) = (data.n(), data.d());
+    let s = pow2(-e);
+    let mut out = vec![0.0; n * d];
+    data.features().copy_into(0, &mut out);
+    out.iter_mut().for_each(|v| *v *= s);
+    out
+}
+
+/// The feasible set in the normalised coordinates (`B' = B·2^e`).
+pub fn scaled_set(set: FeasibleSet, e: i32) -> Result<FeasibleSet> {
+    let s = pow2(e);
+    match set {
+        FeasibleSet::ThetaB { radius } => FeasibleSet::theta_b(radius * s),
+        FeasibleSet::Ball { radius } => FeasibleSet::ball(radius * s),
+        other => Ok(other),
+    }
+}
+
+/// Maps a report of the normalised problem back to the original coordinates.
+pub fn unscale_report(rep: &mut SolveReport, e: i32) {
+    let back = pow2(-e);
+    rep.theta.iter_mut().for_each(|t| *t *= back);
+    rep.multiplier *= pow2(2 * e);
+    rep.last_step_norm *= back;
+    rep.max_shift *= pow2(2 * e);
+    // θ − Π(θ − ∇F) mixes the units of θ and of the gradient: not available from the
+    // normalised problem.
+    rep.projected_gradient = f64::NAN;
+}
