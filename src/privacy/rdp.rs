@@ -219,13 +219,21 @@ pub fn check_noise_multiplier(sigma: f64) -> Result<()> {
     }
 }
 
+/// The largest Rényi order accepted: the integer orders' binomial sums and the fractional
+/// orders' quadrature cost time proportional to the order (an order of 1.8e19 never returned),
+/// and the best order of any accountant run here is far below it.
+pub const MAX_ORDER: f64 = 1e4;
+
+/// The most orders in one grid.
+pub const MAX_ORDERS: usize = 1024;
+
 fn check_order(alpha: f64) -> Result<()> {
-    if alpha.is_finite() && alpha > 1.0 {
+    if alpha.is_finite() && alpha > 1.0 && alpha <= MAX_ORDER {
         Ok(())
     } else {
         Err(Error::param(
             "orders",
-            format!("every order must be finite and > 1, got {alpha}"),
+            format!("every order must be finite, > 1 and <= {MAX_ORDER:e}, got {alpha}"),
         ))
     }
 }
@@ -818,6 +826,12 @@ impl RdpCurve {
     pub fn zero(orders: &[f64]) -> Result<Self> {
         if orders.is_empty() {
             return Err(Error::param("orders", "the order grid is empty"));
+        }
+        if orders.len() > MAX_ORDERS {
+            return Err(Error::param(
+                "orders",
+                format!("{} orders in the grid, at most {MAX_ORDERS}", orders.len()),
+            ));
         }
         for &a in orders {
             check_order(a)?;

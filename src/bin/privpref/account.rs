@@ -29,7 +29,7 @@ pub struct AccountantArgs {
     #[arg(long, default_value = "improved")]
     pub conversion: String,
     /// Order grid: default ({1.1, …, 10.9} ∪ {11, …, 63} ∪ {128, 256, 512, 1024}) |
-    /// integers:MAX (2, 3, …, MAX) | a comma-separated list of orders > 1.
+    /// integers:MAX (2, 3, …, MAX; MAX ≤ 1024) | a comma-separated list of at most 1024 orders in (1, 1e4].
     #[arg(long, default_value = "default")]
     pub orders: String,
     /// Write the JSON here instead of stdout.
@@ -70,6 +70,12 @@ fn parse_orders(spec: &str) -> Result<(Vec<f64>, String), Error> {
         })?;
         if m < 2 {
             return Err(Error::param("orders", format!("`{spec}`: MAX must be >= 2")));
+        }
+        if m as usize > rdp::MAX_ORDERS {
+            return Err(Error::param(
+                "orders",
+                format!("`{spec}`: MAX must be <= {}", rdp::MAX_ORDERS),
+            ));
         }
         return Ok((rdp::integer_orders(m), spec.to_string()));
     }
