@@ -387,6 +387,28 @@ impl<'a, L: Loss> Objective<'a, L> {
         m
     }
 
+    /// [`Objective::evaluate`] and [`Objective::grad_scale`] at `theta` in one pass over `X`
+    /// ([`kernels::value_grad_scale`]; the same bits as the two calls).
+    pub fn evaluate_scaled(&self, theta: &[f64], ev: &mut Eval, scale: &mut [f64]) {
+        let d = self.dim();
+        assert_eq!(theta.len(), d, "evaluate_scaled: theta has the wrong length");
+        ev.theta.clear();
+        ev.theta.extend_from_slice(theta);
+        ev.scores.resize(self.data.n(), 0.0);
+        ev.grad.resize(d, 0.0);
+        let s = kernels::value_grad_scale(
+            self.rows(),
+            &self.loss,
+            theta,
+            &mut ev.scores,
+            &mut ev.grad,
+            scale,
+            self.par,
+        );
+        self.finish_value_grad(theta, s, ev);
+        finish_grad_scale(scale, theta, self.ridge, self.linear.as_deref(), self.total_weight());
+    }
+
     /// The magnitudes of the terms of each gradient coordinate at `ev`'s point,
     /// `a_j = (1/W)(Σ_i w_i |ℓ'(t_i)| |x_ij| + β|θ_j| + |b_j|)` (one pass over `X` from the cached
     /// scores): `|∂F/∂θ_j| ≤ a_j`, and `a` is the scale of the solvers' relative KKT certificate

@@ -294,22 +294,23 @@ pub(crate) fn check_shape(len: usize, n: usize, d: usize) -> Result<()> {
 pub(crate) fn check_finite_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -> Result<Magnitude> {
     // One pass: the first non-finite row (if any) and the magnitude summary. The reduction is
     // exact (integer sums, max, min), so the result does not depend on the thread count.
+    // The largest |x| of a row as the integer maximum of the bits with the sign cleared (the
+    // order of non-negative doubles; vectorises), which also flags NaN and ±inf: their exponent
+    // bits are all ones.
+    const ABS: u64 = 0x7fff_ffff_ffff_ffff;
+    const NON_FINITE: u64 = 0x7ff0_0000_0000_0000;
     let per_row = |(i, r): (usize, &[T])| {
+        let bits = r.iter().fold(0u64, |m, v| m.max(Into::<f64>::into(*v).to_bits() & ABS));
         let mut m = Magnitude::default();
-        let mut bad = usize::MAX;
-        for v in r {
-            let v: f64 = (*v).into();
-            if !v.is_finite() {
-                bad = i;
-                break;
-            }
-            m.max_abs = m.max_abs.max(v.abs());
+        if bits >= NON_FINITE {
+            return (i, m);
         }
-        if m.max_abs > 0.0 {
-            m.exp_sum = ((m.max_abs.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+        if bits > 0 {
+            m.max_abs = f64::from_bits(bits);
+            m.exp_sum = (bits >> 52) as i64 - 1023;
             m.rows = 1;
         }
-        (bad, m)
+        (usize::MAX, m)
     };
     let combine = |(b1, m1): (usize, Magnitude), (b2, m2): (usize, Magnitude)| {
         (

@@ -129,7 +129,8 @@ fn dots_small(rows: &[f64], v: &[f64], out: &mut [f64]) {
 /// Scalar `acc += Σ_r coef[r]·rows[r]` for small `d`: four rows per update of a local
 /// accumulator (one dependency chain per four rows instead of one per row).
 #[inline(always)]
-fn axpys_small(rows: &[f64], coef: &[f64], acc: &mut [f64]) {
+fn axpys_small<const ABS: bool>(rows: &[f64], coef: &[f64], acc: &mut [f64]) {
+    let v = |x: f64| if ABS { x.abs() } else { x };
     let d = acc.len();
     let mut loc = [0.0f64; SMALL_D];
     let loc = &mut loc[..d];
@@ -139,14 +140,14 @@ fn axpys_small(rows: &[f64], coef: &[f64], acc: &mut [f64]) {
         let x = &rows[r * d..(r + 4) * d];
         let (c0, c1, c2, c3) = (coef[r], coef[r + 1], coef[r + 2], coef[r + 3]);
         for j in 0..d {
-            loc[j] += (c0 * x[j] + c1 * x[d + j]) + (c2 * x[2 * d + j] + c3 * x[3 * d + j]);
+            loc[j] += (c0 * v(x[j]) + c1 * v(x[d + j])) + (c2 * v(x[2 * d + j]) + c3 * v(x[3 * d + j]));
         }
         r += 4;
     }
     while r < m {
         let x = &rows[r * d..(r + 1) * d];
         for j in 0..d {
-            loc[j] += coef[r] * x[j];
+            loc[j] += coef[r] * v(x[j]);
         }
         r += 1;
     }
@@ -240,8 +241,14 @@ impl<'v, S: Simd> RowOps<'v, S> {
     /// registers (a runtime-length copy into the tile would force it onto the stack).
     #[inline(always)]
     fn axpys(&self, rows: &[f64], coef: &[f64], acc: &mut [f64]) {
+        self.axpys_abs::<false>(rows, coef, acc)
+    }
+
+    /// [`RowOps::axpys`] on the rows as given (`ABS = false`) or on their absolute values.
+    #[inline(always)]
+    fn axpys_abs<const ABS: bool>(&self, rows: &[f64], coef: &[f64], acc: &mut [f64]) {
         if self.d < SMALL_D {
-            return axpys_small(rows, coef, acc);
+            return axpys_small::<ABS>(rows, coef, acc);
         }
         let simd = self.simd;
         let d = self.d;
@@ -250,27 +257,25 @@ impl<'v, S: Simd> RowOps<'v, S> {
         let nvec = acc_h.len();
         let mut t0 = 0;
         while t0 + AXPY_TILE <= nvec {
-            axpy_tile::<S, AXPY_TILE>(simd, rows, coef, d, full, t0, acc_h);
+            axpy_tile::<S, AXPY_TILE, ABS>(simd, rows, coef, d, full, t0, acc_h);
             t0 += AXPY_TILE;
         }
         match nvec - t0 {
             0 => {}
-            1 => axpy_tile::<S, 1>(simd, rows, coef, d, full, t0, acc_h),
-            2 => axpy_tile::<S, 2>(simd, rows, coef, d, full, t0, acc_h),
-            3 => axpy_tile::<S, 3>(simd, rows, coef, d, full, t0, acc_h),
-            4 => axpy_tile::<S, 4>(simd, rows, coef, d, full, t0, acc_h),
-            5 => axpy_tile::<S, 5>(simd, rows, coef, d, full, t0, acc_h),
-            6 => axpy_tile::<S, 6>(simd, rows, coef, d, full, t0, acc_h),
-            _ => axpy_tile::<S, 7>(simd, rows, coef, d, full, t0, acc_h),
+            1 => axpy_tile::<S, 1, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            2 => axpy_tile::<S, 2, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            3 => axpy_tile::<S, 3, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            4 => axpy_tile::<S, 4, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            5 => axpy_tile::<S, 5, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            6 => axpy_tile::<S, 6, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            _ => axpy_tile::<S, 7, ABS>(simd, rows, coef, d, full, t0, acc_h),
         }
         if !acc_t.is_empty() {
             let mut a = simd.partial_load_f64s(acc_t);
             for (r, &c) in coef.iter().enumerate() {
-                a = simd.mul_add_e_f64s(
-                    simd.splat_f64s(c),
-                    simd.partial_load_f64s(&rows[r * d + full..(r + 1) * d]),
-                    a,
-                );
+                let x = simd.partial_load_f64s(&rows[r * d + full..(r + 1) * d]);
+                let x = if ABS { simd.abs_f64s(x) } else { x };
+                a = simd.mul_add_e_f64s(simd.splat_f64s(c), x, a);
             }
             simd.partial_store_f64s(acc_t, a);
         }
@@ -281,7 +286,7 @@ impl<'v, S: Simd> RowOps<'v, S> {
 /// every row of the batch, in row order (so the bits do not depend on the tiling).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn axpy_tile<S: Simd, const N: usize>(
+fn axpy_tile<S: Simd, const N: usize, const ABS: bool>(
     simd: S,
     rows: &[f64],
     coef: &[f64],
@@ -297,7 +302,8 @@ fn axpy_tile<S: Simd, const N: usize>(
         let xt = &xh[t0..t0 + N];
         let c = simd.splat_f64s(c);
         for k in 0..N {
-            a[k] = simd.mul_add_e_f64s(c, xt[k], a[k]);
+            let x = if ABS { simd.abs_f64s(xt[k]) } else { xt[k] };
+            a[k] = simd.mul_add_e_f64s(c, x, a[k]);
         }
     }
     acc_h[t0..t0 + N].copy_from_slice(&a);
@@ -323,7 +329,10 @@ fn batch_sum(v: &[f64], w: Option<&[f64]>) -> f64 {
 // ---------------------------------------------------------------------------------------------
 // Fused value + gradient.
 
-struct FusedValueGrad<'a, L> {
+/// The fused pass; with `SCALE`, also `scale += Σ |w_i ℓ'_i| |x_i|` (the term magnitudes of the
+/// certificate) from the same rows, which are then in L1. Without `SCALE` the extra code is
+/// compiled out.
+struct FusedValueGrad<'a, L, const SCALE: bool> {
     x: &'a [f64],
     y: &'a [u8],
     w: Option<&'a [f64]>,
@@ -331,9 +340,10 @@ struct FusedValueGrad<'a, L> {
     loss: &'a L,
     scores: &'a mut [f64],
     grad: &'a mut [f64],
+    scale: &'a mut [f64],
 }
 
-impl<L: Loss> WithSimd for FusedValueGrad<'_, L> {
+impl<L: Loss, const SCALE: bool> WithSimd for FusedValueGrad<'_, L, SCALE> {
     type Output = f64;
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) -> f64 {
@@ -370,6 +380,13 @@ impl<L: Loss> WithSimd for FusedValueGrad<'_, L> {
                 }
             }
             ops.axpys(xb, &gb[..m], self.grad);
+            if SCALE {
+                let mut cb = [0.0; MAX_BATCH];
+                for (c, g) in cb[..m].iter_mut().zip(&gb[..m]) {
+                    *c = g.abs();
+                }
+                ops.axpys_abs::<true>(xb, &cb[..m], self.scale);
+            }
             r0 += m;
         }
         value
@@ -386,6 +403,34 @@ pub fn value_grad<L: Loss>(
     grad: &mut [f64],
     par: Par,
 ) -> f64 {
+    fused_pass::<L, false>(rows, loss, theta, scores, grad, &mut [], par)
+}
+
+/// [`value_grad`] and, from the same read of `X`, `scale_j = Σ_i |w_i ℓ'(t_i)| |x_ij|` (the
+/// magnitudes of [`abs_grad`], the certificate's scale). The value, gradient and scores are the
+/// same bits as [`value_grad`]'s, the scale the same bits as [`abs_grad`]'s at these scores.
+pub fn value_grad_scale<L: Loss>(
+    rows: Rows<'_>,
+    loss: &L,
+    theta: &[f64],
+    scores: &mut [f64],
+    grad: &mut [f64],
+    scale: &mut [f64],
+    par: Par,
+) -> f64 {
+    assert_eq!(scale.len(), rows.d);
+    fused_pass::<L, true>(rows, loss, theta, scores, grad, scale, par)
+}
+
+fn fused_pass<L: Loss, const SCALE: bool>(
+    rows: Rows<'_>,
+    loss: &L,
+    theta: &[f64],
+    scores: &mut [f64],
+    grad: &mut [f64],
+    scale: &mut [f64],
+    par: Par,
+) -> f64 {
     let d = rows.d;
     assert_eq!(theta.len(), d);
     assert_eq!(grad.len(), d);
@@ -395,29 +440,37 @@ pub fn value_grad<L: Loss>(
     let leaf = |b: usize, sc: &mut [f64]| {
         let r = blocks.range(b);
         let mut g = vec![0.0; d];
+        let mut a = vec![0.0; if SCALE { d } else { 0 }];
         let mut v = 0.0;
         with_f64_rows(rows.x, r.clone(), d, batch_rows(d), |x, lo, hi| {
-            let (a, z) = (r.start + lo, r.start + hi);
-            v += arch.dispatch(FusedValueGrad {
+            let (s, z) = (r.start + lo, r.start + hi);
+            v += arch.dispatch(FusedValueGrad::<L, SCALE> {
                 x,
-                y: &rows.y[a..z],
-                w: rows.w.map(|w| &w[a..z]),
+                y: &rows.y[s..z],
+                w: rows.w.map(|w| &w[s..z]),
                 theta,
                 loss,
                 scores: &mut sc[lo..hi],
                 grad: &mut g,
+                scale: &mut a,
             });
         });
-        (v, g)
+        (v, g, a)
     };
-    let combine = |(va, mut ga): (f64, Vec<f64>), (vb, gb): (f64, Vec<f64>)| {
-        for (a, b) in ga.iter_mut().zip(&gb) {
-            *a += b;
+    let combine = |(va, mut ga, mut aa): (f64, Vec<f64>, Vec<f64>), (vb, gb, ab): (f64, Vec<f64>, Vec<f64>)| {
+        for (x, y) in ga.iter_mut().zip(&gb) {
+            *x += y;
         }
-        (va + vb, ga)
+        for (x, y) in aa.iter_mut().zip(&ab) {
+            *x += y;
+        }
+        (va + vb, ga, aa)
     };
-    let (v, g) = tree_reduce_rows(blocks, 1, rows.par(par), scores, &leaf, &combine);
+    let (v, g, a) = tree_reduce_rows(blocks, 1, rows.par(par), scores, &leaf, &combine);
     grad.copy_from_slice(&g);
+    if SCALE {
+        scale.copy_from_slice(&a);
+    }
     v
 }
 
@@ -550,7 +603,6 @@ struct AbsGrad<'a, L> {
     scores: &'a [f64],
     loss: &'a L,
     zeros: &'a [f64],
-    abs_rows: &'a mut [f64],
     out: &'a mut [f64],
 }
 
@@ -580,11 +632,7 @@ impl<L: Loss> WithSimd for AbsGrad<'_, L> {
             for (i, g) in gb[..m].iter_mut().enumerate() {
                 *g = (*g * self.w.map_or(1.0, |w| w[r0 + i])).abs();
             }
-            let xa = &mut self.abs_rows[..m * d];
-            for (a, x) in xa.iter_mut().zip(&self.x[r0 * d..(r0 + m) * d]) {
-                *a = x.abs();
-            }
-            ops.axpys(xa, &gb[..m], self.out);
+            ops.axpys_abs::<true>(&self.x[r0 * d..(r0 + m) * d], &gb[..m], self.out);
             r0 += m;
         }
     }
@@ -603,7 +651,6 @@ pub fn abs_grad<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], out: &mut [f6
     let leaf = |b: usize| {
         let r = blocks.range(b);
         let mut o = vec![0.0; d];
-        let mut abs_rows = vec![0.0; batch_rows(d) * d];
         with_f64_rows(rows.x, r.clone(), d, batch_rows(d), |x, lo, hi| {
             let (a, z) = (r.start + lo, r.start + hi);
             arch.dispatch(AbsGrad {
@@ -613,7 +660,6 @@ pub fn abs_grad<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], out: &mut [f6
                 scores: &scores[a..z],
                 loss,
                 zeros: &zeros,
-                abs_rows: &mut abs_rows,
                 out: &mut o,
             })
         });
@@ -996,6 +1042,68 @@ mod compensated_tests {
                 (hi - exact).abs() <= f64::EPSILON * exact,
                 "hi = {hi:.20e}, lo = {lo:e}, exact {exact:.20e}"
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod scale_tests {
+    use super::*;
+    use crate::loss::{Logistic, RrDebiased};
+
+    /// The fused value+gradient+scale pass gives the bits of `value_grad` and `abs_grad`, with
+    /// and without weights, for several widths (the scalar and SIMD row kernels).
+    #[test]
+    fn fused_scale_pass_is_the_two_passes_bit_for_bit() {
+        for &(n, d) in &[(700usize, 3usize), (1500, 17), (300, 64)] {
+            let x: Vec<f64> = (0..n * d).map(|i| ((i * 37 % 101) as f64 - 50.0) / 17.0).collect();
+            let y: Vec<u8> = (0..n).map(|i| ((i * 7) % 3 == 0) as u8).collect();
+            let w: Vec<f64> = (0..n).map(|i| 0.5 + (i % 5) as f64).collect();
+            let theta: Vec<f64> = (0..d).map(|j| ((j * 13 % 7) as f64 - 3.0) / 5.0).collect();
+            for weights in [None, Some(&w[..])] {
+                let rows = Rows {
+                    x: Features::F64(&x),
+                    d,
+                    y: &y,
+                    w: weights,
+                };
+                let rr = RrDebiased::new(0.7).unwrap();
+                for pass in 0..2 {
+                    let (mut s1, mut g1, mut s2, mut g2) = (vec![0.0; n], vec![0.0; d], vec![0.0; n], vec![0.0; d]);
+                    let (mut a1, mut a2) = (vec![0.0; d], vec![0.0; d]);
+                    let (v1, v2) = if pass == 0 {
+                        let v1 = value_grad(rows, &Logistic, &theta, &mut s1, &mut g1, Par::Seq);
+                        abs_grad(rows, &Logistic, &s1, &mut a1, Par::Seq);
+                        let v2 = value_grad_scale(rows, &Logistic, &theta, &mut s2, &mut g2, &mut a2, Par::Seq);
+                        (v1, v2)
+                    } else {
+                        let v1 = value_grad(rows, &rr, &theta, &mut s1, &mut g1, Par::Seq);
+                        abs_grad(rows, &rr, &s1, &mut a1, Par::Seq);
+                        let v2 = value_grad_scale(rows, &rr, &theta, &mut s2, &mut g2, &mut a2, Par::Seq);
+                        (v1, v2)
+                    };
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(v1.to_bits(), v2.to_bits(), "value, d = {d}");
+                    assert_eq!(bits(&s1), bits(&s2), "scores, d = {d}");
+                    assert_eq!(bits(&g1), bits(&g2), "gradient, d = {d}");
+                    assert_eq!(bits(&a1), bits(&a2), "scale, d = {d}");
+                    // And the scale is what it says: Σ |w ℓ'| |x|.
+                    for j in 0..d {
+                        let want: f64 = (0..n)
+                            .map(|i| {
+                                let wi = weights.map_or(1.0, |w| w[i]);
+                                let l1 = if pass == 0 {
+                                    Logistic.d1(s1[i], y[i])
+                                } else {
+                                    rr.d1(s1[i], y[i])
+                                };
+                                (wi * l1).abs() * x[i * d + j].abs()
+                            })
+                            .sum();
+                        assert!((a2[j] - want).abs() <= 1e-12 * want.max(1e-300), "d = {d}, j = {j}");
+                    }
+                }
+            }
         }
     }
 }

@@ -100,6 +100,12 @@ pub trait SmoothObjective: Sync + sealed::Sealed {
     /// The magnitudes `a_j` of the terms of each gradient coordinate at `ev`'s point (one pass;
     /// the scale of the relative KKT certificate, [`crate::solver::certificate`]).
     fn grad_scale(&self, ev: &Eval, out: &mut [f64]);
+    /// [`SmoothObjective::evaluate`] then [`SmoothObjective::grad_scale`] at `theta`, in one pass
+    /// where the objective has a fused pass (pairwise: the same bits as the two calls).
+    fn evaluate_scaled(&self, theta: &[f64], ev: &mut Eval, scale: &mut [f64]) {
+        self.evaluate(theta, ev);
+        self.grad_scale(ev, scale);
+    }
     /// [`SmoothObjective::grad_scale`] estimated from a fixed sample of about `rows` rows without
     /// a pass over `X` (a guide for the solvers' cheap stopping test, never a certificate);
     /// `None` when not offered (the default) or not worth it.
@@ -197,6 +203,9 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
     }
     fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
         Objective::grad_scale(self, ev, out)
+    }
+    fn evaluate_scaled(&self, theta: &[f64], ev: &mut Eval, scale: &mut [f64]) {
+        Objective::evaluate_scaled(self, theta, ev, scale)
     }
     fn grad_scale_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
         Objective::grad_scale_sample(self, ev, rows)

@@ -460,7 +460,17 @@ pub fn solve<O: SmoothObjective>(
                 if check_flat && flat_steps == 0 {
                     break;
                 }
-                outcome = arc_search(obj, set, &ev, &dir, face_mu, &mut trial, &mut xd, &mut rep);
+                outcome = arc_search(
+                    obj,
+                    set,
+                    &ev,
+                    &dir,
+                    face_mu,
+                    &mut trial,
+                    &mut xd,
+                    &mut rep,
+                    best.is_some().then_some(&mut cert),
+                );
                 if matches!(outcome, Arc::Accepted(_)) || !quasi_newton {
                     break;
                 }
@@ -473,7 +483,17 @@ pub fn solve<O: SmoothObjective>(
                     if polish(&mut best, &mut polish_iters, opts.polish_iters, &theta, kkt, tol) {
                         break Termination::Converged;
                     }
-                    outcome = arc_search(obj, set, &ev, &dir, face_mu, &mut trial, &mut xd, &mut rep);
+                    outcome = arc_search(
+                        obj,
+                        set,
+                        &ev,
+                        &dir,
+                        face_mu,
+                        &mut trial,
+                        &mut xd,
+                        &mut rep,
+                        best.is_some().then_some(&mut cert),
+                    );
                 } else if flat_steps >= RECESSION_STEPS {
                     break Termination::NoMinimizer;
                 }
@@ -504,9 +524,8 @@ pub fn solve<O: SmoothObjective>(
         match best.take() {
             Some((bt, _)) if !matches!(termination, Termination::NoMinimizer) => {
                 if ev.theta != bt {
-                    // The same bits as when it was first evaluated.
-                    obj.evaluate(&bt, &mut ev);
-                    rep.grad_evals += 1;
+                    // The same bits as when it was first evaluated, with the term magnitudes.
+                    cert.evaluate(obj, &bt, &mut ev, &mut rep);
                 }
                 theta = bt;
                 let k = cert.certify(obj, set, &ev, &ev.grad, &mut rep);
@@ -558,7 +577,17 @@ pub(crate) fn arc_search<O: SmoothObjective>(
     trial: &mut Eval,
     xd: &mut Vec<f64>,
     rep: &mut SolveReport,
+    mut cert: Option<&mut Certifier>,
 ) -> Arc {
+    // While polishing, the trial points are evaluated with the certificate's term magnitudes
+    // (one fused pass), so the point finally returned needs no pass of its own.
+    let mut evaluate = |t: &[f64], trial: &mut Eval, rep: &mut SolveReport| match cert.as_deref_mut() {
+        Some(c) => c.evaluate(obj, t, trial, rep),
+        None => {
+            obj.evaluate(t, trial);
+            rep.grad_evals += 1;
+        }
+    };
     let theta = &ev.theta;
     let f0 = ev.value;
     let radius = set.radius();
@@ -593,8 +622,7 @@ pub(crate) fn arc_search<O: SmoothObjective>(
     let slope = dot(&pg, dir);
 
     let t1 = point(1.0);
-    obj.evaluate(&t1, trial);
-    rep.grad_evals += 1;
+    evaluate(&t1, trial, rep);
     let lin1 = linear(&t1);
     if accept(lin1, trial.value) {
         return Arc::Accepted(t1);
@@ -639,8 +667,7 @@ pub(crate) fn arc_search<O: SmoothObjective>(
         let t = point(alpha);
         let lin = linear(&t);
         if accept(lin, fa) {
-            obj.evaluate(&t, trial);
-            rep.grad_evals += 1;
+            evaluate(&t, trial, rep);
             // The O(n) value came from cached scores; confirm with the exact pass.
             if accept(lin, trial.value) {
                 return Arc::Accepted(t);

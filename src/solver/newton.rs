@@ -279,8 +279,7 @@ pub fn solve<O: SmoothObjective>(
             // The certificate at the refined point: its scores (one pass, if refinement moved
             // it), then the term magnitudes there (one pass), with the accurate gradient.
             if ev.theta != theta {
-                obj.evaluate(&theta, &mut ev);
-                rep.grad_evals += 1;
+                cert.evaluate(obj, &theta, &mut ev, &mut rep);
                 h_fresh = false;
             }
             let k = cert.certify(obj, set, &ev, &gc, &mut rep);

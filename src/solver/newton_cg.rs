@@ -493,7 +493,17 @@ pub fn solve<O: SmoothObjective>(
                 if check_flat && flat_steps == 0 {
                     break;
                 }
-                outcome = arc_search(obj, set, &ev, &dir, face_mu, &mut trial, &mut xd, &mut rep);
+                outcome = arc_search(
+                    obj,
+                    set,
+                    &ev,
+                    &dir,
+                    face_mu,
+                    &mut trial,
+                    &mut xd,
+                    &mut rep,
+                    best.is_some().then_some(&mut cert),
+                );
                 if matches!(outcome, Arc::Accepted(_)) || !newton_dir {
                     break;
                 }
@@ -507,7 +517,17 @@ pub fn solve<O: SmoothObjective>(
                     if polish(&mut best, &mut polish_iters, POLISH_ITERS, &theta, kkt, tol) {
                         break Termination::Converged;
                     }
-                    outcome = arc_search(obj, set, &ev, &dir, face_mu, &mut trial, &mut xd, &mut rep);
+                    outcome = arc_search(
+                        obj,
+                        set,
+                        &ev,
+                        &dir,
+                        face_mu,
+                        &mut trial,
+                        &mut xd,
+                        &mut rep,
+                        best.is_some().then_some(&mut cert),
+                    );
                 } else if flat_steps >= RECESSION_STEPS {
                     break Termination::NoMinimizer;
                 }
@@ -542,8 +562,7 @@ pub fn solve<O: SmoothObjective>(
                     (ev.value, ev.grad.clone())
                 };
                 if ev.theta != theta {
-                    obj.evaluate(&theta, &mut ev);
-                    rep.grad_evals += 1;
+                    cert.evaluate(obj, &theta, &mut ev, &mut rep);
                 }
                 let k = cert.certify(obj, set, &ev, &g, &mut rep);
                 if cert.meets(&k) {
