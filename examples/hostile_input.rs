@@ -6,7 +6,8 @@
 //! `cargo run --release --example hostile_input [DIR]` writes the data files of the CLI
 //! commands it prints into `DIR` (default a temporary directory).
 
-use privpref::data::{npy, PairwiseView};
+use privpref::data::npy::{self, header};
+use privpref::data::PairwiseView;
 use privpref::estimator::{fit, FitOptions, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::{Loss, LossSpec};
@@ -197,24 +198,18 @@ fn main() -> privpref::Result<()> {
 
     // 5. Corrupt npy headers (the CLI reads these).
     let xb: Vec<u8> = [1.0f64, 2.0, 3.0, 4.0].iter().flat_map(|v| v.to_le_bytes()).collect();
-    let raw = |shape: &str, payload: &[u8]| {
-        let mut h = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
-        while (10 + h.len() + 1) % 64 != 0 {
-            h.push(' ');
-        }
-        h.push('\n');
-        let mut b = b"\x93NUMPY\x01\x00".to_vec();
-        b.extend_from_slice(&(h.len() as u16).to_le_bytes());
-        b.extend_from_slice(h.as_bytes());
-        b.extend_from_slice(payload);
-        b
+    let f8 = header::Dtype {
+        kind: header::Kind::Float,
+        size: 8,
+        big_endian: false,
     };
+    let raw = |shape: &[u64], payload: &[u8]| [header::format(f8, shape), payload.to_vec()].concat();
     let io = |e: std::io::Error| privpref::Error::Io {
         path: dir.display().to_string(),
         message: e.to_string(),
     };
-    std::fs::write(p("x_shape_2e32.npy"), raw("(4294967296, 4294967296)", &xb)).map_err(io)?;
-    std::fs::write(p("x_trailing.npy"), raw("(1, 3)", &xb)).map_err(io)?;
+    std::fs::write(p("x_shape_2e32.npy"), raw(&[1 << 32, 1 << 32], &xb)).map_err(io)?;
+    std::fs::write(p("x_trailing.npy"), raw(&[1, 3], &xb)).map_err(io)?;
     println!("\n## CLI commands on the files written to {}\n", dir.display());
     for c in [
         format!(

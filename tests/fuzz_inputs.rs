@@ -17,6 +17,7 @@
 mod common;
 
 use common::cli::TempDir;
+use common::write_npy_raw;
 use privpref::data::npy::{self, header};
 use rand::{Rng, RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -46,26 +47,15 @@ fn seeds() -> Vec<Vec<u8>> {
     out.push(std::fs::read(&p).unwrap());
     npy::write_f64(&p, &[0.5; 12], &[2, 3, 2]).unwrap();
     out.push(std::fs::read(&p).unwrap());
-    let raw = |descr: &str, shape: &str, payload: &[u8]| {
-        let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-        while (10 + h.len() + 1) % 64 != 0 {
-            h.push(' ');
-        }
-        h.push('\n');
-        let mut b = b"\x93NUMPY\x01\x00".to_vec();
-        b.extend_from_slice(&(h.len() as u16).to_le_bytes());
-        b.extend_from_slice(h.as_bytes());
-        b.extend_from_slice(payload);
-        b
+    let mut raw = |descr: &str, shape: &[usize], payload: &[u8]| {
+        write_npy_raw(&p, descr, false, shape, payload);
+        out.push(std::fs::read(&p).unwrap());
     };
-    out.push(raw("<f4", "(2, 2)", &[0u8; 16]));
-    out.push(raw(
-        "<i8",
-        "(3,)",
-        &[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0],
-    ));
-    out.push(raw("|b1", "(4,)", &[0, 1, 1, 0]));
-    out.push(raw(">f8", "(1, 1)", &1.5f64.to_be_bytes()));
+    raw("<f4", &[2, 2], &[0u8; 16]);
+    let ones: Vec<u8> = [1i64, 0, 1].iter().flat_map(|v| v.to_le_bytes()).collect();
+    raw("<i8", &[3], &ones);
+    raw("|b1", &[4], &[0, 1, 1, 0]);
+    raw(">f8", &[1, 1], &1.5f64.to_be_bytes());
     let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
     let h = "{'descr': '<f8', 'fortran_order': True, 'shape': (1, 1), }    \n";
     v2.extend_from_slice(&(h.len() as u32).to_le_bytes());
@@ -417,6 +407,7 @@ fn cli_arguments_never_panic_or_print_more_than_one_error_line() {
     // past the required arguments to the checks behind them).
     let (xa, ya, va, sa) = (files[0].clone(), files[1].clone(), files[2].clone(), files[3].clone());
     let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<String>>();
+    let accountant = ["--sampling-rate", "0.01", "--steps", "100", "--delta", "1e-5"];
     let bases: [Vec<String>; 6] = [
         [
             s(&["--x"]),
@@ -434,26 +425,8 @@ fn cli_arguments_never_panic_or_print_more_than_one_error_line() {
         ]
         .concat(),
         [s(&["--theta"]), vec![va], s(&["--states"]), vec![sa], s(&["--greedy"])].concat(),
-        s(&[
-            "--noise-multiplier",
-            "1",
-            "--sampling-rate",
-            "0.01",
-            "--steps",
-            "100",
-            "--delta",
-            "1e-5",
-        ]),
-        s(&[
-            "--epsilon",
-            "1",
-            "--sampling-rate",
-            "0.01",
-            "--steps",
-            "100",
-            "--delta",
-            "1e-5",
-        ]),
+        [s(&["--noise-multiplier", "1"]), s(&accountant)].concat(),
+        [s(&["--epsilon", "1"]), s(&accountant)].concat(),
     ];
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(13);
     let start = Instant::now();

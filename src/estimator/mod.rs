@@ -214,6 +214,7 @@ fn solve_auto<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<So
             second.line_search_evals += first.line_search_evals;
             second.direction_passes += first.direction_passes;
             second.setup_passes += first.setup_passes;
+            second.scale_passes += first.scale_passes;
             second.elapsed += first.elapsed;
             Ok(second)
         }

@@ -15,6 +15,10 @@
 //! suboptimality bound are invariant. The copy costs one `n × d` `f64` buffer, only on such
 //! data. Scale covariance `θ(2^k X) = θ(X)·2^{−k}` is then exact.
 //!
+//! This applies to the pairwise fits of [`fit`](super::fit); the K-wise fits
+//! ([`fit_kwise`](super::fit_kwise)) run on the features as given (their solvers still measure
+//! sizes in the column-scaled norm and certify with the relative KKT residual).
+//!
 //! After normalisation the largest entry must stay below [`MAX_ABS`]: a feature more than
 //! `2^448` times the typical row maximum would overflow the squares and Gram products of the
 //! Hessian passes, and is a typed error naming it ([`DataErrorKind::OutOfScale`]).
