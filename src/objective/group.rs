@@ -204,6 +204,50 @@ impl<'a, L: GroupLoss> GroupObjective<'a, L> {
         super::finish_grad_scale(out, &ev.theta, self.ridge, self.linear.as_deref(), self.total_weight());
     }
 
+    /// [`GroupObjective::grad_scale`] estimated from every `⌈n/rows⌉`-th sample (from the
+    /// cached scores; a guide for the solvers' cheap stopping test, never a certificate). `None`
+    /// when `n ≤ 2·rows` or the sampled weights are all zero.
+    pub fn grad_scale_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
+        let (n, k, d) = (self.data.n(), self.data.k(), self.dim());
+        if rows == 0 || n <= 2 * rows {
+            return None;
+        }
+        let mut m = vec![0.0; d];
+        let mut g = vec![0.0; k];
+        let mut scratch = vec![0.0; self.loss.scratch_len(k)];
+        let mut wt = 0.0;
+        for i in (0..n).step_by(n.div_ceil(rows)) {
+            let w = self.data.weight(i);
+            wt += w;
+            self.loss.eval(
+                &ev.scores[i * k..(i + 1) * k],
+                self.data.order_of(i),
+                Some(&mut g),
+                None,
+                &mut scratch,
+            );
+            for (r, gr) in g.iter().enumerate() {
+                let c = (w * gr).abs();
+                m.iter_mut()
+                    .zip(self.data.row(i, r))
+                    .for_each(|(mj, x)| *mj += c * x.abs());
+            }
+        }
+        if !(wt > 0.0) {
+            return None;
+        }
+        let scale = self.total_weight() / wt;
+        m.iter_mut().for_each(|v| *v *= scale);
+        super::finish_grad_scale(
+            &mut m,
+            &ev.theta,
+            self.ridge,
+            self.linear.as_deref(),
+            self.total_weight(),
+        );
+        Some(m)
+    }
+
     /// The recession slope `F∞(θ)` at `ev`'s point with the size of its terms (divided by
     /// `W`); `None` when `β > 0`.
     pub fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)> {
@@ -362,6 +406,9 @@ impl<L: GroupLoss> SmoothObjective for GroupObjective<'_, L> {
     }
     fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
         GroupObjective::grad_scale(self, ev, out)
+    }
+    fn grad_scale_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
+        GroupObjective::grad_scale_sample(self, ev, rows)
     }
     fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)> {
         GroupObjective::recession_slope(self, ev)

@@ -106,6 +106,10 @@ pub trait SmoothObjective: Sync + sealed::Sealed {
         self.evaluate(theta, ev);
         self.grad_scale(ev, scale);
     }
+    /// Whether [`SmoothObjective::evaluate_scaled`] reads the data once (a fused pass).
+    fn fused_scale(&self) -> bool {
+        false
+    }
     /// [`SmoothObjective::grad_scale`] estimated from a fixed sample of about `rows` rows without
     /// a pass over `X` (a guide for the solvers' cheap stopping test, never a certificate);
     /// `None` when not offered (the default) or not worth it.
@@ -206,6 +210,9 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
     }
     fn evaluate_scaled(&self, theta: &[f64], ev: &mut Eval, scale: &mut [f64]) {
         Objective::evaluate_scaled(self, theta, ev, scale)
+    }
+    fn fused_scale(&self) -> bool {
+        true
     }
     fn grad_scale_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
         Objective::grad_scale_sample(self, ev, rows)

@@ -246,13 +246,18 @@ impl Certifier {
             scale_at: None,
         }
     }
-    /// Evaluates the objective at `theta` into `ev` together with the term magnitudes there, in
-    /// one pass where the objective has a fused one (counted in `rep.grad_evals`): a later
-    /// [`Certifier::certify`] at this point makes no pass of its own.
+    /// Evaluates the objective at `theta` into `ev` (counted in `rep.grad_evals`), together
+    /// with the term magnitudes there when the objective has a fused pass for both: a later
+    /// [`Certifier::certify`] at this point then makes no pass of its own. Without a fused pass
+    /// the magnitudes wait for `certify` (one pass, only at the point that needs it).
     pub fn evaluate<O: SmoothObjective>(&mut self, obj: &O, theta: &[f64], ev: &mut Eval, rep: &mut SolveReport) {
-        obj.evaluate_scaled(theta, ev, &mut self.scale);
         rep.grad_evals += 1;
-        self.scale_at = Some(theta.to_vec());
+        if obj.fused_scale() {
+            obj.evaluate_scaled(theta, ev, &mut self.scale);
+            self.scale_at = Some(theta.to_vec());
+        } else {
+            obj.evaluate(theta, ev);
+        }
     }
     /// The certificate at `θ` with the term magnitudes of the last certified point (a guide).
     pub fn estimate(&self, set: &FeasibleSet, theta: &[f64], grad: &[f64]) -> Kkt {
