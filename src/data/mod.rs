@@ -348,7 +348,7 @@ pub(crate) fn check_finite_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -
 
 /// The size of the features, from the validation pass: the largest `|x_ij|` and the binary
 /// exponents of the rows' largest entries (their mean, rounded, is the typical magnitude
-/// `2^e` that the solvers normalise away, [`PairwiseView::magnitude_exponent`]).
+/// `2^e` that the pairwise fits normalise away, [`crate::estimator::normalize`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Magnitude {
     /// Sum over non-zero rows of `⌊log₂ max_j |x_ij|⌋`.

@@ -10,7 +10,7 @@
 //! * **preconditioning**: when the moments spread more than [`SCALING_SPREAD`], L-BFGS's initial
 //!   inverse Hessian and Newton-CG's conjugate gradients use `D = diag(1/m_j)` (floored at
 //!   `10⁻¹²·max m`), restricted to the working subspace by the oblique projection
-//!   `M = D − DC(CᵀDC)⁻¹CᵀD` ([`apply_preconditioner`]; `C` the normals of the active
+//!   `M = D − DC(CᵀDC)⁻¹CᵀD` (`C` the normals of the active
 //!   constraints: `1` under the sum-zero constraint, `θ` on the sphere of the ball), which is the
 //!   inverse of `diag(m)` on that subspace.
 //!

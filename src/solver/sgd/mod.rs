@@ -165,8 +165,9 @@ fn check_stability(rule: &StepRule, sched: &Schedule, steps: usize, curvature: O
     Ok(())
 }
 
-/// How many times the stability limit a data-dependent rule's last step may be (see
-/// [`check_stability`]).
+/// How many times SGD's stability limit `2/L̄` the last step of a data-dependent rule
+/// ([`StepRule::Theory`], [`StepRule::Statement`]) may be before [`solve`] refuses the rule
+/// (`L̄` = [`SmoothObjective::sgd_curvature`]).
 pub const UNSTABLE: f64 = 1e3;
 
 /// Steps between checks of the caller's interrupt flag and deadline.
