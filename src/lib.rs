@@ -53,7 +53,8 @@
 //! privatisation ([`sim::corrupt`]: CTL, LTC, CLC and the adversaries of the spec), the loss-(14)
 //! estimator `f = softplus(u) − ŷu = coth(ε/2)·ℓ_debiased` (one code path with the debiased RR
 //! loss) and the DPO reduction `θ_true = β(θ* − θ_sft)` ([`estimator::robust`], [`sim::dpo`]).
-//! The paper experiments run from [`experiments::paper`] (`privpref experiment NAME`).
+//! The paper experiments are the `privpref-experiments` crate of the workspace
+//! (`privpref experiment NAME`).
 //!
 //! ## Label-private convex learning (seed 002)
 //!
@@ -77,7 +78,7 @@
 //! depend on the rank decision: only `Q(G_y − G_0)` depends on the label, and its realised
 //! sensitivity is checked against the calibrated `Δ` at every step. The debiased ERM with the
 //! exact solvers ([`estimator::fit_kwise`] with `pl-krr`) is the comparison point
-//! (`examples/label_sgd.rs`).
+//! (`crates/privpref-experiments/examples/label_sgd.rs`).
 //!
 //! ## Pessimistic policies ([`policy`])
 //!
@@ -132,7 +133,6 @@
 //! * [`estimator`]: one entry point per data kind, [`estimator::fit`] (pairwise) and
 //!   [`estimator::fit_kwise`] (K-wise), plus the central, robust, user-level and label-private
 //!   SGD ([`estimator::label_sgd`]) estimators;
-//!   [`experiments`]: paper experiments;
 //! * [`policy`]: confidence sets, exact inner minima and certified pessimistic policies.
 //!
 //! ## Guarantees
@@ -182,7 +182,6 @@ pub mod sim;
 
 pub use error::{Error, Result};
 pub mod estimator;
-pub mod experiments;
 pub mod feasible;
 pub mod model;
 pub mod objective;

@@ -10,14 +10,22 @@ pub fn mean_ns(id: &str) -> Option<f64> {
     s[j..end].trim().parse().ok()
 }
 
-pub use privpref::experiments::machine::{cpu_name, logical_cpus, utc_date};
+pub use privpref_experiments::machine::{cpu_name, logical_cpus, utc_date};
 
-/// Writes `bench-results/{name}` (relative to the crate root, where `cargo bench` runs).
+/// Writes `bench-results/{name}` of the workspace (the benches of the member crates run in
+/// their own directories).
 pub fn write_result(name: &str, text: &str) {
-    let _ = std::fs::create_dir_all("bench-results");
-    let path = format!("bench-results/{name}");
+    let here = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = if here.join("bench-results").is_dir() {
+        here
+    } else {
+        here.join("../..")
+    };
+    let dir = root.join("bench-results");
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(name);
     if std::fs::write(&path, text).is_ok() {
-        eprintln!("wrote {path}");
+        eprintln!("wrote {}", path.display());
     }
 }
 

@@ -3,8 +3,6 @@
 //! 50-digit mpmath solver whose answers are KKT-certified).
 #![allow(dead_code)]
 
-pub mod cli;
-
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -37,8 +35,18 @@ fn floats(v: &Value) -> Option<Vec<f64>> {
         .map(|a| a.iter().map(|x| x.as_f64().expect("float")).collect())
 }
 
+/// `tests/data` of the workspace (these helpers are shared by the library's tests and the
+/// member crates').
+pub fn data_dir() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    [here.join("tests/data"), here.join("../../tests/data")]
+        .into_iter()
+        .find(|p| p.is_dir())
+        .expect("tests/data of the workspace")
+}
+
 pub fn fixtures() -> Vec<Fixture> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/fixtures");
+    let dir = data_dir().join("fixtures");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("fixture dir")
         .map(|e| e.unwrap().path())

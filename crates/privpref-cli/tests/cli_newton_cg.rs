@@ -1,0 +1,81 @@
+//! `privpref fit --solver newton-cg` through the binary.
+
+use privpref::estimator::{fit, FitOptions, SolverKind};
+use privpref::feasible::FeasibleSet;
+use privpref::loss::LossSpec;
+use privpref::mechanism::simulation_rng;
+use privpref::sim::{btl_pairs, theta_star};
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// `privpref fit --solver newton-cg`: accepted, reported, and the library's bits.
+#[test]
+fn cli_runs_newton_cg() {
+    use privpref::data::npy;
+    let dir = std::env::temp_dir().join(format!("privpref-newton-cg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (n, d) = (2000, 6);
+    let theta = theta_star(d, 1.0, true, &mut simulation_rng(10)).unwrap();
+    let data = btl_pairs(n, &theta, &mut simulation_rng(11)).unwrap();
+    let (x, y, out) = (dir.join("x.npy"), dir.join("y.npy"), dir.join("out.json"));
+    npy::write_f64(&x, &data.x, &[n, d]).unwrap();
+    npy::write_u8(&y, &data.y).unwrap();
+    let run = |solver: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_privpref"))
+            .args([
+                "fit",
+                "--loss",
+                "mle",
+                "--constraint",
+                "theta-b",
+                "--radius",
+                "2",
+                "--solver",
+                solver,
+            ])
+            .arg("--x")
+            .arg(&x)
+            .arg("--y")
+            .arg(&y)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        v
+    };
+    let v = run("newton-cg");
+    assert_eq!(v["solver"], "newton-cg");
+    assert_eq!(v["converged"], true);
+    assert!(v["cg_iterations"].as_u64().unwrap() > 0);
+    assert_eq!(v["hessian_evals"], 0);
+    let cli: Vec<f64> = v["theta"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect();
+    let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
+    o.solver = SolverKind::NewtonCg;
+    let lib = fit(data.view().unwrap(), &o).unwrap();
+    assert_eq!(bits(&cli), bits(&lib.theta));
+    let nv = run("newton");
+    assert_eq!(nv["fused_evals"], nv["hessian_evals"]);
+    // A misspelt solver is one clear line on stderr.
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_privpref"))
+        .args(["fit", "--loss", "mle", "--constraint", "none", "--solver", "newton_cg"])
+        .arg("--x")
+        .arg(&x)
+        .arg("--y")
+        .arg(&y)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("newton-cg"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,340 @@
+//! `privpref policy`: JSON output (actions, Ĵ, gap, guarantee of θ̂), the rules for λ and Γ
+//! (seed 004 for local fits with --x, seed 001 for private-mle fits with --covariance, explicit
+//! overrides), the greedy switch, and one-line errors with a non-zero exit for invalid input.
+
+#[path = "../../../tests/common/mod.rs"]
+mod common;
+mod support;
+
+use privpref::data::npy;
+use serde_json::Value;
+use std::process::Output;
+use support::{run, TempDir};
+
+fn one_line_error(o: &Output) -> String {
+    assert!(
+        !o.status.success(),
+        "expected failure, got success: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let e = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(e.trim_end().lines().count(), 1, "stderr must be one line: {e:?}");
+    assert!(e.starts_with("privpref: "), "{e}");
+    e
+}
+
+/// Bandit data: pairwise X, y (fit input) and public states S (n × A × d).
+fn setup(dir: &TempDir) {
+    use privpref::mechanism::simulation_rng;
+    use privpref::sim::bandit::BanditConfig;
+    let cfg = BanditConfig {
+        d: 4,
+        actions: 5,
+        rare_actions: 2,
+        rare_dim: 1,
+        rare_weight: 0.8,
+        rare_mean: 0.5,
+    };
+    let theta = [0.5, -0.3, 0.2, 0.4];
+    let data = cfg.preferences(2000, 0.05, &theta, &mut simulation_rng(1)).unwrap();
+    npy::write_f64(dir.arg("x.npy"), &data.x, &[2000, 4]).unwrap();
+    npy::write_u8(dir.arg("y.npy"), &data.y).unwrap();
+    let states = cfg.states(50, &mut simulation_rng(2)).unwrap();
+    npy::write_f64(dir.arg("s.npy"), &states, &[50, 5, 4]).unwrap();
+}
+
+fn fit(dir: &TempDir, extra: &[&str]) {
+    let mut a = vec![
+        "fit".to_string(),
+        "--x".into(),
+        dir.arg("x.npy"),
+        "--y".into(),
+        dir.arg("y.npy"),
+        "--constraint".into(),
+        "ball".into(),
+        "--radius".into(),
+        "1".into(),
+        "--out".into(),
+        dir.arg("fit.json"),
+    ];
+    a.extend(extra.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    let o = run(&refs);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn json_of(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn local_fit_pessimistic_and_greedy() {
+    let dir = TempDir::new("local");
+    setup(&dir);
+    fit(&dir, &["--loss", "mle"]);
+    let (th, s, x) = (dir.arg("fit.json"), dir.arg("s.npy"), dir.arg("x.npy"));
+    // At this small n the explicit radius contains θ = 0: no policy is certifiably better
+    // than v = 0 and Frank–Wolfe crawls to the kink of Ĵ at g = 0. It stops at --max-passes
+    // with exit code 3, the JSON written with its certified bounds.
+    let out0 = dir.arg("p0.json");
+    let o = run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--max-passes",
+        "50",
+        "--out",
+        &out0,
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    one_line_error(&o);
+    let v0: Value = serde_json::from_str(&std::fs::read_to_string(&out0).unwrap()).unwrap();
+    assert_eq!(v0["termination"], "max-passes");
+    assert_eq!(v0["converged"], false);
+    assert!(v0["upper_bound"].as_f64().unwrap() <= 0.0 && v0["stochastic_value"].as_f64().unwrap() <= 0.0);
+    // A tighter (non-guaranteed) set: a certified optimum.
+    let v = json_of(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--radius-multiplier",
+        "0.3",
+        "--strict-gap",
+    ]));
+    assert_eq!(v["policy"], "pessimistic");
+    assert_eq!(v["radius_multiplier"], 0.3);
+    assert_eq!(v["converged"], true);
+    assert!(v["rel_gap"].as_f64().unwrap() <= 1e-6);
+    assert_eq!(v["actions"].as_array().unwrap().len(), 50);
+    assert!(v["actions"].as_array().unwrap().iter().all(|a| a.as_u64().unwrap() < 5));
+    assert!(v["rule"].as_str().unwrap().contains("seed 004"));
+    assert!(v["guarantee"].is_null(), "plain MLE has no guarantee");
+    assert_eq!(v["set_used"], "ball");
+    let ub = v["upper_bound"].as_f64().unwrap();
+    assert!(v["stochastic_value"].as_f64().unwrap() <= ub + 1e-12);
+    assert!(
+        v["value"].as_f64().unwrap()
+            >= v["greedy_value"].as_f64().unwrap() - 1e-9 - v["rounding_bound"].as_f64().unwrap()
+    );
+    // Greedy switch.
+    let g = json_of(&run(&["policy", "--theta", &th, "--states", &s, "--x", &x, "--greedy"]));
+    assert_eq!(g["policy"], "greedy");
+    assert_eq!(g["eta_switch"], 0);
+    // Explicit λ and Γ need no --x; with the debiased RR fit, the guarantee is carried over.
+    fit(&dir, &["--loss", "debiased-rr", "--eps", "1"]);
+    let out = dir.arg("p.json");
+    let acts = dir.arg("a.npy");
+    let o = run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--lambda",
+        "0.1",
+        "--confidence-radius",
+        "0.2",
+        "--out",
+        &out,
+        "--actions-out",
+        &acts,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["confidence_radius"], 0.2);
+    assert_eq!(v["guarantee"]["model"], "local");
+    assert_eq!(v["guarantee"]["eps"], 1.0);
+    assert!(std::path::Path::new(&acts).exists());
+}
+
+#[test]
+fn private_mle_fit_needs_the_private_covariance() {
+    let dir = TempDir::new("central");
+    setup(&dir);
+    fit(
+        &dir,
+        &[
+            "--loss",
+            "mle",
+            "--central",
+            "--mechanism",
+            "private-mle",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-7",
+            "--feature-bound",
+            "1",
+            "--seed",
+            "3",
+        ],
+    );
+    let cov = dir.arg("cov.json");
+    let o = run(&[
+        "covariance",
+        "--x",
+        &dir.arg("x.npy"),
+        "--eps",
+        "1",
+        "--delta",
+        "1e-7",
+        "--feature-bound",
+        "1",
+        "--seed",
+        "4",
+        "--out",
+        &cov,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (th, s) = (dir.arg("fit.json"), dir.arg("s.npy"));
+    let out = dir.arg("p.json");
+    let o = run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--covariance",
+        &cov,
+        "--max-passes",
+        "100",
+        "--out",
+        &out,
+    ]);
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(v["rule"].as_str().unwrap().contains("seed 001"));
+    assert_eq!(v["guarantee"]["model"], "central");
+    assert!(v["confidence_radius"].as_f64().unwrap() > 0.0);
+    // --x is refused for a standard-DP fit (the features are private).
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &dir.arg("x.npy"),
+    ]));
+    assert!(e.contains("private"), "{e}");
+    // Without the covariance: a clear error.
+    let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &s]));
+    assert!(e.contains("--covariance"), "{e}");
+}
+
+#[test]
+fn invalid_inputs_are_one_line_errors() {
+    let dir = TempDir::new("errors");
+    setup(&dir);
+    fit(&dir, &["--loss", "mle"]);
+    let (th, s, x) = (dir.arg("fit.json"), dir.arg("s.npy"), dir.arg("x.npy"));
+    // States of the wrong dimension.
+    npy::write_f64(dir.arg("s3.npy"), &[0.0; 30], &[2, 5, 3]).unwrap();
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &dir.arg("s3.npy"),
+        "--x",
+        &x,
+    ]));
+    assert!(e.contains("d = 3"), "{e}");
+    // A 2-D states file.
+    let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &x, "--x", &x]));
+    assert!(e.contains("3-D"), "{e}");
+    // NaN in the states names the state.
+    let mut bad = vec![0.1; 2 * 5 * 4];
+    bad[27] = f64::NAN;
+    npy::write_f64(dir.arg("nan.npy"), &bad, &[2, 5, 4]).unwrap();
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &dir.arg("nan.npy"),
+        "--x",
+        &x,
+    ]));
+    assert!(e.contains("row 1") && e.contains("NaN"), "{e}");
+    // Missing --x for the seed-004 rule.
+    let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &s]));
+    assert!(e.contains("--x"), "{e}");
+    // Bad JSON, missing file, negative radius, λ = 0 with Σ = 0, reference out of range.
+    std::fs::write(dir.arg("bad.json"), "{not json").unwrap();
+    one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &dir.arg("bad.json"),
+        "--states",
+        &s,
+        "--x",
+        &x,
+    ]));
+    one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &dir.arg("none.json"),
+        "--states",
+        &s,
+        "--x",
+        &x,
+    ]));
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--lambda",
+        "0.1",
+        "--confidence-radius",
+        "-1",
+    ]));
+    assert!(e.contains("confidence-radius"), "{e}");
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--lambda",
+        "0",
+        "--confidence-radius",
+        "0.1",
+    ]));
+    assert!(e.contains("positive definite"), "{e}");
+    npy::write_u8(dir.arg("ref.npy"), &[7; 50]).unwrap();
+    let e = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--reference-actions",
+        &dir.arg("ref.npy"),
+    ]));
+    assert!(e.contains("label 7"), "{e}");
+    let e = one_line_error(&run(&[
+        "policy", "--theta", &th, "--states", &s, "--x", &x, "--set", "cube",
+    ]));
+    assert!(e.contains("constraint"), "{e}");
+    // Exit code 2 for a malformed command line.
+    let o = run(&["policy", "--theta", &th]);
+    assert_eq!(o.status.code(), Some(2));
+}

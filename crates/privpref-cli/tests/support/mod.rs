@@ -1,0 +1,44 @@
+#![allow(dead_code)]
+
+//! Helpers for the tests that run the `privpref` binary: a scratch directory and the call.
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// A fresh directory under the system temp dir, removed on drop. Named by the test process's
+/// id and `tag`, so tests of one binary need distinct tags and test binaries never collide.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("privpref-test-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create temp dir");
+        TempDir(p)
+    }
+
+    /// The path of `name` in this directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// The path of `name` in this directory, as a command-line argument.
+    pub fn arg(&self, name: &str) -> String {
+        self.path(name).to_str().expect("UTF-8 temp path").to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs the `privpref` binary built for these tests with `args` and waits for it.
+pub fn run<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_privpref"))
+        .args(args)
+        .output()
+        .expect("spawn privpref")
+}
