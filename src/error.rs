@@ -183,12 +183,15 @@ pub enum Error {
     #[error("privacy: {0}")]
     Privacy(String),
     /// A solver stopped without meeting its convergence certificate.
-    #[error("{solver} did not converge: {} (KKT residual {kkt_residual:.3e}, tolerance {kkt_tol:.3e}, {iterations} iterations)", termination.describe())]
+    #[error("{solver} did not converge: {reason} (relative KKT residual {kkt_residual:.3e}, tolerance {kkt_tol:.3e}, {iterations} iterations)")]
     NotConverged {
         /// Solver name.
         solver: &'static str,
-        /// Why it stopped.
-        termination: crate::solver::Termination,
+        /// Why it stopped: the termination's name (`max-iterations`, `no-minimizer`, …, as
+        /// [`Termination::as_str`](crate::solver::Termination::as_str)).
+        termination: &'static str,
+        /// The same in one sentence ([`Termination::describe`](crate::solver::Termination::describe)).
+        reason: &'static str,
         /// Achieved KKT residual.
         kkt_residual: f64,
         /// Required tolerance.

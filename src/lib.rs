@@ -176,8 +176,10 @@ pub mod data;
 pub mod error;
 pub mod kernels;
 pub mod loss;
+pub mod math;
 pub mod mechanism;
 pub mod par;
+pub mod rng;
 pub mod sim;
 
 pub use error::{Error, Result};

@@ -20,7 +20,7 @@ pub mod group;
 mod smooth;
 
 pub use group::GroupObjective;
-pub use smooth::SmoothObjective;
+pub use smooth::{SecondOrderObjective, SmoothObjective};
 
 use crate::data::PairwiseView;
 use crate::error::{Error, Result};

@@ -20,8 +20,9 @@ use privpref::feasible::FeasibleSet;
 use privpref::loss::{GroupLossSpec, LossSpec, PlKrrDebiased, PlRanking, PlTop1};
 use privpref::mechanism::{simulation_rng, KaryRr, Mechanism};
 use privpref::model::FittedModel;
-use privpref::objective::{GroupObjective, SmoothObjective};
+use privpref::objective::GroupObjective;
 use privpref::sim::{pl_groups, theta_star};
+use privpref::solver::sgd::SgdObjective;
 use privpref::solver::sgd::{self, Averaging, SgdOptions, StepRule};
 use privpref::solver::{Control, Termination};
 use privpref::Error;
@@ -512,7 +513,7 @@ fn theory_step_constants_for_plackett_luce() {
     let set = FeasibleSet::theta_b(0.5).unwrap();
     let eps = 1.0;
     let obj = GroupObjective::new(view, PlKrrDebiased::new(eps, 3).unwrap()).unwrap();
-    let c = obj.theory_constants(&set).unwrap();
+    let c = privpref::solver::sgd::group_theory_constants(&obj, &set).unwrap();
     // Rows e_k − 1/3: ‖P(e_k − 1/3)‖ = ‖e_k − 1/3‖ = √(2/3).
     let t = 2.0 * 0.5 * (2.0f64 / 3.0).sqrt();
     assert!((c.tmax - t).abs() < 1e-15);

@@ -15,7 +15,7 @@
 use privpref::data::{GroupLabels, GroupView};
 use privpref::loss::{GroupLoss, PlKrrDebiased, PlRanking, PlTop1};
 use privpref::mechanism::{simulation_rng, KaryRr, Mechanism};
-use privpref::objective::{GroupObjective, SmoothObjective};
+use privpref::objective::{GroupObjective, SecondOrderObjective, SmoothObjective};
 use rand::RngExt;
 
 fn eval<L: GroupLoss>(l: &L, u: &[f64], o: &[u8]) -> (f64, Vec<f64>, Vec<f64>) {
@@ -301,7 +301,7 @@ fn data(n: usize, k: usize, d: usize, m: usize, seed: u64) -> Data {
     }
 }
 
-fn check_objective_fd<O: SmoothObjective>(name: &str, obj: &O, theta: &[f64]) {
+fn check_objective_fd<O: SecondOrderObjective>(name: &str, obj: &O, theta: &[f64]) {
     let d = theta.len();
     let mut ev = obj.new_eval();
     obj.evaluate(theta, &mut ev);

@@ -23,9 +23,10 @@ use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
 use crate::model::{FitConfig, FittedModel};
-use crate::objective::{Objective, SmoothObjective};
+use crate::objective::{Objective, SecondOrderObjective};
 use crate::privacy::Guarantee;
 use crate::solver::lbfgs::LbfgsOptions;
+use crate::solver::sgd::SgdObjective;
 use crate::solver::sgd::SgdOptions;
 use crate::solver::{lbfgs, newton, newton_cg, sgd, Control, SolveReport, Termination};
 use crate::with_loss;
@@ -190,7 +191,7 @@ impl<S> FitOptions<S> {
     }
 }
 
-fn solve_auto<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<SolveReport> {
+fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<SolveReport> {
     let (n, d) = (obj.num_samples(), obj.dim());
     let theta0 = opts.theta0.as_deref();
     match auto_solver(O::CONVEX, n, d) {
@@ -223,7 +224,10 @@ fn solve_auto<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<So
 
 /// Runs the solver `opts.solver` on `obj` (any [`SmoothObjective`]: the pairwise objective of
 /// [`fit`], the K-wise objective of [`fit_kwise`]).
-pub(crate) fn run_solver<O: SmoothObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<SolveReport> {
+pub(crate) fn run_solver<O: SecondOrderObjective + SgdObjective, S>(
+    obj: &O,
+    opts: &FitOptions<S>,
+) -> Result<SolveReport> {
     match opts.solver {
         SolverKind::Newton => newton::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.control),
         SolverKind::NewtonCg => newton_cg::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.control),

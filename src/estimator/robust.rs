@@ -27,8 +27,8 @@ use crate::data::PairwiseView;
 use crate::error::{Error, Result};
 use crate::estimator::{fit, FitOptions};
 use crate::feasible::FeasibleSet;
-use crate::kernels::simd_math::scalar::softplus;
 use crate::loss::LossSpec;
+use crate::math::simd::scalar::softplus;
 use crate::model::FittedModel;
 
 /// Seed 004's loss (14) in minimised form, `f(u; z) = softplus(u) − ŷ(z) u` with the debiased

@@ -22,7 +22,8 @@
 pub mod fused;
 pub mod gram;
 pub mod group;
-pub mod simd_math;
+/// The SIMD and scalar math of the kernels, now [`crate::math::simd`] (kept under this name).
+pub use crate::math::simd as simd_math;
 
 pub use fused::value_grad_hessian;
 

@@ -1,7 +1,7 @@
 //! Logistic (Bradley–Terry–Luce) negative log-likelihood on clear labels.
 
 use super::{map_lanes, Loss, LossOut};
-use crate::kernels::simd_math::{dsigmoid_from, logistic, scalar, sigmoid_from};
+use crate::math::simd::{dsigmoid_from, logistic, scalar, sigmoid_from};
 use pulp::Simd;
 
 /// `ℓ(t; y) = −y log σ(t) − (1−y) log(1−σ(t)) = softplus(s)`, `s = (1−2y)t`;

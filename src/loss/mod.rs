@@ -77,7 +77,7 @@ pub trait Loss: Send + Sync + Clone + std::fmt::Debug {
     /// log-likelihood `ψ` of the link (spec §1.5): `σ'(T)` for the logistic link (default; also
     /// the RR losses, whose link is logistic), `A(T)` for probit. Used by the SGD theory step.
     fn link_curvature_floor(&self, tmax: f64) -> f64 {
-        crate::kernels::simd_math::scalar::dsigmoid(tmax)
+        crate::math::simd::scalar::dsigmoid(tmax)
     }
     /// An upper bound on `|ℓ''(t; y)|` over all `t` and labels (the SGD stability check of the
     /// data-dependent step rules, [`crate::solver::sgd::StepRule`]): `1/4` for the logistic

@@ -9,7 +9,7 @@
 use super::group::GroupLoss;
 use crate::data::group::MAX_K;
 use crate::error::{check_eps, Error, Result};
-use crate::kernels::simd_math::scalar::{logaddexp, sigmoid, softplus};
+use crate::math::simd::scalar::{logaddexp, sigmoid, softplus};
 
 /// `e_k = exp(u_k − m)` with `m = max u` at index `k*` (so `e_{k*} = 1`); returns
 /// `(m, k*, s)` with `s = Σ_{k≠k*} e_k` (`LSE(u) = m + log1p(s)`).

@@ -2,9 +2,7 @@
 
 use super::{map_lanes, Loss, LossOut};
 use crate::error::{check_eps, Result};
-use crate::kernels::simd_math::{
-    dsigmoid_from, exp_em1_nonpos, exp_nonpos, log1p_unit, logistic, scalar, sigmoid_from,
-};
+use crate::math::simd::{dsigmoid_from, exp_em1_nonpos, exp_nonpos, log1p_unit, logistic, scalar, sigmoid_from};
 use pulp::Simd;
 
 /// Privacy constants of binary RR with level ε (spec §0): `σ_ε = σ(ε)`, `σ̄_ε = σ(−ε)`,

@@ -2,8 +2,8 @@
 //! (Zhang et al., "Towards User-level Private RLHF", App. B.1 Alg. 3; spec
 //! `user-level-label-dp.md` §3.3 and errata §11.3–11.4).
 
-use super::rng::uniform_f64;
 use crate::error::{check_eps, Error, Result};
+use crate::rng::uniform_f64;
 use rand::Rng;
 
 /// `Lap(b)` by inversion from one 53-bit uniform on the open interval `(0, 1)`:

@@ -17,9 +17,9 @@
 //! the reference code's off-by-one (spec §2.3). All three are ε-label-LDP for every prior
 //! (the prior must not depend on the example's own label).
 
-use super::rng::uniform_f64;
 use super::Mechanism;
 use crate::error::{check_eps, DataErrorKind, Error, Location, Result};
+use crate::rng::uniform_f64;
 use rand::Rng;
 
 /// `P[ỹ = y]` and `P[ỹ = y' ≠ y]` of randomized response over `k` labels:

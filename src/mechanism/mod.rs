@@ -31,14 +31,13 @@
 mod above_threshold;
 mod discrete_laplace;
 mod kary;
-mod rng;
 mod rr;
 mod user_rr;
 
+pub use crate::rng::{mix_seed, secure_rng, simulation_rng, uniform_f64, SecureRng, SimRng};
 pub use above_threshold::{laplace, AboveThreshold, AtCalibration};
 pub use discrete_laplace::DiscreteLaplace;
 pub use kary::{top_k, KaryRr, RrTopK, RrWithPrior, TopDraw};
-pub use rng::{mix_seed, secure_rng, simulation_rng, uniform_f64, SecureRng, SimRng};
 pub use rr::RandomizedResponse;
 pub use user_rr::UserLevelRr;
 

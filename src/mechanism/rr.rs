@@ -1,10 +1,10 @@
 //! Binary randomized response (Chowdhury, Zhou & Natarajan, AISTATS 2024, eq. 2; spec §2).
 
-use super::rng::uniform_f64;
 use super::Mechanism;
 use crate::data::check_labels;
 use crate::error::{check_eps, Result};
-use crate::kernels::simd_math::scalar::sigmoid;
+use crate::math::simd::scalar::sigmoid;
+use crate::rng::uniform_f64;
 use rand::Rng;
 
 /// Binary randomized response `RR_ε` on labels `y ∈ {0, 1}` (Chowdhury, Zhou & Natarajan,

@@ -5,7 +5,7 @@ use super::rr::RandomizedResponse;
 use super::Mechanism;
 use crate::data::{check_labels, UserIndex};
 use crate::error::{check_eps, Result};
-use crate::kernels::simd_math::scalar::sigmoid;
+use crate::math::simd::scalar::sigmoid;
 use crate::privacy::Guarantee;
 use rand::Rng;
 

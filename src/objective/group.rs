@@ -14,16 +14,12 @@
 //! within a sample: for one-hot (tabular) item features the sum-zero condition is exactly the
 //! identifiability constraint of the item utilities (spec `local-central-label-dp.md` §1.2).
 
-use super::smooth::sealed::Sealed;
-use super::{Eval, SmoothObjective};
+use super::{Eval, SecondOrderObjective, SmoothObjective};
 use crate::data::GroupView;
 use crate::error::{Error, Result};
-use crate::feasible::{helmert, FeasibleSet};
 use crate::kernels::group as kern;
 use crate::loss::GroupLoss;
 use crate::par::Par;
-use crate::solver::sgd::{Schedule, SgdScratch, SgdSetup, SgdState, StepRule, TheoryConstants};
-use faer::{MatRef, Side};
 
 /// `F(θ)` for a group loss on K-wise data, with optional ridge `β` and linear term `b` (module
 /// docs).
@@ -272,91 +268,6 @@ impl<'a, L: GroupLoss> GroupObjective<'a, L> {
         let wt = self.total_weight();
         Some((r / wt, a / wt))
     }
-
-    /// The constants of the SGD theory step for Plackett–Luce data (the analogue of
-    /// [`theory_constants`](crate::solver::sgd::theory_constants); seed 000 Thm C.2, spec 001
-    /// §3.4 with its corrected constant):
-    ///
-    /// * `T = 2B·max_{i,k} ‖P(φ_ik − φ̄_i)‖ ≥ max |u_ik − u_il|` over the feasible set;
-    /// * `γ_K = (K−1) e^{−2T}/(2K)`: with every score gap `≤ T`, `p_k ≥ e^{−T}/K`, so the top-1
-    ///   Hessian block `Cov_p(φ) ⪰ (e^{−2T}/K²) Σ_{k<l} x_kl x_klᵀ = γ_K · (2/(K(K−1)))Σ_{k<l} x_kl
-    ///   x_klᵀ` (for `T = 2LB` this is spec 001's `(K−1)e^{−4LB}/(2K)`; a ranking loss adds
-    ///   further PSD stages, so the bound holds for it too);
-    /// * `κ = λ_min(Σ_{D_K})` ([`kern::pair_covariance`]), on the sum-zero subspace when imposed;
-    /// * `c` = [`GroupLoss::privacy_scale`] (`c_{K,ε}` for `pl-krr`, 1 otherwise);
-    /// * `λ = γ_K κ c`.
-    ///
-    /// # Errors
-    /// As [`theory_constants`](crate::solver::sgd::theory_constants): a bounded set is needed,
-    /// `κ` must be positive and `λ` must not underflow.
-    pub fn theory_constants(&self, set: &FeasibleSet) -> Result<TheoryConstants> {
-        let b = set.radius().ok_or_else(|| {
-            Error::param(
-                "step",
-                format!(
-                    "the theory step needs a bounded feasible set (theta-b or ball): γ depends on B; the set is `{}`",
-                    set.name()
-                ),
-            )
-        })?;
-        let sz = set.sum_zero();
-        let d = self.dim();
-        if sz && d < 2 {
-            return Err(Error::param(
-                "step",
-                "the theory step is undefined for d = 1 with the sum-zero constraint (the feasible set is {0})",
-            ));
-        }
-        let k = self.data.k() as f64;
-        let tmax = 2.0 * b * self.data.max_centered_row_norm(sz);
-        let gamma = (k - 1.0) * (-2.0 * tmax).exp() / (2.0 * k);
-        let g = kern::pair_covariance(&self.data, self.par);
-        let (m, h) = if sz {
-            let mut r = vec![0.0; (d - 1) * (d - 1)];
-            helmert::reduce(&g, d, &mut r);
-            (d - 1, r)
-        } else {
-            (d, g)
-        };
-        let ev = MatRef::from_column_major_slice(&h, m, m)
-            .self_adjoint_eigenvalues(Side::Lower)
-            .map_err(|e| Error::Numerical(format!("eigenvalues of Σ_D: {e:?}")))?;
-        let (lo, hi) = (ev[0], ev[m - 1]);
-        if !(lo.is_finite() && lo > 1e-12 * hi.max(f64::MIN_POSITIVE)) {
-            return Err(Error::Numerical(format!(
-                "κ = λ_min(Σ_D_K) = {lo:e} (λ_max = {hi:e}): the feature differences do not cover every direction, so the theory step 1/(λt) is undefined; use a const, invt or lambda rule"
-            )));
-        }
-        let c = self.loss.privacy_scale();
-        let lambda = gamma * lo * c;
-        if !(lambda.is_finite() && lambda > 0.0) {
-            return Err(Error::Numerical(format!(
-                "theory step: λ = γκc = {gamma:e}·{lo:e}·{c:e} = {lambda:e} is not positive (γ underflows for T = {tmax:e}); use a const, invt or lambda rule"
-            )));
-        }
-        Ok(TheoryConstants {
-            tmax,
-            gamma,
-            kappa: lo,
-            c,
-            lambda,
-        })
-    }
-}
-
-#[allow(private_interfaces)] // sealed SGD hook (see `smooth::sealed`)
-impl<L: GroupLoss> Sealed for GroupObjective<'_, L> {
-    fn sgd_steps(
-        &self,
-        setup: &SgdSetup,
-        order: Option<&[usize]>,
-        batch: usize,
-        steps: std::ops::Range<usize>,
-        st: &mut SgdState,
-        scratch: &mut SgdScratch,
-    ) {
-        crate::solver::sgd::group_steps(self, setup, order, batch, steps, st, scratch)
-    }
 }
 
 impl<L: GroupLoss> SmoothObjective for GroupObjective<'_, L> {
@@ -382,9 +293,6 @@ impl<L: GroupLoss> SmoothObjective for GroupObjective<'_, L> {
     fn evaluate(&self, theta: &[f64], ev: &mut Eval) {
         GroupObjective::evaluate(self, theta, ev)
     }
-    fn value_grad_compensated(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
-        GroupObjective::value_grad_compensated(self, theta, grad)
-    }
     fn direction_scores(&self, s: &[f64], out: &mut [f64]) {
         kern::matvec(&self.data, s, out, self.par)
     }
@@ -393,16 +301,6 @@ impl<L: GroupLoss> SmoothObjective for GroupObjective<'_, L> {
     }
     fn arc_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64, scale: f64) -> f64 {
         GroupObjective::arc_value(self, ev, s, xs, alpha, scale)
-    }
-    fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize {
-        GroupObjective::hessian_into(self, ev, h)
-    }
-    fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
-        kern::hess_vec(&self.data, &self.loss, &ev.scores, v, out, self.par);
-        let w = self.total_weight();
-        for (o, vj) in out.iter_mut().zip(v) {
-            *o = (*o + self.ridge * vj) / w;
-        }
     }
     fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
         GroupObjective::grad_scale(self, ev, out)
@@ -422,19 +320,20 @@ impl<L: GroupLoss> SmoothObjective for GroupObjective<'_, L> {
     fn convex_on_ball(&self, _radius: f64, _sum_zero: bool) -> bool {
         L::CONVEX
     }
-    fn sgd_schedule(&self, rule: &StepRule, set: &FeasibleSet) -> Result<Schedule> {
-        rule.validate()?;
-        Ok(match *rule {
-            StepRule::Theory => Schedule::InvLambdaT(self.theory_constants(set)?.lambda),
-            StepRule::Statement => {
-                let k = self.theory_constants(set)?;
-                let eta = 1.0 / (k.gamma * k.kappa);
-                if !(eta.is_finite() && eta > 0.0) {
-                    return Err(Error::param("step", format!("1/(γκ) = {eta:e} is not a valid step")));
-                }
-                Schedule::Const(eta)
-            }
-            ref other => other.schedule()?,
-        })
+}
+
+impl<L: GroupLoss> SecondOrderObjective for GroupObjective<'_, L> {
+    fn value_grad_compensated(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+        GroupObjective::value_grad_compensated(self, theta, grad)
+    }
+    fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize {
+        GroupObjective::hessian_into(self, ev, h)
+    }
+    fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
+        kern::hess_vec(&self.data, &self.loss, &ev.scores, v, out, self.par);
+        let w = self.total_weight();
+        for (o, vj) in out.iter_mut().zip(v) {
+            *o = (*o + self.ridge * vj) / w;
+        }
     }
 }

@@ -12,46 +12,22 @@
 //! where `Φ_i` is one row `x_iᵀ` (pairwise) or the `K × d` feature block of a group, and the
 //! "scores" cached by an [`Eval`] are the stacked `Φ_i θ` (length [`num_scores`]).
 //!
-//! The trait is sealed: the crate's objectives implement it (new estimators are new losses,
-//! DESIGN.md). The implementation for [`Objective`] forwards to its inherent methods, so a
-//! pairwise fit runs exactly the same arithmetic as before the trait existed.
+//! The capabilities are separate traits, so an objective implements what its solvers need:
+//! [`SmoothObjective`] (value, gradient, line values, certificate scales: L-BFGS and the
+//! certificate), [`SecondOrderObjective`] (Hessian and Hessian-vector products: Newton and
+//! Newton-CG) and, in the solver layer, `solver::sgd::SgdObjective` (the SGD schedule and steps).
+//! A user's own objective can implement the first two and run on the exact solvers. The
+//! implementations for [`Objective`] forward to its inherent methods.
 //!
 //! [`num_scores`]: SmoothObjective::num_scores
 
 use super::{Eval, Objective};
-use crate::error::Result;
-use crate::feasible::FeasibleSet;
 use crate::loss::Loss;
-use crate::solver::sgd::{Schedule, StepRule};
 
-pub(crate) mod sealed {
-    use crate::solver::sgd::{SgdScratch, SgdSetup, SgdState};
-    use std::ops::Range;
-
-    /// The SGD hook of [`super::SmoothObjective`] (crate-private: its arguments are the SGD
-    /// engine's internal state). The trait is public only nominally, in a private module, so
-    /// that it can be a supertrait (the sealed-trait pattern): its methods cannot be named or
-    /// called outside the crate, hence `private_interfaces` is allowed here and in the impls.
-    #[allow(private_interfaces)]
-    pub trait Sealed {
-        /// Runs SGD steps `steps` (positions of the visiting order for `batch = 1`, batch
-        /// indices otherwise; `order[p]` is the sample at position `p`, data order without one).
-        #[allow(clippy::too_many_arguments)]
-        fn sgd_steps(
-            &self,
-            setup: &SgdSetup,
-            order: Option<&[usize]>,
-            batch: usize,
-            steps: Range<usize>,
-            st: &mut SgdState,
-            scratch: &mut SgdScratch,
-        );
-    }
-}
-
-/// A smooth objective `F(θ)` over `θ ∈ ℝ^d` with cached scores (module docs). Implemented by
-/// [`Objective`] (pairwise) and [`GroupObjective`](super::group::GroupObjective) (K-wise).
-pub trait SmoothObjective: Sync + sealed::Sealed {
+/// A smooth objective `F(θ)` over `θ ∈ ℝ^d` with cached scores (module docs): what L-BFGS and
+/// the relative KKT certificate need. Implemented by [`Objective`] (pairwise) and
+/// [`GroupObjective`](super::group::GroupObjective) (K-wise).
+pub trait SmoothObjective: Sync {
     /// The loss is convex in the scores for every label (then `F` is convex).
     const CONVEX: bool;
     /// Number of parameters `d`.
@@ -73,30 +49,12 @@ pub trait SmoothObjective: Sync + sealed::Sealed {
     }
     /// Evaluates `F`, `∇F` and the scores at `theta` into `ev`.
     fn evaluate(&self, theta: &[f64], ev: &mut Eval);
-    /// `F(θ)` and `∇F(θ)` (into `grad`) computed as if in twice the working precision (final
-    /// refinement of Newton).
-    fn value_grad_compensated(&self, theta: &[f64], grad: &mut [f64]) -> f64;
     /// The scores of a direction `s` (`Φ s`, stacked), for the O(n) line searches.
     fn direction_scores(&self, s: &[f64], out: &mut [f64]);
     /// `F(θ + α s)` from the cached scores of `ev` (at `θ`) and `xs = Φ s`.
     fn line_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64) -> f64;
     /// `F(c·(θ + α s))` from the cached scores (projection arc onto a ball).
     fn arc_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64, scale: f64) -> f64;
-    /// The dense Hessian `∇²F` at `ev`'s point, column-major `d × d` into `h`. Returns the
-    /// number of samples with negative curvature (non-convex losses only).
-    fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize;
-    /// [`SmoothObjective::evaluate`] then [`SmoothObjective::hessian_into`] at `theta`, in one
-    /// pass over the data where the objective has a fused pass (pairwise: the same bits as the
-    /// two calls). Returns the number of samples with negative curvature.
-    fn evaluate_with_hessian(&self, theta: &[f64], ev: &mut Eval, h: &mut [f64]) -> usize {
-        self.evaluate(theta, ev);
-        self.hessian_into(ev, h)
-    }
-    /// Whether [`SmoothObjective::evaluate_with_hessian`] reads the data once (a fused pass)
-    /// rather than twice.
-    fn fused_hessian(&self) -> bool {
-        false
-    }
     /// The magnitudes `a_j` of the terms of each gradient coordinate at `ev`'s point (one pass;
     /// the scale of the relative KKT certificate, [`crate::solver::certificate`]).
     fn grad_scale(&self, ev: &Eval, out: &mut [f64]);
@@ -116,8 +74,6 @@ pub trait SmoothObjective: Sync + sealed::Sealed {
     fn grad_scale_sample(&self, _ev: &Eval, _rows: usize) -> Option<Vec<f64>> {
         None
     }
-    /// `out = ∇²F v` at `ev`'s point.
-    fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]);
     /// The recession slope `F∞(θ) = lim_{r→∞} F(rθ)/r` at `ev`'s point and the absolute size of
     /// its terms, both divided by `W`; `None` when `β > 0`.
     fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)>;
@@ -132,30 +88,31 @@ pub trait SmoothObjective: Sync + sealed::Sealed {
     /// A sufficient certificate that `F` is convex on the ball of radius `radius` (intersected
     /// with the sum-zero subspace when `sum_zero`). Called only when `CONVEX` is false.
     fn convex_on_ball(&self, radius: f64, sum_zero: bool) -> bool;
-    /// The SGD step schedule of `rule` on this objective's data (the theory rules compute their
-    /// constants from the data).
-    fn sgd_schedule(&self, rule: &StepRule, set: &FeasibleSet) -> Result<Schedule>;
-    /// A bound `L̄` on the mean per-sample curvature, `sup|ℓ''| · (1/W)Σ w_i‖x_i‖²` (one pass),
-    /// for the stability check of the data-dependent SGD step rules; `None` when the objective
-    /// offers none (then no check is made).
-    fn sgd_curvature(&self) -> Option<f64> {
-        None
-    }
 }
 
-#[allow(private_interfaces)]
-impl<L: Loss> sealed::Sealed for Objective<'_, L> {
-    fn sgd_steps(
-        &self,
-        setup: &crate::solver::sgd::SgdSetup,
-        order: Option<&[usize]>,
-        batch: usize,
-        steps: std::ops::Range<usize>,
-        st: &mut crate::solver::sgd::SgdState,
-        scratch: &mut crate::solver::sgd::SgdScratch,
-    ) {
-        crate::solver::sgd::pairwise_steps(self, setup, order, batch, steps, st, scratch)
+/// The second-order capability of a [`SmoothObjective`]: Hessians, Hessian-vector products and
+/// a compensated gradient (what projected Newton and Newton-CG need).
+pub trait SecondOrderObjective: SmoothObjective {
+    /// `F(θ)` and `∇F(θ)` (into `grad`) computed as if in twice the working precision (final
+    /// refinement of Newton).
+    fn value_grad_compensated(&self, theta: &[f64], grad: &mut [f64]) -> f64;
+    /// The dense Hessian `∇²F` at `ev`'s point, column-major `d × d` into `h`. Returns the
+    /// number of samples with negative curvature (non-convex losses only).
+    fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize;
+    /// [`SmoothObjective::evaluate`] then [`SecondOrderObjective::hessian_into`] at `theta`, in one
+    /// pass over the data where the objective has a fused pass (pairwise: the same bits as the
+    /// two calls). Returns the number of samples with negative curvature.
+    fn evaluate_with_hessian(&self, theta: &[f64], ev: &mut Eval, h: &mut [f64]) -> usize {
+        self.evaluate(theta, ev);
+        self.hessian_into(ev, h)
     }
+    /// Whether [`SecondOrderObjective::evaluate_with_hessian`] reads the data once (a fused pass)
+    /// rather than twice.
+    fn fused_hessian(&self) -> bool {
+        false
+    }
+    /// `out = ∇²F v` at `ev`'s point.
+    fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]);
 }
 
 impl<L: Loss> SmoothObjective for Objective<'_, L> {
@@ -181,9 +138,6 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
     fn evaluate(&self, theta: &[f64], ev: &mut Eval) {
         Objective::evaluate(self, theta, ev)
     }
-    fn value_grad_compensated(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
-        Objective::value_grad_compensated(self, theta, grad)
-    }
     fn direction_scores(&self, s: &[f64], out: &mut [f64]) {
         Objective::direction_scores(self, s, out)
     }
@@ -192,18 +146,6 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
     }
     fn arc_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64, scale: f64) -> f64 {
         Objective::arc_value(self, ev, s, xs, alpha, scale)
-    }
-    fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize {
-        Objective::hessian_into(self, ev, h)
-    }
-    fn evaluate_with_hessian(&self, theta: &[f64], ev: &mut Eval, h: &mut [f64]) -> usize {
-        Objective::evaluate_with_hessian(self, theta, ev, h)
-    }
-    fn fused_hessian(&self) -> bool {
-        true
-    }
-    fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
-        Objective::hess_vec(self, ev, v, out)
     }
     fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
         Objective::grad_scale(self, ev, out)
@@ -229,10 +171,22 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
     fn convex_on_ball(&self, radius: f64, sum_zero: bool) -> bool {
         self.loss().convex_on(radius * self.data().max_row_norm(sum_zero))
     }
-    fn sgd_schedule(&self, rule: &StepRule, set: &FeasibleSet) -> Result<Schedule> {
-        rule.resolve(self.data(), self.loss(), set)
+}
+
+impl<L: Loss> SecondOrderObjective for Objective<'_, L> {
+    fn value_grad_compensated(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+        Objective::value_grad_compensated(self, theta, grad)
     }
-    fn sgd_curvature(&self) -> Option<f64> {
-        Some(self.loss().curvature_sup() * Objective::column_second_moments(self).iter().sum::<f64>())
+    fn hessian_into(&self, ev: &Eval, h: &mut [f64]) -> usize {
+        Objective::hessian_into(self, ev, h)
+    }
+    fn evaluate_with_hessian(&self, theta: &[f64], ev: &mut Eval, h: &mut [f64]) -> usize {
+        Objective::evaluate_with_hessian(self, theta, ev, h)
+    }
+    fn fused_hessian(&self) -> bool {
+        true
+    }
+    fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
+        Objective::hess_vec(self, ev, v, out)
     }
 }

@@ -44,9 +44,10 @@
 use super::confidence::ConfidenceSet;
 use super::pass::{self, PassSpec};
 use super::purify::{purify, randomized_states, PurifyStats};
-use super::roots::brent;
 use super::states::{Reference, StateActions};
 use crate::error::{Error, Result};
+use crate::math::dot;
+use crate::math::roots::brent;
 use crate::par::Par;
 use std::time::{Duration, Instant};
 
@@ -164,10 +165,6 @@ pub struct GreedyReport {
 
 /// Largest number of roundings of the randomised states tried exhaustively.
 const ROUND_ENUMERATE: usize = 4096;
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
 
 fn check_dims(states: &StateActions<'_>, set: &ConfidenceSet) -> Result<()> {
     if states.d() != set.dim() {

@@ -34,9 +34,10 @@
 //! (`min_{z ∈ E} ‖z‖ ≥ B`, found by the same 1-D multiplier method), construction reports it; the
 //! caller ([`ConfidenceSet`](super::ConfidenceSet)) falls back to a larger valid set (spec §6.2(c)).
 
-use super::roots::root_decreasing;
 use crate::error::{Error, Result};
 use crate::feasible::helmert;
+use crate::math::dot;
+use crate::math::roots::root_decreasing;
 use faer::{MatRef, Side};
 
 /// The result of one inner minimisation.
@@ -95,10 +96,6 @@ pub(crate) fn eigh(a: &[f64], k: usize) -> Result<(Vec<f64>, Vec<f64>)> {
         }
     }
     Ok((lam, q))
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 impl InnerSolver {

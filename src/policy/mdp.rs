@@ -14,8 +14,8 @@
 //! small tabular MDPs.
 
 use super::confidence::ConfidenceSet;
-use super::roots::brent;
 use crate::error::{Error, Result};
+use crate::math::roots::brent;
 
 /// A tabular finite-horizon MDP with features.
 #[derive(Debug, Clone, Copy)]

@@ -28,7 +28,6 @@ pub mod mdp;
 mod pass;
 pub mod purify;
 pub mod radius;
-mod roots;
 mod states;
 
 pub use confidence::{ConfidenceSet, ParamSet};

@@ -7,7 +7,7 @@
 
 use super::guarantee::NoiseSource;
 use crate::error::Result;
-use crate::mechanism::{secure_rng, simulation_rng, SecureRng, SimRng};
+use crate::rng::{secure_rng, simulation_rng, SecureRng, SimRng};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use std::convert::Infallible;

@@ -82,6 +82,7 @@
 //! failure.
 
 use crate::error::{check_delta, check_eps, Error, Result};
+use crate::math::simd::scalar::softplus;
 use libm::erfc;
 use std::f64::consts::{FRAC_1_SQRT_2, LN_2, SQRT_2};
 
@@ -327,15 +328,6 @@ fn ln_expm1(x: f64) -> f64 {
         x + (-(-x).exp()).ln_1p()
     } else {
         x.exp_m1().ln()
-    }
-}
-
-/// `ln(1 + e^x)`.
-fn softplus(x: f64) -> f64 {
-    if x > 0.0 {
-        x + (-x).exp().ln_1p()
-    } else {
-        x.exp().ln_1p()
     }
 }
 

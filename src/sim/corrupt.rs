@@ -424,9 +424,7 @@ pub fn hidden_direction_design<R: Rng + ?Sized>(
         if !t.is_finite() {
             return Err(Error::param("theta", "gives a non-finite score"));
         }
-        y.push(u8::from(
-            uniform_f64(rng) < crate::kernels::simd_math::scalar::sigmoid(t),
-        ));
+        y.push(u8::from(uniform_f64(rng) < crate::math::simd::scalar::sigmoid(t)));
         x.extend_from_slice(&row);
     }
     let data = crate::data::PairwiseData {

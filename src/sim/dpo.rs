@@ -22,7 +22,7 @@
 
 use crate::data::PairwiseData;
 use crate::error::{Error, Result};
-use crate::kernels::simd_math::scalar::sigmoid;
+use crate::math::simd::scalar::sigmoid;
 use crate::mechanism::uniform_f64;
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};

@@ -173,10 +173,7 @@ pub(crate) fn backtrack(next: f64, alpha: f64) -> f64 {
     }
 }
 
-/// `aᵀb`, summed in order.
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
+pub(crate) use crate::math::dot;
 
 /// Whether an evaluation has a finite value and gradient.
 pub(crate) fn all_finite(ev: &crate::objective::Eval) -> bool {

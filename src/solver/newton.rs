@@ -4,7 +4,7 @@
 //! `Θ_B`/sum-zero, `U = I` otherwise), where the ball `‖θ‖ ≤ B` is `‖u‖ ≤ B`. Each iteration:
 //!
 //! 1. one fused pass over `X` for `F`, `∇F`, the scores and the dense Hessian `H`
-//!    ([`SmoothObjective::evaluate_with_hessian`]: Gram products of scaled row panels, faer or
+//!    ([`SecondOrderObjective::evaluate_with_hessian`]: Gram products of scaled row panels, faer or
 //!    OpenBLAS; objectives without a fused pass evaluate `H` in a second pass);
 //! 2. the step minimises the Newton model *over the ball*, exactly: `v = argmin_{‖v‖≤B}
 //!    gᵀ(v−u) + ½(v−u)ᵀ(H+τI)(v−u)` via a Cholesky of the reduced Hessian and, when the ball
@@ -18,7 +18,7 @@
 //!    problem) at a point that meets the relative KKT test ([`super::certificate`]) with the
 //!    term magnitudes of the last certified point;
 //! 5. iterative refinement: the gradient is recomputed as if in doubled precision
-//!    ([`SmoothObjective::value_grad_compensated`]) and corrected with the factored Hessian, for up to
+//!    ([`SecondOrderObjective::value_grad_compensated`]) and corrected with the factored Hessian, for up to
 //!    three rounds while the corrections shrink. This removes the error that rounding in `xᵀθ`
 //!    causes on ill-conditioned problems (large `‖θ‖`, nearly collinear columns);
 //! 6. the certificate at the refined point, with the term magnitudes recomputed there and the
@@ -41,7 +41,7 @@ use super::scales::ColumnScales;
 use super::{all_finite, dot, Control, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{helmert, norm, FeasibleSet};
-use crate::objective::{Eval, SmoothObjective};
+use crate::objective::{Eval, SecondOrderObjective};
 use std::time::Instant;
 
 /// A step is negligible below this size relative to `max(1, ‖θ‖)`.
@@ -62,7 +62,7 @@ const STALL_LIMIT: usize = 3;
 
 /// Minimises `obj` over `set` by exact projected Newton from `theta0` (projected onto the set;
 /// default 0). See the module docs. `Err` only for invalid input.
-pub fn solve<O: SmoothObjective>(
+pub fn solve<O: SecondOrderObjective>(
     obj: &O,
     set: &FeasibleSet,
     theta0: Option<&[f64]>,

@@ -5,7 +5,7 @@
 //! factors it (`d³/3`). Newton-CG never forms it: each Newton step solves the Newton system
 //! approximately by conjugate gradients whose only access to the Hessian is one
 //! Hessian-vector product `∇²F v = (Xᵀ(w ℓ''(Xθ) ⊙ Xv) + βv)/W` per CG iteration — one pass over
-//! `X` ([`SmoothObjective::hess_vec`]), `O(nd)` flops and `O(d)` memory.
+//! `X` ([`SecondOrderObjective::hess_vec`]), `O(nd)` flops and `O(d)` memory.
 //!
 //! **Sets.** Vectors are kept in the sum-zero subspace by centring (the Hessian-vector products
 //! are centred, i.e. the operator is `P∇²F P`, the reduced Hessian of Newton in another basis).
@@ -65,7 +65,7 @@ use super::scales::{apply_preconditioner, ColumnScales};
 use super::{all_finite, dot, Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{center, norm, FeasibleSet};
-use crate::objective::{Eval, SmoothObjective};
+use crate::objective::{Eval, SecondOrderObjective};
 use std::time::Instant;
 
 /// Largest forcing term `η` (relative CG residual).
@@ -196,7 +196,7 @@ fn working_gradient(theta: &[f64], grad: &[f64], sz: bool, radius: Option<f64>) 
 /// Steihaug–Toint truncated CG on `min gᵀp + ½pᵀAp` (module docs), `A` the model's Hessian;
 /// each iteration one Hessian-vector product (counted in `rep.cg_iterations`).
 #[allow(clippy::too_many_arguments)]
-fn truncated_cg<O: SmoothObjective>(
+fn truncated_cg<O: SecondOrderObjective>(
     obj: &O,
     ev: &Eval,
     model: &Model<'_>,
@@ -322,7 +322,7 @@ const MAX_SHIFTS: usize = 30;
 /// max(τ − 2q, 2τ, 1e-8·‖A‖)`, `q ≤ 0` the Rayleigh quotient of the direction), as dense Newton
 /// shifts an indefinite Hessian. Counts the negative-curvature directions and the shifted steps.
 #[allow(clippy::too_many_arguments)]
-fn newton_direction<O: SmoothObjective>(
+fn newton_direction<O: SecondOrderObjective>(
     obj: &O,
     ev: &Eval,
     model: &mut Model<'_>,
@@ -358,7 +358,7 @@ fn newton_direction<O: SmoothObjective>(
 /// Minimises `obj` over `set` by truncated Newton-CG from `theta0` (projected onto the set;
 /// default 0). See the module docs. `ctl.max_iter` bounds the Newton steps. `Err` only for
 /// invalid input.
-pub fn solve<O: SmoothObjective>(
+pub fn solve<O: SecondOrderObjective>(
     obj: &O,
     set: &FeasibleSet,
     theta0: Option<&[f64]>,
@@ -609,12 +609,12 @@ const REFINE_ROUNDS: usize = 3;
 const REFINE_ETA: f64 = 1e-4;
 
 /// Iterative refinement at a converged point, as in [`super::newton`]: the gradient is
-/// recomputed as if in doubled precision ([`SmoothObjective::value_grad_compensated`]) and the
+/// recomputed as if in doubled precision ([`SecondOrderObjective::value_grad_compensated`]) and the
 /// Newton correction for it is solved by CG with the Hessian at the converged point (`ev`), for
 /// up to three rounds while the corrections shrink. Removes the error that rounding in `xᵀθ`
 /// puts into the gradient of ill-conditioned problems (large `‖θ‖`, nearly collinear columns).
 /// Returns the objective and gradient at the final `theta`, both from the compensated pass.
-fn refine<O: SmoothObjective>(
+fn refine<O: SecondOrderObjective>(
     obj: &O,
     set: &FeasibleSet,
     ev: &Eval,

@@ -213,7 +213,8 @@ impl SolveReport {
         } else {
             Err(crate::Error::NotConverged {
                 solver: self.solver,
-                termination: self.termination,
+                termination: self.termination.as_str(),
+                reason: self.termination.describe(),
                 kkt_residual: self.kkt_residual,
                 kkt_tol: self.kkt_tol,
                 iterations: self.iterations,

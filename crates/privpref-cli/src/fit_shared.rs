@@ -154,7 +154,8 @@ pub fn finish(out: &Option<std::path::PathBuf>, result: Map<String, Value>, r: &
             code,
             message: Error::NotConverged {
                 solver: r.solver,
-                termination: r.termination,
+                termination: r.termination.as_str(),
+                reason: r.termination.describe(),
                 kkt_residual: r.kkt_residual,
                 kkt_tol: r.kkt_tol,
                 iterations: r.iterations,

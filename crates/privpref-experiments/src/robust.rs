@@ -477,7 +477,7 @@ fn sandwich_trace(x: &[f64], d: usize, theta: &[f64], v: f64) -> f64 {
     let mut s = vec![0.0; d * d];
     for r in x.chunks_exact(d) {
         let t: f64 = r.iter().zip(theta).map(|(p, q)| p * q).sum();
-        let sg = privpref::kernels::simd_math::scalar::dsigmoid(t);
+        let sg = privpref::math::simd::scalar::dsigmoid(t);
         for i in 0..d {
             for j in 0..d {
                 a[i * d + j] += sg * r[i] * r[j];

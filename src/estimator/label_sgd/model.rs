@@ -16,6 +16,7 @@
 use crate::data::{GroupView, MulticlassView, PairwiseView};
 use crate::error::{Error, Result};
 use crate::loss::{GroupLoss, Logistic, Loss, PlTop1, Probit};
+use crate::math::norm;
 
 /// A clear-label loss usable by label-private SGD, with the two facts the algorithms need.
 pub trait LabelLoss {
@@ -95,10 +96,6 @@ fn no_weights(w: bool) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-fn norm(v: &[f64]) -> f64 {
-    v.iter().map(|a| a * a).sum::<f64>().sqrt()
 }
 
 /// The binary linear model `t = x_iᵀθ` with a pointwise [`Loss`] (`K = 2` labels). Features must

@@ -30,34 +30,28 @@
 mod group;
 mod lanes;
 mod minibatch;
+mod objective;
 pub mod one_pass;
 pub mod replicated;
 pub mod step;
 
 pub use minibatch::epoch_permutation;
+pub use objective::SgdObjective;
 pub use one_pass::one_pass;
 pub use replicated::{
     replication_of, Checkpoint, ReplicaBlock, ReplicaOptions, ReplicaOutput, ReplicaProblem, ReplicaSteps,
 };
-pub use step::{coverage_kappa, theory_constants, Schedule, StepRule, TheoryConstants};
+pub use step::{coverage_kappa, group_theory_constants, theory_constants, Schedule, StepRule, TheoryConstants};
 
 use super::certificate::{Certifier, Kkt};
 use super::{Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::Loss;
-use crate::objective::{Objective, SmoothObjective};
+use crate::objective::Objective;
 use one_pass::{Setup, State};
 use std::ops::Range;
 use std::time::Instant;
-
-pub(crate) use group::group_steps;
-/// The constants of an SGD run (projection, schedule, penalty terms).
-pub(crate) type SgdSetup = Setup;
-/// The iterate, its running average and the step counter of an SGD run.
-pub(crate) type SgdState = State;
-/// Reusable buffers of the SGD steps.
-pub(crate) type SgdScratch = minibatch::Scratch;
 
 /// The pairwise SGD steps: single-sample ([`one_pass`]) for `batch = 1`, mini-batch otherwise.
 #[allow(clippy::too_many_arguments)]
@@ -68,7 +62,7 @@ pub(crate) fn pairwise_steps<L: Loss>(
     batch: usize,
     steps: Range<usize>,
     st: &mut State,
-    scratch: &mut SgdScratch,
+    scratch: &mut minibatch::Scratch,
 ) {
     if batch == 1 {
         one_pass::run(obj, setup, order, steps, st);
@@ -142,7 +136,7 @@ impl SgdOptions {
 
 /// Refuses a data-dependent step rule ([`StepRule::Theory`], [`StepRule::Statement`]) whose
 /// last step `η_T` is more than [`UNSTABLE`] times the stability limit `2/L̄` of SGD on this data
-/// (`L̄` = [`SmoothObjective::sgd_curvature`]): every step of the run is then far longer than the
+/// (`L̄` = [`SgdObjective::sgd_curvature`]): every step of the run is then far longer than the
 /// curvature allows, and the output is noise. On BTL data at n = 2·10⁵, d = 50, ε = 1 the theory
 /// rule's `λ = γκ tanh(ε/2)` is about 2.5·10⁻¹³ — `γ = σ'(B·max‖Px‖)` is the worst case over the
 /// ball — so `η_t ≈ 4·10¹²/t` and `η_T L̄/2 ≈ 10⁸`, and the error was 30 times the exact
@@ -167,7 +161,7 @@ fn check_stability(rule: &StepRule, sched: &Schedule, steps: usize, curvature: O
 
 /// How many times SGD's stability limit `2/L̄` the last step of a data-dependent rule
 /// ([`StepRule::Theory`], [`StepRule::Statement`]) may be before [`solve`] refuses the rule
-/// (`L̄` = [`SmoothObjective::sgd_curvature`]).
+/// (`L̄` = [`SgdObjective::sgd_curvature`]).
 pub const UNSTABLE: f64 = 1e3;
 
 /// Steps between checks of the caller's interrupt flag and deadline.
@@ -181,7 +175,7 @@ const STOP_CHECK: usize = 4096;
 /// `theta0`; [`Error::Shape`] for a `theta0` of the wrong length; the errors of
 /// [`theory_constants`] for the `theory` and `statement` rules; [`Error::Numerical`] when `F` or
 /// its gradient is not finite at `θ = 0`.
-pub fn solve<O: SmoothObjective>(
+pub fn solve<O: SgdObjective>(
     obj: &O,
     set: &FeasibleSet,
     theta0: Option<&[f64]>,

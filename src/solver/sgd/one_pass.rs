@@ -178,7 +178,7 @@ pub(crate) fn run<L: Loss>(
 ///
 /// # Errors
 /// As [`super::solve`] for `theta0` and the step rule.
-pub fn one_pass<O: SmoothObjective>(
+pub fn one_pass<O: super::SgdObjective>(
     obj: &O,
     set: &FeasibleSet,
     theta0: Option<&[f64]>,

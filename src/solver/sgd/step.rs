@@ -25,7 +25,9 @@
 use crate::data::PairwiseView;
 use crate::error::{Error, Result};
 use crate::feasible::{helmert, FeasibleSet};
-use crate::loss::Loss;
+use crate::kernels;
+use crate::loss::{GroupLoss, Loss};
+use crate::objective::GroupObjective;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Side};
 
@@ -139,6 +141,20 @@ impl StepRule {
                 let k = theory_constants(data, loss, set)?;
                 Schedule::Const(positive("1/(γκ)", 1.0 / (k.gamma * k.kappa))?)
             }
+        })
+    }
+
+    /// The schedule on K-wise data: as [`StepRule::resolve`] with the constants of
+    /// [`group_theory_constants`].
+    pub fn resolve_group<L: GroupLoss>(&self, obj: &GroupObjective<'_, L>, set: &FeasibleSet) -> Result<Schedule> {
+        self.validate()?;
+        Ok(match *self {
+            StepRule::Theory => Schedule::InvLambdaT(group_theory_constants(obj, set)?.lambda),
+            StepRule::Statement => {
+                let k = group_theory_constants(obj, set)?;
+                Schedule::Const(positive("1/(γκ)", 1.0 / (k.gamma * k.kappa))?)
+            }
+            ref other => other.schedule()?,
         })
     }
 
@@ -309,6 +325,76 @@ pub fn coverage_kappa(data: &PairwiseView<'_>, sum_zero: bool) -> Result<f64> {
         )));
     }
     Ok(lo)
+}
+
+/// The constants of the SGD theory step on K-wise data (the analogue of [`theory_constants`]
+/// for a [`GroupObjective`]; seed 000 Thm C.2, spec 001
+/// §3.4 with its corrected constant):
+///
+/// * `T = 2B·max_{i,k} ‖P(φ_ik − φ̄_i)‖ ≥ max |u_ik − u_il|` over the feasible set;
+/// * `γ_K = (K−1) e^{−2T}/(2K)`: with every score gap `≤ T`, `p_k ≥ e^{−T}/K`, so the top-1
+///   Hessian block `Cov_p(φ) ⪰ (e^{−2T}/K²) Σ_{k<l} x_kl x_klᵀ = γ_K · (2/(K(K−1)))Σ_{k<l} x_kl
+///   x_klᵀ` (for `T = 2LB` this is spec 001's `(K−1)e^{−4LB}/(2K)`; a ranking loss adds
+///   further PSD stages, so the bound holds for it too);
+/// * `κ = λ_min(Σ_{D_K})` ([`kernels::group::pair_covariance`]), on the sum-zero subspace when imposed;
+/// * `c` = [`GroupLoss::privacy_scale`] (`c_{K,ε}` for `pl-krr`, 1 otherwise);
+/// * `λ = γ_K κ c`.
+///
+/// # Errors
+/// As [`theory_constants`]: a bounded set is needed,
+/// `κ` must be positive and `λ` must not underflow.
+pub fn group_theory_constants<L: GroupLoss>(obj: &GroupObjective<'_, L>, set: &FeasibleSet) -> Result<TheoryConstants> {
+    let b = set.radius().ok_or_else(|| {
+        Error::param(
+            "step",
+            format!(
+                "the theory step needs a bounded feasible set (theta-b or ball): γ depends on B; the set is `{}`",
+                set.name()
+            ),
+        )
+    })?;
+    let sz = set.sum_zero();
+    let d = obj.dim();
+    if sz && d < 2 {
+        return Err(Error::param(
+            "step",
+            "the theory step is undefined for d = 1 with the sum-zero constraint (the feasible set is {0})",
+        ));
+    }
+    let k = obj.data().k() as f64;
+    let tmax = 2.0 * b * obj.data().max_centered_row_norm(sz);
+    let gamma = (k - 1.0) * (-2.0 * tmax).exp() / (2.0 * k);
+    let g = kernels::group::pair_covariance(obj.data(), obj.par());
+    let (m, h) = if sz {
+        let mut r = vec![0.0; (d - 1) * (d - 1)];
+        helmert::reduce(&g, d, &mut r);
+        (d - 1, r)
+    } else {
+        (d, g)
+    };
+    let ev = MatRef::from_column_major_slice(&h, m, m)
+        .self_adjoint_eigenvalues(Side::Lower)
+        .map_err(|e| Error::Numerical(format!("eigenvalues of Σ_D: {e:?}")))?;
+    let (lo, hi) = (ev[0], ev[m - 1]);
+    if !(lo.is_finite() && lo > 1e-12 * hi.max(f64::MIN_POSITIVE)) {
+        return Err(Error::Numerical(format!(
+            "κ = λ_min(Σ_D_K) = {lo:e} (λ_max = {hi:e}): the feature differences do not cover every direction, so the theory step 1/(λt) is undefined; use a const, invt or lambda rule"
+        )));
+    }
+    let c = obj.loss().privacy_scale();
+    let lambda = gamma * lo * c;
+    if !(lambda.is_finite() && lambda > 0.0) {
+        return Err(Error::Numerical(format!(
+            "theory step: λ = γκc = {gamma:e}·{lo:e}·{c:e} = {lambda:e} is not positive (γ underflows for T = {tmax:e}); use a const, invt or lambda rule"
+        )));
+    }
+    Ok(TheoryConstants {
+        tmax,
+        gamma,
+        kappa: lo,
+        c,
+        lambda,
+    })
 }
 
 #[cfg(test)]
