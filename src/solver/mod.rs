@@ -12,11 +12,13 @@
 
 pub mod certificate;
 pub(crate) mod dense;
+mod first_order;
 pub mod lbfgs;
 pub mod newton;
 pub mod newton_cg;
 pub mod observe;
 mod report;
+mod run;
 pub mod scales;
 pub mod sgd;
 

@@ -35,14 +35,13 @@
 //! without shrinking to negligible (the objective is flat-decreasing along a recession direction,
 //! as on separable data).
 
-use super::certificate::{Certifier, Kkt};
+use super::certificate::Kkt;
 use super::dense::newton_subproblem;
-use super::scales::ColumnScales;
+use super::run::Run;
 use super::{all_finite, dot, Control, SolveReport, Termination};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::feasible::{helmert, norm, FeasibleSet};
 use crate::objective::{Eval, SecondOrderObjective};
-use std::time::Instant;
 
 /// A step is negligible below this size relative to `max(1, ‖θ‖)`.
 const STEP_TOL: f64 = 1e-8;
@@ -68,290 +67,385 @@ pub fn solve<O: SecondOrderObjective>(
     theta0: Option<&[f64]>,
     ctl: &Control,
 ) -> Result<SolveReport> {
-    ctl.validate()?;
-    let start = Instant::now();
     let d = obj.dim();
-    let n = obj.num_samples();
-    super::check_theta0(theta0, d)?;
-    let sz = set.sum_zero();
-    let m = if sz { d - 1 } else { d };
-    let radius = set.radius();
-
-    let mut rep = SolveReport::blank("newton", vec![0.0; d], Termination::MaxIterations);
-
-    let mut theta = theta0.map(<[f64]>::to_vec).unwrap_or_else(|| vec![0.0; d]);
-    set.project(&mut theta);
-    let start_at_zero = theta.iter().all(|&v| v == 0.0);
     let mut h = vec![0.0; d * d];
-    // Whether `h` holds the Hessian at `ev`'s point (computed by a fused pass with it).
-    let mut h_fresh;
-    // Value, gradient and (when the pass over X is shared) Hessian at a new iterate.
-    let eval_iterate = |th: &[f64], ev: &mut Eval, h: &mut [f64], rep: &mut SolveReport| -> bool {
-        rep.grad_evals += 1;
-        if obj.fused_hessian() {
-            rep.negative_curvature_rows = obj.evaluate_with_hessian(th, ev, h);
-            rep.hessian_evals += 1;
-            rep.fused_evals += 1;
-            true
-        } else {
-            obj.evaluate(th, ev);
-            false
-        }
-    };
+    let (run, h_fresh) = Run::start("newton", obj, set, theta0, ctl, ctl.max_iter, |th, ev, rep| {
+        fused_evaluation(obj, th, ev, &mut h, rep)
+    })?;
+    let mut newton = Newton::new(run, h, h_fresh);
+    let termination = newton.iterate();
+    Ok(newton.finish(termination))
+}
 
-    let mut ev = obj.new_eval();
-    h_fresh = eval_iterate(&theta, &mut ev, &mut h, &mut rep);
-    if !all_finite(&ev) {
-        return Err(Error::Numerical(format!(
-            "the objective or its gradient is not finite at the starting point θ{}",
-            if start_at_zero { " = 0" } else { "₀" }
-        )));
+/// Value, gradient and (when the objective shares the pass over `X`) the Hessian at a new
+/// iterate. Returns whether `h` now holds the Hessian there.
+fn fused_evaluation<O: SecondOrderObjective>(
+    obj: &O,
+    theta: &[f64],
+    ev: &mut Eval,
+    h: &mut [f64],
+    rep: &mut SolveReport,
+) -> bool {
+    rep.grad_evals += 1;
+    if obj.fused_hessian() {
+        rep.negative_curvature_rows = obj.evaluate_with_hessian(theta, ev, h);
+        rep.hessian_evals += 1;
+        rep.fused_evals += 1;
+        true
+    } else {
+        obj.evaluate(theta, ev);
+        false
     }
-    let mut cert = Certifier::new(obj, &ev, ctl, &mut rep);
-    let cols = ColumnScales::of(obj, &mut rep);
+}
 
-    let mut hr = vec![0.0; m * m];
-    let mut gr = vec![0.0; m];
-    let mut ur = vec![0.0; m];
-    let mut s = vec![0.0; d];
-    let mut xs = vec![0.0; obj.num_scores()];
-    let mut prev_step: Option<Vec<f64>> = None;
-    let mut flat_steps = 0usize;
-    // A line search that cannot progress at a point meeting the cheap test sends it to the
-    // certification below; negligible steps that do not meet the certificate end the run.
-    let mut force_certify = false;
-    let mut stalled = 0usize;
-    // The certificate of the returned point, when it was computed with fresh term magnitudes.
-    let mut certified: Option<Kkt> = None;
-    ctl.notify_start("newton", n, d, ctl.max_iter);
+/// What an iteration step tells the loop.
+enum Flow {
+    /// Go on with the next iteration.
+    Next,
+    /// End the run.
+    Stop(Termination),
+}
 
-    let termination = loop {
-        if !all_finite(&ev) {
-            break Termination::NonFinite;
+/// The Newton step of an iteration, in both coordinate systems.
+struct Step {
+    /// The step's size in the column-scaled norm ([`super::scales`]).
+    norm: f64,
+    /// Its Euclidean length in reduced coordinates.
+    len: f64,
+    /// The Newton decrement `−gᵀp`.
+    decrement: f64,
+}
+
+/// The state of a projected Newton run (module docs).
+struct Newton<'a, O> {
+    run: Run<'a, O>,
+    d: usize,
+    /// Reduced dimension (`d − 1` under sum-zero).
+    m: usize,
+    sz: bool,
+    radius: Option<f64>,
+    /// The Hessian, and whether it is the one at `run.ev`'s point.
+    h: Vec<f64>,
+    h_fresh: bool,
+    /// Reduced Hessian, gradient and point.
+    hr: Vec<f64>,
+    gr: Vec<f64>,
+    ur: Vec<f64>,
+    /// The step in full coordinates and its scores.
+    s: Vec<f64>,
+    xs: Vec<f64>,
+    prev_step: Option<Vec<f64>>,
+    flat_steps: usize,
+    /// A line search that cannot progress at a point meeting the cheap test sends it to the
+    /// certification; negligible steps that do not meet the certificate end the run.
+    force_certify: bool,
+    stalled: usize,
+    /// The certificate and objective of the returned point, when computed with fresh term
+    /// magnitudes.
+    certified: Option<(Kkt, f64)>,
+}
+
+impl<'a, O: SecondOrderObjective> Newton<'a, O> {
+    fn new(run: Run<'a, O>, h: Vec<f64>, h_fresh: bool) -> Self {
+        let d = run.obj.dim();
+        let sz = run.set.sum_zero();
+        let m = if sz { d - 1 } else { d };
+        let radius = run.set.radius();
+        let xs = vec![0.0; run.obj.num_scores()];
+        Newton {
+            run,
+            d,
+            m,
+            sz,
+            radius,
+            h,
+            h_fresh,
+            hr: vec![0.0; m * m],
+            gr: vec![0.0; m],
+            ur: vec![0.0; m],
+            s: vec![0.0; d],
+            xs,
+            prev_step: None,
+            flat_steps: 0,
+            force_certify: false,
+            stalled: 0,
+            certified: None,
         }
-        let est = cert.estimate(set, &theta, &ev.grad);
-        let at_kkt = cert.meets(&est);
-        if ctl.wants_progress(rep.iterations) {
-            ctl.notify_progress(&super::Progress {
-                solver: "newton",
-                iteration: rep.iterations,
-                budget: ctl.max_iter,
-                objective: ev.value,
-                kkt_residual: est.relative,
-                theta: &theta,
-            });
+    }
+
+    /// The iterations, until a termination.
+    fn iterate(&mut self) -> Termination {
+        loop {
+            if let Flow::Stop(t) = self.iteration() {
+                return t;
+            }
         }
-        if m == 0 {
+    }
+
+    /// One iteration: the checks at the current point, the Newton step, and either the final
+    /// refinement (a negligible step at a KKT point) or the line search.
+    fn iteration(&mut self) -> Flow {
+        if !all_finite(&self.run.ev) {
+            return Flow::Stop(Termination::NonFinite);
+        }
+        let est = self.run.estimate();
+        let mut at_kkt = self.run.cert.meets(&est);
+        self.report_progress(est.relative);
+        if self.m == 0 {
             // d = 1 under sum-zero: the feasible set is {0}.
-            let k = cert.certify(obj, set, &ev, &ev.grad, &mut rep);
-            let ok = cert.meets(&k);
-            certified = Some(k);
-            break if ok {
+            let k = self.run.certify_here();
+            let ok = self.run.cert.meets(&k);
+            self.certified = Some((k, self.run.ev.value));
+            return Flow::Stop(if ok {
                 Termination::Converged
             } else {
                 Termination::PrecisionLimit
-            };
+            });
         }
-        if let Some(t) = ctl.stop_requested() {
-            break t;
+        if let Some(t) = self.run.ctl.stop_requested() {
+            return Flow::Stop(t);
         }
         // Without a ball: a certificate of unboundedness (convex losses only).
-        if radius.is_none() && O::CONVEX {
-            if let Some((slope, size)) = obj.recession_slope(&ev) {
+        if self.radius.is_none() && O::CONVEX {
+            if let Some((slope, size)) = self.run.obj.recession_slope(&self.run.ev) {
                 if slope < -1e-10 * size {
-                    break Termination::NoMinimizer;
+                    return Flow::Stop(Termination::NoMinimizer);
                 }
             }
         }
-        // Newton model in reduced coordinates.
-        if !h_fresh {
-            rep.negative_curvature_rows = obj.hessian_into(&ev, &mut h);
-            rep.hessian_evals += 1;
-        }
-        h_fresh = false;
-        if sz {
-            helmert::reduce(&h, d, &mut hr);
-            helmert::apply_t(&ev.grad, &mut gr);
-            helmert::apply_t(&theta, &mut ur);
-        } else {
-            hr.copy_from_slice(&h);
-            gr.copy_from_slice(&ev.grad);
-            ur.copy_from_slice(&theta);
-        }
-        let Some(step) = newton_subproblem(&hr, m, &gr, &ur, radius) else {
+        let step = match self.newton_step() {
+            Some(step) => step,
             // No shift makes the Hessian positive definite: it is not finite.
-            break Termination::NonFinite;
+            None => return Flow::Stop(Termination::NonFinite),
         };
-        if step.shift > 0.0 {
-            rep.hessian_shifts += 1;
-            rep.max_shift = rep.max_shift.max(step.shift);
-        }
-        let p = step.p;
-        if sz {
-            helmert::apply(&p, &mut s);
-        } else {
-            s.copy_from_slice(&p);
-        }
-        // Sizes in the column-scaled norm (the units of the scores, [`super::scales`]); the
-        // Euclidean length for the direction tests below.
-        let step_norm = cols.norm(&s);
-        let step_len = norm(&p);
-        let decrement = -dot(&gr, &p);
-        rep.last_step_norm = step_len;
         // Negligible step: tiny, or at the rounding floor of F (the Newton decrement is below
         // 1e-20·|F| while the step is still small — a large step with a vanishing decrement is
         // the flat direction of a problem without a minimiser, handled below).
-        let scale = cols.size(&theta);
-        let negligible = std::mem::take(&mut force_certify)
-            || step_norm <= STEP_TOL * scale
-            || (decrement <= 1e-20 * ev.value.abs() && step_norm <= STALL_STEP * scale);
-        let mut at_kkt = at_kkt;
+        let scale = self.run.cols.size(&self.run.theta);
+        let negligible = std::mem::take(&mut self.force_certify)
+            || step.norm <= STEP_TOL * scale
+            || (step.decrement <= 1e-20 * self.run.ev.value.abs() && step.norm <= STALL_STEP * scale);
         if negligible && !at_kkt {
             // The cheap test uses the term magnitudes of an earlier point: recheck with fresh
             // ones before taking the step as a stall.
-            let k = cert.certify(obj, set, &ev, &ev.grad, &mut rep);
-            at_kkt = cert.meets(&k);
+            let k = self.run.certify_here();
+            at_kkt = self.run.cert.meets(&k);
             if !at_kkt {
-                stalled += 1;
-                if stalled >= STALL_LIMIT {
-                    break Termination::PrecisionLimit;
+                self.stalled += 1;
+                if self.stalled >= STALL_LIMIT {
+                    return Flow::Stop(Termination::PrecisionLimit);
                 }
             }
         } else if !negligible {
-            stalled = 0;
+            self.stalled = 0;
         }
         if at_kkt && negligible {
-            // Iterative refinement: the gradient in doubled precision, the correction from the
-            // Hessian already factored. The correction estimates the remaining error in θ, so a
-            // round is kept only while corrections shrink (the KKT norm is no guide here: it
-            // can be dominated by the gradient's resolution floor along stiff directions).
-            let mut gc = vec![0.0; d];
-            let mut fc = obj.value_grad_compensated(&theta, &mut gc);
-            rep.compensated_evals += 1;
-            let mut gcr = vec![0.0; m];
-            let mut s_ref = vec![0.0; d];
-            let mut gn = vec![0.0; d];
-            let mut last: Option<(Vec<f64>, f64, Vec<f64>, f64)> = None; // previous (θ, F, ∇F, ‖δ‖)
-            for _ in 0..=REFINE_ROUNDS {
-                if sz {
-                    helmert::apply_t(&gc, &mut gcr);
-                    helmert::apply_t(&theta, &mut ur);
-                } else {
-                    gcr.copy_from_slice(&gc);
-                    ur.copy_from_slice(&theta);
-                }
-                let Some(corr) = newton_subproblem(&hr, m, &gcr, &ur, radius) else {
-                    break;
-                };
-                let delta = corr.p;
-                let dn = norm(&delta);
-                if let Some((pt, pf, pg, pdn)) = last.take() {
-                    if !(dn < pdn) {
-                        // No progress: return to the previous point.
-                        theta = pt;
-                        fc = pf;
-                        gc = pg;
-                        rep.refinement_steps -= 1;
-                        break;
-                    }
-                }
-                if dn <= 4.0 * f64::EPSILON * norm(&theta) || rep.refinement_steps == REFINE_ROUNDS {
-                    break;
-                }
-                if sz {
-                    helmert::apply(&delta, &mut s_ref);
-                } else {
-                    s_ref.copy_from_slice(&delta);
-                }
-                let mut th = theta.clone();
-                th.iter_mut().zip(&s_ref).for_each(|(t, v)| *t += v);
-                set.project(&mut th);
-                let fnew = obj.value_grad_compensated(&th, &mut gn);
-                rep.compensated_evals += 1;
-                if !fnew.is_finite() || gn.iter().any(|g| !g.is_finite()) {
-                    break;
-                }
-                last = Some((std::mem::replace(&mut theta, th), fc, gc.clone(), dn));
-                std::mem::swap(&mut gc, &mut gn);
-                fc = fnew;
-                rep.refinement_steps += 1;
-            }
-            // The certificate at the refined point: its scores (one pass, if refinement moved
-            // it), then the term magnitudes there (one pass), with the accurate gradient.
-            if ev.theta != theta {
-                cert.evaluate(obj, &theta, &mut ev, &mut rep);
-                h_fresh = false;
-            }
-            let k = cert.certify(obj, set, &ev, &gc, &mut rep);
-            if cert.meets(&k) {
-                ev.value = fc;
-                ev.grad.copy_from_slice(&gc);
-                certified = Some(k);
-                break Termination::Converged;
-            }
-            // The cheap test passed with the term magnitudes of an earlier point; with the
-            // fresh ones it does not: keep iterating (a stall ends the run above).
-            stalled += 1;
-            if stalled >= STALL_LIMIT {
-                break Termination::PrecisionLimit;
-            }
-            if rep.iterations >= ctl.max_iter {
-                break Termination::MaxIterations;
-            }
-            continue;
+            return self.refine_and_certify();
         }
-        if rep.iterations >= ctl.max_iter {
-            break Termination::MaxIterations;
+        if self.run.rep.iterations >= self.run.ctl.max_iter {
+            return Flow::Stop(Termination::MaxIterations);
         }
-        if radius.is_none() {
-            if at_kkt {
-                let aligned = prev_step.as_ref().is_some_and(|q| {
-                    let c = dot(q, &s) / (norm(q) * step_len).max(f64::MIN_POSITIVE);
-                    c > 0.9
-                });
-                flat_steps = if aligned { flat_steps + 1 } else { 1 };
-                if flat_steps >= RECESSION_STEPS {
-                    break Termination::NoMinimizer;
-                }
-            } else {
-                flat_steps = 0;
-            }
+        if self.radius.is_none() && self.recession_detected(at_kkt, step.len) {
+            return Flow::Stop(Termination::NoMinimizer);
         }
-
         // Without a ball, a (numerically) flat Hessian can give an absurdly long step that
         // jumps past every kink of the loss: cap its length (the direction is kept).
-        if radius.is_none() {
+        if self.radius.is_none() {
             let cap = MAX_STEP * scale;
-            if step_norm > cap {
-                let f = cap / step_norm;
-                s.iter_mut().for_each(|v| *v *= f);
+            if step.norm > cap {
+                let f = cap / step.norm;
+                self.s.iter_mut().for_each(|v| *v *= f);
             }
         }
+        self.line_search(at_kkt, est.relative, step.norm, scale)
+    }
 
-        // Line search along s, O(n) per trial.
-        obj.direction_scores(&s, &mut xs);
-        rep.direction_passes += 1;
-        let slope = dot(&ev.grad, &s);
+    fn report_progress(&self, kkt: f64) {
+        let run = &self.run;
+        if run.ctl.wants_progress(run.rep.iterations) {
+            run.ctl.notify_progress(&super::Progress {
+                solver: "newton",
+                iteration: run.rep.iterations,
+                budget: run.ctl.max_iter,
+                objective: run.ev.value,
+                kkt_residual: kkt,
+                theta: &run.theta,
+            });
+        }
+    }
+
+    /// The Newton model in reduced coordinates, minimised over the ball; the step into `s`.
+    /// `None` when no shift makes the Hessian positive definite (it is not finite).
+    fn newton_step(&mut self) -> Option<Step> {
+        let (d, run) = (self.d, &mut self.run);
+        if !self.h_fresh {
+            run.rep.negative_curvature_rows = run.obj.hessian_into(&run.ev, &mut self.h);
+            run.rep.hessian_evals += 1;
+        }
+        self.h_fresh = false;
+        if self.sz {
+            helmert::reduce(&self.h, d, &mut self.hr);
+            helmert::apply_t(&run.ev.grad, &mut self.gr);
+            helmert::apply_t(&run.theta, &mut self.ur);
+        } else {
+            self.hr.copy_from_slice(&self.h);
+            self.gr.copy_from_slice(&run.ev.grad);
+            self.ur.copy_from_slice(&run.theta);
+        }
+        let step = newton_subproblem(&self.hr, self.m, &self.gr, &self.ur, self.radius)?;
+        if step.shift > 0.0 {
+            run.rep.hessian_shifts += 1;
+            run.rep.max_shift = run.rep.max_shift.max(step.shift);
+        }
+        let p = step.p;
+        if self.sz {
+            helmert::apply(&p, &mut self.s);
+        } else {
+            self.s.copy_from_slice(&p);
+        }
+        // Sizes in the column-scaled norm (the units of the scores); the Euclidean length for
+        // the direction tests.
+        let len = norm(&p);
+        run.rep.last_step_norm = len;
+        Some(Step {
+            norm: run.cols.norm(&self.s),
+            len,
+            decrement: -dot(&self.gr, &p),
+        })
+    }
+
+    /// Without a ball: at KKT points, consecutive Newton steps that keep the same direction
+    /// without shrinking to negligible signal a recession direction (as on separable data).
+    fn recession_detected(&mut self, at_kkt: bool, step_len: f64) -> bool {
+        if !at_kkt {
+            self.flat_steps = 0;
+            return false;
+        }
+        let aligned = self.prev_step.as_ref().is_some_and(|q| {
+            let c = dot(q, &self.s) / (norm(q) * step_len).max(f64::MIN_POSITIVE);
+            c > 0.9
+        });
+        self.flat_steps = if aligned { self.flat_steps + 1 } else { 1 };
+        self.flat_steps >= RECESSION_STEPS
+    }
+
+    /// Iterative refinement (module docs, step 5) at a KKT point with a negligible step, then
+    /// the certificate at the refined point with fresh term magnitudes.
+    fn refine_and_certify(&mut self) -> Flow {
+        let (gc, fc) = self.refine();
+        // The certificate at the refined point: its scores (one pass, if refinement moved it),
+        // then the term magnitudes there (one pass), with the accurate gradient.
+        let run = &mut self.run;
+        if run.ev.theta != run.theta {
+            let theta = std::mem::take(&mut run.theta);
+            run.move_to(theta);
+            self.h_fresh = false;
+        }
+        let k = run.certify(&gc);
+        if run.cert.meets(&k) {
+            run.ev.value = fc;
+            run.ev.grad.copy_from_slice(&gc);
+            self.certified = Some((k, fc));
+            return Flow::Stop(Termination::Converged);
+        }
+        // The cheap test passed with the term magnitudes of an earlier point; with the fresh
+        // ones it does not: keep iterating (a stall ends the run).
+        self.stalled += 1;
+        if self.stalled >= STALL_LIMIT {
+            return Flow::Stop(Termination::PrecisionLimit);
+        }
+        if run.rep.iterations >= run.ctl.max_iter {
+            return Flow::Stop(Termination::MaxIterations);
+        }
+        Flow::Next
+    }
+
+    /// The refinement rounds: the gradient in doubled precision, the correction from the
+    /// Hessian already factored. The correction estimates the remaining error in θ, so a round
+    /// is kept only while corrections shrink (the KKT norm is no guide here: it can be
+    /// dominated by the gradient's resolution floor along stiff directions). Moves `theta`;
+    /// returns the compensated gradient and objective there.
+    fn refine(&mut self) -> (Vec<f64>, f64) {
+        let (d, m, sz, radius) = (self.d, self.m, self.sz, self.radius);
+        let run = &mut self.run;
+        let mut gc = vec![0.0; d];
+        let mut fc = run.obj.value_grad_compensated(&run.theta, &mut gc);
+        run.rep.compensated_evals += 1;
+        let mut gcr = vec![0.0; m];
+        let mut s_ref = vec![0.0; d];
+        let mut gn = vec![0.0; d];
+        let mut last: Option<(Vec<f64>, f64, Vec<f64>, f64)> = None; // previous (θ, F, ∇F, ‖δ‖)
+        for _ in 0..=REFINE_ROUNDS {
+            if sz {
+                helmert::apply_t(&gc, &mut gcr);
+                helmert::apply_t(&run.theta, &mut self.ur);
+            } else {
+                gcr.copy_from_slice(&gc);
+                self.ur.copy_from_slice(&run.theta);
+            }
+            let Some(corr) = newton_subproblem(&self.hr, m, &gcr, &self.ur, radius) else {
+                break;
+            };
+            let delta = corr.p;
+            let dn = norm(&delta);
+            if let Some((pt, pf, pg, pdn)) = last.take() {
+                if !(dn < pdn) {
+                    // No progress: return to the previous point.
+                    run.theta = pt;
+                    fc = pf;
+                    gc = pg;
+                    run.rep.refinement_steps -= 1;
+                    break;
+                }
+            }
+            if dn <= 4.0 * f64::EPSILON * norm(&run.theta) || run.rep.refinement_steps == REFINE_ROUNDS {
+                break;
+            }
+            if sz {
+                helmert::apply(&delta, &mut s_ref);
+            } else {
+                s_ref.copy_from_slice(&delta);
+            }
+            let mut th = run.theta.clone();
+            th.iter_mut().zip(&s_ref).for_each(|(t, v)| *t += v);
+            run.set.project(&mut th);
+            let fnew = run.obj.value_grad_compensated(&th, &mut gn);
+            run.rep.compensated_evals += 1;
+            if !fnew.is_finite() || gn.iter().any(|g| !g.is_finite()) {
+                break;
+            }
+            last = Some((std::mem::replace(&mut run.theta, th), fc, gc.clone(), dn));
+            std::mem::swap(&mut gc, &mut gn);
+            fc = fnew;
+            run.rep.refinement_steps += 1;
+        }
+        (gc, fc)
+    }
+
+    /// Armijo backtracking along `s` (O(n) per trial from the cached scores), the local-regime
+    /// acceptance of a full step that reduces the KKT residual, and the move to the new point.
+    fn line_search(&mut self, at_kkt: bool, kkt: f64, step_norm: f64, scale: f64) -> Flow {
+        let run = &mut self.run;
+        let (obj, s) = (run.obj, &mut self.s);
+        obj.direction_scores(s, &mut self.xs);
+        run.rep.direction_passes += 1;
+        let slope = dot(&run.ev.grad, s);
         // A tiny step on the sphere can have a computed slope ≥ 0 from rounding alone (the
         // radial part of `u` is known only to ~1e-16·B, and μ times that can exceed the true
         // slope −pᵀHp). Then only the full step is tried, under the rounding allowance.
         // (Reached on the demo grid; `tests/experiments.rs` pins such cases.)
         let rounding_limited = !(slope < 0.0);
         if rounding_limited && step_norm > STALL_STEP * scale {
-            if at_kkt {
-                force_certify = true;
-                continue;
-            }
-            break Termination::LineSearchFailed;
+            return self.cannot_progress(at_kkt);
         }
         let slope = slope.min(0.0);
-        let f0 = ev.value;
+        let f0 = run.ev.value;
         let mut alpha = 1.0f64;
         let mut accepted = false;
         let tries = if rounding_limited { 1 } else { 80 };
         for _ in 0..tries {
-            let fa = obj.line_value(&ev, &s, &xs, alpha);
-            rep.line_search_evals += 1;
+            let fa = obj.line_value(&run.ev, s, &self.xs, alpha);
+            run.rep.line_search_evals += 1;
             let noise = 8.0 * f64::EPSILON * (f0.abs() + fa.abs());
             if fa.is_finite() && fa <= f0 + ARMIJO * alpha * slope + noise {
                 accepted = true;
@@ -376,67 +470,71 @@ pub fn solve<O: SecondOrderObjective>(
         // whose summands are large and of both signs — accept the full step if it reduces the
         // KKT residual (a gradient test, free of F's cancellation). This also covers a search
         // that accepted no step at all (reached at ε = 0.1 on the `fig1` grid).
-        if (!accepted || alpha < 1.0) && !at_kkt && step_norm <= STALL_STEP * scale {
-            let mut full = theta.clone();
-            full.iter_mut().zip(&s).for_each(|(t, v)| *t += v);
-            set.project(&mut full);
-            let mut trial = obj.new_eval();
-            obj.evaluate(&full, &mut trial);
-            rep.grad_evals += 1;
-            if all_finite(&trial) && cert.estimate(set, &full, &trial.grad).relative < 0.5 * est.relative {
-                ev = trial;
-                theta = full;
-                rep.iterations += 1;
-                prev_step = Some(s.clone());
-                continue;
-            }
+        if (!accepted || alpha < 1.0) && !at_kkt && step_norm <= STALL_STEP * scale && self.try_full_step(kkt) {
+            return Flow::Next;
         }
         if !accepted {
-            if at_kkt {
-                force_certify = true;
-                continue;
-            }
-            break Termination::LineSearchFailed;
+            return self.cannot_progress(at_kkt);
         }
-        let mut th = theta.clone();
-        th.iter_mut().zip(&s).for_each(|(t, v)| *t = alpha.mul_add(*v, *t));
-        set.project(&mut th);
-        h_fresh = eval_iterate(&th, &mut ev, &mut h, &mut rep);
-        theta = th;
-        rep.iterations += 1;
-        if radius.is_none() && cols.norm(&theta) > ctl.norm_cap {
-            break Termination::NoMinimizer;
+        let run = &mut self.run;
+        let mut th = run.theta.clone();
+        th.iter_mut().zip(&self.s).for_each(|(t, v)| *t = alpha.mul_add(*v, *t));
+        run.set.project(&mut th);
+        self.h_fresh = fused_evaluation(run.obj, &th, &mut run.ev, &mut self.h, &mut run.rep);
+        run.theta = th;
+        run.rep.iterations += 1;
+        if self.radius.is_none() && run.cols.norm(&run.theta) > run.ctl.norm_cap {
+            return Flow::Stop(Termination::NoMinimizer);
         }
-        let mut sa = s.clone();
+        let mut sa = self.s.clone();
         sa.iter_mut().for_each(|v| *v *= alpha);
-        prev_step = Some(sa);
-    };
+        self.prev_step = Some(sa);
+        Flow::Next
+    }
 
-    rep.termination = termination;
-    rep.objective = ev.value;
-    // The reported certificate: the one computed at convergence, else the residual at the last
-    // iterate with the term magnitudes recomputed there (when its evaluation is finite).
-    let k = match certified {
-        Some(k) => k,
-        None if all_finite(&ev) && ev.theta == theta => {
-            // With the doubled-precision gradient, as at convergence.
-            let mut gc = vec![0.0; d];
-            let fc = obj.value_grad_compensated(&theta, &mut gc);
-            rep.compensated_evals += 1;
+    /// A line search that cannot progress: at a point meeting the cheap test, go to the
+    /// certification; otherwise the run fails.
+    fn cannot_progress(&mut self, at_kkt: bool) -> Flow {
+        if at_kkt {
+            self.force_certify = true;
+            Flow::Next
+        } else {
+            Flow::Stop(Termination::LineSearchFailed)
+        }
+    }
+
+    /// Takes the full step `s` if it halves the relative KKT residual `kkt` (the local regime
+    /// of [`Newton::line_search`]).
+    fn try_full_step(&mut self, kkt: f64) -> bool {
+        let run = &mut self.run;
+        let mut full = run.theta.clone();
+        full.iter_mut().zip(&self.s).for_each(|(t, v)| *t += v);
+        run.set.project(&mut full);
+        let mut trial = run.obj.new_eval();
+        run.obj.evaluate(&full, &mut trial);
+        run.rep.grad_evals += 1;
+        if all_finite(&trial) && run.cert.estimate(run.set, &full, &trial.grad).relative < 0.5 * kkt {
+            run.ev = trial;
+            run.theta = full;
+            run.rep.iterations += 1;
+            self.prev_step = Some(self.s.clone());
+            return true;
+        }
+        false
+    }
+
+    /// The report. Without a certificate from convergence, the last iterate is certified with
+    /// the doubled-precision gradient, as at convergence.
+    fn finish(mut self, termination: Termination) -> SolveReport {
+        let run = &mut self.run;
+        if self.certified.is_none() && all_finite(&run.ev) && run.ev.theta == run.theta {
+            let mut gc = vec![0.0; self.d];
+            let fc = run.obj.value_grad_compensated(&run.theta, &mut gc);
+            run.rep.compensated_evals += 1;
             if fc.is_finite() && gc.iter().all(|g| g.is_finite()) {
-                rep.objective = fc;
-                cert.certify(obj, set, &ev, &gc, &mut rep)
-            } else {
-                cert.certify(obj, set, &ev, &ev.grad, &mut rep)
+                self.certified = Some((run.certify(&gc), fc));
             }
         }
-        None => cert.estimate(set, &theta, &ev.grad),
-    };
-    Certifier::record(&k, &mut rep);
-    rep.certified_global =
-        termination.is_converged() && (O::CONVEX || radius.is_some_and(|b| obj.convex_on_ball(b, sz)));
-    rep.theta = theta;
-    rep.elapsed = start.elapsed();
-    ctl.notify_end(&rep);
-    Ok(rep)
+        self.run.finish(termination, self.certified)
+    }
 }

@@ -1,0 +1,368 @@
+//! Hessian-free truncated Newton-CG over `Θ_B`, the ball, the sum-zero subspace and `ℝ^d`
+//! (issue 4; Nocedal & Wright, *Numerical Optimization*, 2nd ed., Alg. 7.1 and 7.2).
+//!
+//! The dense Newton solver ([`super::newton`]) forms `∇²F` (`n·d²` flops, `d²` memory) and
+//! factors it (`d³/3`). Newton-CG never forms it: each Newton step solves the Newton system
+//! approximately by conjugate gradients whose only access to the Hessian is one
+//! Hessian-vector product `∇²F v = (Xᵀ(w ℓ''(Xθ) ⊙ Xv) + βv)/W` per CG iteration — one pass over
+//! `X` ([`SecondOrderObjective::hess_vec`]), `O(nd)` flops and `O(d)` memory.
+//!
+//! **Sets.** Vectors are kept in the sum-zero subspace by centring (the Hessian-vector products
+//! are centred, i.e. the operator is `P∇²F P`, the reduced Hessian of Newton in another basis).
+//! The ball uses the active-face strategy of [`super::lbfgs`]:
+//!
+//! * *interior* (or on the sphere with the gradient pointing inward, `μ < 0` dominating): the
+//!   model `q(p) = gᵀp + ½pᵀ∇²F p`, `g = P∇F`, is minimised by **Steihaug–Toint truncated CG**
+//!   inside the feasible ball `‖θ + p‖ ≤ B`: CG from `p = 0` stops at the forcing tolerance
+//!   `‖r‖ ≤ η‖g‖`, where a CG step would leave the ball (then the step ends on the sphere along
+//!   that CG direction), or on a direction of non-positive curvature `dᵀ∇²F d ≤ 0` (then it goes
+//!   to the sphere along it — the model decreases without bound along `d`). The CG iterates
+//!   decrease `q` monotonically, so each of these stops is a descent step.
+//! * *on the face* `‖θ‖ = B` with multiplier estimate `μ = −(P∇F)ᵀθ/B²`: the model of the
+//!   Lagrangian on the tangent space `{p : θᵀp = 0}`, with gradient `g + μθ` and Hessian
+//!   `P_T(∇²F + μI)P_T` (the Riemannian Hessian of `F` on the sphere), minimised by CG; the step
+//!   is taken along the arc `B(θ + αp)/‖θ + αp‖`.
+//!
+//! On the face or without a ball there is no sphere to step to: a direction of non-positive
+//! curvature restarts CG on the shifted model `A + τI`, `τ` raised past the curvature found
+//! (Levenberg–Marquardt, as dense Newton shifts an indefinite Hessian; counted in
+//! [`SolveReport::hessian_shifts`] and [`SolveReport::max_shift`]); after 30 raises the step is
+//! the CG iterate so far, or `−g` (the safeguard of Alg. 7.1). Directions of non-positive
+//! curvature (the non-convex `mle-rr`) are counted in
+//! [`SolveReport::negative_curvature_directions`].
+//!
+//! **Forcing.** `η = min(0.5, √κ)`, `κ` the relative KKT residual ([`super::certificate`];
+//! scale-free; superlinear local convergence,
+//! Dembo–Eisenstat–Steihaug), at most `min(1000, max(10, 2m))` CG iterations per step.
+//!
+//! **Safeguards.** Every step is accepted by the Armijo rule along the projection arc
+//! (the arc search of L-BFGS: the unit step is one value+gradient pass, backtracking O(n) per
+//! trial from the direction's scores); a CG direction that is not gradient-related
+//! (`cos∠(p, −g_w) < 1e-8`) or along which the search fails is replaced by the projected
+//! gradient, as in L-BFGS. So Newton-CG converges wherever projected gradient does, and is a
+//! Newton method near a minimiser.
+//!
+//! **Stopping** is Newton's and L-BFGS's relative KKT criterion ([`super::certificate`]): once
+//! the cheap test holds, up to three more steps run while the residual keeps falling (at most
+//! to `1e-3·tol`; each costs a CG solve, so a Newton step there takes the error from `tol` to
+//! about `tol²`), the best point is refined with the doubled-precision gradient (as Newton
+//! does) and certified with the term magnitudes recomputed there; if that fails, the
+//! iterations go on from it.
+//! The no-minimiser tests (negative recession slope, a KKT point with a zero recession slope,
+//! aligned long steps at KKT points of a non-convex loss, `‖θ‖ > norm_cap`) are L-BFGS's.
+//! `certified_global` is Newton's rule (converged, and convex loss or convexity certified on
+//! the ball).
+//!
+//! **Cost** per Newton step: one value+gradient pass plus one pass per CG iteration
+//! ([`SolveReport::cg_iterations`]). Memory: `O(d)` vectors besides two `O(n)` score vectors
+//! (the current and the trial point) and a third for the direction's scores, allocated only
+//! when a line search backtracks — no `d × d` matrix.
+
+mod model;
+
+use super::first_order::{
+    arc_search, cap_step, count_flat_steps, Arc, AtPoint, Certified, Polish, MIN_COS, RECESSION_STEPS,
+};
+use super::run::Run;
+use super::{dot, Control, SolveReport, Termination};
+use crate::error::Result;
+use crate::feasible::{norm, FeasibleSet};
+use crate::objective::{Eval, SecondOrderObjective};
+use model::{newton_direction, truncated_cg, working_gradient, Model};
+
+/// Largest forcing term `η` (relative CG residual).
+const ETA_MAX: f64 = 0.5;
+/// Most CG iterations per Newton step.
+const CG_MAX: usize = 1000;
+/// Fewest CG iterations allowed per Newton step (small `m`).
+const CG_MIN: usize = 10;
+/// Steps allowed after the tolerance is met, while the KKT residual keeps falling (L-BFGS's
+/// polishing rule, [`super::lbfgs`], with a smaller budget: each step costs CG passes).
+const POLISH_ITERS: usize = 3;
+
+/// Minimises `obj` over `set` by truncated Newton-CG from `theta0` (projected onto the set;
+/// default 0). See the module docs. `ctl.max_iter` bounds the Newton steps. `Err` only for
+/// invalid input.
+pub fn solve<O: SecondOrderObjective>(
+    obj: &O,
+    set: &FeasibleSet,
+    theta0: Option<&[f64]>,
+    ctl: &Control,
+) -> Result<SolveReport> {
+    let (run, ()) = Run::start(
+        "newton-cg",
+        obj,
+        set,
+        theta0,
+        ctl,
+        ctl.max_iter,
+        Run::evaluate_start(obj),
+    )?;
+    let mut ncg = NewtonCg::new(run);
+    let termination = ncg.iterate();
+    Ok(ncg.run.finish(termination, ncg.certified))
+}
+
+/// The state of a Newton-CG run (module docs).
+struct NewtonCg<'a, O> {
+    run: Run<'a, O>,
+    /// Reduced dimension (`d − 1` under sum-zero).
+    m: usize,
+    cg_max: usize,
+    ones: Vec<f64>,
+    trial: Eval,
+    /// The direction's scores, allocated on the first backtracking search (often never).
+    xd: Vec<f64>,
+    polish: Polish,
+    prev_step: Option<Vec<f64>>,
+    flat_steps: usize,
+    /// The certificate and objective of the returned point, computed with fresh term
+    /// magnitudes and the doubled-precision gradient.
+    certified: Certified,
+}
+
+impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
+    fn new(run: Run<'a, O>) -> Self {
+        let d = run.obj.dim();
+        let m = if run.set.sum_zero() { d.saturating_sub(1) } else { d };
+        let trial = run.obj.new_eval();
+        let polish = Polish::new(POLISH_ITERS, run.ctl.tol_rel);
+        NewtonCg {
+            run,
+            m,
+            cg_max: (2 * m).clamp(CG_MIN, CG_MAX),
+            ones: vec![1.0; d],
+            trial,
+            xd: Vec::new(),
+            polish,
+            prev_step: None,
+            flat_steps: 0,
+            certified: None,
+        }
+    }
+
+    /// The iterations, then the certification of the best polished point (which may send the
+    /// run back to iterating).
+    fn iterate(&mut self) -> Termination {
+        loop {
+            let termination = loop {
+                if let Err(t) = self.iteration() {
+                    break t;
+                }
+            };
+            if let Some(t) = self.confirm_best(termination) {
+                return t;
+            }
+        }
+    }
+
+    /// A run that met the cheap test and then stopped while polishing returns its best point,
+    /// refined with the doubled-precision gradient (as Newton does) and certified with the term
+    /// magnitudes recomputed there. `None`: not confirmed, go on iterating.
+    fn confirm_best(&mut self, termination: Termination) -> Option<Termination> {
+        let run = &mut self.run;
+        match self.polish.best.take() {
+            Some((bt, _)) if !matches!(termination, Termination::NoMinimizer) => {
+                if run.ev.theta != bt {
+                    run.obj.evaluate(&bt, &mut run.ev);
+                    run.rep.grad_evals += 1;
+                }
+                run.theta = bt;
+                let (f, g) = if self.m > 0 {
+                    refine(run.obj, run.set, &run.ev, &mut run.theta, self.cg_max, &mut run.rep)
+                } else {
+                    (run.ev.value, run.ev.grad.clone())
+                };
+                if run.ev.theta != run.theta {
+                    let theta = std::mem::take(&mut run.theta);
+                    run.move_to(theta);
+                }
+                let k = run.certify(&g);
+                if run.cert.meets(&k) {
+                    self.certified = Some((k, f));
+                    return Some(Termination::Converged);
+                }
+                self.polish.restart();
+                (run.rep.iterations >= run.ctl.max_iter).then_some(Termination::MaxIterations)
+            }
+            _ => Some(termination),
+        }
+    }
+
+    /// One Newton step: the tests at the current point, the truncated-CG direction on the
+    /// working model (the face of the ball as in L-BFGS), its arc search (the projected
+    /// gradient when the direction is not gradient-related or its search fails), the move.
+    fn iteration(&mut self) -> std::result::Result<(), Termination> {
+        let budget = self.run.ctl.max_iter;
+        let at = self
+            .run
+            .first_order_checks("newton-cg", budget, &mut self.polish, &mut self.flat_steps)?;
+        let (sz, radius) = (self.run.set.sum_zero(), self.run.set.radius());
+        let (gw, face_mu) = working_gradient(&self.run.theta, &self.run.ev.grad, sz, radius);
+        if norm(&gw) == 0.0 {
+            if at.at_kkt {
+                self.polish.offer(&self.run.theta, at.kkt);
+                return Err(Termination::Converged);
+            }
+            return Err(Termination::LineSearchFailed);
+        }
+        let (mut outcome, dir) = self.search(&gw, face_mu, &at);
+        if at.check_flat {
+            if self.flat_steps == 0 {
+                // Short step at a KKT point: a genuine (local) minimiser.
+                if self.polish.offer(&self.run.theta, at.kkt) {
+                    return Err(Termination::Converged);
+                }
+                let polishing = self.polish.active();
+                outcome = self
+                    .run
+                    .arc_search(&dir, face_mu, &mut self.trial, &mut self.xd, polishing);
+            } else if self.flat_steps >= RECESSION_STEPS {
+                return Err(Termination::NoMinimizer);
+            }
+        }
+        let new_theta = match outcome {
+            Arc::Accepted(t) => t,
+            Arc::Failed => return Err(Termination::LineSearchFailed),
+        };
+        let s = self.run.accept(new_theta, &mut self.trial)?;
+        self.prev_step = Some(s);
+        Ok(())
+    }
+
+    /// The Newton-CG direction and up to two arc searches (module docs); returns the outcome
+    /// and the last direction tried.
+    fn search(&mut self, gw: &[f64], face_mu: Option<f64>, at: &AtPoint) -> (Arc, Vec<f64>) {
+        let run = &mut self.run;
+        let (sz, radius) = (run.set.sum_zero(), run.set.radius());
+        let gw_norm = norm(gw);
+        let mut model = Model::new(&run.theta, sz, radius, face_mu, run.cols.preconditioner(), &self.ones);
+        let eta = ETA_MAX.min(at.kkt.sqrt());
+        let cg = newton_direction(run.obj, &run.ev, &mut model, gw, eta, self.cg_max, &mut run.rep);
+        let mut dir = cg.p;
+        model.project(&mut dir);
+
+        let mut newton_dir = true;
+        let mut outcome = Arc::Failed;
+        let mut checked_flat = false;
+        for _attempt in 0..2 {
+            let dn = norm(&dir);
+            let cos = -dot(gw, &dir) / (gw_norm * dn);
+            if newton_dir && !(cos >= MIN_COS) {
+                // Not gradient-related: the projected gradient instead.
+                dir.iter_mut().zip(gw).for_each(|(v, g)| *v = -g);
+                model.project(&mut dir);
+                newton_dir = false;
+                continue;
+            }
+            if at.check_flat && !checked_flat {
+                checked_flat = true;
+                self.flat_steps = count_flat_steps(
+                    &run.cols,
+                    &run.theta,
+                    &dir,
+                    dn,
+                    self.prev_step.as_deref(),
+                    self.flat_steps,
+                );
+            }
+            if radius.is_none() {
+                cap_step(&run.cols, &mut dir, &run.theta);
+            }
+            if at.check_flat && self.flat_steps == 0 {
+                break;
+            }
+            // (Field by field: the model borrows the iterate.)
+            let cert = self.polish.active().then_some(&mut run.cert);
+            outcome = arc_search(
+                run.obj,
+                run.set,
+                &run.ev,
+                &dir,
+                face_mu,
+                &mut self.trial,
+                &mut self.xd,
+                &mut run.rep,
+                cert,
+            );
+            if matches!(outcome, Arc::Accepted(_)) || !newton_dir {
+                break;
+            }
+            dir.iter_mut().zip(gw).for_each(|(v, g)| *v = -g);
+            model.project(&mut dir);
+            newton_dir = false;
+        }
+        (outcome, dir)
+    }
+}
+
+/// Rounds of iterative refinement after convergence.
+const REFINE_ROUNDS: usize = 3;
+/// Relative CG residual of a refinement correction (the correction is tiny next to `θ`, so it
+/// needs only a few correct digits).
+const REFINE_ETA: f64 = 1e-4;
+
+/// Iterative refinement at a converged point, as in [`super::newton`]: the gradient is
+/// recomputed as if in doubled precision ([`SecondOrderObjective::value_grad_compensated`]) and the
+/// Newton correction for it is solved by CG with the Hessian at the converged point (`ev`), for
+/// up to three rounds while the corrections shrink. Removes the error that rounding in `xᵀθ`
+/// puts into the gradient of ill-conditioned problems (large `‖θ‖`, nearly collinear columns).
+/// Returns the objective and gradient at the final `theta`, both from the compensated pass.
+fn refine<O: SecondOrderObjective>(
+    obj: &O,
+    set: &FeasibleSet,
+    ev: &Eval,
+    theta: &mut Vec<f64>,
+    cg_max: usize,
+    rep: &mut SolveReport,
+) -> (f64, Vec<f64>) {
+    let d = theta.len();
+    let (sz, radius) = (set.sum_zero(), set.radius());
+    let mut gc = vec![0.0; d];
+    let mut fc = obj.value_grad_compensated(theta, &mut gc);
+    rep.compensated_evals += 1;
+    let mut gn = vec![0.0; d];
+    let ones = vec![1.0; d];
+    let mut last: Option<(Vec<f64>, f64, Vec<f64>, f64)> = None; // previous (θ, F, ∇F, ‖δ‖)
+    loop {
+        let (gw, face_mu) = working_gradient(theta, &gc, sz, radius);
+        if norm(&gw) == 0.0 {
+            break;
+        }
+        let model = Model::new(theta, sz, radius, face_mu, None, &ones);
+        let cg = truncated_cg(obj, ev, &model, &gw, REFINE_ETA, cg_max, rep);
+        if cg.negative_curvature.is_some() {
+            // Not a local model of a minimiser: no correction from it.
+            break;
+        }
+        let mut delta = cg.p;
+        model.project(&mut delta);
+        let dn = norm(&delta);
+
+        if let Some((pt, pf, pg, pdn)) = last.take() {
+            if !(dn < pdn) {
+                // No progress: return to the previous point.
+                *theta = pt;
+                fc = pf;
+                gc = pg;
+                rep.refinement_steps -= 1;
+                break;
+            }
+        }
+        if !(dn > 4.0 * f64::EPSILON * norm(theta)) || rep.refinement_steps == REFINE_ROUNDS {
+            break;
+        }
+        let mut th: Vec<f64> = theta.iter().zip(&delta).map(|(t, v)| t + v).collect();
+        set.project(&mut th);
+        let fnew = obj.value_grad_compensated(&th, &mut gn);
+        rep.compensated_evals += 1;
+        if !fnew.is_finite() || gn.iter().any(|g| !g.is_finite()) {
+            break;
+        }
+        last = Some((std::mem::replace(theta, th), fc, gc.clone(), dn));
+        std::mem::swap(&mut gc, &mut gn);
+        fc = fnew;
+        rep.refinement_steps += 1;
+    }
+    (fc, gc)
+}
