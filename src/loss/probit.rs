@@ -16,57 +16,7 @@ use pulp::Simd;
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Probit;
 
-const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
-const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
-
-/// `e^{−s²/2}` to a few ulps for any `s`: `s² = hi + lo` exactly (FMA), then
-/// `e^{−hi/2}·(1 − lo/2)`. (The plain `(-0.5 * s * s).exp()` inherits the rounding of `s²`,
-/// a relative error up to `s²·u/4`: 8e-14 at `s = 38`.)
-#[inline]
-fn exp_neg_half_sq(s: f64) -> f64 {
-    let hi = s * s;
-    let lo = s.mul_add(s, -hi);
-    let e = (-0.5 * hi).exp();
-    e.mul_add(-0.5 * lo, e)
-}
-
-/// Laplace's continued fraction for `x ≥ 3`, 60 terms, bottom-up:
-/// `u = 1/(x + 2/(x + 3/(x + …))) = t + h(t)` at `t = −x`, so `h(−x) = x + u` and
-/// `Φ(−x) = φ(x)/(x + u)`.
-#[inline]
-fn mills_cf(x: f64) -> f64 {
-    let mut u = 0.0;
-    for k in (2..=61).rev() {
-        u = k as f64 / (x + u);
-    }
-    1.0 / (x + u)
-}
-
-/// `(log Φ(s), h(s), A(s))`.
-pub fn log_phi_parts(s: f64) -> (f64, f64, f64) {
-    if s >= -3.0 {
-        let phi = FRAC_1_SQRT_2PI * exp_neg_half_sq(s);
-        let (log_cdf, cdf) = if s >= 3.0 {
-            // Upper tail: q = Φ(−s) = φ(s)/(s + u) from the continued fraction. libm's
-            // `erfc(s/√2)` is off by up to ~s²·u/2 relative here (1.8e-13 at s ≈ 37).
-            let q = phi / (s + mills_cf(s));
-            ((-q).ln_1p(), 1.0 - q)
-        } else if s >= 0.0 {
-            let q = 0.5 * libm::erfc(s * std::f64::consts::FRAC_1_SQRT_2);
-            ((-q).ln_1p(), 1.0 - q)
-        } else {
-            let c = 0.5 * libm::erfc(-s * std::f64::consts::FRAC_1_SQRT_2);
-            (c.ln(), c)
-        };
-        let h = phi / cdf;
-        (log_cdf, h, h * (s + h))
-    } else {
-        let x = -s;
-        let u = mills_cf(x); // = s + h(s)
-        let h = x + u;
-        (-0.5 * x * x - HALF_LN_2PI - h.ln(), h, u * h)
-    }
-}
+pub use crate::math::special::log_phi_parts;
 
 impl Loss for Probit {
     /// `ℓ'' = A(t)(A(t) + t) ≤ 1` for `A = φ/Φ(−·)`.

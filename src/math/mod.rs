@@ -2,8 +2,10 @@
 //! SIMD and scalar special functions of the kernels ([`simd`]), and a bracketing root finder
 //! ([`roots`]). Every other module takes these from here (one copy of each).
 
+pub mod quadrature;
 pub mod roots;
 pub mod simd;
+pub mod special;
 
 /// `aᵀb`, summed in order.
 #[inline]

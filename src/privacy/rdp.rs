@@ -82,9 +82,10 @@
 //! failure.
 
 use crate::error::{check_delta, check_eps, Error, Result};
+use crate::math::quadrature::integrate;
 use crate::math::simd::scalar::softplus;
-use libm::erfc;
-use std::f64::consts::{FRAC_1_SQRT_2, LN_2, SQRT_2};
+use crate::math::special::{ln_erfcx, ln_ndtr, ndtr, ndtr_interval};
+use std::f64::consts::{LN_2, SQRT_2};
 
 /// The default order grid (the one of Google's `dp_accounting`, spec §6.2):
 /// `{1.1, 1.2, …, 10.9} ∪ {11, 12, …, 63} ∪ {128, 256, 512, 1024}` (156 orders; the first
@@ -250,77 +251,6 @@ fn check_steps(steps: u64) -> Result<()> {
 // ---------------------------------------------------------------------------------------------
 // Special functions
 // ---------------------------------------------------------------------------------------------
-
-/// `√π`.
-const SQRT_PI: f64 = 1.772_453_850_905_516;
-
-/// `erfcx(t) = e^{t²} erfc(t)` for `t ≥ 2` by the continued fraction
-/// `erfcx(t) = 1/(√π (t + (1/2)/(t + 1/(t + (3/2)/(t + …)))))`, truncated at 60 levels on
-/// `[2, 3)`, 40 on `[3, 4)`, 30 on `[4, 5)`, 24 on `[5, 8)`, 14 on `[8, 12)`, 10 on `[12, 20)`, 6
-/// beyond (relative error ≤ 3.1e-16 on each range, checked against mpmath).
-fn erfcx_cf(t: f64) -> f64 {
-    let levels = if t < 3.0 {
-        60
-    } else if t < 4.0 {
-        40
-    } else if t < 5.0 {
-        30
-    } else if t < 8.0 {
-        24
-    } else if t < 12.0 {
-        14
-    } else if t < 20.0 {
-        10
-    } else {
-        6
-    };
-    let mut f = t;
-    for k in (1..=levels).rev() {
-        f = t + (k as f64 * 0.5) / f;
-    }
-    1.0 / (SQRT_PI * f)
-}
-
-/// `ln erfcx(t)`: `t² + ln erfc(t)` for `t < 2` (for `t < 0`, `erfc(t) ∈ (1, 2)`), the continued
-/// fraction above otherwise.
-fn ln_erfcx(t: f64) -> f64 {
-    if t < 2.0 {
-        t * t + erfc(t).ln()
-    } else {
-        erfcx_cf(t).ln()
-    }
-}
-
-/// `ln Φ(x)` for the standard normal CDF, accurate in both tails.
-fn ln_ndtr(x: f64) -> f64 {
-    if x >= 0.0 {
-        (-0.5 * erfc(x * FRAC_1_SQRT_2)).ln_1p()
-    } else {
-        let t = -x * FRAC_1_SQRT_2;
-        if t < 26.0 {
-            (0.5 * erfc(t)).ln()
-        } else {
-            -t * t + (0.5 * erfcx_cf(t)).ln()
-        }
-    }
-}
-
-/// `Φ(x)`.
-fn ndtr(x: f64) -> f64 {
-    0.5 * erfc(-x * FRAC_1_SQRT_2)
-}
-
-/// `Φ(b) − Φ(a)` for `a ≤ b`, from the tail on the side of the interval (no cancellation of two
-/// values near 1).
-fn ndtr_interval(a: f64, b: f64) -> f64 {
-    if a >= 0.0 {
-        0.5 * (erfc(a * FRAC_1_SQRT_2) - erfc(b * FRAC_1_SQRT_2))
-    } else if b <= 0.0 {
-        0.5 * (erfc(-b * FRAC_1_SQRT_2) - erfc(-a * FRAC_1_SQRT_2))
-    } else {
-        1.0 - 0.5 * erfc(b * FRAC_1_SQRT_2) - 0.5 * erfc(-a * FRAC_1_SQRT_2)
-    }
-}
 
 /// `ln(e^x − 1)` for `x > 0`.
 fn ln_expm1(x: f64) -> f64 {
@@ -618,91 +548,6 @@ fn ln_f_alpha(alpha: f64, lr: f64) -> f64 {
     }
 }
 
-/// Gauss–Kronrod 7/15 nodes (positive half, the centre last) and weights (standard constants).
-const GK_X: [f64; 8] = [
-    0.991_455_371_120_812_6,
-    0.949_107_912_342_758_5,
-    0.864_864_423_359_769_1,
-    0.741_531_185_599_394_4,
-    0.586_087_235_467_691_1,
-    0.405_845_151_377_397_2,
-    0.207_784_955_007_898_5,
-    0.0,
-];
-const GK_WK: [f64; 8] = [
-    0.022_935_322_010_529_22,
-    0.063_092_092_629_978_55,
-    0.104_790_010_322_250_2,
-    0.140_653_259_715_525_9,
-    0.169_004_726_639_267_9,
-    0.190_350_578_064_785_4,
-    0.204_432_940_075_298_9,
-    0.209_482_141_084_727_8,
-];
-const GK_WG: [f64; 4] = [
-    0.129_484_966_168_869_7,
-    0.279_705_391_489_276_7,
-    0.381_830_050_505_118_9,
-    0.417_959_183_673_469_4,
-];
-
-/// One Gauss–Kronrod panel: (Kronrod estimate, |Kronrod − Gauss|).
-fn gk15<F: Fn(f64) -> f64>(f: &F, a: f64, b: f64) -> (f64, f64) {
-    let c = 0.5 * (a + b);
-    let h = 0.5 * (b - a);
-    let fc = f(c);
-    let mut k = GK_WK[7] * fc;
-    let mut g = GK_WG[3] * fc;
-    for j in 0..7 {
-        let x = h * GK_X[j];
-        let s = f(c - x) + f(c + x);
-        k += GK_WK[j] * s;
-        if j % 2 == 1 {
-            g += GK_WG[j / 2] * s;
-        }
-    }
-    (k * h, ((k - g) * h).abs())
-}
-
-/// Adaptive Gauss–Kronrod on `[a, b]` split first into `panels` equal pieces; global error
-/// control `Σ err ≤ rel_tol·|I|`.
-fn integrate<F: Fn(f64) -> f64>(f: &F, a: f64, b: f64, panels: usize, rel_tol: f64) -> Result<f64> {
-    let mut work: Vec<(f64, f64, f64, f64)> = Vec::new(); // (a, b, value, err)
-    let h = (b - a) / panels as f64;
-    for p in 0..panels {
-        let (x0, x1) = (
-            a + p as f64 * h,
-            if p + 1 == panels { b } else { a + (p + 1) as f64 * h },
-        );
-        let (v, e) = gk15(f, x0, x1);
-        work.push((x0, x1, v, e));
-    }
-    for _ in 0..20_000 {
-        let total: f64 = work.iter().map(|w| w.2).sum();
-        let err: f64 = work.iter().map(|w| w.3).sum();
-        if !total.is_finite() || !err.is_finite() {
-            break;
-        }
-        if err <= rel_tol * total.abs() {
-            return Ok(total);
-        }
-        let (idx, _) = work
-            .iter()
-            .enumerate()
-            .max_by(|x, y| x.1 .3.total_cmp(&y.1 .3))
-            .expect("non-empty");
-        let (x0, x1, _, _) = work.swap_remove(idx);
-        let m = 0.5 * (x0 + x1);
-        let (v0, e0) = gk15(f, x0, m);
-        let (v1, e1) = gk15(f, m, x1);
-        work.push((x0, m, v0, e0));
-        work.push((m, x1, v1, e1));
-    }
-    Err(Error::Numerical(
-        "replace-numeric RDP: the quadrature did not reach its tolerance".into(),
-    ))
-}
-
 /// Per-step Rényi divergence `D_α(P‖Q)` of the antipodal replace pair
 /// `P = (1−q)N(0,σ²) + qN(1,σ²)`, `Q = (1−q)N(0,σ²) + qN(−1,σ²)` (spec §6.3), by adaptive
 /// Gauss–Kronrod quadrature of `H − 1 = ∫ Q·f_α(P/Q − 1)`, `f_α(v) = (1+v)^α − 1 − αv ≥ 0`,
@@ -753,7 +598,8 @@ pub fn replace_numeric_rdp(q: f64, sigma: f64, alpha: f64) -> Result<f64> {
     // The integrand is exp(L − shift) with |L| up to ~α²/σ²: its own rounding is ~|L|·2^-53
     // relative, which floors the reachable tolerance for large orders.
     let tol = 1e-13f64.max(8.0 * f64::EPSILON * shift.abs());
-    let integral = integrate(&f, lo, hi, panels, tol)?;
+    let integral = integrate(&f, lo, hi, panels, tol)
+        .ok_or_else(|| Error::Numerical("replace-numeric RDP: the quadrature did not reach its tolerance".into()))?;
     if !(integral > 0.0) {
         return Err(Error::Numerical(format!(
             "replace-numeric RDP: H - 1 = {integral:e} is not positive (q = {q}, sigma = {sigma}, order = {alpha})"
