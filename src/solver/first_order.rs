@@ -190,6 +190,30 @@ impl<O: SmoothObjective> Run<'_, O> {
     }
 }
 
+/// The steps of a solver that polishes after meeting the tolerance (L-BFGS, Newton-CG).
+pub(crate) trait PolishedIterations {
+    /// One iteration; `Err` ends the iterations.
+    fn iteration(&mut self) -> Result<(), Termination>;
+    /// The certification of the best polished point once the iterations end: `Some` ends the
+    /// run, `None` sends it back to iterating (the point failed the certificate with fresh term
+    /// magnitudes).
+    fn confirm_best(&mut self, termination: Termination) -> Option<Termination>;
+}
+
+/// Runs `steps` to their termination.
+pub(crate) fn drive<S: PolishedIterations>(steps: &mut S) -> Termination {
+    loop {
+        let termination = loop {
+            if let Err(t) = steps.iteration() {
+                break t;
+            }
+        };
+        if let Some(t) = steps.confirm_best(termination) {
+            return t;
+        }
+    }
+}
+
 /// The certificate a solver computed for its returned point, and the objective there.
 pub(crate) type Certified = Option<(Kkt, f64)>;
 

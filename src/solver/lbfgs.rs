@@ -42,7 +42,8 @@
 //! case), plus one pass for `Xd` and O(n) per trial when it is not.
 
 use super::first_order::{
-    cap_step, count_flat_steps, Arc, AtPoint, Certified, Polish, FACE_TOL, MIN_COS, RECESSION_STEPS, RELEASE,
+    cap_step, count_flat_steps, drive, Arc, AtPoint, Certified, Polish, PolishedIterations, FACE_TOL, MIN_COS,
+    RECESSION_STEPS, RELEASE,
 };
 use super::run::Run;
 use super::scales::apply_preconditioner;
@@ -179,7 +180,7 @@ pub fn solve<O: SmoothObjective>(
     let max_iter = ctl.max_iter.saturating_mul(ITERS_PER_MAX_ITER);
     let (run, ()) = Run::start("lbfgs", obj, set, theta0, ctl, max_iter, Run::evaluate_start(obj))?;
     let mut lbfgs = Lbfgs::new(run, opts, max_iter);
-    let termination = lbfgs.iterate();
+    let termination = drive(&mut lbfgs);
     Ok(lbfgs.run.finish(termination, lbfgs.certified))
 }
 
@@ -238,25 +239,10 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
         }
     }
 
-    /// The iterations, then the certification of the best polished point (which may send the
-    /// run back to iterating).
-    fn iterate(&mut self) -> Termination {
-        loop {
-            let termination = loop {
-                if let Err(t) = self.iteration() {
-                    break t;
-                }
-            };
-            if let Some(t) = self.confirm_best(termination) {
-                return t;
-            }
-        }
-    }
-
     /// A run that met the cheap test and then stopped while polishing returns its best point,
     /// once the certificate with the term magnitudes recomputed there confirms it. `None`: not
     /// confirmed, go on iterating from that point with the fresh magnitudes.
-    fn confirm_best(&mut self, termination: Termination) -> Option<Termination> {
+    pub(super) fn confirm_best_point(&mut self, termination: Termination) -> Option<Termination> {
         let run = &mut self.run;
         match self.polish.best.take() {
             Some((bt, _)) if !matches!(termination, Termination::NoMinimizer) => {
@@ -280,7 +266,7 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
 
     /// One iteration: the tests at the current point, the direction (quasi-Newton, else the
     /// preconditioned or plain projected gradient), the arc search and the curvature pair.
-    fn iteration(&mut self) -> std::result::Result<(), Termination> {
+    pub(super) fn one_iteration(&mut self) -> std::result::Result<(), Termination> {
         let at = self
             .run
             .first_order_checks("lbfgs", self.max_iter, &mut self.polish, &mut self.flat_steps)?;
@@ -459,5 +445,14 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
             quasi_newton = false;
         }
         Ok(outcome)
+    }
+}
+
+impl<O: SmoothObjective> PolishedIterations for Lbfgs<'_, O> {
+    fn iteration(&mut self) -> std::result::Result<(), Termination> {
+        self.one_iteration()
+    }
+    fn confirm_best(&mut self, termination: Termination) -> Option<Termination> {
+        self.confirm_best_point(termination)
     }
 }

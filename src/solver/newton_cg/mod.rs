@@ -61,7 +61,8 @@
 mod model;
 
 use super::first_order::{
-    arc_search, cap_step, count_flat_steps, Arc, AtPoint, Certified, Polish, MIN_COS, RECESSION_STEPS,
+    arc_search, cap_step, count_flat_steps, drive, Arc, AtPoint, Certified, Polish, PolishedIterations, MIN_COS,
+    RECESSION_STEPS,
 };
 use super::run::Run;
 use super::{dot, Control, SolveReport, Termination};
@@ -99,7 +100,7 @@ pub fn solve<O: SecondOrderObjective>(
         Run::evaluate_start(obj),
     )?;
     let mut ncg = NewtonCg::new(run);
-    let termination = ncg.iterate();
+    let termination = drive(&mut ncg);
     Ok(ncg.run.finish(termination, ncg.certified))
 }
 
@@ -141,25 +142,10 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
         }
     }
 
-    /// The iterations, then the certification of the best polished point (which may send the
-    /// run back to iterating).
-    fn iterate(&mut self) -> Termination {
-        loop {
-            let termination = loop {
-                if let Err(t) = self.iteration() {
-                    break t;
-                }
-            };
-            if let Some(t) = self.confirm_best(termination) {
-                return t;
-            }
-        }
-    }
-
     /// A run that met the cheap test and then stopped while polishing returns its best point,
     /// refined with the doubled-precision gradient (as Newton does) and certified with the term
     /// magnitudes recomputed there. `None`: not confirmed, go on iterating.
-    fn confirm_best(&mut self, termination: Termination) -> Option<Termination> {
+    pub(super) fn confirm_best_point(&mut self, termination: Termination) -> Option<Termination> {
         let run = &mut self.run;
         match self.polish.best.take() {
             Some((bt, _)) if !matches!(termination, Termination::NoMinimizer) => {
@@ -192,7 +178,7 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
     /// One Newton step: the tests at the current point, the truncated-CG direction on the
     /// working model (the face of the ball as in L-BFGS), its arc search (the projected
     /// gradient when the direction is not gradient-related or its search fails), the move.
-    fn iteration(&mut self) -> std::result::Result<(), Termination> {
+    pub(super) fn one_iteration(&mut self) -> std::result::Result<(), Termination> {
         let budget = self.run.ctl.max_iter;
         let at = self
             .run
@@ -365,4 +351,13 @@ fn refine<O: SecondOrderObjective>(
         rep.refinement_steps += 1;
     }
     (fc, gc)
+}
+
+impl<O: SecondOrderObjective> PolishedIterations for NewtonCg<'_, O> {
+    fn iteration(&mut self) -> std::result::Result<(), Termination> {
+        self.one_iteration()
+    }
+    fn confirm_best(&mut self, termination: Termination) -> Option<Termination> {
+        self.confirm_best_point(termination)
+    }
 }
