@@ -560,7 +560,7 @@ fn trajectory_comparisons_are_pairwise_data() {
             }
         }
     }
-    assert_eq!(data.x, x);
+    assert_eq!(data.pairs().x, x);
     let view = data.view().unwrap();
     let hand = PairwiseView::new(&x, n, d, &y, None).unwrap();
     for loss in [LossSpec::Mle, LossSpec::DebiasedRr { eps: 1.0 }, LossSpec::Probit] {

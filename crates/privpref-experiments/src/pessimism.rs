@@ -22,6 +22,7 @@
 //! the public states from `(seed, r)`, data from `(seed, r, n)`, mechanisms' noise from
 //! `(seed, r, n, estimator)`; independent of threads.
 
+use privpref::data::FeatureBound;
 use privpref::error::{Error, Result};
 use privpref::estimator::central::{default_beta, objective_perturbation, ObjPertOptions};
 use privpref::estimator::private_mle::{private_covariance, private_mle, CovarianceOptions, PrivateMleOptions};
@@ -309,7 +310,13 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                     PolicyEstimator::ObjPert => {
                         let delta = 0.5 / (nf * nf);
                         let beta = default_beta(n, &set_kind)?;
-                        let mut o = ObjPertOptions::new(cfg.eps_central, delta, x_max / 2.0, beta, set_kind);
+                        let mut o = ObjPertOptions::new(
+                            cfg.eps_central,
+                            delta,
+                            FeatureBound::pairwise(x_max / 2.0)?,
+                            beta,
+                            set_kind,
+                        );
                         o.control = control.clone();
                         o.allow_unguaranteed = true;
                         let f = objective_perturbation(view, &o, &mut NoiseRng::seeded(seed))?;
@@ -328,7 +335,8 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                     }
                     PolicyEstimator::PrivateMle => {
                         let delta = 0.5 / (nf * nf);
-                        let mut o = PrivateMleOptions::new(cfg.eps_central, delta, 1.0, set_kind);
+                        let unit_bound = FeatureBound::pairwise(1.0)?;
+                        let mut o = PrivateMleOptions::new(cfg.eps_central, delta, unit_bound, set_kind);
                         o.eta = cfg.eta;
                         o.control = control.clone();
                         o.allow_unguaranteed = true;
@@ -338,20 +346,15 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                             &data.x,
                             n,
                             d,
-                            &CovarianceOptions::new(cfg.eps_central, delta, 1.0),
+                            &CovarianceOptions::new(cfg.eps_central, delta, unit_bound),
                             &mut rng,
                         )?;
-                        let cal = private_mle_radius(
-                            &f.calibration,
-                            &PrivateMleRadius {
-                                n,
-                                d,
-                                feature_bound: 1.0,
-                                radius: cfg.radius,
-                                eta: cfg.eta,
-                                multiplier: cfg.radius_multiplier,
-                            },
-                        )?;
+                        let cal = private_mle_radius(&f.calibration, &{
+                            let mut p = PrivateMleRadius::new(n, d, unit_bound, cfg.radius);
+                            p.eta = cfg.eta;
+                            p.multiplier = cfg.radius_multiplier;
+                            p
+                        })?;
                         (f.model.theta, c.matrix, cal)
                     }
                 };
