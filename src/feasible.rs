@@ -8,9 +8,11 @@
 use crate::error::{check_radius, Result};
 use std::fmt;
 
-/// The radius `B` of a norm ball: finite and `> 0`, checked once by [`Radius::new`] (the only
-/// way to build one), so a [`FeasibleSet`] never holds a radius that would turn a projection
-/// into NaN (`B < 0` or NaN) or leave the set unbounded (`B = ∞`).
+/// The radius `B` of a norm ball: finite and at least [`f64::MIN_POSITIVE`] (`2^−1022`, the
+/// smallest normal double), checked once by [`Radius::new`] (the only way to build one), so a
+/// [`FeasibleSet`] never holds a radius that would turn a projection into NaN (`B < 0` or NaN),
+/// leave the set unbounded (`B = ∞`), or have too few significant bits for the projection and
+/// the certificate (a subnormal `B`).
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
 pub struct Radius(f64);
 
@@ -19,9 +21,15 @@ impl Radius {
     ///
     /// # Errors
     /// [`Error::InvalidParam`](crate::Error::InvalidParam) named `radius` unless `r` is finite
-    /// and `> 0`.
+    /// and `≥ f64::MIN_POSITIVE`.
     pub fn new(r: f64) -> Result<Self> {
         check_radius(r)?;
+        if r < f64::MIN_POSITIVE {
+            return Err(crate::Error::param(
+                "radius",
+                format!("must be at least {:e} (a normal double; a subnormal radius has too few significant bits), got {r:e}", f64::MIN_POSITIVE),
+            ));
+        }
         Ok(Radius(r))
     }
     /// The value `B`.

@@ -255,13 +255,15 @@ fn options(c: &Case, solver: SolverKind) -> FitOptions {
     o.ridge = c.ridge;
     o.solver = solver;
     if solver == SolverKind::Sgd {
-        o.sgd = SgdOptions {
-            step: StepRule::Const(0.05),
-            batch: 8,
-            epochs: 2,
-            shuffle: true,
-            seed: 1,
-            average: Averaging::Polyak,
+        o.sgd = {
+            let mut o = SgdOptions::default();
+            o.step = StepRule::Const(0.05);
+            o.batch = 8;
+            o.epochs = 2;
+            o.shuffle = true;
+            o.seed = 1;
+            o.average = Averaging::Polyak;
+            o
         };
     }
     o

@@ -123,8 +123,11 @@ impl ObjPertOptions {
 /// `β = √n / B`, the choice of the utility proof of seed 000 Thm 5.3 (Algorithm-2 units).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when the set has no radius.
+/// [`Error::InvalidParam`] when the set has no radius; [`Error::Shape`] for `n = 0`.
 pub fn default_beta(n: usize, set: &FeasibleSet) -> Result<f64> {
+    if n == 0 {
+        return Err(Error::Shape("the default beta = sqrt(n)/B needs n >= 1 samples".into()));
+    }
     let b = set.radius().ok_or_else(|| {
         Error::param(
             "beta",

@@ -138,6 +138,7 @@ pub enum CorruptionOrder {
 
 /// Inputs of [`local_radius`] (spec `private-robust-alignment.md` §5–6).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct LocalRadius {
     /// RR privacy level `ε` of the labels; `None` for clean labels (non-private MLE).
     pub eps: Option<f64>,
@@ -260,6 +261,7 @@ pub fn local_radius(p: &LocalRadius) -> Result<Calibration> {
 
 /// Inputs of [`objpert_radius`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ObjPertRadius {
     /// Sample size `n`.
     pub n: usize,
@@ -279,6 +281,24 @@ pub struct ObjPertRadius {
     pub lambda_multiplier: f64,
     /// Multiplier of `Γ`.
     pub multiplier: f64,
+}
+
+impl ObjPertRadius {
+    /// `n`, `d`, `X_max`, `B`, the noise `s_w` and the ridge `β`, with `η = 0.05` and
+    /// multipliers 1.
+    pub fn new(n: usize, d: usize, x_max: f64, radius: f64, noise_std: f64, ridge: f64) -> Self {
+        ObjPertRadius {
+            n,
+            d,
+            x_max,
+            radius,
+            noise_std,
+            ridge,
+            eta: 0.05,
+            lambda_multiplier: 1.0,
+            multiplier: 1.0,
+        }
+    }
 }
 
 /// Radius for objective perturbation (seed 000 Algorithm 2,

@@ -177,6 +177,7 @@ pub fn covariance_sensitivity(bound: FeatureBound, n: usize, relation: Neighbour
 
 /// Inputs of [`calibrate_private_mle`]: the public parameters of seed 001 Algorithm 1.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PrivateMleParams {
     /// `ε ∈ (0, 1]` of the pair (θ̃, Σ̃); Algorithm 1 spends `ε/2` (Lemma A.10).
     pub eps: f64,
@@ -225,9 +226,9 @@ impl PrivateMleParams {
 /// (`private-mle-and-pessimism.md` §4.1, §5, errata #5–#7, #9, #12).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrivateMleCalibration {
-    /// Per-sample gradient bound `G = 2L` of the BTL loss, `L` = [`FeatureBound::value`]
-    /// (`2HL` for trajectories) (errata #5: the paper's `L` is the
+    /// Per-sample gradient bound `G = 2L` of the BTL loss (errata #5: the paper's `L` is the
     /// feature bound, 4× too little variance).
+    /// Here `L` = [`FeatureBound::value`]: `G = 2HL` for trajectories of `H` steps.
     pub grad_bound: f64,
     /// Objective noise `s_b = √(40 G² ln(1/δ)) / ε` (Algorithm 1 step 1 with `G`).
     pub objective_noise_std: f64,

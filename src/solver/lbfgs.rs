@@ -104,6 +104,7 @@ pub(crate) fn polish(
 
 /// Settings of the L-BFGS solver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LbfgsOptions {
     /// Number of correction pairs kept (`m`, default 10).
     pub memory: usize,
@@ -307,7 +308,9 @@ pub fn solve<O: SmoothObjective>(
         None
     };
     let ones = vec![1.0; d];
-    let mut pairs: VecDeque<Pair> = VecDeque::with_capacity(opts.memory);
+    // Any memory `≥ 1` is valid (`usize::MAX`: keep every pair): reserve a bounded number of
+    // slots up front, the deque grows if more are kept.
+    let mut pairs: VecDeque<Pair> = VecDeque::with_capacity(opts.memory.min(64));
     let mut trial = obj.new_eval();
     // The direction's scores, allocated on the first backtracking search (often never).
     let mut xd: Vec<f64> = Vec::new();

@@ -280,16 +280,19 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
                     p
                 })?
             }
-            FitKind::ObjPert => objpert_radius(&ObjPertRadius {
-                n: need_n()?,
-                d,
-                x_max: need_x("the objective-perturbation radius")?,
-                radius: need_b()?,
-                noise_std: num(&res, "noise_std", &a.theta)?,
-                ridge: num(&res, "beta", &a.theta)?,
-                eta: a.eta,
-                lambda_multiplier: a.lambda_multiplier,
-                multiplier: a.radius_multiplier,
+            FitKind::ObjPert => objpert_radius(&{
+                let mut o = ObjPertRadius::new(
+                    need_n()?,
+                    d,
+                    need_x("the objective-perturbation radius")?,
+                    need_b()?,
+                    num(&res, "noise_std", &a.theta)?,
+                    num(&res, "beta", &a.theta)?,
+                );
+                o.eta = a.eta;
+                o.lambda_multiplier = a.lambda_multiplier;
+                o.multiplier = a.radius_multiplier;
+                o
             })?,
             FitKind::Local(eps) => {
                 let mut p = LocalRadius::new(*eps, need_n()?, d, need_x("the seed-004 radius")?, need_b()?);
@@ -343,13 +346,11 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
     if !(a.tol.is_finite() && a.tol >= 0.0) {
         return Err(Error::param("tol", format!("must be finite and >= 0, got {}", a.tol)));
     }
-    let opts = PolicyOptions {
-        tol_rel: a.tol,
-        tol_abs: if a.strict_gap { Some(0.0) } else { None },
-        max_passes: a.max_passes,
-        par: Par::Rayon,
-        ..PolicyOptions::default()
-    };
+    let mut opts = PolicyOptions::default();
+    opts.tol_rel = a.tol;
+    opts.tol_abs = if a.strict_gap { Some(0.0) } else { None };
+    opts.max_passes = a.max_passes;
+    opts.par = Par::Rayon;
     let common = json!({
         "lambda": lambda,
         "confidence_radius": gamma,

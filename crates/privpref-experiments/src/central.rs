@@ -136,10 +136,8 @@ pub fn central_vs_local(cfg: &CentralConfig, progress: &(dyn Fn() + Sync)) -> Re
     check_grid(cfg.d, cfg.radius, cfg.theta_norm, &cfg.eps, cfg.reps, &cfg.ns)?;
     check_delta(cfg.delta)?;
     let set = FeasibleSet::theta_b(cfg.radius)?;
-    let control = Control {
-        par: Par::Seq,
-        ..Control::default()
-    };
+    let mut control = Control::default();
+    control.par = Par::Seq;
     let jobs: Vec<(usize, usize)> = cfg
         .ns
         .iter()

@@ -218,14 +218,10 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
     let (d, na) = (cfg.bandit.d, cfg.bandit.actions);
     let first_rare = na - cfg.bandit.rare_actions;
     let set_kind = FeasibleSet::ball(cfg.radius)?;
-    let control = Control {
-        par: Par::Seq,
-        ..Control::default()
-    };
-    let popts = PolicyOptions {
-        par: Par::Seq,
-        ..PolicyOptions::default()
-    };
+    let mut control = Control::default();
+    control.par = Par::Seq;
+    let mut popts = PolicyOptions::default();
+    popts.par = Par::Seq;
     let jobs: Vec<(usize, usize)> = cfg
         .ns
         .iter()
@@ -320,16 +316,11 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                         o.control = control.clone();
                         o.allow_unguaranteed = true;
                         let f = objective_perturbation(view, &o, &mut NoiseRng::seeded(seed))?;
-                        let cal = objpert_radius(&ObjPertRadius {
-                            n,
-                            d,
-                            x_max,
-                            radius: cfg.radius,
-                            noise_std: f.noise_std,
-                            ridge: f.beta,
-                            eta: cfg.eta,
-                            lambda_multiplier: 1.0,
-                            multiplier: cfg.radius_multiplier,
+                        let cal = objpert_radius(&{
+                            let mut o = ObjPertRadius::new(n, d, x_max, cfg.radius, f.noise_std, f.beta);
+                            o.eta = cfg.eta;
+                            o.multiplier = cfg.radius_multiplier;
+                            o
                         })?;
                         (f.model.theta, sigma.clone(), cal)
                     }

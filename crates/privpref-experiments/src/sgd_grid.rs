@@ -401,10 +401,8 @@ fn run_block_prefixes<L: Loss>(
         ridge,
         linear_term: noise,
     };
-    let ctl = Control {
-        par: Par::Seq,
-        ..Control::default()
-    };
+    let mut ctl = Control::default();
+    ctl.par = Par::Seq;
     let out = replicated::run(block, &prob, &opts, &ctl)?;
     let errors = |theta: &[f64]| -> Vec<f64> {
         (0..k)
