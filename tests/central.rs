@@ -8,7 +8,9 @@ use privpref::data::{FeatureBound, PairwiseView};
 use privpref::estimator::central::{
     objective_perturbation, objpert_minimiser, ObjPertOptions, OutputPerturbation, PrivateFit,
 };
-use privpref::estimator::private_mle::{private_covariance, private_mle, CovarianceOptions, PrivateMleOptions};
+use privpref::estimator::private_mle::{
+    private_covariance, private_covariance_of_view, private_mle, CovarianceOptions, PrivateMleOptions,
+};
 use privpref::estimator::{fit, FitOptions};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
@@ -671,4 +673,23 @@ fn trajectory_noise_is_calibrated_to_the_horizon_times_the_step_bound() {
     let sens = 4.0 * std::f64::consts::SQRT_2 * 1.5 * 1.5 / n as f64;
     let s = sens * (2.0 * (1.25 / (delta / 2.0)).ln()).sqrt() / 0.5;
     assert!((c.noise_std - s).abs() <= 1e-12 * s, "{} vs {s}", c.noise_std);
+    // From the trajectory view: the same release, and the per-step bound is refused.
+    let cv = private_covariance_of_view(
+        view,
+        &CovarianceOptions::new(1.0, delta, bound),
+        &mut NoiseRng::seeded(7),
+    )
+    .unwrap();
+    assert_eq!((cv.noise_std, &cv.matrix), (c.noise_std, &c.matrix));
+    assert!(matches!(
+        private_covariance_of_view(
+            view,
+            &CovarianceOptions::new(1.0, delta, fb(l)),
+            &mut NoiseRng::seeded(7)
+        ),
+        Err(Error::InvalidParam {
+            name: "feature-bound",
+            ..
+        })
+    ));
 }

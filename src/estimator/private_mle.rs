@@ -268,10 +268,38 @@ pub struct PrivateCovariance {
     pub guarantee: Guarantee,
 }
 
+/// [`private_covariance`] of the features of `data`, after checking that the bound fits the
+/// data ([`FeatureBound::check_data`]): data built from trajectories of horizon `H`
+/// ([`crate::data::TrajectoryPairs::view`]) need `FeatureBound::trajectory(H, L)`, so the
+/// per-step `L` cannot calibrate the noise. The labels and weights of `data` are not used.
+///
+/// # Errors
+/// [`Error::InvalidParam`] named `feature-bound` for a horizon mismatch; the errors of
+/// [`private_covariance`].
+pub fn private_covariance_of_view(
+    data: PairwiseView<'_>,
+    opts: &CovarianceOptions,
+    rng: &mut NoiseRng,
+) -> Result<PrivateCovariance> {
+    opts.feature_bound.check_horizon(data.horizon())?;
+    let (n, d) = (data.n(), data.d());
+    match data.x() {
+        Some(x) => private_covariance(x, n, d, opts, rng),
+        None => {
+            let mut x = vec![0.0; n * d];
+            data.features().copy_into(0, &mut x);
+            private_covariance(&x, n, d, opts, rng)
+        }
+    }
+}
+
 /// Seed 001 Algorithm 2, corrected (module docs): `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`,
 /// `s_G` from [`private_covariance_std`], then the eigenvalue floor
 /// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing; spec §4.2: `Σ̃ + λI` is PD only when
-/// `λ > ‖G_sym‖`, the floor makes `Σ̃` itself PSD). `x` is row-major `n × d`.
+/// `λ > ‖G_sym‖`, the floor makes `Σ̃` itself PSD). `x` is row-major `n × d`. The raw
+/// features carry no horizon: for trajectory comparisons state
+/// `FeatureBound::trajectory(H, L)`, or use [`private_covariance_of_view`] on the
+/// trajectory view, which refuses any other bound.
 ///
 /// # Errors
 /// Invalid parameters, shapes, non-finite features ([`Error::Data`]), rows above `2L`
