@@ -5,7 +5,7 @@
 //! `w ~ N(0, s_w² I_d)`, `s_w = L √(8 ln(2/δ) + 4ε)/ε`,
 //!
 //! with `ℓ` the logistic loss on **clear** labels and `L` the caller's feature bound
-//! (`‖φ‖ ≤ L`, so `‖x_i‖ ≤ 2L`), given as a [`FeatureBound`]. This is exactly [`crate::objective::Objective`] with ridge `β`
+//! (`‖φ‖ ≤ L`, so `‖x_i‖ ≤ 2L`). This is exactly [`crate::objective::Objective`] with ridge `β`
 //! and linear term `w` (the `(β/2n, 1/n)` scaling of Algorithm 2; the main text's
 //! "mean + (β/2)‖θ‖² + wᵀθ" is a different, non-consistent estimator — spec §4, §9.1).
 //!
@@ -249,7 +249,8 @@ pub fn objpert_minimiser(
 /// perturbation, the output noise), solves exactly, certifies, and releases.
 ///
 /// # Errors
-/// * [`Error::InvalidParam`] / [`Error::FeatureBound`] / [`Error::Data`] for invalid input;
+/// * [`Error::InvalidParam`] / [`Error::FeatureBound`] / [`Error::Data`] for invalid input
+///   (including a bound whose horizon is not the data's, [`FeatureBound::check_data`]);
 /// * [`Error::GuaranteeRefused`] when the KKT residual exceeds `kkt_tol` (whatever the solver's
 ///   termination; `NaN` never passes), or, with output perturbation, when the distance bound
 ///   exceeds `τ` — unless `allow_unguaranteed`.

@@ -118,7 +118,8 @@ fn gap_certificate(obj: &Objective<'_, Logistic>, set: &FeasibleSet, theta: &[f6
 ///
 /// # Errors
 /// Invalid parameters (see [`calibrate_private_mle`]), an unbounded set, weights, rows with
-/// `‖x_i‖ > 2L` ([`Error::FeatureBound`]); [`Error::GuaranteeRefused`] when the accuracy
+/// `‖x_i‖ > 2L` ([`Error::FeatureBound`]), a bound whose horizon is not the data's
+/// ([`FeatureBound::check_data`]); [`Error::GuaranteeRefused`] when the accuracy
 /// certificate is not below `β` (unless `allow_unguaranteed`).
 pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut NoiseRng) -> Result<PrivateMle> {
     let radius = opts.set.radius().ok_or_else(|| {
