@@ -96,10 +96,8 @@ fn bench(c: &mut Criterion) {
     // Whole solves, with the peak resident memory of the solve.
     let solves = get("PRIVPREF_BENCH_SOLVES", 1).max(1);
     // The strict criterion: gap ≤ 1e-6·max(|Ĵ|, upper bound), no absolute floor.
-    let opts = PolicyOptions {
-        tol_abs: Some(0.0),
-        ..PolicyOptions::default()
-    };
+    let mut opts = PolicyOptions::default();
+    opts.tol_abs = Some(0.0);
     let mut rows = Vec::new();
     let mut last = None;
     for _ in 0..solves {

@@ -80,10 +80,8 @@ fn main() {
     let (d, eps) = (5, 1.0);
     for (name, sphere, norm, b) in [("sphere", true, 0.5, 1.0), ("gauss", false, 1.0, 2.0)] {
         let set = FeasibleSet::theta_b(b).unwrap();
-        let ctl = Control {
-            par: Par::Seq,
-            ..Control::default()
-        };
+        let mut ctl = Control::default();
+        ctl.par = Par::Seq;
         let rows: Vec<(Vec<f64>, Vec<f64>, f64)> = (0..reps as u64)
             .into_par_iter()
             .map(|rep| {

@@ -6,19 +6,73 @@
 //! the radial shrink of `Pv` is the nearest point; shrink-then-centre would be wrong).
 
 use crate::error::{check_radius, Result};
+use std::fmt;
 
-/// The set `θ` is constrained to. See the module docs.
+/// The radius `B` of a norm ball: finite and at least [`f64::MIN_POSITIVE`] (`2^−1022`, the
+/// smallest normal double), checked once by [`Radius::new`] (the only way to build one), so a
+/// [`FeasibleSet`] never holds a radius that would turn a projection into NaN (`B < 0` or NaN),
+/// leave the set unbounded (`B = ∞`), or have too few significant bits for the projection and
+/// the certificate (a subnormal `B`).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Radius(f64);
+
+impl Radius {
+    /// A validated radius.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) named `radius` unless `r` is finite
+    /// and `≥ f64::MIN_POSITIVE`.
+    pub fn new(r: f64) -> Result<Self> {
+        check_radius(r)?;
+        if r < f64::MIN_POSITIVE {
+            return Err(crate::Error::param(
+                "radius",
+                format!("must be at least {:e} (a normal double; a subnormal radius has too few significant bits), got {r:e}", f64::MIN_POSITIVE),
+            ));
+        }
+        Ok(Radius(r))
+    }
+    /// The value `B`.
+    #[inline]
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl From<Radius> for f64 {
+    fn from(r: Radius) -> f64 {
+        r.0
+    }
+}
+
+impl TryFrom<f64> for Radius {
+    type Error = crate::Error;
+    fn try_from(r: f64) -> Result<Self> {
+        Radius::new(r)
+    }
+}
+
+impl fmt::Display for Radius {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// The set `θ` is constrained to. See the module docs. The bounded sets hold a validated
+/// [`Radius`]; build them with [`FeasibleSet::theta_b`], [`FeasibleSet::ball`] (from an `f64`)
+/// or the variants with a [`Radius`].
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum FeasibleSet {
     /// `Θ_B = {1ᵀθ = 0, ‖θ‖ ≤ radius}` (the paper's set; CLI `theta-b`).
     ThetaB {
-        /// `B > 0`.
-        radius: f64,
+        /// `B` (finite, `> 0`).
+        radius: Radius,
     },
     /// `{‖θ‖ ≤ radius}` (CLI `ball`).
     Ball {
-        /// `B > 0`.
-        radius: f64,
+        /// `B` (finite, `> 0`).
+        radius: Radius,
     },
     /// `{1ᵀθ = 0}` without a norm bound (CLI `sum-zero`).
     SumZero,
@@ -29,14 +83,23 @@ pub enum FeasibleSet {
 
 impl FeasibleSet {
     /// `Θ_B` with a validated radius.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) named `radius` unless `radius` is
+    /// finite and `> 0`.
     pub fn theta_b(radius: f64) -> Result<Self> {
-        check_radius(radius)?;
-        Ok(FeasibleSet::ThetaB { radius })
+        Ok(FeasibleSet::ThetaB {
+            radius: Radius::new(radius)?,
+        })
     }
     /// The centred ball with a validated radius.
+    ///
+    /// # Errors
+    /// As [`FeasibleSet::theta_b`].
     pub fn ball(radius: f64) -> Result<Self> {
-        check_radius(radius)?;
-        Ok(FeasibleSet::Ball { radius })
+        Ok(FeasibleSet::Ball {
+            radius: Radius::new(radius)?,
+        })
     }
     /// Parses the CLI name (`theta-b`, `ball`, `sum-zero`, `none`); `radius` is required by
     /// (and only allowed for) the bounded sets.
@@ -79,8 +142,12 @@ impl FeasibleSet {
     pub fn sum_zero(&self) -> bool {
         matches!(self, FeasibleSet::ThetaB { .. } | FeasibleSet::SumZero)
     }
-    /// The ball radius, if bounded.
+    /// The ball radius `B`, if bounded (finite and `> 0`).
     pub fn radius(&self) -> Option<f64> {
+        self.bound().map(Radius::get)
+    }
+    /// The ball radius as a [`Radius`], if bounded.
+    pub fn bound(&self) -> Option<Radius> {
         match *self {
             FeasibleSet::ThetaB { radius } | FeasibleSet::Ball { radius } => Some(radius),
             _ => None,

@@ -4,17 +4,20 @@
 
 mod common;
 
-use privpref::data::PairwiseView;
+use privpref::data::{FeatureBound, PairwiseView};
 use privpref::estimator::central::{
     objective_perturbation, objpert_minimiser, ObjPertOptions, OutputPerturbation, PrivateFit,
 };
-use privpref::estimator::private_mle::{private_covariance, private_mle, CovarianceOptions, PrivateMleOptions};
+use privpref::estimator::private_mle::{
+    private_covariance, private_covariance_of_view, private_mle, CovarianceOptions, PrivateMleOptions,
+};
 use privpref::estimator::{fit, FitOptions};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::simulation_rng;
 use privpref::privacy::{
-    gaussian_vector, objpert_noise_std, Neighbouring, NoiseRng, NoiseSource, PrivacyModel, PrivacyUnit,
+    calibrate_private_mle, gaussian_vector, objpert_noise_std, Neighbouring, NoiseRng, NoiseSource, PrivacyModel,
+    PrivacyUnit, PrivateMleParams,
 };
 use privpref::sim::{btl_pairs, theta_star};
 use privpref::solver::Control;
@@ -113,7 +116,7 @@ fn main_text_scaling_is_not_consistent() {
     let view = data.view().unwrap();
     let set = FeasibleSet::theta_b(3.0).unwrap();
     let l = view.max_row_norm(false) / 2.0;
-    let sw = objpert_noise_std(1.0, 1e-3, l).unwrap();
+    let sw = objpert_noise_std(1.0, 1e-3, fb(l)).unwrap();
     let w = gaussian_vector(d, sw, &mut simulation_rng(9));
     let beta = (20_000f64).sqrt() / 3.0;
     let good = objpert_minimiser(view, set, beta, &w, &Control::default()).unwrap();
@@ -133,6 +136,10 @@ fn small_problem(n: usize, seed: u64) -> (privpref::data::PairwiseData, Vec<f64>
     (data, theta)
 }
 
+fn fb(l: f64) -> FeatureBound {
+    FeatureBound::pairwise(l).unwrap()
+}
+
 fn bound_of(view: &PairwiseView<'_>) -> f64 {
     // A stated bound that holds for this data (tests only: the estimator never reads it).
     (view.max_row_norm(false) / 2.0).ceil()
@@ -146,13 +153,13 @@ fn seeded_release_is_reproducible_and_equals_the_fixed_noise_minimiser() {
     let view = data.view().unwrap();
     let l = bound_of(&view);
     let set = FeasibleSet::theta_b(2.0).unwrap();
-    let opts = ObjPertOptions::new(0.5, 1e-3, l, 3.0, set);
+    let opts = ObjPertOptions::new(0.5, 1e-3, fb(l), 3.0, set);
     let a = objective_perturbation(view, &opts, &mut NoiseRng::seeded(42)).unwrap();
     let b = objective_perturbation(view, &opts, &mut NoiseRng::seeded(42)).unwrap();
     let c = objective_perturbation(view, &opts, &mut NoiseRng::seeded(43)).unwrap();
     assert_eq!(a.model.theta, b.model.theta);
     assert_ne!(a.model.theta, c.model.theta);
-    let sw = objpert_noise_std(0.5, 1e-3, l).unwrap();
+    let sw = objpert_noise_std(0.5, 1e-3, fb(l)).unwrap();
     assert_eq!(a.noise_std, sw);
     let w = gaussian_vector(3, sw, &mut NoiseRng::seeded(42));
     let m = objpert_minimiser(view, set, 3.0, &w, &opts.control).unwrap();
@@ -182,8 +189,8 @@ fn recovered_noise_has_the_calibrated_scale() {
     let view = data.view().unwrap();
     let l = bound_of(&view);
     let (eps, delta, beta) = (1.0, 1e-3, 5.0);
-    let opts = ObjPertOptions::new(eps, delta, l, beta, FeasibleSet::Unconstrained);
-    let sw = objpert_noise_std(eps, delta, l).unwrap();
+    let opts = ObjPertOptions::new(eps, delta, fb(l), beta, FeasibleSet::Unconstrained);
+    let sw = objpert_noise_std(eps, delta, fb(l)).unwrap();
     let (mut s1, mut s2, mut k) = (0.0, 0.0, 0.0);
     for rep in 0..300u64 {
         let f = objective_perturbation(view, &opts, &mut NoiseRng::seeded(1000 + rep)).unwrap();
@@ -228,7 +235,7 @@ fn guarantee_is_refused_when_the_tolerance_is_not_met() {
     let l = bound_of(&view);
     let set = FeasibleSet::theta_b(2.0).unwrap();
     // 1. A solver that stops after one iteration.
-    let mut opts = ObjPertOptions::new(1.0, 1e-3, l, 2.0, set);
+    let mut opts = ObjPertOptions::new(1.0, 1e-3, fb(l), 2.0, set);
     opts.control.max_iter = 1;
     let (reason, achieved, tol) = refused(objective_perturbation(view, &opts, &mut NoiseRng::seeded(1)));
     assert!(
@@ -237,7 +244,7 @@ fn guarantee_is_refused_when_the_tolerance_is_not_met() {
     );
     assert!(achieved > tol);
     // 2. A converged solve but a tolerance below what f64 can certify.
-    let mut opts = ObjPertOptions::new(1.0, 1e-3, l, 2.0, set);
+    let mut opts = ObjPertOptions::new(1.0, 1e-3, fb(l), 2.0, set);
     opts.kkt_tol = 1e-300;
     let (reason, achieved, tol) = refused(objective_perturbation(view, &opts, &mut NoiseRng::seeded(1)));
     assert!(reason.contains("exact minimiser"), "{reason}");
@@ -250,19 +257,15 @@ fn guarantee_is_refused_when_the_tolerance_is_not_met() {
     // The same run with the default tolerance is guaranteed and releases the same point.
     let g = objective_perturbation(
         view,
-        &ObjPertOptions::new(1.0, 1e-3, l, 2.0, set),
+        &ObjPertOptions::new(1.0, 1e-3, fb(l), 2.0, set),
         &mut NoiseRng::seeded(1),
     )
     .unwrap();
     assert!(g.model.guarantee.is_some() && g.refusal.is_none());
     assert!(inf_dist(&g.model.theta, &f.model.theta) < 1e-12);
     // 4. Output perturbation whose radius is below the certified distance.
-    let mut opts = ObjPertOptions::new(1.0, 1e-3, l, 2.0, set);
-    opts.output = Some(OutputPerturbation {
-        radius: 1e-300,
-        eps: 0.2,
-        delta: 1e-4,
-    });
+    let mut opts = ObjPertOptions::new(1.0, 1e-3, fb(l), 2.0, set);
+    opts.output = Some(OutputPerturbation::new(1e-300, 0.2, 1e-4));
     let (reason, _, tol) = refused(objective_perturbation(view, &opts, &mut NoiseRng::seeded(1)));
     assert!(reason.contains("output-perturbation radius"), "{reason}");
     assert_eq!(tol, 1e-300);
@@ -277,15 +280,11 @@ fn output_perturbation_adds_the_calibrated_second_draw() {
     let view = data.view().unwrap();
     let l = bound_of(&view);
     let set = FeasibleSet::theta_b(2.0).unwrap();
-    let mut opts = ObjPertOptions::new(1.0, 1e-3, l, 2.0, set);
+    let mut opts = ObjPertOptions::new(1.0, 1e-3, fb(l), 2.0, set);
     let (tau, e2, d2) = (1e-6, 0.25, 2e-4);
-    opts.output = Some(OutputPerturbation {
-        radius: tau,
-        eps: e2,
-        delta: d2,
-    });
+    opts.output = Some(OutputPerturbation::new(tau, e2, d2));
     let f = objective_perturbation(view, &opts, &mut NoiseRng::seeded(77)).unwrap();
-    let sw = objpert_noise_std(0.75, 8e-4, l).unwrap();
+    let sw = objpert_noise_std(0.75, 8e-4, fb(l)).unwrap();
     assert!((f.noise_std - sw).abs() < 1e-12 * sw);
     let nu = 2.0 * tau * (2.0 * (1.25f64 / d2).ln()).sqrt() / e2;
     assert!((f.output_noise_std.unwrap() - nu).abs() < 1e-15);
@@ -328,7 +327,7 @@ fn invalid_input_is_a_typed_error() {
     assert!(first <= imax);
     match objective_perturbation(
         view,
-        &ObjPertOptions::new(1.0, 1e-3, l, 1.0, set),
+        &ObjPertOptions::new(1.0, 1e-3, fb(l), 1.0, set),
         &mut NoiseRng::seeded(0),
     ) {
         Err(Error::FeatureBound { row, .. }) => assert_eq!(row, first),
@@ -336,25 +335,34 @@ fn invalid_input_is_a_typed_error() {
     }
     let ok_l = 0.5 * nmax;
     for (opts, name) in [
-        (ObjPertOptions::new(1.0, 1e-3, ok_l, 0.0, set), "beta"),
-        (ObjPertOptions::new(1.0, 1e-3, ok_l, -1.0, set), "beta"),
-        (ObjPertOptions::new(1.0, 1e-3, ok_l, f64::NAN, set), "beta"),
-        (ObjPertOptions::new(0.0, 1e-3, ok_l, 1.0, set), "eps"),
-        (ObjPertOptions::new(1.0, 0.0, ok_l, 1.0, set), "delta"),
-        (ObjPertOptions::new(1.0, 1e-3, 0.0, 1.0, set), "feature-bound"),
-        (ObjPertOptions::new(1.0, 1e-3, f64::INFINITY, 1.0, set), "feature-bound"),
+        (ObjPertOptions::new(1.0, 1e-3, fb(ok_l), 0.0, set), "beta"),
+        (ObjPertOptions::new(1.0, 1e-3, fb(ok_l), -1.0, set), "beta"),
+        (ObjPertOptions::new(1.0, 1e-3, fb(ok_l), f64::NAN, set), "beta"),
+        (ObjPertOptions::new(0.0, 1e-3, fb(ok_l), 1.0, set), "eps"),
+        (ObjPertOptions::new(1.0, 0.0, fb(ok_l), 1.0, set), "delta"),
     ] {
         match objective_perturbation(view, &opts, &mut NoiseRng::seeded(0)) {
             Err(Error::InvalidParam { name: got, .. }) => assert_eq!(got, name),
             other => panic!("{name}: {other:?}"),
         }
     }
+    // An invalid bound cannot be built (negative, zero, NaN, infinite; horizon 0).
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        match FeatureBound::pairwise(bad) {
+            Err(Error::InvalidParam { name, .. }) => assert_eq!(name, "feature-bound"),
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        FeatureBound::trajectory(0, 1.0),
+        Err(Error::InvalidParam { name: "horizon", .. })
+    ));
     let wts = vec![1.0; view.n()];
     let wview = PairwiseView::new(view.x().unwrap(), view.n(), 3, view.y(), Some(&wts)).unwrap();
     assert!(matches!(
         objective_perturbation(
             wview,
-            &ObjPertOptions::new(1.0, 1e-3, ok_l, 1.0, set),
+            &ObjPertOptions::new(1.0, 1e-3, fb(ok_l), 1.0, set),
             &mut NoiseRng::seeded(0)
         ),
         Err(Error::InvalidParam { name: "weights", .. })
@@ -370,7 +378,7 @@ fn private_mle_releases_the_certified_minimiser_plus_output_noise() {
     let l = bound_of(&view);
     let set = FeasibleSet::ball(2.0).unwrap();
     let delta = 1.0 / (400.0f64 * 400.0);
-    let opts = PrivateMleOptions::new(1.0, delta, l, set);
+    let opts = PrivateMleOptions::new(1.0, delta, fb(l), set);
     let r = private_mle(view, &opts, &mut NoiseRng::seeded(5)).unwrap();
     let c = &r.calibration;
     assert!(
@@ -433,7 +441,7 @@ fn private_covariance_noise_and_repair() {
             }
         }
     }
-    let mut o = CovarianceOptions::new(1.0, delta, l);
+    let mut o = CovarianceOptions::new(1.0, delta, fb(l));
     o.eigen_floor = None;
     let (mut vd, mut vo, mut kd, mut ko) = (0.0, 0.0, 0.0, 0.0);
     let mut s = 0.0;
@@ -470,7 +478,7 @@ fn private_covariance_noise_and_repair() {
             &data.x,
             n,
             d,
-            &CovarianceOptions::new(1.0, delta, l),
+            &CovarianceOptions::new(1.0, delta, fb(l)),
             &mut NoiseRng::seeded(rep),
         )
         .unwrap();
@@ -491,7 +499,7 @@ fn private_covariance_noise_and_repair() {
             &x,
             n,
             d,
-            &CovarianceOptions::new(1.0, delta, l),
+            &CovarianceOptions::new(1.0, delta, fb(l)),
             &mut NoiseRng::seeded(0)
         ),
         Err(Error::Data { .. })
@@ -501,12 +509,12 @@ fn private_covariance_noise_and_repair() {
             &data.x,
             n,
             d,
-            &CovarianceOptions::new(1.0, delta, l / 100.0),
+            &CovarianceOptions::new(1.0, delta, fb(l / 100.0)),
             &mut NoiseRng::seeded(0)
         ),
         Err(Error::FeatureBound { row: 0, .. })
     ));
-    let mut lab = CovarianceOptions::new(1.0, delta, l);
+    let mut lab = CovarianceOptions::new(1.0, delta, fb(l));
     lab.relation = Neighbouring::LabelChange;
     assert!(private_covariance(&data.x, n, d, &lab, &mut NoiseRng::seeded(0)).is_err());
 }
@@ -524,4 +532,164 @@ fn local_estimators_carry_their_guarantee() {
         assert_eq!((g.eps, g.delta, g.model), (0.7, 0.0, PrivacyModel::Local));
         assert_eq!(g.noise, NoiseSource::External);
     }
+}
+
+/// Trajectory comparisons of `H` steps with per-step features `‖φ‖ ≤ L`: `n` records of two
+/// trajectories from `seed`, every step feature of norm at most `l` (features `n × H × d`).
+fn trajectories(n: usize, h: usize, d: usize, l: f64, seed: u64) -> privpref::data::TrajectoryPairs {
+    use rand::RngExt;
+    let mut rng = simulation_rng(seed);
+    let mut step = || -> Vec<f64> {
+        let v: Vec<f64> = (0..d).map(|_| rng.random::<f64>() - 0.5).collect();
+        let nrm = v.iter().map(|a| a * a).sum::<f64>().sqrt().max(1e-12);
+        let r = l * rng.random::<f64>();
+        v.iter().map(|a| a * r / nrm).collect()
+    };
+    let (mut phi0, mut phi1) = (Vec::new(), Vec::new());
+    for _ in 0..n * h {
+        phi0.extend(step());
+        phi1.extend(step());
+    }
+    let theta = [1.0, -0.5, 0.25];
+    let y: Vec<u8> = (0..n)
+        .map(|i| {
+            let s: f64 = (0..h)
+                .flat_map(|k| (0..d).map(move |j| ((i * h + k) * d + j, j)))
+                .map(|(at, j)| (phi1[at] - phi0[at]) * theta[j])
+                .sum();
+            u8::from(s > 0.0)
+        })
+        .collect();
+    privpref::data::trajectory_pairs(&phi0, &phi1, n, h, d, &y, None).unwrap()
+}
+
+/// Central DP for trajectories is calibrated to `H·L` by construction: the trajectory bound
+/// `(H, L)` gives exactly the noise (and the release) of the pairwise bound `H·L` formed by
+/// hand, and `s_w = H·L·√(8 ln(2/δ) + 4ε)/ε`; the per-step `L` (or another horizon) on data
+/// built from trajectories is an error, never a release with `H` times too little noise. The
+/// private MLE and covariance calibrations are those of `H·L` as well.
+#[test]
+fn trajectory_noise_is_calibrated_to_the_horizon_times_the_step_bound() {
+    let (n, h, d, l) = (300, 3, 3, 0.5);
+    let t = trajectories(n, h, d, l, 31);
+    let view = t.view().unwrap();
+    assert_eq!(view.horizon(), h);
+    let bound = t.feature_bound(l).unwrap();
+    assert_eq!((bound.horizon(), bound.per_step(), bound.value()), (h, l, 1.5));
+    let set = FeasibleSet::theta_b(2.0).unwrap();
+    let (eps, delta, beta) = (1.0, 1e-3, 3.0);
+
+    // Objective perturbation: the noise scale of H·L, computed by hand.
+    let f = objective_perturbation(
+        view,
+        &ObjPertOptions::new(eps, delta, bound, beta, set),
+        &mut NoiseRng::seeded(3),
+    )
+    .unwrap();
+    let by_hand = 1.5 * (8.0 * (2.0f64 / delta).ln() + 4.0 * eps).sqrt() / eps;
+    assert!(
+        (f.noise_std - by_hand).abs() <= 1e-15 * by_hand,
+        "{} vs {by_hand}",
+        f.noise_std
+    );
+    assert_eq!(f.noise_std, objpert_noise_std(eps, delta, fb(1.5)).unwrap());
+    // The same rows declared as pairwise data with the bound H·L release the same point.
+    let plain = t.pairs().view().unwrap();
+    assert_eq!(plain.horizon(), 1);
+    let g = objective_perturbation(
+        plain,
+        &ObjPertOptions::new(eps, delta, fb(1.5), beta, set),
+        &mut NoiseRng::seeded(3),
+    )
+    .unwrap();
+    assert_eq!((f.noise_std, &f.model.theta), (g.noise_std, &g.model.theta));
+    let guarantee = f.model.guarantee.as_ref().unwrap();
+    assert_eq!(guarantee.assumptions.feature_bound, Some(1.5));
+    assert!(guarantee.assumptions.notes.iter().any(|s| s.contains("horizon H = 3")));
+
+    // The per-step bound, or a bound for another horizon, cannot under-noise trajectory data.
+    for wrong in [fb(l), FeatureBound::trajectory(2, l).unwrap(), fb(1.5)] {
+        match objective_perturbation(
+            view,
+            &ObjPertOptions::new(eps, delta, wrong, beta, set),
+            &mut NoiseRng::seeded(3),
+        ) {
+            Err(Error::InvalidParam { name, reason }) => {
+                assert_eq!(name, "feature-bound");
+                assert!(reason.contains("horizon 3"), "{reason}");
+            }
+            other => panic!("{wrong:?}: {other:?}"),
+        }
+    }
+    // A per-step bound below the largest step feature is refused by the builder.
+    assert!(matches!(
+        t.feature_bound(0.5 * t.max_step_norm()),
+        Err(Error::InvalidParam {
+            name: "feature-bound",
+            ..
+        })
+    ));
+
+    // Private MLE (standard DP): the calibration of H·L (G = 2HL, T = H²L², γ_τ), and the same
+    // refusal of the per-step bound.
+    let delta = 1.0 / (n as f64 * n as f64);
+    let set = FeasibleSet::ball(2.0).unwrap();
+    let r = private_mle(
+        view,
+        &PrivateMleOptions::new(1.0, delta, bound, set),
+        &mut NoiseRng::seeded(5),
+    )
+    .unwrap();
+    let want = calibrate_private_mle(&PrivateMleParams::new(1.0, delta, fb(1.5), 2.0, n, d)).unwrap();
+    assert_eq!(r.calibration, want);
+    assert_eq!(r.calibration.grad_bound, 2.0 * 1.5);
+    assert_eq!(r.calibration.alpha_min, 4.0 * 1.5 * 1.5 / n as f64);
+    assert_eq!(
+        r.calibration.gamma,
+        1.0 / (2.0 + (2.0f64 * 1.5 * 2.0).exp() + (-2.0f64 * 1.5 * 2.0).exp())
+    );
+    assert!(matches!(
+        private_mle(
+            view,
+            &PrivateMleOptions::new(1.0, delta, fb(l), set),
+            &mut NoiseRng::seeded(5)
+        ),
+        Err(Error::InvalidParam {
+            name: "feature-bound",
+            ..
+        })
+    ));
+
+    // Private covariance: Frobenius sensitivity 4√2 H²L²/n (replace-one).
+    let x = &t.pairs().x;
+    let c = private_covariance(
+        x,
+        n,
+        d,
+        &CovarianceOptions::new(1.0, delta, bound),
+        &mut NoiseRng::seeded(7),
+    )
+    .unwrap();
+    let sens = 4.0 * std::f64::consts::SQRT_2 * 1.5 * 1.5 / n as f64;
+    let s = sens * (2.0 * (1.25 / (delta / 2.0)).ln()).sqrt() / 0.5;
+    assert!((c.noise_std - s).abs() <= 1e-12 * s, "{} vs {s}", c.noise_std);
+    // From the trajectory view: the same release, and the per-step bound is refused.
+    let cv = private_covariance_of_view(
+        view,
+        &CovarianceOptions::new(1.0, delta, bound),
+        &mut NoiseRng::seeded(7),
+    )
+    .unwrap();
+    assert_eq!((cv.noise_std, &cv.matrix), (c.noise_std, &c.matrix));
+    assert!(matches!(
+        private_covariance_of_view(
+            view,
+            &CovarianceOptions::new(1.0, delta, fb(l)),
+            &mut NoiseRng::seeded(7)
+        ),
+        Err(Error::InvalidParam {
+            name: "feature-bound",
+            ..
+        })
+    ));
 }

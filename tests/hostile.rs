@@ -75,8 +75,8 @@ impl Case {
         let mut c = self.clone();
         c.x.iter_mut().for_each(|v| *v *= s);
         c.set = match self.set {
-            FeasibleSet::ThetaB { radius } => FeasibleSet::ThetaB { radius: radius / s },
-            FeasibleSet::Ball { radius } => FeasibleSet::Ball { radius: radius / s },
+            FeasibleSet::ThetaB { radius } => FeasibleSet::theta_b(radius.get() / s).unwrap(),
+            FeasibleSet::Ball { radius } => FeasibleSet::ball(radius.get() / s).unwrap(),
             other => other,
         };
         c.ridge = self.ridge * s * s;
@@ -126,8 +126,8 @@ fn pick_set<R: Rng + ?Sized>(rng: &mut R, loss: LossSpec, radius: f64) -> Feasib
         rng.random_range(0..4)
     };
     match k {
-        0 => FeasibleSet::ThetaB { radius },
-        1 => FeasibleSet::Ball { radius },
+        0 => FeasibleSet::theta_b(radius).unwrap(),
+        1 => FeasibleSet::ball(radius).unwrap(),
         2 => FeasibleSet::SumZero,
         _ => FeasibleSet::Unconstrained,
     }
@@ -148,8 +148,8 @@ fn generate(class: &'static str, rng: &mut Xoshiro256PlusPlus) -> Case {
             let s = 10f64.powf(rng.random_range(-300.0..300.0));
             x.iter_mut().for_each(|v| *v *= s);
             set = match set {
-                FeasibleSet::ThetaB { radius } => FeasibleSet::ThetaB { radius: radius / s },
-                FeasibleSet::Ball { radius } => FeasibleSet::Ball { radius: radius / s },
+                FeasibleSet::ThetaB { radius } => FeasibleSet::theta_b(radius.get() / s).unwrap(),
+                FeasibleSet::Ball { radius } => FeasibleSet::ball(radius.get() / s).unwrap(),
                 other => other,
             };
         }
@@ -255,13 +255,15 @@ fn options(c: &Case, solver: SolverKind) -> FitOptions {
     o.ridge = c.ridge;
     o.solver = solver;
     if solver == SolverKind::Sgd {
-        o.sgd = SgdOptions {
-            step: StepRule::Const(0.05),
-            batch: 8,
-            epochs: 2,
-            shuffle: true,
-            seed: 1,
-            average: Averaging::Polyak,
+        o.sgd = {
+            let mut o = SgdOptions::default();
+            o.step = StepRule::Const(0.05);
+            o.batch = 8;
+            o.epochs = 2;
+            o.shuffle = true;
+            o.seed = 1;
+            o.average = Averaging::Polyak;
+            o
         };
     }
     o

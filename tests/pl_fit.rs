@@ -356,13 +356,15 @@ fn sgd_approaches_the_exact_minimiser() {
         let set = FeasibleSet::theta_b(5.0).unwrap();
         let exact = fit_kwise(view, &opts(spec, set, SolverKind::Newton)).unwrap();
         let mut o = opts(spec, set, SolverKind::Sgd);
-        o.sgd = SgdOptions {
-            step: StepRule::InvT(2.0),
-            batch: 10,
-            epochs: 400,
-            shuffle: true,
-            seed: 3,
-            average: Averaging::Polyak,
+        o.sgd = {
+            let mut o = SgdOptions::default();
+            o.step = StepRule::InvT(2.0);
+            o.batch = 10;
+            o.epochs = 400;
+            o.shuffle = true;
+            o.seed = 3;
+            o.average = Averaging::Polyak;
+            o
         };
         let s = fit_kwise(view, &o).unwrap();
         let err = max_diff(&s.theta, &exact.theta);
@@ -560,7 +562,7 @@ fn trajectory_comparisons_are_pairwise_data() {
             }
         }
     }
-    assert_eq!(data.x, x);
+    assert_eq!(data.pairs().x, x);
     let view = data.view().unwrap();
     let hand = PairwiseView::new(&x, n, d, &y, None).unwrap();
     for loss in [LossSpec::Mle, LossSpec::DebiasedRr { eps: 1.0 }, LossSpec::Probit] {

@@ -98,12 +98,10 @@ fn frank_wolfe_and_purification_find_the_brute_force_optimum() {
         } else {
             Reference::None
         };
-        let opts = PolicyOptions {
-            tol_rel: 1e-10,
-            tol_abs: Some(1e-13),
-            max_passes: 20_000,
-            ..PolicyOptions::default()
-        };
+        let mut opts = PolicyOptions::default();
+        opts.tol_rel = 1e-10;
+        opts.tol_abs = Some(1e-13);
+        opts.max_passes = 20_000;
         let rep = pessimistic_policy(&st, &reference, &set, &opts).unwrap();
         let (best, _) = brute_force(&st, &set, &reference);
         total += 1;
@@ -154,10 +152,8 @@ fn certificate_purification_and_determinism_at_moderate_size() {
     let phi = unit_features(&mut rng, n, a, d);
     let st = StateActions::new(&phi, n, a, d, None).unwrap();
     let set = random_set(&mut rng, d, 0.3, 0.02, FeasibleSet::ball(1.0).unwrap());
-    let opts = PolicyOptions {
-        tol_abs: Some(0.0),
-        ..PolicyOptions::default()
-    };
+    let mut opts = PolicyOptions::default();
+    opts.tol_abs = Some(0.0);
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| pessimistic_policy(&st, &Reference::None, &set, &opts).unwrap())
@@ -183,15 +179,11 @@ fn certificate_purification_and_determinism_at_moderate_size() {
         assert_eq!(r.passes, r1.passes);
     }
     // Sequential policy gives the same bits too.
-    let rs = pessimistic_policy(
-        &st,
-        &Reference::None,
-        &set,
-        &PolicyOptions {
-            par: Par::Seq,
-            ..opts.clone()
-        },
-    )
+    let rs = pessimistic_policy(&st, &Reference::None, &set, &{
+        let mut o = opts.clone();
+        o.par = Par::Seq;
+        o
+    })
     .unwrap();
     assert_eq!(rs.value.to_bits(), r1.value.to_bits());
 }
@@ -269,15 +261,11 @@ fn mdp_horizon_one_is_the_bandit_and_vertices_are_bounded_by_the_certificate() {
     };
     let r1 = pessimistic_mdp_policy(&mdp1, None, &set, 1e-10, 20_000).unwrap();
     let st = StateActions::new(&phi, ns, na, d, None).unwrap();
-    let rb = pessimistic_policy(
-        &st,
-        &Reference::None,
-        &set,
-        &PolicyOptions {
-            tol_rel: 1e-10,
-            ..PolicyOptions::default()
-        },
-    )
+    let rb = pessimistic_policy(&st, &Reference::None, &set, &{
+        let mut o = PolicyOptions::default();
+        o.tol_rel = 1e-10;
+        o
+    })
     .unwrap();
     assert!((r1.value - rb.value).abs() <= 1e-8, "{} vs {}", r1.value, rb.value);
     // H = 2: brute force over all deterministic Markov policies (A^(S·H)).

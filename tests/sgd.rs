@@ -467,10 +467,8 @@ fn check_replicated<L: Loss>(
             if let Some(b) = lin {
                 obj = obj.with_linear_term(sgd::replication_of(b, d, r, rr)).unwrap();
             }
-            let so = SgdOptions {
-                average,
-                ..SgdOptions::one_pass(rule_of(rr))
-            };
+            let mut so = SgdOptions::one_pass(rule_of(rr));
+            so.average = average;
             sgd::solve(&obj, &set, None, &so, &Control::default()).unwrap().theta
         };
         let what = format!(
@@ -763,18 +761,33 @@ fn invalid_options_are_typed_errors() {
     let err = |o: SgdOptions, s: &FeasibleSet| sgd::solve(&obj, s, None, &o, &ctl).unwrap_err();
     let base = SgdOptions::one_pass(StepRule::Const(0.1));
     assert!(matches!(
-        err(SgdOptions { batch: 0, ..base }, &set),
+        err(
+            {
+                let mut o = base;
+                o.batch = 0;
+                o
+            },
+            &set
+        ),
         Error::InvalidParam { name: "batch", .. }
     ));
     assert!(matches!(
-        err(SgdOptions { epochs: 0, ..base }, &set),
+        err(
+            {
+                let mut o = base;
+                o.epochs = 0;
+                o
+            },
+            &set
+        ),
         Error::InvalidParam { name: "epochs", .. }
     ));
     assert!(matches!(
         err(
-            SgdOptions {
-                epochs: usize::MAX,
-                ..base
+            {
+                let mut o = base;
+                o.epochs = usize::MAX;
+                o
             },
             &set
         ),
@@ -786,7 +799,14 @@ fn invalid_options_are_typed_errors() {
         StepRule::TheoryLambda(0.0),
     ] {
         assert!(matches!(
-            err(SgdOptions { step, ..base }, &set),
+            err(
+                {
+                    let mut o = base;
+                    o.step = step;
+                    o
+                },
+                &set
+            ),
             Error::InvalidParam { name: "step", .. }
         ));
     }
@@ -795,16 +815,11 @@ fn invalid_options_are_typed_errors() {
         Error::InvalidParam { name: "step", .. }
     ));
     assert!(matches!(
-        sgd::solve(
-            &obj,
-            &set,
-            None,
-            &base,
-            &Control {
-                max_iter: 0,
-                ..Control::default()
-            }
-        ),
+        sgd::solve(&obj, &set, None, &base, &{
+            let mut o = Control::default();
+            o.max_iter = 0;
+            o
+        }),
         Err(Error::InvalidParam { name: "max-iter", .. })
     ));
     // Through `fit` too.
@@ -823,14 +838,13 @@ fn minibatch_is_deterministic_and_thread_independent() {
     let view = PairwiseView::new(&x, n, d, &y, None).unwrap();
     let obj = Objective::new(view, Logistic);
     let set = FeasibleSet::theta_b(3.0).unwrap();
-    let opts = SgdOptions {
-        step: StepRule::InvT(5.0),
-        batch: 64,
-        epochs: 3,
-        shuffle: true,
-        seed: 11,
-        average: Averaging::Polyak,
-    };
+    let mut opts = SgdOptions::default();
+    opts.step = StepRule::InvT(5.0);
+    opts.batch = 64;
+    opts.epochs = 3;
+    opts.shuffle = true;
+    opts.seed = 11;
+    opts.average = Averaging::Polyak;
     let in_pool = |t: usize, o: SgdOptions| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)
@@ -840,14 +854,19 @@ fn minibatch_is_deterministic_and_thread_independent() {
     };
     let a = in_pool(1, opts);
     let b = in_pool(2, opts);
-    let c = in_pool(2, SgdOptions { seed: 12, ..opts });
+    let c = in_pool(2, {
+        let mut o = opts;
+        o.seed = 12;
+        o
+    });
     assert_eq!(bits(&a.theta), bits(&b.theta));
     assert_eq!(a.objective.to_bits(), b.objective.to_bits());
     assert_ne!(bits(&a.theta), bits(&c.theta));
     assert_eq!(a.iterations, 3 * n.div_ceil(64));
     assert_eq!(a.grad_evals, 4);
     // batch = 1 with shuffling and several epochs uses the single-sample steps.
-    let o1 = SgdOptions { batch: 1, ..opts };
+    let mut o1 = opts;
+    o1.batch = 1;
     assert_eq!(bits(&in_pool(1, o1).theta), bits(&in_pool(2, o1).theta));
 }
 
@@ -863,30 +882,38 @@ fn minibatch_approaches_the_newton_solution() {
     let exact = fit(view, &fo).unwrap();
     assert!(exact.report.converged());
     let obj = Objective::new(view, Logistic).with_ridge(200.0).unwrap();
-    let mut opts = SgdOptions {
-        step: StepRule::InvT(4.0),
-        batch: 50,
-        epochs: 150,
-        shuffle: true,
-        seed: 5,
-        average: Averaging::Polyak,
-    };
+    let mut opts = SgdOptions::default();
+    opts.step = StepRule::InvT(4.0);
+    opts.batch = 50;
+    opts.epochs = 150;
+    opts.shuffle = true;
+    opts.seed = 5;
+    opts.average = Averaging::Polyak;
     let ctl = Control::default();
     let r = sgd::solve(&obj, &set, None, &opts, &ctl).unwrap();
     let e = dist(&r.theta, &exact.theta);
     // Measured: ‖θ_newton‖ = 0.713; after 1 epoch ‖θ − θ_newton‖ = 6.4e-2, after 150 epochs
     // 5.0e-4 and F − F* = 5.0e-8. The bounds leave a factor of 3–4.
     assert!(e < 1.5e-3, "‖θ_sgd − θ_newton‖ = {e:e}");
-    let r1 = sgd::solve(&obj, &set, None, &SgdOptions { epochs: 1, ..opts }, &ctl).unwrap();
+    let r1 = sgd::solve(
+        &obj,
+        &set,
+        None,
+        &{
+            let mut o = opts;
+            o.epochs = 1;
+            o
+        },
+        &ctl,
+    )
+    .unwrap();
     assert!(dist(&r1.theta, &exact.theta) > 20.0 * e);
     let gap = r.objective - exact.report.objective;
     assert!((0.0..2e-7).contains(&gap), "F − F* = {gap:e}");
     assert_eq!(r.termination, Termination::Completed);
     // A loose tolerance stops early as converged, after a whole epoch.
-    let loose = Control {
-        tol_rel: 1e-2,
-        ..Control::default()
-    };
+    let mut loose = Control::default();
+    loose.tol_rel = 1e-2;
     opts.epochs = 1000;
     let r2 = sgd::solve(&obj, &set, None, &opts, &loose).unwrap();
     assert_eq!(r2.termination, Termination::Converged);
@@ -907,15 +934,11 @@ fn observer_sees_start_progress_and_end() {
     let obj = Objective::new(view, Logistic);
     let set = FeasibleSet::theta_b(2.0).unwrap();
     let rec = Arc::new(Recorder::new());
-    let ctl = Control {
-        observer: Some(rec.clone()),
-        observe_every: 300,
-        ..Control::default()
-    };
-    let opts = SgdOptions {
-        epochs: 2,
-        ..SgdOptions::one_pass(StepRule::Const(0.1))
-    };
+    let mut ctl = Control::default();
+    ctl.observer = Some(rec.clone());
+    ctl.observe_every = 300;
+    let mut opts = SgdOptions::one_pass(StepRule::Const(0.1));
+    opts.epochs = 2;
     let with = sgd::solve(&obj, &set, None, &opts, &ctl).unwrap();
     let without = sgd::solve(&obj, &set, None, &opts, &Control::default()).unwrap();
     assert_eq!(bits(&with.theta), bits(&without.theta));
@@ -954,11 +977,9 @@ fn observer_sees_start_progress_and_end() {
     ));
     // With observe_every dividing the epoch length, the epoch ends report F and the KKT residual.
     let rec = Arc::new(Recorder::new());
-    let ctl = Control {
-        observer: Some(rec.clone()),
-        observe_every: 500,
-        ..Control::default()
-    };
+    let mut ctl = Control::default();
+    ctl.observer = Some(rec.clone());
+    ctl.observe_every = 500;
     sgd::solve(&obj, &set, None, &opts, &ctl).unwrap();
     let prog: Vec<(usize, bool)> = rec
         .events()
@@ -983,10 +1004,8 @@ fn interrupt_stops_within_a_few_thousand_steps() {
     let obj = Objective::new(view, Logistic);
     let set = FeasibleSet::theta_b(2.0).unwrap();
     let flag = Arc::new(AtomicBool::new(true));
-    let ctl = Control {
-        interrupt: Some(flag),
-        ..Control::default()
-    };
+    let mut ctl = Control::default();
+    ctl.interrupt = Some(flag);
     let r = sgd::solve(&obj, &set, None, &SgdOptions::one_pass(StepRule::Const(0.1)), &ctl).unwrap();
     assert_eq!(r.termination, Termination::Interrupted);
     assert_eq!(r.iterations, 4096);
@@ -1083,10 +1102,8 @@ fn sgd_rr_theory_step_rate_and_factor_against_the_exact_minimiser() {
     let ns = [1_000usize, 3_000, 10_000, 30_000, 100_000];
     let (d, eps, reps) = (5usize, 1.0, 30u64);
     let set = FeasibleSet::theta_b(1.0).unwrap();
-    let ctl = Control {
-        par: privpref::par::Par::Seq,
-        ..Control::default()
-    };
+    let mut ctl = Control::default();
+    ctl.par = privpref::par::Par::Seq;
     let per_rep: Vec<(Vec<f64>, f64)> = (0..reps)
         .into_par_iter()
         .map(|rep| {

@@ -122,9 +122,10 @@ impl Problem {
         let mut o = self.opts.clone();
         o.solver = solver;
         if solver == SolverKind::Lbfgs {
-            o.lbfgs = LbfgsOptions {
-                memory,
-                ..LbfgsOptions::default()
+            o.lbfgs = {
+                let mut o = LbfgsOptions::default();
+                o.memory = memory;
+                o
             };
             o.control.max_iter = LBFGS_MAX_ITER;
         }

@@ -59,23 +59,22 @@ fn solve(fx: &Fixture, o: &FitOptions) -> Result<SolveReport, Error> {
 
 /// Mini-batch SGD over several epochs (4 batches per epoch, shuffled, constant step).
 fn minibatch(fx: &Fixture) -> SgdOptions {
-    SgdOptions {
-        step: StepRule::Const(0.1),
-        batch: fx.n.div_ceil(4),
-        epochs: 5,
-        shuffle: true,
-        seed: 7,
-        average: Averaging::Last,
-    }
+    let mut o = SgdOptions::default();
+    o.step = StepRule::Const(0.1);
+    o.batch = fx.n.div_ceil(4);
+    o.epochs = 5;
+    o.shuffle = true;
+    o.seed = 7;
+    o.average = Averaging::Last;
+    o
 }
 
 /// Full-batch projected gradient steps through the SGD solver (batch = n, data order).
 fn full_batch(fx: &Fixture) -> SgdOptions {
-    SgdOptions {
-        batch: fx.n,
-        shuffle: false,
-        ..minibatch(fx)
-    }
+    let mut o = minibatch(fx);
+    o.batch = fx.n;
+    o.shuffle = false;
+    o
 }
 
 /// The relative KKT residual at `theta`, recomputed independently.

@@ -16,11 +16,14 @@ pub mod npy;
 mod users;
 
 pub use users::UserIndex;
+mod bound;
 pub mod trajectory;
+
+pub use bound::FeatureBound;
 
 pub use group::{GroupData, GroupFeatures, GroupLabels, GroupView};
 pub use multiclass::MulticlassView;
-pub use trajectory::trajectory_pairs;
+pub use trajectory::{trajectory_pairs, TrajectoryPairs};
 
 use crate::error::{DataErrorKind, Error, Location, Result};
 use rayon::prelude::*;
@@ -119,6 +122,7 @@ pub struct PairwiseView<'a> {
     d: usize,
     total_weight: f64,
     magnitude: Magnitude,
+    horizon: usize,
 }
 
 impl<'a> PairwiseView<'a> {
@@ -165,6 +169,7 @@ impl<'a> PairwiseView<'a> {
             d,
             total_weight,
             magnitude,
+            horizon: 1,
         })
     }
 
@@ -210,6 +215,18 @@ impl<'a> PairwiseView<'a> {
     #[inline]
     pub fn magnitude(&self) -> Magnitude {
         self.magnitude
+    }
+    /// The horizon `H` of the compared items: 1 for pairwise comparisons, `H` for the summed
+    /// per-step differences of trajectory comparisons of `H` steps
+    /// ([`TrajectoryPairs::view`]). Central-DP estimators require a [`FeatureBound`] with this
+    /// horizon.
+    #[inline]
+    pub fn horizon(&self) -> usize {
+        self.horizon
+    }
+    /// The same view marked as trajectory comparisons of `horizon` steps.
+    pub(crate) fn with_horizon(self, horizon: usize) -> Self {
+        PairwiseView { horizon, ..self }
     }
     /// `Σ w_i` (equals `n` without weights): the effective sample size used by the objective.
     #[inline]

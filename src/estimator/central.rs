@@ -15,7 +15,15 @@
 //! * `β > 0` (spec §4 "Condition on β": under label DP the proof needs only strong convexity,
 //!   because the Hessian `Σσ'(x_iᵀθ)x_ix_iᵀ + βI` does not depend on the labels — which is also
 //!   why the loss must be the logistic one: other losses are rejected);
-//! * no sample weights (they would change the sensitivity `‖x_j‖`).
+//! * no sample weights (they would change the sensitivity `‖x_j‖`);
+//! * trajectory comparisons of `H` steps (rows `x_i = Σ_h [φ(s_h¹, a_h¹) − φ(s_h⁰, a_h⁰)]`,
+//!   [`crate::data::trajectory_pairs`]) have `‖x_i‖ ≤ 2HL`: the label-flip sensitivity is `2HL`
+//!   and every `L` above is `H·L` (the per-step bound summed over the horizon; Lemma C.3 of
+//!   "Provable protection of human judgements" (anon., 2024) bounds the gradient by `2HL`, and
+//!   the proof of Chowdhury, Zhou & Natarajan (2024), Thm 5.2, needs only that bound on
+//!   `‖x_j‖`). The bound is a [`FeatureBound`]: `FeatureBound::trajectory(H, L)` forms `H·L`
+//!   itself, and data marked with horizon `H` ([`PairwiseView::horizon`]) refuse any other
+//!   bound, so the per-step `L` cannot calibrate `H` times too little noise.
 //!
 //! **Exactness.** Thm 5.2 is proved for the exact minimiser only. The estimator solves with
 //! exact projected Newton, returns the achieved KKT residual `‖θ − Π(θ − ∇F(θ))‖` and
@@ -36,13 +44,13 @@
 //! Only `θ` is covered by the guarantee. The [`SolveReport`](crate::solver::SolveReport) (objective value, multiplier,
 //! residual, iterations) is a diagnostic of the non-private solve: do not release it.
 
-use crate::data::{Features, PairwiseView};
+use crate::data::{FeatureBound, Features, PairwiseView};
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::{Logistic, LossSpec};
 use crate::model::{FitConfig, FittedModel};
 use crate::objective::Objective;
-use crate::privacy::calibrate::{check_feature_bound, gaussian_mechanism_std, objpert_noise_std};
+use crate::privacy::calibrate::{gaussian_mechanism_std, objpert_noise_std};
 use crate::privacy::{gaussian_vector, Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit};
 use crate::solver::{newton, Control};
 
@@ -50,7 +58,9 @@ use crate::solver::{newton, Control};
 pub const DEFAULT_KKT_TOL: f64 = 1e-9;
 
 /// The output-perturbation share of the budget and its public radius (see the module docs).
+/// Checked by [`objective_perturbation`].
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct OutputPerturbation {
     /// `τ > 0`: the certified bound `‖θ̂ − θ_exact‖ ≤ τ` the noise is calibrated to.
     pub radius: f64,
@@ -60,15 +70,24 @@ pub struct OutputPerturbation {
     pub delta: f64,
 }
 
-/// Settings of [`objective_perturbation`].
+impl OutputPerturbation {
+    /// Radius `τ` and the output share `(ε₂, δ₂)` of the budget.
+    pub fn new(radius: f64, eps: f64, delta: f64) -> Self {
+        OutputPerturbation { radius, eps, delta }
+    }
+}
+
+/// Settings of [`objective_perturbation`] (every field is checked there).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ObjPertOptions {
     /// Total `ε > 0` of the release.
     pub eps: f64,
     /// Total `δ ∈ (0, 1)`.
     pub delta: f64,
-    /// Feature bound `L > 0` (`‖φ‖ ≤ L`, rows need `‖x_i‖ ≤ 2L`).
-    pub feature_bound: f64,
+    /// Feature bound: `‖φ‖ ≤ L` per step and the horizon `H` (1 for pairwise data); rows need
+    /// `‖x_i‖ ≤ 2HL` and the noise is calibrated to `H·L` (module docs).
+    pub feature_bound: FeatureBound,
     /// Ridge `β > 0` of `(β/2n)‖θ‖²` (Thm 5.3's utility choice is `√n/B`, see [`default_beta`]).
     pub beta: f64,
     /// The feasible set (`Θ_B` in the paper).
@@ -86,7 +105,7 @@ pub struct ObjPertOptions {
 
 impl ObjPertOptions {
     /// Exact objective perturbation over `set` with the default tolerance, no output noise.
-    pub fn new(eps: f64, delta: f64, feature_bound: f64, beta: f64, set: FeasibleSet) -> Self {
+    pub fn new(eps: f64, delta: f64, feature_bound: FeatureBound, beta: f64, set: FeasibleSet) -> Self {
         ObjPertOptions {
             eps,
             delta,
@@ -104,8 +123,11 @@ impl ObjPertOptions {
 /// `β = √n / B`, the choice of the utility proof of seed 000 Thm 5.3 (Algorithm-2 units).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when the set has no radius.
+/// [`Error::InvalidParam`] when the set has no radius; [`Error::Shape`] for `n = 0`.
 pub fn default_beta(n: usize, set: &FeasibleSet) -> Result<f64> {
+    if n == 0 {
+        return Err(Error::Shape("the default beta = sqrt(n)/B needs n >= 1 samples".into()));
+    }
     let b = set.radius().ok_or_else(|| {
         Error::param(
             "beta",
@@ -139,28 +161,29 @@ pub struct PrivateFit {
     pub beta: f64,
 }
 
-/// Checks every row satisfies `‖x_i‖ ≤ 2L` (no slack, no clipping).
+/// Checks every row satisfies `‖x_i‖ ≤ 2HL` (`2L` for pairwise data; no slack, no clipping).
 ///
 /// # Errors
 /// [`Error::FeatureBound`] naming the first offending row.
-pub fn check_rows(x: &[f64], d: usize, l: f64) -> Result<()> {
-    check_feature_rows(Features::F64(x), d, l)
+pub fn check_rows(x: &[f64], d: usize, bound: FeatureBound) -> Result<()> {
+    bound.check_rows(Features::F64(x), d)
 }
 
 /// As [`check_rows`] for features in either precision (a view's [`PairwiseView::features`]).
-pub fn check_feature_rows(x: Features<'_>, d: usize, l: f64) -> Result<()> {
-    check_feature_bound(l)?;
-    let limit = 2.0 * l;
-    let d = d.max(1);
-    let mut buf = vec![0.0; d];
-    for row in 0..x.len() / d {
-        let r = x.row(row, d, &mut buf);
-        let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
-        if !(norm <= limit) {
-            return Err(Error::FeatureBound { row, norm, limit });
-        }
-    }
-    Ok(())
+pub fn check_feature_rows(x: Features<'_>, d: usize, bound: FeatureBound) -> Result<()> {
+    bound.check_rows(x, d)
+}
+
+/// The guarantee note of a trajectory bound (`None` for pairwise data).
+pub(crate) fn trajectory_note(bound: FeatureBound) -> Option<String> {
+    (bound.horizon() > 1).then(|| {
+        format!(
+            "trajectory comparisons of horizon H = {}: per-step bound L = {}, feature bound H*L = {} (||x|| <= 2HL)",
+            bound.horizon(),
+            bound.per_step(),
+            bound.value()
+        )
+    })
 }
 
 /// `e(r) = r((1+M) + √((1+M)² + 4μ))/(2μ)`: the certified bound on the distance to the exact
@@ -171,8 +194,7 @@ pub fn distance_bound(kkt_residual: f64, mu: f64, smooth: f64) -> f64 {
     kkt_residual * (a + (a * a + 4.0 * mu).sqrt()) / (2.0 * mu)
 }
 
-fn common_checks(data: &PairwiseView<'_>, l: f64, beta: f64) -> Result<()> {
-    check_feature_bound(l)?;
+fn common_checks(data: &PairwiseView<'_>, bound: FeatureBound, beta: f64) -> Result<()> {
     if !(beta.is_finite() && beta > 0.0) {
         return Err(Error::param(
             "beta",
@@ -185,7 +207,7 @@ fn common_checks(data: &PairwiseView<'_>, l: f64, beta: f64) -> Result<()> {
             "sample weights are not supported by the central estimators (they change the sensitivity)",
         ));
     }
-    check_feature_rows(data.features(), data.d(), l)
+    bound.check_data(data)
 }
 
 /// The minimiser of Algorithm 2's objective for a **given** noise vector `w` (no privacy:
@@ -227,7 +249,8 @@ pub fn objpert_minimiser(
 /// perturbation, the output noise), solves exactly, certifies, and releases.
 ///
 /// # Errors
-/// * [`Error::InvalidParam`] / [`Error::FeatureBound`] / [`Error::Data`] for invalid input;
+/// * [`Error::InvalidParam`] / [`Error::FeatureBound`] / [`Error::Data`] for invalid input
+///   (including a bound whose horizon is not the data's, [`FeatureBound::check_data`]);
 /// * [`Error::GuaranteeRefused`] when the KKT residual exceeds `kkt_tol` (whatever the solver's
 ///   termination; `NaN` never passes), or, with output perturbation, when the distance bound
 ///   exceeds `τ` — unless `allow_unguaranteed`.
@@ -292,7 +315,8 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
     let r = &model.report;
     let nf = n as f64;
     let mu = opts.beta / nf;
-    let smooth = opts.feature_bound * opts.feature_bound + mu;
+    let l = opts.feature_bound.value();
+    let smooth = l * l + mu;
     let dist = distance_bound(r.projected_gradient, mu, smooth);
 
     // The certificate alone decides (a solver that stopped early but met it is fine; a
@@ -349,6 +373,7 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
                 opts.kkt_tol
             ));
         }
+        notes.extend(trajectory_note(opts.feature_bound));
         Some(Guarantee {
             eps: opts.eps,
             delta: opts.delta,
@@ -362,7 +387,7 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
             },
             noise: rng.source(),
             assumptions: Assumptions {
-                feature_bound: Some(opts.feature_bound),
+                feature_bound: Some(opts.feature_bound.value()),
                 exactness_tol: Some(opts.output.map_or(opts.kkt_tol, |o| o.radius)),
                 radius: opts.set.radius(),
                 notes,
@@ -398,7 +423,8 @@ mod tests {
     #[test]
     fn rows_above_twice_the_bound_are_named() {
         let x = [0.5, 0.5, 1.5, 1.5, 0.1, 0.0];
-        match check_rows(&x, 2, 1.0) {
+        let fb = |l| FeatureBound::pairwise(l).unwrap();
+        match check_rows(&x, 2, fb(1.0)) {
             Err(Error::FeatureBound { row, norm, limit }) => {
                 assert_eq!(row, 1);
                 assert!((norm - 1.5 * 2f64.sqrt()).abs() < 1e-15);
@@ -406,7 +432,9 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(check_rows(&x, 2, 1.1).is_ok());
-        assert!(check_rows(&[f64::NAN, 0.0], 2, 1.0).is_err());
+        assert!(check_rows(&x, 2, fb(1.1)).is_ok());
+        assert!(check_rows(&[f64::NAN, 0.0], 2, fb(1.0)).is_err());
+        // A trajectory bound of horizon 2 with L = 0.55 allows the same rows as L = 1.1.
+        assert!(check_rows(&x, 2, FeatureBound::trajectory(2, 0.55).unwrap()).is_ok());
     }
 }

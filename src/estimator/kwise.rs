@@ -41,6 +41,7 @@ use crate::with_group_loss;
 /// # Ok::<(), privpref::Error>(())
 /// ```
 pub fn fit_kwise(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Result<FittedModel<GroupLossSpec>> {
+    opts.validate()?;
     let k = data.k();
     let report = with_group_loss!(opts.loss, k, |loss| {
         let mut obj = GroupObjective::new(data, loss)?

@@ -44,6 +44,7 @@ pub use kwise::fit_kwise;
 /// Which solver to use. The default is [`SolverKind::Auto`], the fastest certified solver for
 /// the loss and the shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum SolverKind {
     /// Exact projected Newton ([`crate::solver::newton`]).
     Newton,
@@ -153,6 +154,7 @@ impl SolverKind {
 /// Everything [`fit`] (and, with `S = `[`GroupLossSpec`](crate::loss::GroupLossSpec),
 /// [`fit_kwise`]) needs besides the data.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FitOptions<S = LossSpec> {
     /// The loss.
     pub loss: S,
@@ -188,6 +190,30 @@ impl<S> FitOptions<S> {
             lbfgs: LbfgsOptions::default(),
             sgd: SgdOptions::default(),
         }
+    }
+
+    /// Checks every setting, including those of the solvers `solver` does not run (an invalid
+    /// value is an error even where it would be ignored): the ridge (finite, `≥ 0`), the linear
+    /// term and warm start (finite), [`Control::validate`], [`LbfgsOptions::validate`] and
+    /// [`SgdOptions::validate`]. [`fit`] and [`fit_kwise`] call it first.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] naming the first invalid setting.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.ridge.is_finite() && self.ridge >= 0.0) {
+            return Err(Error::param(
+                "ridge",
+                format!("must be finite and >= 0, got {}", self.ridge),
+            ));
+        }
+        for (name, v) in [("linear-term", &self.linear_term), ("theta0", &self.theta0)] {
+            if let Some(j) = v.as_deref().and_then(|b| b.iter().position(|x| !x.is_finite())) {
+                return Err(Error::param(name, format!("entry {j} is not finite")));
+            }
+        }
+        self.control.validate()?;
+        self.lbfgs.validate()?;
+        self.sgd.validate()
     }
 }
 
@@ -241,6 +267,7 @@ pub(crate) fn run_solver<O: SecondOrderObjective + SgdObjective, S>(
 /// solver that did not converge returns `Ok` with a report saying so — call
 /// [`SolveReport::into_result`](crate::solver::SolveReport::into_result) to turn that into an error.
 pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
+    opts.validate()?;
     // Features far from unit size are solved on X·2^{-e}, exactly equivalent ([`normalize`]).
     let e = normalize::exponent(&data.magnitude());
     normalize::check_range(&data, e)?;

@@ -88,8 +88,8 @@ pub fn scaled_features(data: &PairwiseView<'_>, e: i32) -> Vec<f64> {
 pub fn scaled_set(set: FeasibleSet, e: i32) -> Result<FeasibleSet> {
     let s = pow2(e);
     match set {
-        FeasibleSet::ThetaB { radius } => FeasibleSet::theta_b(radius * s),
-        FeasibleSet::Ball { radius } => FeasibleSet::ball(radius * s),
+        FeasibleSet::ThetaB { radius } => FeasibleSet::theta_b(radius.get() * s),
+        FeasibleSet::Ball { radius } => FeasibleSet::ball(radius.get() * s),
         other => Ok(other),
     }
 }

@@ -21,15 +21,15 @@
 //! `ℓ̃(θ̂) − min ≤ ⟨∇ℓ̃(θ̂), θ̂ − θ*⟩ ≤ ‖P∇ℓ̃‖‖θ̂ − θ*‖`). Both use the gradient in doubled
 //! precision. If the certificate is not below `β` the guarantee is refused.
 
-use super::central::{check_rows, distance_bound, objpert_minimiser};
-use crate::data::PairwiseView;
+use super::central::{check_rows, distance_bound, objpert_minimiser, trajectory_note};
+use crate::data::{FeatureBound, PairwiseView};
 use crate::error::{DataErrorKind, Error, Location, Result};
 use crate::feasible::{center, norm, FeasibleSet};
 use crate::loss::Logistic;
 use crate::model::FittedModel;
 use crate::objective::Objective;
 use crate::privacy::calibrate::{
-    calibrate_private_mle, check_feature_bound, private_covariance_std, PrivateMleCalibration, PrivateMleParams,
+    calibrate_private_mle, private_covariance_std, PrivateMleCalibration, PrivateMleParams,
 };
 use crate::privacy::{
     gaussian_vector, symmetric_gaussian_matrix, Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel,
@@ -38,15 +38,18 @@ use crate::privacy::{
 use crate::solver::Control;
 use faer::{MatRef, Side};
 
-/// Settings of [`private_mle`].
+/// Settings of [`private_mle`] (every field is checked there).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PrivateMleOptions {
     /// `ε ∈ (0, 1]` of the pair (θ̃, Σ̃); this release spends `ε/2`.
     pub eps: f64,
     /// `δ ∈ (0, 1/n²]`; this release spends `δ/2`.
     pub delta: f64,
-    /// Feature bound `L` (a priori: under standard DP it must not come from the data).
-    pub feature_bound: f64,
+    /// Feature bound `L` per step and horizon `H` (a priori: under standard DP it must not come
+    /// from the data). Trajectory comparisons use `H·L` throughout: `G = 2HL`, `T = H²L²`,
+    /// `γ_τ` (Lemma C.3 of "Provable protection of human judgements" (anon., 2024)).
+    pub feature_bound: FeatureBound,
     /// A bounded feasible set (`ball` is the paper's `Θ_B`; `theta-b` adds `Σθ = 0`).
     pub set: FeasibleSet,
     /// Failure probability `η` (default 0.05).
@@ -63,7 +66,7 @@ pub struct PrivateMleOptions {
 
 impl PrivateMleOptions {
     /// Defaults: `η = 0.05`, `α`, `β` from the corrected rules.
-    pub fn new(eps: f64, delta: f64, feature_bound: f64, set: FeasibleSet) -> Self {
+    pub fn new(eps: f64, delta: f64, feature_bound: FeatureBound, set: FeasibleSet) -> Self {
         PrivateMleOptions {
             eps,
             delta,
@@ -115,7 +118,8 @@ fn gap_certificate(obj: &Objective<'_, Logistic>, set: &FeasibleSet, theta: &[f6
 ///
 /// # Errors
 /// Invalid parameters (see [`calibrate_private_mle`]), an unbounded set, weights, rows with
-/// `‖x_i‖ > 2L` ([`Error::FeatureBound`]); [`Error::GuaranteeRefused`] when the accuracy
+/// `‖x_i‖ > 2L` ([`Error::FeatureBound`]), a bound whose horizon is not the data's
+/// ([`FeatureBound::check_data`]); [`Error::GuaranteeRefused`] when the accuracy
 /// certificate is not below `β` (unless `allow_unguaranteed`).
 pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut NoiseRng) -> Result<PrivateMle> {
     let radius = opts.set.radius().ok_or_else(|| {
@@ -138,7 +142,7 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
         ..PrivateMleParams::new(opts.eps, opts.delta, opts.feature_bound, radius, n, d)
     };
     let cal = calibrate_private_mle(&params)?;
-    super::central::check_feature_rows(data.features(), d, opts.feature_bound)?;
+    opts.feature_bound.check_data(&data)?;
     opts.control.validate()?;
     let b = gaussian_vector(d, cal.objective_noise_std, rng);
     let w = gaussian_vector(d, cal.output_noise_std, rng);
@@ -160,7 +164,8 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
         .with_linear_term(b)?
         .with_par(control.par);
     let mu = 2.0 * cal.alpha;
-    let smooth = opts.feature_bound * opts.feature_bound + mu;
+    let l = opts.feature_bound.value();
+    let smooth = l * l + mu;
     let gap = gap_certificate(&obj, &opts.set, &model.report.theta, mu, smooth);
     let refusal = if !(gap < cal.accuracy) {
         let reason = format!(
@@ -192,7 +197,7 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
             mechanism: "private MLE: objective + output perturbation (seed 001 Algorithm 1, Lemma A.10)",
             noise: rng.source(),
             assumptions: Assumptions {
-                feature_bound: Some(opts.feature_bound),
+                feature_bound: Some(opts.feature_bound.value()),
                 exactness_tol: Some(cal.accuracy),
                 radius: Some(radius),
                 notes: vec![
@@ -201,7 +206,10 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
                     "the constant 40 of s_b and nu is seed 001's (Bassily et al. 2019 Thm 5.6), not re-checked against the source (spec 4.1)".into(),
                     "L is an a-priori bound: features are private under this relation".into(),
                     "pairs with the private covariance (eps/2, delta/2) to (eps, delta) by basic composition".into(),
-                ],
+                ]
+                .into_iter()
+                .chain(trajectory_note(opts.feature_bound))
+                .collect(),
             },
         })
     };
@@ -213,15 +221,17 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
     })
 }
 
-/// Settings of [`private_covariance`].
+/// Settings of [`private_covariance`] (every field is checked there).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct CovarianceOptions {
     /// `ε ∈ (0, 1]` of the pair; this release spends `ε/2`.
     pub eps: f64,
     /// `δ ∈ (0, 1/n²]`; this release spends `δ/2`.
     pub delta: f64,
-    /// Feature bound `L` (`‖x_i‖ ≤ 2L`), a priori.
-    pub feature_bound: f64,
+    /// Feature bound `L` per step and horizon `H` (`‖x_i‖ ≤ 2HL`), a priori; the sensitivity
+    /// uses `H·L` ([`crate::privacy::calibrate::covariance_sensitivity`]).
+    pub feature_bound: FeatureBound,
     /// Replace-one (default) or add/remove.
     pub relation: Neighbouring,
     /// PSD repair: eigenvalues of the noisy matrix below this public floor are raised to it
@@ -231,7 +241,7 @@ pub struct CovarianceOptions {
 
 impl CovarianceOptions {
     /// Replace-one, eigenvalue floor 0.
-    pub fn new(eps: f64, delta: f64, feature_bound: f64) -> Self {
+    pub fn new(eps: f64, delta: f64, feature_bound: FeatureBound) -> Self {
         CovarianceOptions {
             eps,
             delta,
@@ -259,10 +269,38 @@ pub struct PrivateCovariance {
     pub guarantee: Guarantee,
 }
 
+/// [`private_covariance`] of the features of `data`, after checking that the bound fits the
+/// data ([`FeatureBound::check_data`]): data built from trajectories of horizon `H`
+/// ([`crate::data::TrajectoryPairs::view`]) need `FeatureBound::trajectory(H, L)`, so the
+/// per-step `L` cannot calibrate the noise. The labels and weights of `data` are not used.
+///
+/// # Errors
+/// [`Error::InvalidParam`] named `feature-bound` for a horizon mismatch; the errors of
+/// [`private_covariance`].
+pub fn private_covariance_of_view(
+    data: PairwiseView<'_>,
+    opts: &CovarianceOptions,
+    rng: &mut NoiseRng,
+) -> Result<PrivateCovariance> {
+    opts.feature_bound.check_horizon(data.horizon())?;
+    let (n, d) = (data.n(), data.d());
+    match data.x() {
+        Some(x) => private_covariance(x, n, d, opts, rng),
+        None => {
+            let mut x = vec![0.0; n * d];
+            data.features().copy_into(0, &mut x);
+            private_covariance(&x, n, d, opts, rng)
+        }
+    }
+}
+
 /// Seed 001 Algorithm 2, corrected (module docs): `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`,
 /// `s_G` from [`private_covariance_std`], then the eigenvalue floor
 /// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing; spec §4.2: `Σ̃ + λI` is PD only when
-/// `λ > ‖G_sym‖`, the floor makes `Σ̃` itself PSD). `x` is row-major `n × d`.
+/// `λ > ‖G_sym‖`, the floor makes `Σ̃` itself PSD). `x` is row-major `n × d`. The raw
+/// features carry no horizon: for trajectory comparisons state
+/// `FeatureBound::trajectory(H, L)`, or use [`private_covariance_of_view`] on the
+/// trajectory view, which refuses any other bound.
 ///
 /// # Errors
 /// Invalid parameters, shapes, non-finite features ([`Error::Data`]), rows above `2L`
@@ -280,7 +318,6 @@ pub fn private_covariance(
             x.len()
         )));
     }
-    check_feature_bound(opts.feature_bound)?;
     let nf = n as f64;
     if opts.delta > 1.0 / (nf * nf) {
         return Err(Error::param(
@@ -371,14 +408,17 @@ pub fn private_covariance(
         mechanism: "private covariance: Gaussian mechanism (seed 001 Algorithm 2, corrected calibration)",
         noise: rng.source(),
         assumptions: Assumptions {
-            feature_bound: Some(opts.feature_bound),
+            feature_bound: Some(opts.feature_bound.value()),
             exactness_tol: None,
             radius: None,
             notes: vec![
                 "classic Gaussian mechanism at (eps/2, delta/2) with Frobenius sensitivity 4*sqrt(2)L^2/n (replace-one) or 4L^2/n (add/remove); spec errata #9 replaces the paper's constant 64".into(),
                 "noise symmetrised (G + G^T)/2 and eigenvalues floored: post-processing".into(),
                 "L is an a-priori bound: features are private under this relation".into(),
-            ],
+            ]
+            .into_iter()
+            .chain(trajectory_note(opts.feature_bound))
+            .collect(),
         },
     };
     Ok(PrivateCovariance {

@@ -37,6 +37,7 @@ use rand::Rng;
 
 /// Options of [`fit_user_rr`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct UserRrOptions {
     /// The user budget ε the labels were randomised with ([`UserLevelRr`](crate::mechanism::UserLevelRr)).
     pub eps: f64,
@@ -137,6 +138,7 @@ pub fn fit_user_rr(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
 
 /// How users enter a step's batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum UserSampler {
     /// Each user independently with probability `q = ñ/n` (what the accountant assumes).
     #[default]
@@ -158,6 +160,7 @@ impl UserSampler {
 
 /// Which point an iterative user-level algorithm returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum UserOutput {
     /// The last iterate `θ_{T+1}`.
     #[default]
@@ -306,6 +309,7 @@ fn base_notes(acc: &Accountant, sampler: UserSampler, q: f64) -> Vec<String> {
 
 /// Options of [`user_dpsgd`] (seed 003 App. B.1 Alg. 4).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct UserDpSgdOptions {
     /// Target `ε` (used to calibrate `σ` unless [`noise_multiplier`](Self::noise_multiplier) is set).
     pub eps: f64,
@@ -545,6 +549,7 @@ pub mod theory {
 
 /// The user batch of each AdapUserPriv-SGD phase.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum AupBatch {
     /// All users of the phase every step (`ñ_i = n_i`, `q = 1`; Thm 4's setting).
     Full,
@@ -554,6 +559,7 @@ pub enum AupBatch {
 
 /// Options of [`aup_rlhf`] (seed 003 Alg. 1–2, spec §4.1–4.3 and §11).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct AupOptions {
     /// The budget `ε` of each phase (phases use disjoint users).
     pub eps: f64,
@@ -849,6 +855,14 @@ pub fn aup_rlhf(
         }
     }
     let n = users.n_users();
+    // The first phase has ⌊n/2^k⌋ users: refuse an empty one before allocating k phases.
+    if opts.phases >= usize::BITS as usize || n >> opts.phases == 0 {
+        return Err(Error::Shape(format!(
+            "phase 1 of {} has no users (n = {n} users: at most log2(n) = {} phases)",
+            opts.phases,
+            n.max(1).ilog2()
+        )));
+    }
     let all = opts.use_all_users.unwrap_or(opts.phases == 1);
     let sizes = phase_sizes(n, opts.phases, all);
     if let Some(i) = sizes.iter().position(|&s| s == 0) {

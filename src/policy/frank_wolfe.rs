@@ -53,6 +53,7 @@ use std::time::{Duration, Instant};
 
 /// Settings of [`pessimistic_policy`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PolicyOptions {
     /// Relative duality-gap tolerance (default `1e-6`).
     pub tol_rel: f64,

@@ -11,6 +11,7 @@
 //!
 //! Never plug realised noise into `Γ` (it would leak): every input here is public.
 
+use crate::data::FeatureBound;
 use crate::error::{check_radius, Error, Result};
 use crate::privacy::calibrate::logistic_curvature;
 use crate::privacy::PrivateMleCalibration;
@@ -58,19 +59,34 @@ fn check_nd(n: usize, d: usize) -> Result<()> {
 
 /// Inputs of [`private_mle_radius`] besides the calibration of seed 001 Algorithm 1.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PrivateMleRadius {
     /// Sample size `n`.
     pub n: usize,
     /// Dimension `d`.
     pub d: usize,
-    /// Feature bound `L` (`‖φ‖ ≤ L`).
-    pub feature_bound: f64,
+    /// Feature bound (`‖φ‖ ≤ L` per step, horizon `H`): `R4` uses `L = H·L_step`.
+    pub feature_bound: FeatureBound,
     /// `B` of `Θ_B`.
     pub radius: f64,
     /// Failure probability `η` (the spec's default 0.05).
     pub eta: f64,
     /// `F_multiplier` (default 1; `< 1` gives a tighter, non-guaranteed set).
     pub multiplier: f64,
+}
+
+impl PrivateMleRadius {
+    /// `n`, `d`, the feature bound and `B`, with `η = 0.05` and multiplier 1.
+    pub fn new(n: usize, d: usize, feature_bound: FeatureBound, radius: f64) -> Self {
+        PrivateMleRadius {
+            n,
+            d,
+            feature_bound,
+            radius,
+            eta: 0.05,
+            multiplier: 1.0,
+        }
+    }
 }
 
 /// Spec `private-mle-and-pessimism.md` §5, explicit radius (seed 001 with errata #8, #12–#16
@@ -80,21 +96,21 @@ pub struct PrivateMleRadius {
 /// * `R1 = t/(γ√n) + 2B√λ` (non-private MLE error),
 /// * `R2 = B√(2α/γ)` (ridge bias, eq. 12 fixed),
 /// * `R3 = 2 s_b t/(n√(γα))` (objective noise, eq. 13 fixed),
-/// * `R4 = √(4L² + λ) ν t` (output noise, eq. 14 fixed),
+/// * `R4 = √(4L² + λ) ν t` (output noise, eq. 14 fixed; `L` = [`FeatureBound::value`], so the
+///   Hessian bound `4H²L²` for trajectories),
 /// * `R5 = √(2β/γ)` (inexact solve),
 /// * `Γ = multiplier · √(3/2)(R1 + R2 + R3 + R4 + R5)`.
 ///
 /// # Errors
-/// Invalid `η`, multiplier, `L`, `B`, `n`, `d`.
+/// Invalid `η`, multiplier, `B`, `n`, `d`.
 pub fn private_mle_radius(cal: &PrivateMleCalibration, p: &PrivateMleRadius) -> Result<Calibration> {
     check_eta(p.eta)?;
     check_mult("radius-multiplier", p.multiplier)?;
     check_radius(p.radius)?;
-    crate::privacy::check_feature_bound(p.feature_bound)?;
     check_nd(p.n, p.d)?;
     let (nf, df) = (p.n as f64, p.d as f64);
     let t = df.sqrt() + (2.0 * (4.0 / p.eta).ln()).sqrt();
-    let (g, lam, b, l) = (cal.gamma, cal.lambda, p.radius, p.feature_bound);
+    let (g, lam, b, l) = (cal.gamma, cal.lambda, p.radius, p.feature_bound.value());
     let r1 = t / (g * nf.sqrt()) + 2.0 * b * lam.sqrt();
     let r2 = b * (2.0 * cal.alpha / g).sqrt();
     let r3 = 2.0 * cal.objective_noise_std * t / (nf * (g * cal.alpha).sqrt());
@@ -122,6 +138,7 @@ pub enum CorruptionOrder {
 
 /// Inputs of [`local_radius`] (spec `private-robust-alignment.md` §5–6).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct LocalRadius {
     /// RR privacy level `ε` of the labels; `None` for clean labels (non-private MLE).
     pub eps: Option<f64>,
@@ -244,6 +261,7 @@ pub fn local_radius(p: &LocalRadius) -> Result<Calibration> {
 
 /// Inputs of [`objpert_radius`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ObjPertRadius {
     /// Sample size `n`.
     pub n: usize,
@@ -263,6 +281,24 @@ pub struct ObjPertRadius {
     pub lambda_multiplier: f64,
     /// Multiplier of `Γ`.
     pub multiplier: f64,
+}
+
+impl ObjPertRadius {
+    /// `n`, `d`, `X_max`, `B`, the noise `s_w` and the ridge `β`, with `η = 0.05` and
+    /// multipliers 1.
+    pub fn new(n: usize, d: usize, x_max: f64, radius: f64, noise_std: f64, ridge: f64) -> Self {
+        ObjPertRadius {
+            n,
+            d,
+            x_max,
+            radius,
+            noise_std,
+            ridge,
+            eta: 0.05,
+            lambda_multiplier: 1.0,
+            multiplier: 1.0,
+        }
+    }
 }
 
 /// Radius for objective perturbation (seed 000 Algorithm 2,
@@ -355,20 +391,10 @@ mod tests {
 
     #[test]
     fn private_mle_terms_by_hand() {
-        let p = PrivateMleParams::new(1.0, 1e-8, 1.0, 1.0, 10_000, 10);
+        let fb = FeatureBound::pairwise(1.0).unwrap();
+        let p = PrivateMleParams::new(1.0, 1e-8, fb, 1.0, 10_000, 10);
         let cal = calibrate_private_mle(&p).unwrap();
-        let r = private_mle_radius(
-            &cal,
-            &PrivateMleRadius {
-                n: 10_000,
-                d: 10,
-                feature_bound: 1.0,
-                radius: 1.0,
-                eta: 0.05,
-                multiplier: 1.0,
-            },
-        )
-        .unwrap();
+        let r = private_mle_radius(&cal, &PrivateMleRadius::new(10_000, 10, fb, 1.0)).unwrap();
         let t = 10f64.sqrt() + (2.0 * (80.0f64).ln()).sqrt();
         let r1 = t / (cal.gamma * 100.0) + 2.0 * cal.lambda.sqrt();
         assert!((r.terms[0].1 - r1).abs() < 1e-15);

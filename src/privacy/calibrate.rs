@@ -5,6 +5,7 @@
 //! `private-mle-and-pessimism.md` §4–5 with its errata table §10 (seed 001 Algorithms 1–2).
 
 use super::guarantee::Neighbouring;
+use crate::data::FeatureBound;
 use crate::error::{check_delta, check_eps, Error, Result};
 
 /// Checks a feature bound `L` (`‖φ‖ ≤ L`) is finite and positive.
@@ -24,27 +25,28 @@ pub fn check_feature_bound(l: f64) -> Result<()> {
 ///
 /// `s_w = L √(8 ln(2/δ) + 4ε) / ε`,
 ///
-/// with `L` the feature bound (`‖φ‖ ≤ L`, so the label-flip sensitivity of the gradient sum is
-/// `‖x_j‖ ≤ 2L`). Spec values for `L = 1, δ = 1e-3`: 8.0502931423 (ε = 1), 15.8502012197
-/// (ε = 0.5), 78.2350430922 (ε = 0.1).
+/// with `L = bound.value()` (`‖φ‖ ≤ L`, so the label-flip sensitivity of the gradient sum is
+/// `‖x_j‖ ≤ 2L`; for trajectory comparisons of `H` steps `L = H·L_step` and the sensitivity is
+/// `2H·L_step`, see [`FeatureBound`]). Spec values for `L = 1, δ = 1e-3`: 8.0502931423 (ε = 1),
+/// 15.8502012197 (ε = 0.5), 78.2350430922 (ε = 0.1).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] unless `ε > 0` finite, `δ ∈ (0, 1)` and `L > 0` finite.
-pub fn objpert_noise_std(eps: f64, delta: f64, l: f64) -> Result<f64> {
+/// [`Error::InvalidParam`] unless `ε > 0` finite and `δ ∈ (0, 1)`.
+pub fn objpert_noise_std(eps: f64, delta: f64, bound: FeatureBound) -> Result<f64> {
     check_eps(eps)?;
     check_delta(delta)?;
-    check_feature_bound(l)?;
+    let l = bound.value();
     Ok(l * (8.0 * (2.0 / delta).ln() + 4.0 * eps).sqrt() / eps)
 }
 
 /// The smallest `s` satisfying the condition of the proof of seed 000 Thm 5.2 (App. D.2),
-/// `(2Δ s √(2 ln(2/δ)) + Δ²) / (2 s²) ≤ ε` with `Δ = 2L`:
+/// `(2Δ s √(2 ln(2/δ)) + Δ²) / (2 s²) ≤ ε` with `Δ = 2L`, `L = bound.value()`:
 /// `s_min = L (√(8 ln(2/δ)) + √(8 ln(2/δ) + 8ε)) / (2ε)` (spec §4). [`objpert_noise_std`] is
 /// `≥ s_min` by concavity of `√·`; exposed for tests and audits.
-pub fn objpert_noise_std_min(eps: f64, delta: f64, l: f64) -> Result<f64> {
+pub fn objpert_noise_std_min(eps: f64, delta: f64, bound: FeatureBound) -> Result<f64> {
     check_eps(eps)?;
     check_delta(delta)?;
-    check_feature_bound(l)?;
+    let l = bound.value();
     let a = 8.0 * (2.0 / delta).ln();
     Ok(l * (a.sqrt() + (a + 8.0 * eps).sqrt()) / (2.0 * eps))
 }
@@ -151,13 +153,14 @@ pub fn logistic_curvature(l: f64, radius: f64) -> f64 {
     1.0 / (2.0 + u.exp() + (-u).exp())
 }
 
-/// ℓ₂ (Frobenius) sensitivity of `Σ_D = (1/n) Σ x_i x_iᵀ` with `‖x_i‖ ≤ 2L`
+/// ℓ₂ (Frobenius) sensitivity of `Σ_D = (1/n) Σ x_i x_iᵀ` with `‖x_i‖ ≤ 2L`, `L = bound.value()`
 /// (spec `private-mle-and-pessimism.md` §4.2, errata #9): `4√2 L²/n` for replace-one
-/// (`√(‖x‖⁴ + ‖x'‖⁴)/n`, since `⟨xxᵀ, x'x'ᵀ⟩_F ≥ 0`), `4L²/n` for add/remove. Under label
-/// change `Σ_D` does not depend on the labels at all; that relation is rejected here (the
-/// covariance is then public and needs no noise).
-pub fn covariance_sensitivity(l: f64, n: usize, relation: Neighbouring) -> Result<f64> {
-    check_feature_bound(l)?;
+/// (`√(‖x‖⁴ + ‖x'‖⁴)/n`, since `⟨xxᵀ, x'x'ᵀ⟩_F ≥ 0`), `4L²/n` for add/remove; for trajectory
+/// comparisons `4√2 H²L_step²/n` and `4H²L_step²/n`. Under label change `Σ_D` does not depend on
+/// the labels at all; that relation is rejected here (the covariance is then public and needs
+/// no noise).
+pub fn covariance_sensitivity(bound: FeatureBound, n: usize, relation: Neighbouring) -> Result<f64> {
+    let l = bound.value();
     if n == 0 {
         return Err(Error::Shape("no rows".into()));
     }
@@ -174,13 +177,16 @@ pub fn covariance_sensitivity(l: f64, n: usize, relation: Neighbouring) -> Resul
 
 /// Inputs of [`calibrate_private_mle`]: the public parameters of seed 001 Algorithm 1.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PrivateMleParams {
     /// `ε ∈ (0, 1]` of the pair (θ̃, Σ̃); Algorithm 1 spends `ε/2` (Lemma A.10).
     pub eps: f64,
     /// `δ ∈ (0, 1/n²]`; Algorithm 1 spends `δ/2`.
     pub delta: f64,
-    /// Feature bound `L` (`‖φ‖ ≤ L`, `‖x‖ ≤ 2L`), stated a priori (features are private).
-    pub feature_bound: f64,
+    /// Feature bound (`‖φ‖ ≤ L` per step, `‖x‖ ≤ 2HL`), stated a priori (features are
+    /// private). Every `L` below is `bound.value() = H·L` (trajectories: `G = 2HL`, `T = H²L²`,
+    /// `γ_τ`).
+    pub feature_bound: FeatureBound,
     /// Radius `B` of the parameter set.
     pub radius: f64,
     /// Sample size `n`.
@@ -200,7 +206,7 @@ pub struct PrivateMleParams {
 
 impl PrivateMleParams {
     /// The defaults: `η = 0.05`, replace-one, `α` and `β` from the corrected rules.
-    pub fn new(eps: f64, delta: f64, feature_bound: f64, radius: f64, n: usize, d: usize) -> Self {
+    pub fn new(eps: f64, delta: f64, feature_bound: FeatureBound, radius: f64, n: usize, d: usize) -> Self {
         PrivateMleParams {
             eps,
             delta,
@@ -222,6 +228,7 @@ impl PrivateMleParams {
 pub struct PrivateMleCalibration {
     /// Per-sample gradient bound `G = 2L` of the BTL loss (errata #5: the paper's `L` is the
     /// feature bound, 4× too little variance).
+    /// Here `L` = [`FeatureBound::value`]: `G = 2HL` for trajectories of `H` steps.
     pub grad_bound: f64,
     /// Objective noise `s_b = √(40 G² ln(1/δ)) / ε` (Algorithm 1 step 1 with `G`).
     pub objective_noise_std: f64,
@@ -248,10 +255,16 @@ pub struct PrivateMleCalibration {
 /// `s_G² = 64 ln(1/δ) L⁴/(ε² n²)` is under-calibrated: about 1.45× too small for add/remove.)
 ///
 /// # Errors
-/// [`Error::InvalidParam`] for `ε ∉ (0, 1]`, `δ ∉ (0, 1)`, `L ≤ 0`, `n = 0`.
-pub fn private_covariance_std(eps: f64, delta: f64, l: f64, n: usize, relation: Neighbouring) -> Result<f64> {
+/// [`Error::InvalidParam`] for `ε ∉ (0, 1]`, `δ ∉ (0, 1)`, `n = 0`.
+pub fn private_covariance_std(
+    eps: f64,
+    delta: f64,
+    bound: FeatureBound,
+    n: usize,
+    relation: Neighbouring,
+) -> Result<f64> {
     check_budget_001(eps, delta)?;
-    let sens = covariance_sensitivity(l, n, relation)?;
+    let sens = covariance_sensitivity(bound, n, relation)?;
     gaussian_mechanism_std(sens, eps / 2.0, delta / 2.0)
 }
 
@@ -271,11 +284,10 @@ fn check_budget_001(eps: f64, delta: f64) -> Result<()> {
 ///
 /// # Errors
 /// [`Error::InvalidParam`] when `ε ∉ (0, 1]`, `δ ∉ (0, 1/n²]` (seed 001 Algorithm 1 input),
-/// `L`, `B` or `η ∈ (0, 1)` invalid, `n = 0` or `d = 0`, an `α` override below `α_min` (the
+/// `B` or `η ∈ (0, 1)` invalid, `n = 0` or `d = 0`, an `α` override below `α_min` (the
 /// privacy floor), or an accuracy override outside `(0, 1/n)`.
 pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibration> {
     check_budget_001(p.eps, p.delta)?;
-    check_feature_bound(p.feature_bound)?;
     crate::error::check_radius(p.radius)?;
     if p.n == 0 || p.d == 0 {
         return Err(Error::Shape(format!(
@@ -297,11 +309,11 @@ pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibrati
     if !(p.eta > 0.0 && p.eta < 1.0) {
         return Err(Error::param("eta", format!("must be in (0, 1), got {}", p.eta)));
     }
-    let l = p.feature_bound;
+    let l = p.feature_bound.value();
     let grad_bound = 2.0 * l;
     let ln_inv_delta = (1.0 / p.delta).ln();
     let objective_noise_std = (40.0 * grad_bound * grad_bound * ln_inv_delta).sqrt() / p.eps;
-    let covariance_noise_std = private_covariance_std(p.eps, p.delta, l, p.n, p.relation)?;
+    let covariance_noise_std = private_covariance_std(p.eps, p.delta, p.feature_bound, p.n, p.relation)?;
     let lambda = explicit_lambda(covariance_noise_std, p.d, p.eta);
     let gamma = logistic_curvature(l, p.radius);
     let alpha_min = 4.0 * l * l / (p.eps * nf);
@@ -354,12 +366,16 @@ pub fn explicit_lambda(cov_noise_std: f64, d: usize, eta: f64) -> f64 {
 mod tests {
     use super::*;
 
+    fn fb(l: f64) -> FeatureBound {
+        FeatureBound::pairwise(l).unwrap()
+    }
+
     #[test]
     fn objpert_table_of_the_spec() {
         for (eps, want) in [(1.0, 8.0502931423), (0.5, 15.8502012197), (0.1, 78.2350430922)] {
-            let s = objpert_noise_std(eps, 1e-3, 1.0).unwrap();
+            let s = objpert_noise_std(eps, 1e-3, fb(1.0)).unwrap();
             assert!((s - want).abs() < 1e-9, "eps {eps}: {s} vs {want}");
-            let m = objpert_noise_std_min(eps, 1e-3, 1.0).unwrap();
+            let m = objpert_noise_std_min(eps, 1e-3, fb(1.0)).unwrap();
             assert!(m <= s && m > 0.9 * s, "{m} vs {s}");
             // s_min meets the proof's condition with equality.
             let (dl, a) = (2.0, (2.0 * (2.0f64 / 1e-3).ln()).sqrt());
@@ -367,12 +383,13 @@ mod tests {
             assert!((lhs - eps).abs() < 1e-12 * eps.max(1.0), "{lhs}");
         }
         // Linear in L.
-        let s2 = objpert_noise_std(1.0, 1e-3, 2.5).unwrap();
+        let s2 = objpert_noise_std(1.0, 1e-3, fb(2.5)).unwrap();
         assert!((s2 - 2.5 * 8.0502931423).abs() < 1e-8);
-        assert!(objpert_noise_std(0.0, 1e-3, 1.0).is_err());
-        assert!(objpert_noise_std(1.0, 1.0, 1.0).is_err());
-        assert!(objpert_noise_std(1.0, 1e-3, 0.0).is_err());
-        assert!(objpert_noise_std(1.0, 1e-3, f64::NAN).is_err());
+        assert!(objpert_noise_std(0.0, 1e-3, fb(1.0)).is_err());
+        assert!(objpert_noise_std(1.0, 1.0, fb(1.0)).is_err());
+        // Trajectories: H·L.
+        let s3 = objpert_noise_std(1.0, 1e-3, FeatureBound::trajectory(3, 0.5).unwrap()).unwrap();
+        assert!((s3 - 1.5 * 8.0502931423).abs() < 1e-8);
     }
 
     #[test]
@@ -393,7 +410,7 @@ mod tests {
         assert!((alpha - 0.000493284).abs() < 1e-9);
         // s_b² with the paper's L and with G = 2L.
         assert!((40.0 * ln / (eps * eps) - 736.827).abs() < 1e-3);
-        let p = PrivateMleParams::new(eps, delta, 1.0, 1.0, n as usize, d as usize);
+        let p = PrivateMleParams::new(eps, delta, fb(1.0), 1.0, n as usize, d as usize);
         let c = calibrate_private_mle(&p).unwrap();
         assert!(
             (c.objective_noise_std.powi(2) - 2947.31).abs() < 1e-2,
@@ -403,7 +420,7 @@ mod tests {
         // Covariance: paper s_G² and classic GM (add/remove) s_G.
         let sg_paper = (64.0 * ln / (eps * eps * n * n)).sqrt();
         assert!((sg_paper * sg_paper - 1.17892e-5).abs() < 1e-10);
-        let sg = private_covariance_std(eps, delta, 1.0, n as usize, Neighbouring::AddRemoveRecord).unwrap();
+        let sg = private_covariance_std(eps, delta, fb(1.0), n as usize, Neighbouring::AddRemoveRecord).unwrap();
         assert!((sg - 0.00497507).abs() < 1e-8, "{sg}");
         // Replace-one is √2 larger.
         assert!((c.covariance_noise_std - std::f64::consts::SQRT_2 * sg).abs() < 1e-15);
@@ -431,22 +448,18 @@ mod tests {
         let paper = (64.0 * (1.0f64 / delta).ln() / (eps * eps * n * n)).sqrt();
         let got = gaussian_profile_delta(sens, paper, eps / 2.0);
         assert!((got - 4.2e-6).abs() < 0.1e-6, "{got}");
-        let ours = private_covariance_std(eps, delta, 1.0, n as usize, Neighbouring::AddRemoveRecord).unwrap();
+        let ours = private_covariance_std(eps, delta, fb(1.0), n as usize, Neighbouring::AddRemoveRecord).unwrap();
         assert!(gaussian_profile_delta(sens, ours, eps / 2.0) <= delta / 2.0);
     }
 
     #[test]
     fn private_mle_parameter_checks() {
-        let ok = PrivateMleParams::new(1.0, 1e-8, 1.0, 1.0, 1000, 3);
+        let ok = PrivateMleParams::new(1.0, 1e-8, fb(1.0), 1.0, 1000, 3);
         assert!(calibrate_private_mle(&ok).is_ok());
         for bad in [
             PrivateMleParams { eps: 1.5, ..ok.clone() },
             PrivateMleParams {
                 delta: 1e-5,
-                ..ok.clone()
-            },
-            PrivateMleParams {
-                feature_bound: 0.0,
                 ..ok.clone()
             },
             PrivateMleParams { eta: 1.0, ..ok.clone() },

@@ -21,6 +21,7 @@ mod guarantee;
 pub mod noise;
 pub mod rdp;
 
+pub use crate::data::FeatureBound;
 pub use calibrate::{
     analytic_gaussian_std, calibrate_private_mle, check_feature_bound, gaussian_mechanism_std, objpert_noise_std,
     PrivateMleCalibration, PrivateMleParams,

@@ -784,6 +784,7 @@ impl RdpCurve {
 
 /// The accountant: an order grid, a neighbouring relation and a conversion.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Accountant {
     /// The order grid (default [`default_orders`]).
     pub orders: Vec<f64>,

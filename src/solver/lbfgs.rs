@@ -62,6 +62,7 @@ pub const POLISH_ITERS: usize = 10;
 
 /// Settings of the L-BFGS solver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LbfgsOptions {
     /// Number of correction pairs kept (`m`, default 10).
     pub memory: usize,
@@ -228,7 +229,9 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
             max_iter,
             diagonal_scaling: opts.diagonal_scaling,
             ones: vec![1.0; d],
-            pairs: VecDeque::with_capacity(opts.memory),
+            // Any memory `≥ 1` is valid (`usize::MAX`: keep every pair): reserve a bounded number
+            // of slots up front, the deque grows if more are kept.
+            pairs: VecDeque::with_capacity(opts.memory.min(64)),
             trial,
             xd: Vec::new(),
             dir: vec![0.0; d],

@@ -33,6 +33,7 @@ use std::time::Instant;
 
 /// Stopping rules and execution settings shared by the solvers.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Control {
     /// Maximum outer iterations (default 100 for Newton).
     pub max_iter: usize,

@@ -135,13 +135,15 @@ fn main() -> privpref::Result<()> {
         Ok(m) => println!("- sgd, default step: error {:.4}", err(&m.theta)),
         Err(e) => println!("- sgd, default step: error: {e}"),
     }
-    o.sgd = SgdOptions {
-        step: StepRule::Const(1.0 / (0.25 * (0.5f64).tanh() * 100.0)),
-        batch: 64,
-        epochs: 1,
-        shuffle: true,
-        seed: 1,
-        average: Averaging::Polyak,
+    o.sgd = {
+        let mut o = SgdOptions::default();
+        o.step = StepRule::Const(1.0 / (0.25 * (0.5f64).tanh() * 100.0));
+        o.batch = 64;
+        o.epochs = 1;
+        o.shuffle = true;
+        o.seed = 1;
+        o.average = Averaging::Polyak;
+        o
     };
     let m = fit(view2, &o)?;
     println!(

@@ -3,7 +3,7 @@
 //! (seed 001 Algorithm 2). JSON output includes the guarantee.
 
 use clap::Args;
-use privpref::data::{npy, PairwiseView};
+use privpref::data::{npy, FeatureBound, PairwiseView};
 use privpref::estimator::central::{default_beta, objective_perturbation, ObjPertOptions, OutputPerturbation};
 use privpref::estimator::private_mle::{private_covariance, private_mle, CovarianceOptions, PrivateMleOptions};
 use privpref::feasible::FeasibleSet;
@@ -27,8 +27,13 @@ pub struct CentralArgs {
     #[arg(long)]
     pub delta: Option<f64>,
     /// --central: the feature bound L (‖φ‖ ≤ L, so every row needs ‖x‖ ≤ 2L; never read from the data).
+    /// With --horizon H it is the per-step bound of trajectory comparisons.
     #[arg(long)]
     pub feature_bound: Option<f64>,
+    /// --central: the rows are trajectory comparisons of H steps (x = Σ_h per-step differences):
+    /// the noise is calibrated to H·L and rows need ‖x‖ ≤ 2HL (default 1: pairwise).
+    #[arg(long)]
+    pub horizon: Option<usize>,
     /// --central objpert: ridge β > 0 of (β/2n)‖θ‖² (default √n/B).
     #[arg(long)]
     pub beta: Option<f64>,
@@ -71,6 +76,7 @@ impl CentralArgs {
             ("mechanism", self.mechanism.is_some()),
             ("delta", self.delta.is_some()),
             ("feature-bound", self.feature_bound.is_some()),
+            ("horizon", self.horizon.is_some()),
             ("beta", self.beta.is_some()),
             ("kkt-tol", self.kkt_tol.is_some()),
             ("output-radius", self.output_radius.is_some()),
@@ -127,6 +133,8 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
     let eps = required(inp.eps, "eps")?;
     let delta = required(c.delta, "delta")?;
     let l = required(c.feature_bound, "feature-bound")?;
+    let horizon = c.horizon.unwrap_or(1);
+    let bound = FeatureBound::trajectory(horizon, l)?;
     let mech = c.mechanism.as_deref().unwrap_or("objpert");
     let mut rng = NoiseRng::from_seed(inp.seed)?;
     let (n, d) = (inp.view.n(), inp.view.d());
@@ -148,17 +156,13 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
                 Some(b) => b,
                 None => default_beta(n, &inp.set)?,
             };
-            let mut o = ObjPertOptions::new(eps, delta, l, beta, inp.set);
+            let mut o = ObjPertOptions::new(eps, delta, bound, beta, inp.set);
             if let Some(t) = c.kkt_tol {
                 o.kkt_tol = t;
             }
             o.output = match (c.output_radius, c.output_eps, c.output_delta) {
                 (None, None, None) => None,
-                (Some(radius), Some(e2), Some(d2)) => Some(OutputPerturbation {
-                    radius,
-                    eps: e2,
-                    delta: d2,
-                }),
+                (Some(radius), Some(e2), Some(d2)) => Some(OutputPerturbation::new(radius, e2, d2)),
                 _ => {
                     return Err(Error::param(
                         "output-radius",
@@ -187,6 +191,8 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
                 "constraint": inp.set.name(),
                 "radius": inp.set.radius(),
                 "beta": f.beta,
+                "feature_bound_per_step": l,
+                "horizon": horizon,
                 "noise_std": f.noise_std,
                 "output_noise_std": f.output_noise_std,
                 "n": n,
@@ -211,7 +217,7 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
                     ));
                 }
             }
-            let mut o = PrivateMleOptions::new(eps, delta, l, inp.set);
+            let mut o = PrivateMleOptions::new(eps, delta, bound, inp.set);
             if let Some(e) = c.eta {
                 o.eta = e;
             }
@@ -234,6 +240,8 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
                 "alpha_min": k.alpha_min,
                 "lambda": k.lambda,
                 "gamma": k.gamma,
+                "feature_bound_per_step": l,
+                "horizon": horizon,
                 "objective_noise_std": k.objective_noise_std,
                 "output_noise_std": k.output_noise_std,
                 "kkt_residual": r.kkt_residual,
@@ -270,9 +278,12 @@ pub struct CovarianceArgs {
     /// δ ∈ (0, 1/n²]; the covariance spends δ/2.
     #[arg(long)]
     pub delta: f64,
-    /// The feature bound L (every row needs ‖x‖ ≤ 2L).
+    /// The feature bound L (every row needs ‖x‖ ≤ 2L); with --horizon H the per-step bound.
     #[arg(long)]
     pub feature_bound: f64,
+    /// The rows are trajectory comparisons of H steps: the sensitivity uses H·L (default 1).
+    #[arg(long, default_value_t = 1)]
+    pub horizon: usize,
     /// replace-one | add-remove.
     #[arg(long, default_value = "replace-one")]
     pub relation: String,
@@ -303,7 +314,7 @@ pub fn run_covariance(a: &CovarianceArgs) -> Result<Value, Error> {
         }
     };
     let (x, n, d) = npy::read_matrix(&a.x)?;
-    let mut o = CovarianceOptions::new(a.eps, a.delta, a.feature_bound);
+    let mut o = CovarianceOptions::new(a.eps, a.delta, FeatureBound::trajectory(a.horizon, a.feature_bound)?);
     o.relation = relation;
     o.eigen_floor = if a.no_repair { None } else { Some(a.eigen_floor) };
     let mut rng = NoiseRng::from_seed(a.seed)?;
@@ -317,6 +328,8 @@ pub fn run_covariance(a: &CovarianceArgs) -> Result<Value, Error> {
         "min_eigenvalue_before_repair": c.min_eigenvalue_before_repair,
         "eigenvalues_floored": c.eigenvalues_floored,
         "eigen_floor": o.eigen_floor,
+        "feature_bound_per_step": a.feature_bound,
+        "horizon": a.horizon,
         "guarantee": guarantee_json(Some(&c.guarantee)),
         "seed": a.seed,
     }))

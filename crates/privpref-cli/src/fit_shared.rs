@@ -32,12 +32,11 @@ impl FitArgs {
 
     /// The stopping rule: `--max-iter`, `--tol`, `--tol-abs`.
     pub fn control(&self) -> Control {
-        Control {
-            max_iter: self.max_iter,
-            tol_rel: self.tol,
-            tol_abs: self.tol_abs,
-            ..Control::default()
-        }
+        let mut o = Control::default();
+        o.max_iter = self.max_iter;
+        o.tol_rel = self.tol;
+        o.tol_abs = self.tol_abs;
+        o
     }
 
     /// The options of a local fit of `n` samples: ridge, `--linear-term` and `--theta0` (read

@@ -9,7 +9,7 @@
 //! `--confidence-radius` override them.
 
 use clap::Args;
-use privpref::data::npy;
+use privpref::data::{npy, FeatureBound};
 use privpref::feasible::FeasibleSet;
 use privpref::par::Par;
 use privpref::policy::radius::{
@@ -253,7 +253,14 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
                     .get("guarantee")
                     .filter(|g| !g.is_null())
                     .ok_or_else(|| io(&a.theta, "private-mle result without a guarantee"))?;
-                let l = num(g, "feature_bound", &a.theta)?;
+                // The fit's bound: per-step L and horizon H (trajectories), or the guarantee's L.
+                let l = match res.get("feature_bound_per_step").and_then(Value::as_f64) {
+                    Some(step) => {
+                        let h = res.get("horizon").and_then(Value::as_u64).unwrap_or(1);
+                        FeatureBound::trajectory(h as usize, step)?
+                    }
+                    None => FeatureBound::pairwise(num(g, "feature_bound", &a.theta)?)?,
+                };
                 let mut p = PrivateMleParams::new(
                     2.0 * num(g, "eps", &a.theta)?,
                     2.0 * num(g, "delta", &a.theta)?,
@@ -266,28 +273,26 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
                 p.alpha = res.get("alpha").and_then(Value::as_f64);
                 p.accuracy = res.get("accuracy").and_then(Value::as_f64);
                 let cal = calibrate_private_mle(&p)?;
-                private_mle_radius(
-                    &cal,
-                    &PrivateMleRadius {
-                        n: need_n()?,
-                        d,
-                        feature_bound: l,
-                        radius: need_b()?,
-                        eta: a.eta,
-                        multiplier: a.radius_multiplier,
-                    },
-                )?
+                private_mle_radius(&cal, &{
+                    let mut p = PrivateMleRadius::new(need_n()?, d, l, need_b()?);
+                    p.eta = a.eta;
+                    p.multiplier = a.radius_multiplier;
+                    p
+                })?
             }
-            FitKind::ObjPert => objpert_radius(&ObjPertRadius {
-                n: need_n()?,
-                d,
-                x_max: need_x("the objective-perturbation radius")?,
-                radius: need_b()?,
-                noise_std: num(&res, "noise_std", &a.theta)?,
-                ridge: num(&res, "beta", &a.theta)?,
-                eta: a.eta,
-                lambda_multiplier: a.lambda_multiplier,
-                multiplier: a.radius_multiplier,
+            FitKind::ObjPert => objpert_radius(&{
+                let mut o = ObjPertRadius::new(
+                    need_n()?,
+                    d,
+                    need_x("the objective-perturbation radius")?,
+                    need_b()?,
+                    num(&res, "noise_std", &a.theta)?,
+                    num(&res, "beta", &a.theta)?,
+                );
+                o.eta = a.eta;
+                o.lambda_multiplier = a.lambda_multiplier;
+                o.multiplier = a.radius_multiplier;
+                o
             })?,
             FitKind::Local(eps) => {
                 let mut p = LocalRadius::new(*eps, need_n()?, d, need_x("the seed-004 radius")?, need_b()?);
@@ -341,13 +346,11 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
     if !(a.tol.is_finite() && a.tol >= 0.0) {
         return Err(Error::param("tol", format!("must be finite and >= 0, got {}", a.tol)));
     }
-    let opts = PolicyOptions {
-        tol_rel: a.tol,
-        tol_abs: if a.strict_gap { Some(0.0) } else { None },
-        max_passes: a.max_passes,
-        par: Par::Rayon,
-        ..PolicyOptions::default()
-    };
+    let mut opts = PolicyOptions::default();
+    opts.tol_rel = a.tol;
+    opts.tol_abs = if a.strict_gap { Some(0.0) } else { None };
+    opts.max_passes = a.max_passes;
+    opts.par = Par::Rayon;
     let common = json!({
         "lambda": lambda,
         "confidence_radius": gamma,

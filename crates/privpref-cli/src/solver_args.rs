@@ -118,10 +118,7 @@ fn parse_average(s: &str) -> Result<Averaging, Error> {
 }
 
 fn average_name(a: Averaging) -> &'static str {
-    match a {
-        Averaging::Last => "last",
-        Averaging::Polyak => "polyak",
-    }
+    a.name()
 }
 
 /// The options the chosen solver actually used, as JSON fields (`null` for the other solvers'),

@@ -116,6 +116,45 @@ fn fit_central_writes_the_guarantee() {
     assert_eq!(v5["guarantee"]["model"], "local");
 }
 
+/// `--horizon H` (trajectory comparisons): `--feature-bound` is the per-step `L` and the noise
+/// is calibrated to `H·L`; the JSON records both and the guarantee's bound is `H·L`.
+#[test]
+fn fit_central_trajectory_horizon_scales_the_bound() {
+    let dir = TempDir::new("horizon");
+    let m = write_data(&dir);
+    let step: f64 = format!("{}", (m / 2.0 + 0.01) / 3.0).parse().unwrap();
+    let step_s = format!("{step}");
+    let run_with = |extra: &[&str]| {
+        let mut base: Vec<&str> = vec![
+            "--loss",
+            "mle",
+            "--central",
+            "--eps",
+            "0.5",
+            "--delta",
+            "1e-4",
+            "--beta",
+            "3",
+            "--seed",
+            "4",
+        ];
+        base.extend_from_slice(extra);
+        run(&args(&dir, &base))
+    };
+    let o = run_with(&["--feature-bound", &step_s, "--horizon", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bound = privpref::data::FeatureBound::trajectory(3, step).unwrap();
+    let want = privpref::privacy::objpert_noise_std(0.5, 1e-4, bound).unwrap();
+    assert_eq!(v["noise_std"].as_f64().unwrap(), want);
+    assert_eq!(v["horizon"], 3);
+    assert_eq!(v["feature_bound_per_step"].as_f64().unwrap(), step);
+    assert_eq!(v["guarantee"]["feature_bound"].as_f64().unwrap(), 3.0 * step);
+    // The per-step bound alone (horizon 1) does not cover these rows: refused, not under-noised.
+    one_line_error(&run_with(&["--feature-bound", &step_s]), "exceeds 2L");
+    one_line_error(&run_with(&["--feature-bound", &step_s, "--horizon", "0"]), "horizon");
+}
+
 #[test]
 fn fit_central_refusal_and_private_mle() {
     let dir = TempDir::new("refuse");

@@ -62,10 +62,8 @@ const N: usize = 1_000_000;
 fn bench_single(c: &mut Criterion) {
     let loss = RrDebiased::new(1.0).unwrap();
     let set = FeasibleSet::theta_b(2.0).unwrap();
-    let seq = Control {
-        par: privpref::par::Par::Seq,
-        ..Control::default()
-    };
+    let mut seq = Control::default();
+    seq.par = privpref::par::Par::Seq;
     for d in [5usize, 100] {
         let x = fill(N * d, d as u64);
         let y = labels(N);
@@ -81,11 +79,9 @@ fn bench_single(c: &mut Criterion) {
             b.iter(|| black_box(sgd::one_pass(&obj, &set, None, StepRule::InvT(1.0), Averaging::Last).unwrap()))
         });
         if d == 100 {
-            let opts = SgdOptions {
-                step: StepRule::Const(0.05),
-                batch: 256,
-                ..SgdOptions::default()
-            };
+            let mut opts = SgdOptions::default();
+            opts.step = StepRule::Const(0.05);
+            opts.batch = 256;
             g.bench_function("minibatch_256", |b| {
                 b.iter(|| black_box(sgd::solve(&obj, &set, None, &opts, &seq).unwrap()))
             });
@@ -112,10 +108,8 @@ fn bench_replicated(c: &mut Criterion) {
         linear_term: None,
     };
     let opts = ReplicaOptions::new(ReplicaSteps::Shared(Schedule::Const(0.1)));
-    let seq = Control {
-        par: privpref::par::Par::Seq,
-        ..Control::default()
-    };
+    let mut seq = Control::default();
+    seq.par = privpref::par::Par::Seq;
     // The same R problems as separate row-major datasets, solved one by one.
     let singles: Vec<(Vec<f64>, Vec<u8>)> = (0..r)
         .map(|q| {

@@ -8,7 +8,7 @@
 //!
 //! `cargo run --release --example central_vs_local [-- REPS]`
 
-use privpref::privacy::objpert_noise_std;
+use privpref::privacy::{objpert_noise_std, FeatureBound};
 use privpref_experiments::central::{central_vs_local, loglog_slope, CentralCell, CentralConfig, CentralEstimator};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -134,7 +134,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             / cell(&cells, CentralEstimator::LocalRr, Some(1.0), nl).mean();
         let r_cen = cell(&cells, CentralEstimator::ObjPert, Some(0.1), nl).mean()
             / cell(&cells, CentralEstimator::ObjPert, Some(1.0), nl).mean();
-        let sw = objpert_noise_std(0.1, cfg.delta, 1.0)? / objpert_noise_std(1.0, cfg.delta, 1.0)?;
+        let unit = FeatureBound::pairwise(1.0)?;
+        let sw = objpert_noise_std(0.1, cfg.delta, unit)? / objpert_noise_std(1.0, cfg.delta, unit)?;
         writeln!(
             md,
             "\nAt n = {nl}: local error ε=0.1 / ε=1 = {r_loc:.2} (privacy-dominated prediction coth(0.05)/coth(0.5) = 9.25); central error ε=0.1 / ε=1 = {r_cen:.2} (s_w ratio {sw:.2}, reached only when the privacy term dominates).",

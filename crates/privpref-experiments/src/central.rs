@@ -19,6 +19,7 @@
 //! objective-perturbation noise from `(seed, r, n, ε bits)`; independent of threads and order.
 
 use super::check_grid;
+use privpref::data::FeatureBound;
 use privpref::error::{check_delta, Result};
 use privpref::estimator::central::{objective_perturbation, ObjPertOptions};
 use privpref::estimator::{fit, FitOptions};
@@ -135,10 +136,8 @@ pub fn central_vs_local(cfg: &CentralConfig, progress: &(dyn Fn() + Sync)) -> Re
     check_grid(cfg.d, cfg.radius, cfg.theta_norm, &cfg.eps, cfg.reps, &cfg.ns)?;
     check_delta(cfg.delta)?;
     let set = FeasibleSet::theta_b(cfg.radius)?;
-    let control = Control {
-        par: Par::Seq,
-        ..Control::default()
-    };
+    let mut control = Control::default();
+    control.par = Par::Seq;
     let jobs: Vec<(usize, usize)> = cfg
         .ns
         .iter()
@@ -175,7 +174,7 @@ pub fn central_vs_local(cfg: &CentralConfig, progress: &(dyn Fn() + Sync)) -> Re
                     err(&m.theta),
                     !m.report.converged(),
                 ));
-                let mut po = ObjPertOptions::new(eps, cfg.delta, l, beta, set);
+                let mut po = ObjPertOptions::new(eps, cfg.delta, FeatureBound::pairwise(l)?, beta, set);
                 po.control = control.clone();
                 po.allow_unguaranteed = true;
                 let f = objective_perturbation(view, &po, &mut NoiseRng::seeded(mix(base, 2)))?;

@@ -111,10 +111,8 @@ pub fn krr_scaling(cfg: &KrrScalingConfig) -> Result<Vec<KrrScalingRow>> {
         return Err(Error::param("reps", "needs at least one repetition and n ≥ 1"));
     }
     let set = FeasibleSet::theta_b(cfg.radius)?;
-    let control = Control {
-        par: Par::Seq,
-        ..Control::default()
-    };
+    let mut control = Control::default();
+    control.par = Par::Seq;
     // Per repetition: (squared error, converged, on boundary) for the MLE, then each ε.
     let per_rep: Vec<Vec<(f64, bool, bool)>> = (0..cfg.reps)
         .into_par_iter()

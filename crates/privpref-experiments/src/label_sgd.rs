@@ -196,10 +196,8 @@ pub fn label_sgd_comparison(cfg: &LabelSgdConfig, progress: &(dyn Fn() + Sync)) 
     let test = class_mixture(cfg.test_n, k, &means, 1.0, &mut simulation_rng(mix(cfg.seed, 2)))?;
     let tm = MulticlassModel::new(MulticlassView::new(&test.x, cfg.test_n, d, k, &test.y)?, PlTop1)?;
     let set = FeasibleSet::ball(cfg.radius)?;
-    let control = Control {
-        par: Par::Seq,
-        ..Control::default()
-    };
+    let mut control = Control::default();
+    control.par = Par::Seq;
     let per_rep: Vec<RepOut> = (0..cfg.reps)
         .into_par_iter()
         .map(|r| -> Result<RepOut> {
@@ -224,9 +222,10 @@ pub fn label_sgd_comparison(cfg: &LabelSgdConfig, progress: &(dyn Fn() + Sync)) 
                 let mut rng = NoiseRng::seeded(mix(base, 1000 + j as u64));
                 let eps_p = cfg.prior_share * eps;
                 let eps_l = eps - eps_p;
-                let lp = |mech: LabelMechanism, e: f64| LpSgdOptions {
-                    step: cfg.step,
-                    ..LpSgdOptions::new(e, mech, set)
+                let lp = |mech: LabelMechanism, e: f64| {
+                    let mut o = LpSgdOptions::new(e, mech, set);
+                    o.step = cfg.step;
+                    o
                 };
                 // K-RR.
                 let f = lp_sgd(&model, &lp(LabelMechanism::Krr, eps), None, None, &mut rng)?;
@@ -274,11 +273,12 @@ pub fn label_sgd_comparison(cfg: &LabelSgdConfig, progress: &(dyn Fn() + Sync)) 
                     Some((f.guarantee.eps, f.guarantee.delta)),
                 ));
                 // LP-2ST.
-                let mo = |e: f64| MultiStageOptions {
-                    temperature: cfg.temperature,
-                    split_seed: mix(base, 7),
-                    step: cfg.step,
-                    ..MultiStageOptions::new(e, cfg.fractions.clone(), set)
+                let mo = |e: f64| {
+                    let mut o = MultiStageOptions::new(e, cfg.fractions.clone(), set);
+                    o.temperature = cfg.temperature;
+                    o.split_seed = mix(base, 7);
+                    o.step = cfg.step;
+                    o
                 };
                 let f = multi_stage(&model, &mo(eps), None, &mut rng)?;
                 let (a, e) = eval(&f.theta)?;

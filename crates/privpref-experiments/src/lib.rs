@@ -191,10 +191,8 @@ pub(crate) fn check_grid(d: usize, radius: f64, theta_norm: f64, eps: &[f64], re
 pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> Result<Vec<Cell>> {
     check_grid(cfg.d, cfg.radius, cfg.theta_norm, &cfg.eps, cfg.reps, &cfg.ns)?;
     let set = FeasibleSet::theta_b(cfg.radius)?;
-    let control = Control {
-        par: Par::Seq,
-        ..Control::default()
-    };
+    let mut control = Control::default();
+    control.par = Par::Seq;
     let jobs: Vec<(usize, usize)> = cfg
         .ns
         .iter()

@@ -22,6 +22,7 @@
 //! the public states from `(seed, r)`, data from `(seed, r, n)`, mechanisms' noise from
 //! `(seed, r, n, estimator)`; independent of threads.
 
+use privpref::data::FeatureBound;
 use privpref::error::{Error, Result};
 use privpref::estimator::central::{default_beta, objective_perturbation, ObjPertOptions};
 use privpref::estimator::private_mle::{private_covariance, private_mle, CovarianceOptions, PrivateMleOptions};
@@ -217,14 +218,10 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
     let (d, na) = (cfg.bandit.d, cfg.bandit.actions);
     let first_rare = na - cfg.bandit.rare_actions;
     let set_kind = FeasibleSet::ball(cfg.radius)?;
-    let control = Control {
-        par: Par::Seq,
-        ..Control::default()
-    };
-    let popts = PolicyOptions {
-        par: Par::Seq,
-        ..PolicyOptions::default()
-    };
+    let mut control = Control::default();
+    control.par = Par::Seq;
+    let mut popts = PolicyOptions::default();
+    popts.par = Par::Seq;
     let jobs: Vec<(usize, usize)> = cfg
         .ns
         .iter()
@@ -309,26 +306,28 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                     PolicyEstimator::ObjPert => {
                         let delta = 0.5 / (nf * nf);
                         let beta = default_beta(n, &set_kind)?;
-                        let mut o = ObjPertOptions::new(cfg.eps_central, delta, x_max / 2.0, beta, set_kind);
+                        let mut o = ObjPertOptions::new(
+                            cfg.eps_central,
+                            delta,
+                            FeatureBound::pairwise(x_max / 2.0)?,
+                            beta,
+                            set_kind,
+                        );
                         o.control = control.clone();
                         o.allow_unguaranteed = true;
                         let f = objective_perturbation(view, &o, &mut NoiseRng::seeded(seed))?;
-                        let cal = objpert_radius(&ObjPertRadius {
-                            n,
-                            d,
-                            x_max,
-                            radius: cfg.radius,
-                            noise_std: f.noise_std,
-                            ridge: f.beta,
-                            eta: cfg.eta,
-                            lambda_multiplier: 1.0,
-                            multiplier: cfg.radius_multiplier,
+                        let cal = objpert_radius(&{
+                            let mut o = ObjPertRadius::new(n, d, x_max, cfg.radius, f.noise_std, f.beta);
+                            o.eta = cfg.eta;
+                            o.multiplier = cfg.radius_multiplier;
+                            o
                         })?;
                         (f.model.theta, sigma.clone(), cal)
                     }
                     PolicyEstimator::PrivateMle => {
                         let delta = 0.5 / (nf * nf);
-                        let mut o = PrivateMleOptions::new(cfg.eps_central, delta, 1.0, set_kind);
+                        let unit_bound = FeatureBound::pairwise(1.0)?;
+                        let mut o = PrivateMleOptions::new(cfg.eps_central, delta, unit_bound, set_kind);
                         o.eta = cfg.eta;
                         o.control = control.clone();
                         o.allow_unguaranteed = true;
@@ -338,20 +337,15 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                             &data.x,
                             n,
                             d,
-                            &CovarianceOptions::new(cfg.eps_central, delta, 1.0),
+                            &CovarianceOptions::new(cfg.eps_central, delta, unit_bound),
                             &mut rng,
                         )?;
-                        let cal = private_mle_radius(
-                            &f.calibration,
-                            &PrivateMleRadius {
-                                n,
-                                d,
-                                feature_bound: 1.0,
-                                radius: cfg.radius,
-                                eta: cfg.eta,
-                                multiplier: cfg.radius_multiplier,
-                            },
-                        )?;
+                        let cal = private_mle_radius(&f.calibration, &{
+                            let mut p = PrivateMleRadius::new(n, d, unit_bound, cfg.radius);
+                            p.eta = cfg.eta;
+                            p.multiplier = cfg.radius_multiplier;
+                            p
+                        })?;
                         (f.model.theta, c.matrix, cal)
                     }
                 };

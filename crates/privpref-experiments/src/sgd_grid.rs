@@ -37,7 +37,7 @@
 //! the thread count, the block size or the grid order.
 
 use super::check_grid;
-use privpref::data::PairwiseView;
+use privpref::data::{FeatureBound, PairwiseView};
 use privpref::error::{check_delta, Error, Result};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::{Logistic, Loss, RrDebiased};
@@ -321,7 +321,7 @@ fn make_noise(cfg: &SgdGridConfig, blk: &BlockData, n: usize) -> Result<Vec<Vec<
     for (q, &r) in blk.reps.iter().enumerate() {
         let l = blk.max_norm_sq[q][n - 1].sqrt() / 2.0;
         for (e, &eps) in cfg.eps.iter().enumerate() {
-            let sw = noise_std(eps, cfg.delta, l)?;
+            let sw = noise_std(eps, cfg.delta, FeatureBound::pairwise(l)?)?;
             let base = mix(mix(rep_seed(cfg, r), n as u64), eps.to_bits());
             let mut rng = simulation_rng(mix(base, 2));
             for j in 0..d {
@@ -401,10 +401,8 @@ fn run_block_prefixes<L: Loss>(
         ridge,
         linear_term: noise,
     };
-    let ctl = Control {
-        par: Par::Seq,
-        ..Control::default()
-    };
+    let mut ctl = Control::default();
+    ctl.par = Par::Seq;
     let out = replicated::run(block, &prob, &opts, &ctl)?;
     let errors = |theta: &[f64]| -> Vec<f64> {
         (0..k)

@@ -204,10 +204,8 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
         return Err(Error::param("ms", "the grid of m and eps must be non-empty"));
     }
     let set = FeasibleSet::theta_b(cfg.radius)?;
-    let control = Control {
-        par: Par::Seq,
-        ..Control::default()
-    };
+    let mut control = Control::default();
+    control.par = Par::Seq;
     // The noise multipliers depend on (q, T, ε, δ) only: calibrate once per ε.
     let acc = Accountant::default();
     let mut sigmas = Vec::new();

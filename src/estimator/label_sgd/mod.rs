@@ -72,6 +72,7 @@ use std::time::{Duration, Instant};
 
 /// How each sample's label is privatised when it is used (module docs).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum LabelMechanism {
     /// K-ary randomized response over all `K` labels (LP-RR-SGD, Alg. 5).
     Krr,
@@ -113,6 +114,7 @@ impl LabelMechanism {
 
 /// The step size `η_t` of label-private SGD (`t = 1, 2, …`).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum LpStep {
     /// `c · D/(G√t)`: Thm 9 / Prop. 11 with `D = 2B` and the mechanism's `G` (module docs);
     /// `c = 1` is the theory. CLI `theory` or `theory:C`.
@@ -192,6 +194,7 @@ impl LpStep {
 
 /// Settings of [`lp_sgd`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct LpSgdOptions {
     /// Privacy level ε of each label release.
     pub eps: f64,

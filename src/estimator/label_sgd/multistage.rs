@@ -40,6 +40,7 @@ use crate::solver::sgd::epoch_permutation;
 
 /// Which earlier releases a stage reuses (spec §3.1 enhancement (iii), §8.11).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum FilterRule {
     /// Keep an earlier release if `ỹ` is among the top-`⌊k̄_s⌋` labels of `M(s−1)` (the
     /// reference code's `int(soft_k)`).
@@ -53,6 +54,7 @@ pub enum FilterRule {
 
 /// Settings of [`multi_stage`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct MultiStageOptions {
     /// ε of every label release.
     pub eps: f64,

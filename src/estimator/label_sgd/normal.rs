@@ -29,6 +29,7 @@ use crate::privacy::calibrate::{analytic_gaussian_std, gaussian_mechanism_std};
 /// How LP-Normal-SGD's σ is calibrated for the per-step Gaussian mechanism of sensitivity `Δ`
 /// (spec §3.4 \[X\]: Prop. 11 leaves the constant `C` unspecified).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum GaussianCalibration {
     /// Balle & Wang (2018): the smallest σ meeting the exact privacy profile (any ε > 0).
     #[default]

@@ -73,6 +73,7 @@ pub(crate) fn pairwise_steps<L: Loss>(
 
 /// How the returned point is formed from the iterates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Averaging {
     /// The last iterate `θ_{T+1}` (Algorithm 1 of seed 000).
     #[default]
@@ -81,8 +82,19 @@ pub enum Averaging {
     Polyak,
 }
 
+impl Averaging {
+    /// The CLI name (`last`, `polyak`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Averaging::Last => "last",
+            Averaging::Polyak => "polyak",
+        }
+    }
+}
+
 /// Settings of the SGD solver.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct SgdOptions {
     /// Step rule (default [`StepRule::Theory`]).
     pub step: StepRule,

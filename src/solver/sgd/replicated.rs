@@ -178,6 +178,7 @@ pub enum ReplicaSteps<'a> {
 
 /// Settings of [`run`].
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct ReplicaOptions<'a> {
     /// Step sizes.
     pub steps: ReplicaSteps<'a>,

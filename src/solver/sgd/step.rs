@@ -33,6 +33,7 @@ use faer::{Accum, MatMut, MatRef, Side};
 
 /// Step-size rule `η_t` (`t = 1, 2, …` counts steps). See the module docs; spec §3.4 and §9.3.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum StepRule {
     /// `η_t = η` (the paper's simulations use `η = 0.1`). CLI `const:ETA`.
     Const(f64),
