@@ -220,6 +220,8 @@ pub fn objpert_minimiser(
             solver: "newton",
         },
         guarantee: None,
+        provenance: None,
+        no_guarantee_reason: None,
     })
 }
 
@@ -329,6 +331,7 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
         model.theta.iter_mut().zip(z).for_each(|(t, v)| *t += v);
     }
     let kkt_residual = model.report.projected_gradient;
+    model.no_guarantee_reason = refusal.as_ref().map(|r| format!("guarantee refused: {}", r.0));
     model.guarantee = if refusal.is_some() {
         None
     } else {

@@ -180,6 +180,7 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
     };
     model.theta.iter_mut().zip(&w).for_each(|(t, v)| *t += v);
     model.config.ridge = ridge;
+    model.no_guarantee_reason = refusal.as_ref().map(|r| format!("guarantee refused: {r}"));
     model.guarantee = if refusal.is_some() {
         None
     } else {
