@@ -401,7 +401,9 @@ impl Provenance {
             notes.push("the user counts m_u are public".into());
         }
         if self.is_simulation_only() {
-            notes.push("simulation only: the seed reproduces the randomisation, so the guarantee is void for real data".into());
+            notes.push(
+                "simulation only: the seed reproduces the randomisation, so the guarantee is void for real data".into(),
+            );
         }
         Guarantee {
             eps: r.eps(),
@@ -410,7 +412,10 @@ impl Provenance {
             unit: r.unit(),
             neighbouring: Neighbouring::LabelChange,
             mechanism: r.mechanism_text(),
-            noise: self.origin.generator().map_or(NoiseSource::External, |g| g.noise_source()),
+            noise: self
+                .origin
+                .generator()
+                .map_or(NoiseSource::External, |g| g.noise_source()),
             assumptions: Assumptions {
                 notes,
                 ..Assumptions::default()

@@ -116,9 +116,12 @@ pub fn write_sidecar(labels_path: &Path, labels: &PrivatizedLabels) -> Result<Pa
 /// Reads and checks the side-car at `sidecar` for the labels file `labels_path`.
 fn read_sidecar(sidecar: &Path, labels_path: &Path) -> Result<Provenance, Error> {
     let text = std::fs::read_to_string(sidecar).map_err(|e| io(sidecar, e.to_string()))?;
-    let v: Value =
-        serde_json::from_str(&text).map_err(|e| io(sidecar, format!("not a provenance side-car (invalid JSON: {e})")))?;
-    let field = |name: &str| v.get(name).ok_or_else(|| io(sidecar, format!("provenance side-car without `{name}`")));
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| io(sidecar, format!("not a provenance side-car (invalid JSON: {e})")))?;
+    let field = |name: &str| {
+        v.get(name)
+            .ok_or_else(|| io(sidecar, format!("provenance side-car without `{name}`")))
+    };
     if field("format")?.as_str() != Some(FORMAT) || field("version")?.as_u64() != Some(VERSION) {
         return Err(io(
             sidecar,
@@ -144,7 +147,9 @@ fn read_sidecar(sidecar: &Path, labels_path: &Path) -> Result<Provenance, Error>
             ),
         });
     }
-    let eps = field("eps")?.as_f64().ok_or_else(|| io(sidecar, "`eps` is not a number"))?;
+    let eps = field("eps")?
+        .as_f64()
+        .ok_or_else(|| io(sidecar, "`eps` is not a number"))?;
     let randomizer = match field("mechanism")?.as_str() {
         Some("rr") => Randomizer::Rr { eps },
         Some("krr") => {
@@ -200,7 +205,11 @@ pub fn parse_assertion(spec: &str) -> Result<Randomizer, Error> {
 /// # Errors
 /// A side-car together with `--assert-provenance`; a missing `--provenance` file; a side-car
 /// that does not match the labels file ([`Error::ProvenanceMismatch`]) or cannot be read.
-pub fn resolve(labels_path: &Path, explicit: Option<&Path>, assertion: Option<&str>) -> Result<Option<Provenance>, Error> {
+pub fn resolve(
+    labels_path: &Path,
+    explicit: Option<&Path>,
+    assertion: Option<&str>,
+) -> Result<Option<Provenance>, Error> {
     let sidecar = match explicit {
         Some(p) => Some(p.to_path_buf()),
         None => Some(sidecar_path(labels_path)).filter(|p| p.exists()),
@@ -209,7 +218,7 @@ pub fn resolve(labels_path: &Path, explicit: Option<&Path>, assertion: Option<&s
         (Some(s), Some(_)) => Err(Error::param(
             "assert-provenance",
             format!(
-                "the labels have a provenance side-car ({}): it states their provenance; remove it to assert another",
+                "the labels have a provenance side-car ({}), which states their provenance; remove it to use --assert-provenance",
                 s.display()
             ),
         )),
@@ -266,7 +275,18 @@ mod tests {
             parse_assertion("krr:0.5:4").unwrap(),
             Randomizer::Krr { eps: 0.5, k: 4 }
         );
-        for bad in ["rr", "rr:", "rr:0", "rr:-1", "rr:nan", "krr:1", "krr:1:1", "krr:1:300", "rr:1:2", "gauss:1"] {
+        for bad in [
+            "rr",
+            "rr:",
+            "rr:0",
+            "rr:-1",
+            "rr:nan",
+            "krr:1",
+            "krr:1:1",
+            "krr:1:300",
+            "rr:1:2",
+            "gauss:1",
+        ] {
             assert!(parse_assertion(bad).is_err(), "{bad}");
         }
     }
