@@ -23,7 +23,7 @@
 //! randomised, at which `ε`, or with which generator); the model says why
 //! ([`FittedModel::no_guarantee_reason`]). [`fit_privatized`] takes
 //! [`PrivatizedLabels`] and attaches the guarantee of their
-//! [`Provenance`](crate::privacy::Provenance): library-privatised (CSPRNG, or simulation-only
+//! [`Provenance`]: library-privatised (CSPRNG, or simulation-only
 //! for a seeded generator), recorded, or asserted by the caller. A loss calibrated to another
 //! randomiser, `ε` or `K` than the labels' is [`Error::ProvenanceMismatch`].
 
