@@ -223,6 +223,20 @@ pub enum Error {
         /// The tolerance the calibration relied on.
         tolerance: f64,
     },
+    /// The labels' provenance does not fit the estimator: a loss calibrated to one randomiser
+    /// (binary randomized response at `ε`, K-ary randomized response at `ε` over `K` labels,
+    /// user-level randomized response at user budget `ε` over given user counts) was given
+    /// labels randomised by another randomiser, at another `ε`, over another `K` or user
+    /// partition; or the data's labels are not the privatised labels the provenance belongs
+    /// to. Fitting anyway would attach a guarantee the labels do not have (and, with a
+    /// debiased loss at the wrong `ε`, return a biased estimate). Nothing was fitted.
+    #[error("label provenance mismatch: the fit needs {expected}, but the labels are {found}")]
+    ProvenanceMismatch {
+        /// What the estimator (its loss and data) needs, in words with the parameters.
+        expected: String,
+        /// What the labels' provenance (or content) says, in words with the parameters.
+        found: String,
+    },
     /// File input/output.
     #[error("{path}: {message}")]
     Io {

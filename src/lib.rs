@@ -21,7 +21,10 @@
 //! | Thurstone MLE | `−log Φ((2y−1)t)` | none | seed 000 §4.4 |
 //!
 //! Labels are privatised by [`mechanism::RandomizedResponse`] (keep with probability `σ(ε)`);
-//! the local estimators are post-processing, hence ε-label-LDP.
+//! the local estimators are post-processing, hence ε-label-LDP. The guarantee follows the labels'
+//! provenance ([`privacy::Provenance`]), not the loss: the mechanisms' `privatize` methods return
+//! [`privacy::PrivatizedLabels`], [`estimator::fit_privatized`] attaches their guarantee (and
+//! rejects a loss at another ε), and [`estimator::fit`] on raw labels attaches none.
 //!
 //! **K-wise preferences.** A sample shows `K` alternatives with feature rows `φ_ik` (a block
 //! `Φ_i`, [`data::GroupView`]) and reports the chosen one or a ranking `o` (best first). With

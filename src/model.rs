@@ -2,7 +2,7 @@
 
 use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
-use crate::privacy::Guarantee;
+use crate::privacy::{Guarantee, Provenance};
 use crate::solver::SolveReport;
 
 /// What was fitted, and how (recorded so a result can be reproduced and audited). `S` is the
@@ -31,8 +31,14 @@ pub struct FittedModel<S = LossSpec> {
     pub report: SolveReport,
     /// The configuration that produced it.
     pub config: FitConfig<S>,
-    /// The privacy guarantee of `theta` (`None`: not private, e.g. the MLE on clear labels).
-    /// The RR losses get the local `ε`-label-LDP guarantee of the labels they were given
-    /// ([`Guarantee::local_rr`]); the central estimators attach their own.
+    /// The privacy guarantee of `theta` (`None`: not private, or not known to be; see
+    /// [`no_guarantee_reason`](Self::no_guarantee_reason)). A local fit gets the guarantee of
+    /// its labels' [`provenance`](Self::provenance) ([`Provenance::guarantee`]), never one
+    /// inferred from the loss; the central estimators attach their own.
     pub guarantee: Option<Guarantee>,
+    /// The provenance of the labels a local fit used (`None`: raw labels, or a central fit).
+    pub provenance: Option<Provenance>,
+    /// Why `guarantee` is `None`, when it is (labels without provenance, a refused central
+    /// guarantee).
+    pub no_guarantee_reason: Option<String>,
 }

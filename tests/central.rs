@@ -11,13 +11,13 @@ use privpref::estimator::central::{
 use privpref::estimator::private_mle::{
     private_covariance, private_covariance_of_view, private_mle, CovarianceOptions, PrivateMleOptions,
 };
-use privpref::estimator::{fit, FitOptions};
+use privpref::estimator::{fit, fit_privatized, FitOptions};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::simulation_rng;
 use privpref::privacy::{
     calibrate_private_mle, gaussian_vector, objpert_noise_std, Neighbouring, NoiseRng, NoiseSource, PrivacyModel,
-    PrivacyUnit, PrivateMleParams,
+    PrivacyUnit, PrivateMleParams, PrivatizedLabels, Randomizer,
 };
 use privpref::sim::{btl_pairs, theta_star};
 use privpref::solver::Control;
@@ -519,16 +519,29 @@ fn private_covariance_noise_and_repair() {
     assert!(private_covariance(&data.x, n, d, &lab, &mut NoiseRng::seeded(0)).is_err());
 }
 
-/// Every estimator returns a guarantee: local RR → ε-label-LDP, the MLE → none.
+/// A local estimator's guarantee comes from its labels' provenance: raw labels (here the clear
+/// ones) get none, whatever the loss; labels the caller asserts were randomised at ε get the
+/// local ε-label-LDP guarantee, marked as asserted.
 #[test]
 fn local_estimators_carry_their_guarantee() {
     let (data, _) = small_problem(100, 19);
     let view = data.view().unwrap();
     let set = FeasibleSet::theta_b(2.0).unwrap();
-    let m = fit(view, &FitOptions::new(LossSpec::Mle, set)).unwrap();
-    assert!(m.guarantee.is_none());
+    for loss in [
+        LossSpec::Mle,
+        LossSpec::DebiasedRr { eps: 0.7 },
+        LossSpec::MleRr { eps: 0.7 },
+    ] {
+        let m = fit(view, &FitOptions::new(loss, set)).unwrap();
+        assert!(m.guarantee.is_none(), "{loss:?}");
+        assert!(m.no_guarantee_reason.unwrap().contains("no provenance"));
+    }
+    let asserted = PrivatizedLabels::asserted_by_caller(data.y.clone(), Randomizer::Rr { eps: 0.7 }).unwrap();
     for loss in [LossSpec::DebiasedRr { eps: 0.7 }, LossSpec::MleRr { eps: 0.7 }] {
-        let g = fit(view, &FitOptions::new(loss, set)).unwrap().guarantee.unwrap();
+        let g = fit_privatized(view, &asserted, &FitOptions::new(loss, set))
+            .unwrap()
+            .guarantee
+            .unwrap();
         assert_eq!((g.eps, g.delta, g.model), (0.7, 0.0, PrivacyModel::Local));
         assert_eq!(g.noise, NoiseSource::External);
     }

@@ -7,8 +7,8 @@
 
 use privpref::data::{PairwiseView, UserIndex};
 use privpref::estimator::user_level::{
-    aup_rlhf, fit_user_rr, theory, user_dpsgd, AupBatch, AupOptions, UserDpSgdOptions, UserLevelFit, UserOutput,
-    UserRrOptions, UserSampler,
+    aup_rlhf, fit_user_rr, fit_user_rr_privatized, theory, user_dpsgd, AupBatch, AupOptions, UserDpSgdOptions,
+    UserLevelFit, UserOutput, UserRrOptions, UserSampler,
 };
 use privpref::feasible::FeasibleSet;
 use privpref::mechanism::{simulation_rng, AtCalibration, RandomizedResponse, UserLevelRr};
@@ -133,9 +133,10 @@ fn user_rr_estimator_is_the_exact_constrained_minimiser() {
         )
         .unwrap();
         let mech = UserLevelRr::new(eps).unwrap();
-        let yt = mech.randomize(&ud.users, &ud.data.y, &mut simulation_rng(3)).unwrap();
+        let private = mech.privatize(&ud.users, &ud.data.y, &mut NoiseRng::seeded(3)).unwrap();
+        let yt = private.labels().to_vec();
         let view = PairwiseView::new(&ud.data.x, ud.data.n, d, &yt, None).unwrap();
-        let model = fit_user_rr(view, &ud.users, &UserRrOptions::new(eps, set)).unwrap();
+        let model = fit_user_rr_privatized(view, &ud.users, &private, &UserRrOptions::new(eps, set)).unwrap();
         assert!(model.report.converged(), "{:?}", model.report.termination);
         let g = spec_gradient(&ud.data.x, &yt, &ud.users, eps, &model.theta);
         let res = kkt(&set, &model.theta, &g);

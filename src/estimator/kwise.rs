@@ -9,20 +9,29 @@
 //!   choices privatised by [`KaryRr`](crate::mechanism::KaryRr) at the same `eps` and `K`.
 //!   Post-processing of `ε`-label-LDP labels, hence `ε`-label-LDP; the loss is unbounded below,
 //!   so keep a norm bound (`Θ_B`).
+//!
+//! As for the pairwise fits, the local guarantee follows the labels: [`fit_kwise`] on raw
+//! choices attaches none (and says why), [`fit_kwise_privatized`] attaches the guarantee of the
+//! choices' [`Provenance`](crate::privacy::Provenance) after checking that `pl-krr` at `ε` gets
+//! choices randomised by K-RR at exactly that `ε` and `K`.
 
-use super::{run_solver, FitOptions};
+use super::{local_guarantee, loss_words, no_provenance_reason, run_solver, FitOptions};
 use crate::data::GroupView;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::loss::GroupLossSpec;
 use crate::model::{FitConfig, FittedModel};
 use crate::objective::GroupObjective;
-use crate::privacy::Guarantee;
+use crate::privacy::{PrivatizedLabels, Randomizer};
 use crate::with_group_loss;
 
 /// Fits `θ̂ = argmin_{θ ∈ set} F(θ)` for K-wise data (see [`GroupObjective`]). `Err` for invalid
 /// input (including a loss that does not fit the data: a ranking loss on chosen indices, `J ≥ K`,
 /// a K-RR loss for another `K`); a solver that did not converge returns `Ok` with a report
 /// saying so.
+///
+/// The labels carry no provenance, so the model carries no local guarantee, even with the
+/// `pl-krr` loss ([`FittedModel::no_guarantee_reason`] says so); fit privatised choices with
+/// [`fit_kwise_privatized`].
 ///
 /// ```
 /// use privpref::{data::{GroupLabels, GroupView}, estimator::{fit_kwise, FitOptions},
@@ -41,6 +50,52 @@ use crate::with_group_loss;
 /// # Ok::<(), privpref::Error>(())
 /// ```
 pub fn fit_kwise(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Result<FittedModel<GroupLossSpec>> {
+    let mut model = fit_kwise_raw(data, opts)?;
+    model.no_guarantee_reason = Some(no_provenance_reason(opts.loss.name(), opts.loss.eps()));
+    Ok(model)
+}
+
+/// Fits `θ̂` as [`fit_kwise`] on privatised choices (`data` built with
+/// `GroupLabels::Choice(labels.labels())`) and attaches the local guarantee of their provenance.
+/// `pl-krr` at `ε` needs choices randomised by K-ary randomized response at exactly that `ε`
+/// over the view's `K` ([`Randomizer::Krr`]); `pl-top1` accepts choices of any randomiser over
+/// `K` labels, with a note that the estimate is biased.
+///
+/// # Errors
+/// [`Error::ProvenanceMismatch`] when `data` holds rankings or other choices than `labels`, or
+/// the loss or `K` does not fit the labels' randomiser; otherwise as [`fit_kwise`].
+pub fn fit_kwise_privatized(
+    data: GroupView<'_>,
+    labels: &PrivatizedLabels,
+    opts: &FitOptions<GroupLossSpec>,
+) -> Result<FittedModel<GroupLossSpec>> {
+    if data.is_ranking() {
+        return Err(Error::ProvenanceMismatch {
+            expected: "privatised choices (one label per sample)".into(),
+            found: "rankings (no mechanism privatises rankings)".into(),
+        });
+    }
+    labels.check_same(data.order())?;
+    let p = labels.provenance();
+    let k = data.k();
+    if p.randomizer().num_labels() != k {
+        return Err(Error::ProvenanceMismatch {
+            expected: format!("choices randomised over the K = {k} alternatives of the data"),
+            found: format!("randomised by {}", p.randomizer()),
+        });
+    }
+    let expected = match opts.loss {
+        GroupLossSpec::PlKrr { eps } => Some(Randomizer::Krr { eps, k }),
+        GroupLossSpec::PlTop1 | GroupLossSpec::PlRanking { .. } => None,
+    };
+    let guarantee = local_guarantee(p, expected.as_ref(), &loss_words(opts.loss.name(), opts.loss.eps()))?;
+    let mut model = fit_kwise_raw(data, opts)?;
+    model.guarantee = Some(guarantee);
+    model.provenance = Some(p.clone());
+    Ok(model)
+}
+
+fn fit_kwise_raw(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Result<FittedModel<GroupLossSpec>> {
     opts.validate()?;
     let k = data.k();
     let report = with_group_loss!(opts.loss, k, |loss| {
@@ -52,10 +107,11 @@ pub fn fit_kwise(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Resul
         }
         run_solver(&obj, opts)?
     })?;
-    let guarantee = opts.loss.eps().map(|e| Guarantee::local_krr(e, k));
     Ok(FittedModel {
         theta: report.theta.clone(),
-        guarantee,
+        guarantee: None,
+        provenance: None,
+        no_guarantee_reason: None,
         config: FitConfig {
             loss: opts.loss,
             set: opts.set,

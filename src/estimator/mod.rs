@@ -17,6 +17,15 @@
 //!
 //! The local estimators are post-processing of `ε`-label-LDP labels, hence `ε`-label-LDP
 //! themselves; this module does not randomise labels (see [`crate::mechanism`]).
+//!
+//! **Guarantees follow the labels.** [`fit`] takes raw labels and attaches no local guarantee,
+//! whatever the loss (the debiased loss is a valid estimator, but nothing shows its labels were
+//! randomised, at which `ε`, or with which generator); the model says why
+//! ([`FittedModel::no_guarantee_reason`]). [`fit_privatized`] takes
+//! [`PrivatizedLabels`] and attaches the guarantee of their
+//! [`Provenance`]: library-privatised (CSPRNG, or simulation-only
+//! for a seeded generator), recorded, or asserted by the caller. A loss calibrated to another
+//! randomiser, `ε` or `K` than the labels' is [`Error::ProvenanceMismatch`].
 
 use crate::data::PairwiseView;
 use crate::error::{Error, Result};
@@ -24,7 +33,7 @@ use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
 use crate::model::{FitConfig, FittedModel};
 use crate::objective::{Objective, SecondOrderObjective};
-use crate::privacy::Guarantee;
+use crate::privacy::{Guarantee, PrivatizedLabels, Provenance, Randomizer};
 use crate::solver::lbfgs::LbfgsOptions;
 use crate::solver::sgd::SgdObjective;
 use crate::solver::sgd::SgdOptions;
@@ -39,7 +48,7 @@ pub mod private_mle;
 pub mod robust;
 pub mod user_level;
 
-pub use kwise::fit_kwise;
+pub use kwise::{fit_kwise, fit_kwise_privatized};
 
 /// Which solver to use. The default is [`SolverKind::Auto`], the fastest certified solver for
 /// the loss and the shape.
@@ -263,10 +272,111 @@ pub(crate) fn run_solver<O: SecondOrderObjective + SgdObjective, S>(
     }
 }
 
-/// Fits `θ̂ = argmin_{θ ∈ set} F(θ)` (see [`crate::objective`]). `Err` for invalid input; a
-/// solver that did not converge returns `Ok` with a report saying so — call
+/// Fits `θ̂ = argmin_{θ ∈ set} F(θ)` (see [`crate::objective`]) on raw labels. `Err` for
+/// invalid input; a solver that did not converge returns `Ok` with a report saying so — call
 /// [`SolveReport::into_result`](crate::solver::SolveReport::into_result) to turn that into an error.
+///
+/// The labels carry no provenance, so the model carries **no local guarantee**, even with the
+/// `mle-rr` or `debiased-rr` loss; [`FittedModel::no_guarantee_reason`] says so. Fit labels
+/// privatised by a mechanism (or with an asserted provenance) with [`fit_privatized`].
 pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
+    let mut model = fit_raw(data, opts)?;
+    model.no_guarantee_reason = Some(no_provenance_reason(opts.loss.name(), opts.loss.eps()));
+    Ok(model)
+}
+
+/// Fits `θ̂` as [`fit`] on privatised labels, and attaches the local guarantee of their
+/// provenance ([`Provenance::guarantee`]): `ε`, the randomiser, and the generator (a seeded
+/// simulation generator makes it simulation-only; an asserted provenance says "asserted by the
+/// caller"). `data` must be built on `labels.labels()`.
+///
+/// The loss must fit the labels: `mle-rr` and `debiased-rr` at `ε` need labels randomised by
+/// binary randomized response at exactly that `ε` ([`Randomizer::Rr`]); the clear-label losses
+/// (`mle`, `probit`) accept labels of any binary randomiser, and the guarantee (which holds by
+/// post-processing) notes that the estimate is biased.
+///
+/// ```
+/// use privpref::{data::PairwiseView, estimator::{fit_privatized, FitOptions},
+///     feasible::FeasibleSet, loss::LossSpec, mechanism::RandomizedResponse,
+///     privacy::{NoiseRng, PrivacyModel}};
+/// let x = [1.0, 0.0, 0.0, 1.0, 1.0, 1.0, -1.0, 0.5];
+/// let y = [1u8, 0, 1, 0];
+/// let private = RandomizedResponse::new(1.0)?.privatize(&y, &mut NoiseRng::secure()?)?;
+/// let view = PairwiseView::new(&x, 4, 2, private.labels(), None)?;
+/// let opts = FitOptions::new(LossSpec::DebiasedRr { eps: 1.0 }, FeasibleSet::theta_b(1.0)?);
+/// let g = fit_privatized(view, &private, &opts)?.guarantee.unwrap();
+/// assert_eq!((g.eps, g.model), (1.0, PrivacyModel::Local));
+/// assert!(g.holds_for_real_data());
+/// // The same labels at another ε: a typed error, nothing fitted.
+/// let opts3 = FitOptions::new(LossSpec::DebiasedRr { eps: 3.0 }, FeasibleSet::theta_b(1.0)?);
+/// assert!(matches!(fit_privatized(view, &private, &opts3),
+///     Err(privpref::Error::ProvenanceMismatch { .. })));
+/// # Ok::<(), privpref::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::ProvenanceMismatch`] when `data`'s labels are not `labels`, or the loss is
+/// calibrated to another randomiser or `ε`, or the labels are not binary; otherwise as [`fit`].
+pub fn fit_privatized(data: PairwiseView<'_>, labels: &PrivatizedLabels, opts: &FitOptions) -> Result<FittedModel> {
+    labels.check_same(data.y())?;
+    let p = labels.provenance();
+    if p.randomizer().num_labels() != 2 {
+        return Err(Error::ProvenanceMismatch {
+            expected: "labels randomised over 2 labels (a pairwise fit)".into(),
+            found: format!("randomised by {}", p.randomizer()),
+        });
+    }
+    let expected = match opts.loss {
+        LossSpec::MleRr { eps } | LossSpec::DebiasedRr { eps } => Some(Randomizer::Rr { eps }),
+        LossSpec::Mle | LossSpec::Probit => None,
+    };
+    let guarantee = local_guarantee(p, expected.as_ref(), &loss_words(opts.loss.name(), opts.loss.eps()))?;
+    let mut model = fit_raw(data, opts)?;
+    model.guarantee = Some(guarantee);
+    model.provenance = Some(p.clone());
+    Ok(model)
+}
+
+/// Why a local fit on labels without provenance carries no guarantee.
+pub(crate) fn no_provenance_reason(loss: &str, eps: Option<f64>) -> String {
+    match eps {
+        Some(e) => format!(
+            "the labels carry no provenance: the `{loss}` loss at eps = {e} is a valid estimator for labels randomised at eps = {e}, but nothing shows these labels were randomised, at which eps, or with which generator (privatise them with a mechanism's privatize method, or assert their provenance, and fit the privatised labels)"
+        ),
+        None => format!("the labels carry no provenance: the `{loss}` loss on clear labels is not private"),
+    }
+}
+
+/// The local guarantee of labels of provenance `p` fitted with a loss described by `what`
+/// (e.g. "the `debiased-rr` loss at eps = 1"): `p` must be `expected` when the loss is
+/// calibrated to a randomiser; a clear-label loss (`expected = None`) keeps the guarantee
+/// (post-processing) with a note on the bias.
+pub(crate) fn local_guarantee(p: &Provenance, expected: Option<&Randomizer>, what: &str) -> Result<Guarantee> {
+    match expected {
+        Some(r) => {
+            p.require(r, what)?;
+            Ok(p.guarantee())
+        }
+        None => {
+            let mut g = p.guarantee();
+            g.assumptions.notes.push(format!(
+                "{what} does not model the randomisation, so the estimate is biased; the guarantee holds (post-processing of the privatised labels)"
+            ));
+            Ok(g)
+        }
+    }
+}
+
+/// How a loss is named in provenance messages: "the `name` loss" and its `ε`, if any.
+pub(crate) fn loss_words(name: &str, eps: Option<f64>) -> String {
+    match eps {
+        Some(e) => format!("the `{name}` loss at eps = {e}"),
+        None => format!("the `{name}` loss"),
+    }
+}
+
+/// [`fit`] without a guarantee or a reason (the callers attach them).
+pub(crate) fn fit_raw(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
     opts.validate()?;
     // Features far from unit size are solved on X·2^{-e}, exactly equivalent ([`normalize`]).
     let e = normalize::exponent(&data.magnitude());
@@ -287,10 +397,11 @@ pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
         normalize::unscale_report(&mut r, e);
         r
     };
-    let guarantee = opts.loss.eps().map(Guarantee::local_rr);
     Ok(FittedModel {
         theta: report.theta.clone(),
-        guarantee,
+        guarantee: None,
+        provenance: None,
+        no_guarantee_reason: None,
         config: FitConfig {
             loss: opts.loss,
             set: opts.set,

@@ -56,7 +56,9 @@ pub fn debiased_label(z: u8, eps: f64) -> f64 {
 
 /// Algorithm 1 of seed 004: `θ̂ = argmin_{θ ∈ Θ_{B'}} (1/n) Σ f(x_iᵀθ; z_i)` on labels `z`
 /// privatised by randomized response at level `eps` (and possibly corrupted), solved exactly by
-/// projected Newton with its KKT certificate. `eps = None` is the clean MLE (ε = ∞).
+/// projected Newton with its KKT certificate. `eps = None` is the clean MLE (ε = ∞). The labels
+/// are raw (possibly corrupted after privatisation), so the model carries no local guarantee
+/// ([`fit`]).
 ///
 /// # Errors
 /// Invalid `eps` or `radius`, and solver errors; a fit that did not converge is

@@ -18,7 +18,7 @@
 //! for simulations, recorded in the guarantee); user sampling, record sampling, the outlier
 //! coins and all noise are drawn from it in a fixed order, so a seed reproduces the run.
 
-use super::{fit, FitOptions, SolverKind};
+use super::{fit_raw, no_provenance_reason, FitOptions, SolverKind};
 use crate::data::{Features, PairwiseView, UserIndex};
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
@@ -27,7 +27,10 @@ use crate::math::simd::scalar::sigmoid;
 use crate::mechanism::{uniform_f64, AboveThreshold, AtCalibration};
 use crate::model::FittedModel;
 use crate::privacy::rdp::{Accountant, EpsilonReport};
-use crate::privacy::{gaussian_vector, Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit};
+use crate::privacy::{
+    gaussian_vector, Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit, PrivatizedLabels,
+    Randomizer,
+};
 use crate::solver::Control;
 use rand::Rng;
 
@@ -70,16 +73,61 @@ impl UserRrOptions {
 ///
 /// (the debiased loss of seed 000 eqs. 4–5 at `ε/m_u`, equal to the paper's
 /// `−[1(ỹ=1)(s log σ − (1−s) log(1−σ)) + …]` with `s = σ(ε/m)`). Solved exactly by
-/// [`fit`]: with equal counts `m` it is `LossSpec::DebiasedRr { eps: ε/m }`; with
+/// [`fit`](super::fit): with equal counts `m` it is `LossSpec::DebiasedRr { eps: ε/m }`; with
 /// ragged counts it is the same objective written as the logistic loss with weights `c_i` and the
 /// linear term `b = Σ_i σ̄_i(1−2ỹ_i)x_i` (the objective is then `N/Σc_i` times `ℓ̂`, the same
-/// minimiser). The result carries the user-level guarantee ([`Guarantee::user_level_rr`]):
-/// the fit is post-processing.
+/// minimiser).
+///
+/// The labels carry no provenance, so the result carries **no guarantee**
+/// ([`FittedModel::no_guarantee_reason`] says why); labels from
+/// [`UserLevelRr::privatize`](crate::mechanism::UserLevelRr::privatize) are fitted with
+/// [`fit_user_rr_privatized`], which attaches the user-level guarantee of their provenance.
 ///
 /// # Errors
 /// [`Error::Shape`] if `users` does not cover the rows; [`Error::InvalidParam`] for `ε ≤ 0` or
 /// sample weights on `data` (the estimator defines its own); solver errors from `fit`.
 pub fn fit_user_rr(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptions) -> Result<FittedModel> {
+    let mut model = fit_user_rr_raw(data, users, opts)?;
+    model.no_guarantee_reason = Some(no_provenance_reason("user-level debiased-rr", Some(opts.eps)));
+    Ok(model)
+}
+
+/// [`fit_user_rr`] on labels privatised by user-level randomized response, with the guarantee
+/// of their provenance ([`Provenance::guarantee`](crate::privacy::Provenance::guarantee)):
+/// pure `ε`-DP per user, local model, label-change relation; simulation-only when the labels
+/// were randomised with a seeded generator; "asserted by the caller" for an asserted provenance.
+/// `data` must be built on `labels.labels()`.
+///
+/// # Errors
+/// [`Error::ProvenanceMismatch`] when `data`'s labels are not `labels`, or the labels were not
+/// randomised by [`Randomizer::UserLevelRr`] at exactly `opts.eps` with the counts of `users`
+/// (another `ε` or user partition changes every per-label level `ε/m_u`); otherwise as
+/// [`fit_user_rr`].
+pub fn fit_user_rr_privatized(
+    data: PairwiseView<'_>,
+    users: &UserIndex,
+    labels: &PrivatizedLabels,
+    opts: &UserRrOptions,
+) -> Result<FittedModel> {
+    check_eps(opts.eps)?;
+    users.check_rows(data.n())?;
+    labels.check_same(data.y())?;
+    let p = labels.provenance();
+    let expected = Randomizer::UserLevelRr {
+        eps: opts.eps,
+        counts: (0..users.n_users()).map(|u| users.count(u)).collect(),
+    };
+    p.require(
+        &expected,
+        &format!("the user-level debiased estimator at user budget eps = {}", opts.eps),
+    )?;
+    let mut model = fit_user_rr_raw(data, users, opts)?;
+    model.guarantee = Some(p.guarantee());
+    model.provenance = Some(p.clone());
+    Ok(model)
+}
+
+fn fit_user_rr_raw(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptions) -> Result<FittedModel> {
     check_eps(opts.eps)?;
     users.check_rows(data.n())?;
     if data.weights().is_some() {
@@ -88,7 +136,7 @@ pub fn fit_user_rr(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
             "the user-level RR estimator weighs rows itself: pass data without weights",
         ));
     }
-    let mut model = if let Some(m) = users.equal_count() {
+    let model = if let Some(m) = users.equal_count() {
         let mut fo = FitOptions::new(
             LossSpec::DebiasedRr {
                 eps: opts.eps / m as f64,
@@ -97,7 +145,7 @@ pub fn fit_user_rr(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
         );
         fo.solver = opts.solver;
         fo.control = opts.control.clone();
-        fit(data, &fo)?
+        fit_raw(data, &fo)?
     } else {
         let (n, d) = (data.n(), data.d());
         let mut w = vec![0.0; n];
@@ -126,9 +174,8 @@ pub fn fit_user_rr(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
         fo.linear_term = Some(b);
         fo.solver = opts.solver;
         fo.control = opts.control.clone();
-        fit(view, &fo)?
+        fit_raw(view, &fo)?
     };
-    model.guarantee = Some(Guarantee::user_level_rr(opts.eps));
     Ok(model)
 }
 

@@ -19,6 +19,7 @@
 
 use super::Mechanism;
 use crate::error::{check_eps, DataErrorKind, Error, Location, Result};
+use crate::privacy::{NoiseRng, PrivatizedLabels, Randomizer};
 use crate::rng::uniform_f64;
 use rand::Rng;
 
@@ -120,6 +121,23 @@ impl KaryRr {
             &LABELS[..self.k],
             Some(usize::from(y)),
             self.keep_probability(),
+            rng,
+        ))
+    }
+    /// Randomises every label once ([`Mechanism::randomize`], the same draws) and returns the
+    /// labels with their provenance: [`Randomizer::Krr`] at this `ε` and `K`, privatised by the
+    /// library with `rng`'s generator (simulation-only for [`NoiseRng::seeded`]).
+    ///
+    /// # Errors
+    /// As [`Mechanism::randomize`].
+    pub fn privatize(&self, labels: &[u8], rng: &mut NoiseRng) -> Result<PrivatizedLabels> {
+        let out = self.randomize(labels, rng)?;
+        Ok(PrivatizedLabels::library(
+            out,
+            Randomizer::Krr {
+                eps: self.eps,
+                k: self.k,
+            },
             rng,
         ))
     }
@@ -263,6 +281,22 @@ impl RrTopK {
                 Ok(draw_rr(&top, pos, keep, rng))
             })
             .collect()
+    }
+    /// [`RrTopK::randomize`] (the same draws), returning the labels with their provenance:
+    /// [`Randomizer::RrTopK`] at this `ε` and `k` over the `K` labels of the priors, privatised
+    /// by the library with `rng`'s generator. The priors must not depend on the samples' own
+    /// labels (the guarantee's note says so).
+    ///
+    /// # Errors
+    /// As [`RrTopK::randomize`].
+    pub fn privatize(&self, labels: &[u8], priors: &[f64], rng: &mut NoiseRng) -> Result<PrivatizedLabels> {
+        let out = self.randomize(labels, priors, rng)?;
+        let randomizer = Randomizer::RrTopK {
+            eps: self.eps,
+            k: self.k,
+            num_labels: priors.len() / labels.len(),
+        };
+        Ok(PrivatizedLabels::library(out, randomizer, rng))
     }
 }
 
@@ -415,6 +449,25 @@ impl RrWithPrior {
             ks.push(k);
         }
         Ok((out, ks))
+    }
+    /// [`RrWithPrior::randomize`] (the same draws), returning the labels with their provenance
+    /// ([`Randomizer::RrWithPrior`] at this `ε` over the `K` labels of the priors, privatised by
+    /// the library with `rng`'s generator) and the `k*` of each row.
+    ///
+    /// # Errors
+    /// As [`RrTopK::randomize`].
+    pub fn privatize(
+        &self,
+        labels: &[u8],
+        priors: &[f64],
+        rng: &mut NoiseRng,
+    ) -> Result<(PrivatizedLabels, Vec<usize>)> {
+        let (out, ks) = self.randomize(labels, priors, rng)?;
+        let randomizer = Randomizer::RrWithPrior {
+            eps: self.eps,
+            num_labels: priors.len() / labels.len(),
+        };
+        Ok((PrivatizedLabels::library(out, randomizer, rng), ks))
     }
 }
 

@@ -11,6 +11,13 @@
 //! * randomise each label **exactly once** and store `ỹ`; reuse it for every epoch and refit;
 //! * keep mechanisms separate from estimators: estimators take already-randomised labels and the
 //!   [`transition_matrix`](Mechanism::transition_matrix) (the debiased losses need it);
+//! * privatise with the mechanisms' `privatize` methods ([`RandomizedResponse::privatize`],
+//!   [`KaryRr::privatize`], [`RrTopK::privatize`], [`RrWithPrior::privatize`],
+//!   [`UserLevelRr::privatize`]): they take a [`NoiseRng`](crate::privacy::NoiseRng) and return
+//!   [`PrivatizedLabels`](crate::privacy::PrivatizedLabels) whose
+//!   [`Provenance`](crate::privacy::Provenance) records the randomiser, `ε` (and `K`, `k`, the
+//!   user counts) and the generator; a local guarantee is attached only to labels with a
+//!   provenance. [`Mechanism::randomize`] returns raw labels without one (for simulations);
 //! * the RNG is an explicit argument. Real data must be privatised with [`secure_rng`] (a CSPRNG
 //!   seeded from OS entropy); seeded generators ([`simulation_rng`]) are for simulations only.
 //!
@@ -62,6 +69,9 @@ pub trait Mechanism {
     fn transition_matrix(&self) -> Vec<f64>;
 
     /// Randomises every label once, independently, returning `ỹ` (same length and order).
+    ///
+    /// The output carries no provenance, so estimators attach no local guarantee to it; the
+    /// mechanisms' `privatize` methods return the same draws with their provenance.
     ///
     /// Privatising real data: pass [`secure_rng()`](secure_rng)`?`. A seeded
     /// [`SimRng`] is for simulations only. Each label must be randomised exactly once: store

@@ -4,6 +4,7 @@ use super::Mechanism;
 use crate::data::check_labels;
 use crate::error::{check_eps, Result};
 use crate::math::simd::scalar::sigmoid;
+use crate::privacy::{NoiseRng, PrivatizedLabels, Randomizer};
 use crate::rng::uniform_f64;
 use rand::Rng;
 
@@ -67,6 +68,19 @@ impl RandomizedResponse {
     #[inline]
     pub fn flip_probability(&self) -> f64 {
         self.flip
+    }
+
+    /// Randomises every label once ([`Mechanism::randomize`], the same draws) and returns the
+    /// labels with their [`Provenance`](crate::privacy::Provenance):
+    /// [`Randomizer::Rr`] at this `ε`, privatised by the library with `rng`'s generator. Real
+    /// data: [`NoiseRng::secure`]; a [`NoiseRng::seeded`] generator makes the provenance (and
+    /// every guarantee built on it) simulation-only.
+    ///
+    /// # Errors
+    /// As [`Mechanism::randomize`].
+    pub fn privatize(&self, labels: &[u8], rng: &mut NoiseRng) -> Result<PrivatizedLabels> {
+        let out = self.randomize(labels, rng)?;
+        Ok(PrivatizedLabels::library(out, Randomizer::Rr { eps: self.eps }, rng))
     }
 }
 

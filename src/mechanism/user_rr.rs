@@ -6,7 +6,7 @@ use super::Mechanism;
 use crate::data::{check_labels, UserIndex};
 use crate::error::{check_eps, Result};
 use crate::math::simd::scalar::sigmoid;
-use crate::privacy::Guarantee;
+use crate::privacy::{Guarantee, NoiseRng, PrivatizedLabels, Randomizer};
 use rand::Rng;
 
 /// User-level randomized response with user budget `ε`: every label of user `u` (who has `m_u`
@@ -91,8 +91,28 @@ impl UserLevelRr {
         Ok(out)
     }
 
-    /// The guarantee of any estimator computed from the output: pure `ε`-DP, local model, unit
-    /// user, label-change relation.
+    /// [`UserLevelRr::randomize`] (the same draws), returning the labels with their
+    /// provenance: [`Randomizer::UserLevelRr`] with this user budget and the counts of
+    /// `users`, privatised by the library with `rng`'s generator (simulation-only for
+    /// [`NoiseRng::seeded`]). Fit them with
+    /// [`fit_user_rr_privatized`](crate::estimator::user_level::fit_user_rr_privatized).
+    ///
+    /// # Errors
+    /// As [`UserLevelRr::randomize`].
+    pub fn privatize(&self, users: &UserIndex, labels: &[u8], rng: &mut NoiseRng) -> Result<PrivatizedLabels> {
+        let out = self.randomize(users, labels, rng)?;
+        let counts = (0..users.n_users()).map(|u| users.count(u)).collect();
+        Ok(PrivatizedLabels::library(
+            out,
+            Randomizer::UserLevelRr { eps: self.eps, counts },
+            rng,
+        ))
+    }
+
+    /// The guarantee of any estimator computed from labels the caller states this mechanism
+    /// randomised with a CSPRNG: pure `ε`-DP, local model, unit user, label-change relation,
+    /// **asserted by the caller** ([`Guarantee::user_level_rr`]). Labels from
+    /// [`UserLevelRr::privatize`] carry their own provenance and guarantee.
     pub fn guarantee(&self) -> Guarantee {
         Guarantee::user_level_rr(self.eps)
     }

@@ -73,8 +73,9 @@ pub enum NoiseSource {
     /// xoshiro256++ from a caller-given seed: reproducible, **for simulations only** — anyone who
     /// knows the seed can remove the noise, so the guarantee is void for real data.
     Seeded(u64),
-    /// The labels were randomised before the estimator saw them (local model); the estimator
-    /// draws no noise itself.
+    /// The labels were randomised outside the library, as asserted by the caller
+    /// ([`Provenance::asserted_by_caller`](super::Provenance::asserted_by_caller)); the
+    /// estimator draws no noise itself and cannot check the generator.
     External,
 }
 
@@ -84,7 +85,7 @@ impl NoiseSource {
         match self {
             NoiseSource::Secure => "ChaCha20 seeded from OS entropy",
             NoiseSource::Seeded(_) => "xoshiro256++ seeded (simulation only)",
-            NoiseSource::External => "labels randomised before estimation",
+            NoiseSource::External => "labels randomised outside privpref (asserted by the caller)",
         }
     }
     /// The seed, if any.
@@ -115,6 +116,22 @@ pub struct Assumptions {
 /// An `(ε, δ)` guarantee with its model, unit, neighbouring relation and assumptions.
 ///
 /// Returned with every private release. `δ = 0` is pure ε-DP (randomized response).
+///
+/// A **local** guarantee comes from the labels' [`Provenance`](super::Provenance)
+/// ([`Provenance::guarantee`](super::Provenance::guarantee)), never from the loss: an estimator
+/// fitted on labels without a provenance carries none.
+///
+/// **Refusals.** A central estimator that refuses its guarantee when a data-dependent condition
+/// fails (the exactness certificate of objective perturbation, the accuracy certificate of the
+/// private MLE) makes the refusal itself an output that depends on the data. The guarantee
+/// covers the released `θ` of the idealised mechanism (the exact minimiser, which always
+/// exists); a refusal reveals that the certificate failed on this dataset and this noise draw.
+/// If `p` bounds the refusal probability over the noise on every dataset, the mechanism that
+/// releases `θ` or the refusal is `(ε, δ + (1 + e^ε)·p)`-DP. No worst-case bound on `p` is
+/// proved here: the certificates fail only through floating-point limits of an exact solver,
+/// and the measured rate at default settings is recorded in the docs of
+/// [`objective_perturbation`](crate::estimator::central::objective_perturbation) and
+/// [`private_mle`](crate::estimator::private_mle::private_mle).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Guarantee {
     /// `ε > 0`.
@@ -136,10 +153,13 @@ pub struct Guarantee {
 }
 
 impl Guarantee {
-    /// The guarantee of a local estimator fitted on labels randomised once by randomized
-    /// response at `eps` (seed 000 eq. 2): pure `ε`-label-LDP per item, which implies central
-    /// `ε`-label DP (Remark 2.4). The estimator cannot check that the labels really were
-    /// randomised at `eps`; the note says so.
+    /// The local guarantee of labels the caller states were randomised once by randomized
+    /// response at `eps` with a CSPRNG (Chowdhury, Zhou & Natarajan (2024), eq. 2): pure
+    /// `ε`-label-LDP per item, which implies central `ε`-label DP (Remark 2.4). **Asserted by the
+    /// caller**: the same as
+    /// `Provenance::asserted_by_caller(Randomizer::Rr { eps })?.guarantee()`, without the
+    /// parameter check. Labels privatised by the library carry their own provenance
+    /// ([`RandomizedResponse::privatize`](crate::mechanism::RandomizedResponse::privatize)).
     pub fn local_rr(eps: f64) -> Self {
         Guarantee {
             eps,
@@ -147,21 +167,21 @@ impl Guarantee {
             model: PrivacyModel::Local,
             unit: PrivacyUnit::Item,
             neighbouring: Neighbouring::LabelChange,
-            mechanism: "randomized response (seed 000 eq. 2); the estimator is post-processing",
+            mechanism: "randomized response (Chowdhury, Zhou & Natarajan (2024), eq. 2); the estimator is post-processing",
             noise: NoiseSource::External,
             assumptions: Assumptions {
                 notes: vec![format!(
-                    "each label was randomised exactly once by randomized response at eps = {eps}, with a CSPRNG"
+                    "provenance: asserted by the caller, not performed or checked by privpref: each label randomised exactly once by binary randomized response at eps = {eps}, with a CSPRNG"
                 )],
                 ..Assumptions::default()
             },
         }
     }
 
-    /// The guarantee of an estimator fitted on labels randomised once by user-level randomized
+    /// The guarantee of labels the caller states were randomised once by user-level randomized
     /// response with user budget `eps` (each of user `u`'s `m_u` labels at `ε/m_u`; Zhang et
-    /// al., "Towards User-level Private RLHF", §4.1): pure `ε`-DP per user, label-change
-    /// relation, local model.
+    /// al. (2025), §4.1): pure `ε`-DP per user, label-change relation, local model. **Asserted
+    /// by the caller**, as [`Guarantee::local_rr`].
     pub fn user_level_rr(eps: f64) -> Self {
         Guarantee {
             eps,
@@ -169,27 +189,27 @@ impl Guarantee {
             model: PrivacyModel::Local,
             unit: PrivacyUnit::User,
             neighbouring: Neighbouring::LabelChange,
-            mechanism: "user-level randomized response, eps/m_u per label (seed 003 §4.1); the estimator is post-processing",
+            mechanism: "user-level randomized response, eps/m_u per label (Zhang et al. (2025), §4.1); the estimator is post-processing",
             noise: NoiseSource::External,
             assumptions: Assumptions {
                 notes: vec![format!(
-                    "each label of user u was randomised exactly once by randomized response at eps/m_u with eps = {eps}, with a CSPRNG; the counts m_u are public"
+                    "provenance: asserted by the caller, not performed or checked by privpref: each label of user u randomised exactly once by randomized response at eps/m_u with eps = {eps}, with a CSPRNG; the counts m_u are public"
                 )],
                 ..Assumptions::default()
             },
         }
     }
 
-    /// The guarantee of a local estimator fitted on K-wise choices randomised once by K-ary
-    /// randomized response at `eps` over `k` alternatives (seed 000 eq. 12, §4.4): pure
-    /// `ε`-label-LDP per sample (`P[ỹ = y]/P[ỹ = y'] ≤ e^ε`), which implies central `ε`-label DP.
-    /// As for [`Guarantee::local_rr`], the note records what the estimator cannot check.
+    /// The guarantee of K-wise choices the caller states were randomised once by K-ary
+    /// randomized response at `eps` over `k` alternatives (Chowdhury, Zhou & Natarajan (2024),
+    /// §4.4): pure `ε`-label-LDP per sample (`P[ỹ = y]/P[ỹ = y'] ≤ e^ε`), which implies central
+    /// `ε`-label DP. **Asserted by the caller**, as [`Guarantee::local_rr`].
     pub fn local_krr(eps: f64, k: usize) -> Self {
         Guarantee {
-            mechanism: "K-ary randomized response (seed 000 eq. 12); the estimator is post-processing",
+            mechanism: "K-ary randomized response (Chowdhury, Zhou & Natarajan (2024), §4.4); the estimator is post-processing",
             assumptions: Assumptions {
                 notes: vec![format!(
-                    "each choice was randomised exactly once by K-RR over K = {k} alternatives at eps = {eps}, with a CSPRNG"
+                    "provenance: asserted by the caller, not performed or checked by privpref: each choice randomised exactly once by K-RR over K = {k} alternatives at eps = {eps}, with a CSPRNG"
                 )],
                 ..Assumptions::default()
             },
@@ -287,8 +307,9 @@ impl Guarantee {
         Ok(out)
     }
 
-    /// Whether the guarantee can be relied on for real data (the noise came from a CSPRNG or
-    /// the labels were randomised before estimation).
+    /// Whether the guarantee can be relied on for real data: the noise (or the labels'
+    /// randomisation) came from a CSPRNG, or the caller asserts the labels were randomised with
+    /// one ([`NoiseSource::External`]). `false` for a seeded simulation generator.
     pub fn holds_for_real_data(&self) -> bool {
         !matches!(self.noise, NoiseSource::Seeded(_))
     }
@@ -306,8 +327,10 @@ impl fmt::Display for Guarantee {
             self.neighbouring.as_str(),
             self.mechanism
         )?;
-        if let NoiseSource::Seeded(s) = self.noise {
-            write!(f, "; noise seeded with {s}: simulation only")?;
+        match self.noise {
+            NoiseSource::Seeded(s) => write!(f, "; noise seeded with {s}: simulation only")?,
+            NoiseSource::External => write!(f, "; labels randomised as asserted by the caller")?,
+            NoiseSource::Secure => {}
         }
         Ok(())
     }

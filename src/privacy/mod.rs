@@ -3,6 +3,10 @@
 //! * [`Guarantee`]: `(ε, δ)`, model (local | central), unit (item | user), neighbouring
 //!   relation, the noise source, and the assumptions the calibration relied on (feature bound
 //!   `L`, exactness tolerance, radius). Every estimator returns one (`None` = not private).
+//! * [`Provenance`] and [`PrivatizedLabels`]: how labels were privatised (the [`Randomizer`]
+//!   with `ε`, `k`, priors or user counts; the [`Origin`]: a library mechanism with its
+//!   [`Generator`], a record of one, or the caller's assertion). A local guarantee is built from
+//!   the labels' provenance ([`Provenance::guarantee`]), never from the loss.
 //! * [`calibrate`]: the noise scales of objective perturbation (seed 000 Thm 5.2), the private
 //!   MLE and private covariance of seed 001 (Algorithms 1–2, with the corrected constants of
 //!   spec `private-mle-and-pessimism.md` §10), the classic Gaussian mechanism and its exact
@@ -19,6 +23,7 @@
 pub mod calibrate;
 mod guarantee;
 pub mod noise;
+mod provenance;
 pub mod rdp;
 
 pub use crate::data::FeatureBound;
@@ -28,3 +33,4 @@ pub use calibrate::{
 };
 pub use guarantee::{Assumptions, Guarantee, Neighbouring, NoiseSource, PrivacyModel, PrivacyUnit};
 pub use noise::{gaussian_vector, symmetric_gaussian_matrix, NoiseRng};
+pub use provenance::{Generator, Origin, PrivatizedLabels, Provenance, Randomizer};

@@ -12,19 +12,22 @@ use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use std::convert::Infallible;
 
-/// The generator of a central mechanism's noise, with its provenance.
+/// The generator of a mechanism's noise, with its provenance: a CSPRNG keyed from OS entropy
+/// ([`NoiseRng::secure`]) or a seeded simulation generator ([`NoiseRng::seeded`]).
+///
+/// The type is opaque on purpose: the only way to obtain a generator that reports
+/// [`NoiseSource::Secure`] is [`NoiseRng::secure`], which keys ChaCha20 from operating-system
+/// entropy, so a guarantee (or a label provenance) can never call a seeded generator a CSPRNG.
 /// Not `Clone`: duplicating a noise stream would reuse noise across releases.
 #[derive(Debug)]
-pub enum NoiseRng {
+pub struct NoiseRng(Inner);
+
+#[derive(Debug)]
+enum Inner {
     /// ChaCha20 keyed from operating-system entropy (the default for real data).
     Secure(Box<SecureRng>),
     /// xoshiro256++ from a seed (simulations and tests only).
-    Seeded {
-        /// The seed (recorded in the guarantee).
-        seed: u64,
-        /// The generator.
-        rng: SimRng,
-    },
+    Seeded { seed: u64, rng: SimRng },
 }
 
 impl NoiseRng {
@@ -33,14 +36,16 @@ impl NoiseRng {
     /// # Errors
     /// [`Error::Privacy`](crate::Error::Privacy) when the OS cannot provide entropy.
     pub fn secure() -> Result<Self> {
-        Ok(NoiseRng::Secure(Box::new(secure_rng()?)))
+        Ok(NoiseRng(Inner::Secure(Box::new(secure_rng()?))))
     }
-    /// A seeded simulation generator ([`crate::mechanism::simulation_rng`]).
+    /// A seeded simulation generator ([`crate::mechanism::simulation_rng`]): the same stream as
+    /// `simulation_rng(seed)`. Anything it randomises is reproducible by whoever knows the seed,
+    /// so guarantees and label provenances built on it are marked simulation-only.
     pub fn seeded(seed: u64) -> Self {
-        NoiseRng::Seeded {
+        NoiseRng(Inner::Seeded {
             seed,
             rng: simulation_rng(seed),
-        }
+        })
     }
     /// `seeded(s)` for `Some(s)`, [`NoiseRng::secure`] for `None`.
     pub fn from_seed(seed: Option<u64>) -> Result<Self> {
@@ -49,11 +54,12 @@ impl NoiseRng {
             None => NoiseRng::secure(),
         }
     }
-    /// The provenance recorded in a [`Guarantee`](super::Guarantee).
+    /// The provenance recorded in a [`Guarantee`](super::Guarantee):
+    /// [`NoiseSource::Secure`] or [`NoiseSource::Seeded`] with the seed.
     pub fn source(&self) -> NoiseSource {
-        match self {
-            NoiseRng::Secure(_) => NoiseSource::Secure,
-            NoiseRng::Seeded { seed, .. } => NoiseSource::Seeded(*seed),
+        match &self.0 {
+            Inner::Secure(_) => NoiseSource::Secure,
+            Inner::Seeded { seed, .. } => NoiseSource::Seeded(*seed),
         }
     }
 }
@@ -61,21 +67,21 @@ impl NoiseRng {
 impl rand::TryRng for NoiseRng {
     type Error = Infallible;
     fn try_next_u32(&mut self) -> std::result::Result<u32, Infallible> {
-        Ok(match self {
-            NoiseRng::Secure(r) => r.next_u32(),
-            NoiseRng::Seeded { rng, .. } => rng.next_u32(),
+        Ok(match &mut self.0 {
+            Inner::Secure(r) => r.next_u32(),
+            Inner::Seeded { rng, .. } => rng.next_u32(),
         })
     }
     fn try_next_u64(&mut self) -> std::result::Result<u64, Infallible> {
-        Ok(match self {
-            NoiseRng::Secure(r) => r.next_u64(),
-            NoiseRng::Seeded { rng, .. } => rng.next_u64(),
+        Ok(match &mut self.0 {
+            Inner::Secure(r) => r.next_u64(),
+            Inner::Seeded { rng, .. } => rng.next_u64(),
         })
     }
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> std::result::Result<(), Infallible> {
-        match self {
-            NoiseRng::Secure(r) => r.fill_bytes(dst),
-            NoiseRng::Seeded { rng, .. } => rng.fill_bytes(dst),
+        match &mut self.0 {
+            Inner::Secure(r) => r.fill_bytes(dst),
+            Inner::Seeded { rng, .. } => rng.fill_bytes(dst),
         }
         Ok(())
     }

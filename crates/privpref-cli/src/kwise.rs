@@ -10,13 +10,16 @@
 //!   `--top J` (default `K − 1`, the full ranking) and needs rankings.
 //!
 //! The solver, constraint, ridge, linear term, weights, warm start and SGD options are those of
-//! the pairwise fit; the JSON has the same fields plus `k`, `top` and `labels`.
+//! the pairwise fit; the JSON has the same fields plus `k`, `top` and `labels`. As for the
+//! pairwise fit, the choices' provenance comes from their side-car (`privatize --mechanism krr`)
+//! or `--assert-provenance krr:EPS:K`; without one there is no local guarantee.
 
-use super::{fit_shared, pool, Failure, FitArgs};
+use super::{fit_shared, pool, provenance, Failure, FitArgs};
 use privpref::data::{npy, GroupLabels, GroupView};
-use privpref::estimator::{fit_kwise, SolverKind};
+use privpref::estimator::{fit_kwise, fit_kwise_privatized, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::GroupLossSpec;
+use privpref::privacy::PrivatizedLabels;
 use privpref::Error;
 use serde_json::json;
 
@@ -55,6 +58,8 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         .into());
     }
     let (y, width) = npy::read_group_labels(&a.y, k)?;
+    let prov = provenance::resolve(&a.y, a.provenance.as_deref(), a.assert_provenance.as_deref())?;
+    let privatized = prov.map(|p| PrivatizedLabels::new(y.clone(), p)).transpose()?;
     let labels = if width == 1 {
         GroupLabels::Choice(&y)
     } else {
@@ -65,7 +70,10 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
     let opts = a.fit_options(loss, set, solver, &settings, n)?;
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
-    let model = pool.install(|| fit_kwise(view, &opts))?;
+    let model = pool.install(|| match &privatized {
+        Some(l) => fit_kwise_privatized(view, l, &opts),
+        None => fit_kwise(view, &opts),
+    })?;
     let r = &model.report;
     let top = match loss {
         GroupLossSpec::PlRanking { top } => top.unwrap_or(k - 1),
@@ -95,5 +103,10 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
     ] {
         result.insert(key.into(), v);
     }
+    provenance::insert_fields(
+        &mut result,
+        model.provenance.as_ref(),
+        model.no_guarantee_reason.as_deref(),
+    );
     fit_shared::finish(&a.out, result, r)
 }

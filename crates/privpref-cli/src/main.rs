@@ -18,6 +18,12 @@
 //! runs seed 001 Algorithm 1 instead. A run whose exactness certificate fails exits 1 with one
 //! line, unless `--allow-unguaranteed` (then `"guarantee": null` and a warning on stderr).
 //!
+//! `privatize` writes `OUT.provenance.json` next to its labels (the mechanism, ε, K, the
+//! generator and the labels file's size and SHA-256); the local fits read `Y.provenance.json`
+//! when it exists and attach the guarantee it records, refuse one that does not match the labels
+//! file, accept `--assert-provenance rr:EPS | krr:EPS:K` instead, and report `"provenance": null`
+//! with a `"no_guarantee_reason"` (and no local guarantee) otherwise ([`provenance`]).
+//!
 //! Exit codes: 0 success; 1 invalid input or I/O error (one line on stderr); 2 bad command
 //! line; 3 the solver did not converge (the JSON result is still written, with
 //! `"converged": false`).
@@ -43,14 +49,16 @@ mod kwise;
 mod label_sgd;
 mod policy;
 mod progress;
+mod provenance;
 mod solver_args;
 
 use clap::{Args, Parser, Subcommand};
 use privpref::data::{npy, PairwiseView};
-use privpref::estimator::{fit, SolverKind};
+use privpref::estimator::{fit, fit_privatized, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
-use privpref::mechanism::{self, KaryRr, Mechanism, RandomizedResponse};
+use privpref::mechanism::{KaryRr, Mechanism, RandomizedResponse};
+use privpref::privacy::{Generator, NoiseRng, PrivatizedLabels};
 use privpref::solver::Termination;
 use privpref::Error;
 use serde_json::json;
@@ -192,6 +200,15 @@ struct FitArgs {
     /// SGD: returned point, last | polyak (default last).
     #[arg(long)]
     average: Option<String>,
+    /// Local fits: state how the labels were privatised when they have no provenance side-car:
+    /// rr:EPS (binary randomized response) or krr:EPS:K. The guarantee then says "asserted by the
+    /// caller". Without it (and without a side-car), the fit carries no local guarantee.
+    #[arg(long, value_name = "MECH:EPS[:K]")]
+    assert_provenance: Option<String>,
+    /// Local fits: the provenance side-car of --y, when it is not at Y.provenance.json (where it
+    /// is read automatically).
+    #[arg(long)]
+    provenance: Option<PathBuf>,
     /// Write the JSON result here instead of stdout.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -219,7 +236,8 @@ struct PrivatizeArgs {
     /// who knows the seed can undo the randomisation).
     #[arg(long)]
     seed: Option<u64>,
-    /// Output .npy (uint8).
+    /// Output .npy (uint8). The provenance side-car is written next to it, as
+    /// OUT.provenance.json.
     #[arg(long)]
     out: PathBuf,
 }
@@ -303,6 +321,20 @@ fn finite_or_null(v: f64) -> serde_json::Value {
 }
 
 fn run_fit(a: FitArgs) -> Result<(), Failure> {
+    if a.label.label_mechanism.is_some() || a.central.central {
+        for (name, given) in [
+            ("assert-provenance", a.assert_provenance.is_some()),
+            ("provenance", a.provenance.is_some()),
+        ] {
+            if given {
+                return Err(Error::param(
+                    name,
+                    format!("--{name} applies to local fits of privatised labels, not to --central or --label-mechanism (they fit clear labels)"),
+                )
+                .into());
+            }
+        }
+    }
     if a.label.label_mechanism.is_some() {
         return label_sgd::run(a);
     }
@@ -336,6 +368,8 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     let settings = a.solver_settings(solver)?;
     let (x, n, d) = npy::read_matrix_keep(&a.x)?;
     let y = npy::read_labels(&a.y, 2)?;
+    let prov = provenance::resolve(&a.y, a.provenance.as_deref(), a.assert_provenance.as_deref())?;
+    let labels = prov.map(|p| PrivatizedLabels::new(y.clone(), p)).transpose()?;
     let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
     // float32 features stay f32 (half the memory; f64 accumulation, same answer as widened).
     let view = match &x {
@@ -345,7 +379,10 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     let opts = a.fit_options(loss, set, solver, &settings, n)?;
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
-    let model = pool.install(|| fit(view, &opts))?;
+    let model = pool.install(|| match &labels {
+        Some(l) => fit_privatized(view, l, &opts),
+        None => fit(view, &opts),
+    })?;
     let r = &model.report;
     let problem = fit_shared::Problem {
         loss: loss.name(),
@@ -369,6 +406,11 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         npy::Matrix::F32(_) => "float32",
     };
     result.insert("x_dtype".into(), json!(dtype));
+    provenance::insert_fields(
+        &mut result,
+        model.provenance.as_ref(),
+        model.no_guarantee_reason.as_deref(),
+    );
     fit_shared::finish(&a.out, result, r)
 }
 
@@ -496,65 +538,62 @@ fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
     }
     let mech = RandomizedResponse::new(a.eps)?;
     let y = npy::read_labels(&a.y, 2)?;
-    let (out, rng_name) = match a.seed {
-        Some(s) => (
-            mech.randomize(&y, &mut mechanism::simulation_rng(s))?,
-            "xoshiro256++ seeded (simulation only)",
-        ),
-        None => (
-            mech.randomize(&y, &mut mechanism::secure_rng()?)?,
-            "ChaCha20 seeded from OS entropy",
-        ),
-    };
-    npy::write_u8(&a.out, &out)?;
-    // Warn only once the output exists: a failure must stay a single stderr line.
-    if a.seed.is_some() {
-        eprintln!("privpref: warning: --seed makes the randomisation reproducible by anyone who knows the seed; omit it for real data");
-    }
-    let info = json!({
+    let out = mech.privatize(&y, &mut NoiseRng::from_seed(a.seed)?)?;
+    let mut info = json!({
         "mechanism": "rr",
         "eps": a.eps,
         "keep_probability": mech.transition_matrix()[0],
         "n": y.len(),
-        "rng": rng_name,
-        "seed": a.seed,
-        "out": a.out.display().to_string(),
     });
-    write_json(&None, &info)
+    finish_privatize(&a, &out, &mut info)
 }
 
-/// `privatize --mechanism krr --k K`: K-ary randomized response of chosen alternatives (seed
-/// 000 eq. 12), for `fit --loss pl-krr --eps E --k K`.
+/// `privatize --mechanism krr --k K`: K-ary randomized response of chosen alternatives
+/// (Chowdhury, Zhou & Natarajan (2024), §4.4), for `fit --loss pl-krr --eps E --k K`.
 fn run_privatize_krr(a: PrivatizeArgs) -> Result<(), Failure> {
     let k =
         a.k.ok_or_else(|| Error::param("k", "--mechanism krr needs --k (number of labels)"))?;
     let mech = KaryRr::new(a.eps, k)?;
     let y = npy::read_labels(&a.y, k.min(256) as u32)?;
-    let (out, rng_name) = match a.seed {
-        Some(s) => (
-            mech.randomize(&y, &mut mechanism::simulation_rng(s))?,
-            "xoshiro256++ seeded (simulation only)",
-        ),
-        None => (
-            mech.randomize(&y, &mut mechanism::secure_rng()?)?,
-            "ChaCha20 seeded from OS entropy",
-        ),
-    };
-    npy::write_u8(&a.out, &out)?;
-    if a.seed.is_some() {
-        eprintln!("privpref: warning: --seed makes the randomisation reproducible by anyone who knows the seed; omit it for real data");
-    }
-    let info = json!({
+    let out = mech.privatize(&y, &mut NoiseRng::from_seed(a.seed)?)?;
+    let mut info = json!({
         "mechanism": "krr",
         "eps": a.eps,
         "k": k,
         "keep_probability": mech.keep_probability(),
         "n": y.len(),
-        "rng": rng_name,
-        "seed": a.seed,
-        "out": a.out.display().to_string(),
     });
-    write_json(&None, &info)
+    finish_privatize(&a, &out, &mut info)
+}
+
+/// Writes the privatised labels and their provenance side-car, then the JSON summary
+/// (`info` plus `rng`, `seed`, `out`, `provenance_file` and `provenance`). If the side-car
+/// cannot be written, the labels file is removed: labels are never left without their record.
+fn finish_privatize(a: &PrivatizeArgs, out: &PrivatizedLabels, info: &mut serde_json::Value) -> Result<(), Failure> {
+    npy::write_u8(&a.out, out.labels())?;
+    let sidecar = match provenance::write_sidecar(&a.out, out) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = std::fs::remove_file(&a.out);
+            return Err(e.into());
+        }
+    };
+    // Warn only once the output exists: a failure must stay a single stderr line.
+    if a.seed.is_some() {
+        eprintln!("privpref: warning: --seed makes the randomisation reproducible by anyone who knows the seed; omit it for real data");
+    }
+    let rng_name = match out.provenance().origin().generator() {
+        Some(Generator::Simulation { .. }) => "xoshiro256++ seeded (simulation only)",
+        _ => "ChaCha20 seeded from OS entropy",
+    };
+    if let Some(o) = info.as_object_mut() {
+        o.insert("rng".into(), json!(rng_name));
+        o.insert("seed".into(), json!(a.seed));
+        o.insert("out".into(), json!(a.out.display().to_string()));
+        o.insert("provenance_file".into(), json!(sidecar.display().to_string()));
+        o.insert("provenance".into(), provenance::provenance_json(Some(out.provenance())));
+    }
+    write_json(&None, info)
 }
 
 fn main() -> ExitCode {

@@ -107,13 +107,22 @@ fn fit_central_writes_the_guarantee() {
     let v3: serde_json::Value = serde_json::from_slice(&o3.stdout).unwrap();
     assert_eq!(v3["guarantee"]["holds_for_real_data"], true);
     assert_ne!(v["theta"], v3["theta"]);
-    // The plain MLE records "guarantee": null, debiased RR a local one.
+    // The plain MLE records "guarantee": null; so does debiased RR on labels without a
+    // provenance (these are the clear labels); with an asserted provenance it is local.
     let o4 = run(&args(&dir, &["--loss", "mle"]));
     let v4: serde_json::Value = serde_json::from_slice(&o4.stdout).unwrap();
     assert!(v4["guarantee"].is_null());
     let o5 = run(&args(&dir, &["--loss", "debiased-rr", "--eps", "1"]));
     let v5: serde_json::Value = serde_json::from_slice(&o5.stdout).unwrap();
-    assert_eq!(v5["guarantee"]["model"], "local");
+    assert!(v5["guarantee"].is_null() && v5["provenance"].is_null());
+    assert!(v5["no_guarantee_reason"].as_str().unwrap().contains("no provenance"));
+    let o6 = run(&args(
+        &dir,
+        &["--loss", "debiased-rr", "--eps", "1", "--assert-provenance", "rr:1"],
+    ));
+    let v6: serde_json::Value = serde_json::from_slice(&o6.stdout).unwrap();
+    assert_eq!(v6["guarantee"]["model"], "local");
+    assert_eq!(v6["provenance"]["origin"], "asserted-by-caller");
 }
 
 /// `--horizon H` (trajectory comparisons): `--feature-bound` is the per-step `L` and the noise

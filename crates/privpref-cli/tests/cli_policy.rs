@@ -129,8 +129,12 @@ fn local_fit_pessimistic_and_greedy() {
     let g = json_of(&run(&["policy", "--theta", &th, "--states", &s, "--x", &x, "--greedy"]));
     assert_eq!(g["policy"], "greedy");
     assert_eq!(g["eta_switch"], 0);
-    // Explicit λ and Γ need no --x; with the debiased RR fit, the guarantee is carried over.
-    fit(&dir, &["--loss", "debiased-rr", "--eps", "1"]);
+    // Explicit λ and Γ need no --x; with the debiased RR fit (on labels asserted to be
+    // randomised at ε = 1), the guarantee is carried over.
+    fit(
+        &dir,
+        &["--loss", "debiased-rr", "--eps", "1", "--assert-provenance", "rr:1"],
+    );
     let out = dir.arg("p.json");
     let acts = dir.arg("a.npy");
     let o = run(&[
