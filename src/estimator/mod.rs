@@ -1,4 +1,4 @@
-//! Estimators of seed 000 (Chowdhury, Zhou & Natarajan, AISTATS 2024) on pairwise data, as one
+//! Estimators of Chowdhury, Zhou & Natarajan (2024) on pairwise data, as one
 //! entry point: a loss, a feasible set, optional ridge / linear term, and a solver.
 //!
 //! * non-private MLE (eq. 8): `loss = Mle` on clear labels;
@@ -6,13 +6,13 @@
 //!   [`RandomizedResponse`](crate::mechanism::RandomizedResponse) at the same `eps`;
 //! * debiased RR (eqs. 4–6, the paper's local estimator `θ̂_RR`): `loss = DebiasedRr { eps }`
 //!   over `Θ_B` (the loss is unbounded below: keep the ball);
-//! * Thurstone MLE (§4.4): `loss = Probit`.
+//! * Thurstone MLE (Sec. 4.4): `loss = Probit`.
 //!
 //! Label-private convex learning by one-pass SGD that privatises each label when it is used
-//! (seed 002: LP-RR-SGD, RRTop-k, RR-with-prior, LP-Normal-SGD, multi-stage training) is in
+//! (Ghazi et al. (2021): LP-RR-SGD, RRTop-k, RR-with-prior, LP-Normal-SGD, multi-stage training) is in
 //! [`label_sgd`].
 //!
-//! User-level label DP (seed 003: user-level RR, user-wise DP-SGD, AUP-RLHF) is in
+//! User-level label DP (Zhang et al. (2025): user-level RR, user-wise DP-SGD, AUP-RLHF) is in
 //! [`user_level`].
 //!
 //! The local estimators are post-processing of `ε`-label-LDP labels, hence `ε`-label-LDP
@@ -52,7 +52,7 @@ pub enum SolverKind {
     NewtonCg,
     /// Projected L-BFGS ([`crate::solver::lbfgs`]).
     Lbfgs,
-    /// Projected SGD: one-pass SGD-RR (Algorithm 1 of seed 000) or mini-batch
+    /// Projected SGD: one-pass SGD-RR (Algorithm 1 of Chowdhury, Zhou & Natarajan (2024)) or mini-batch
     /// ([`crate::solver::sgd`]).
     Sgd,
     /// An exact solver chosen from the loss and the shape ([`auto_solver`]), with a

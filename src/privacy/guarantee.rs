@@ -5,11 +5,12 @@ use std::fmt;
 /// Where the randomness that protects the data is added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrivacyModel {
-    /// Each label is randomised by its owner before collection (label-LDP, seed 000 Def. 2.3);
+    /// Each label is randomised by its owner before collection (label-LDP, Chowdhury, Zhou & Natarajan (2024),
+    /// Def. 2.3);
     /// every estimator computed from the randomised labels is post-processing.
     Local,
-    /// A trusted curator holds the clear data and randomises the release (seed 000 Def. 2.2,
-    /// seed 001 Def. 2.2).
+    /// A trusted curator holds the clear data and randomises the release (Chowdhury, Zhou &
+    /// Natarajan (2024), Def. 2.2; "Provable protection of human judgements" (anon., 2024), Def. 2.2).
     Central,
 }
 
@@ -45,10 +46,11 @@ impl PrivacyUnit {
 /// The neighbouring relation of the unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Neighbouring {
-    /// Only the label of one unit changes; features are public (label DP, seed 000 Def. 2.2).
+    /// Only the label of one unit changes; features are public (label DP, Chowdhury, Zhou & Natarajan
+    /// (2024), Def. 2.2).
     LabelChange,
-    /// One whole record (features and label) is replaced (standard DP, seed 001 Def. 2.2, read as
-    /// replace-one; spec `private-mle-and-pessimism.md` §1).
+    /// One whole record (features and label) is replaced (standard DP, "Provable protection of
+    /// human judgements" (anon., 2024), Def. 2.2: "differ in exactly one item", read as replace-one).
     ReplaceRecord,
     /// One whole record is added or removed (standard DP, add/remove reading).
     AddRemoveRecord,
@@ -65,7 +67,7 @@ impl Neighbouring {
     }
 }
 
-/// Which generator drew the mechanism's noise (DESIGN.md "Mechanism" RNG policy).
+/// Which generator drew the mechanism's noise (the RNG policy of [`crate::rng`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoiseSource {
     /// ChaCha20 keyed from operating-system entropy: the guarantee holds for real data.
@@ -99,7 +101,8 @@ impl NoiseSource {
 /// The assumptions a calibration relied on. The guarantee holds only if they do.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Assumptions {
-    /// The feature bound `L` (`‖φ‖ ≤ L`, so `‖x_i‖ ≤ 2L`; seed 000 Assumption 2.1), stated by the
+    /// The feature bound `L` (`‖φ‖ ≤ L`, so `‖x_i‖ ≤ 2L`; Chowdhury, Zhou & Natarajan (2024),
+    /// Assumption 2.1), stated by the
     /// caller and checked on every row.
     pub feature_bound: Option<f64>,
     /// The certified exactness tolerance of the minimiser: the KKT residual (objective
@@ -137,7 +140,7 @@ pub struct Guarantee {
 
 impl Guarantee {
     /// The guarantee of a local estimator fitted on labels randomised once by randomized
-    /// response at `eps` (seed 000 eq. 2): pure `ε`-label-LDP per item, which implies central
+    /// response at `eps` (Chowdhury, Zhou & Natarajan (2024), eq. 2): pure `ε`-label-LDP per item, which implies central
     /// `ε`-label DP (Remark 2.4). The estimator cannot check that the labels really were
     /// randomised at `eps`; the note says so.
     pub fn local_rr(eps: f64) -> Self {
@@ -147,7 +150,7 @@ impl Guarantee {
             model: PrivacyModel::Local,
             unit: PrivacyUnit::Item,
             neighbouring: Neighbouring::LabelChange,
-            mechanism: "randomized response (seed 000 eq. 2); the estimator is post-processing",
+            mechanism: "randomized response (Chowdhury, Zhou & Natarajan 2024, eq. 2); the estimator is post-processing",
             noise: NoiseSource::External,
             assumptions: Assumptions {
                 notes: vec![format!(
@@ -160,7 +163,7 @@ impl Guarantee {
 
     /// The guarantee of an estimator fitted on labels randomised once by user-level randomized
     /// response with user budget `eps` (each of user `u`'s `m_u` labels at `ε/m_u`; Zhang et
-    /// al., "Towards User-level Private RLHF", §4.1): pure `ε`-DP per user, label-change
+    /// al. (2025), "Towards User-level Private RLHF", Sec. 4.1): pure `ε`-DP per user, label-change
     /// relation, local model.
     pub fn user_level_rr(eps: f64) -> Self {
         Guarantee {
@@ -169,7 +172,7 @@ impl Guarantee {
             model: PrivacyModel::Local,
             unit: PrivacyUnit::User,
             neighbouring: Neighbouring::LabelChange,
-            mechanism: "user-level randomized response, eps/m_u per label (seed 003 §4.1); the estimator is post-processing",
+            mechanism: "user-level randomized response, eps/m_u per label (Zhang et al. 2025, Sec. 4.1); the estimator is post-processing",
             noise: NoiseSource::External,
             assumptions: Assumptions {
                 notes: vec![format!(
@@ -181,12 +184,12 @@ impl Guarantee {
     }
 
     /// The guarantee of a local estimator fitted on K-wise choices randomised once by K-ary
-    /// randomized response at `eps` over `k` alternatives (seed 000 eq. 12, §4.4): pure
+    /// randomized response at `eps` over `k` alternatives (Chowdhury, Zhou & Natarajan (2024), eq. 12, Sec. 4.4): pure
     /// `ε`-label-LDP per sample (`P[ỹ = y]/P[ỹ = y'] ≤ e^ε`), which implies central `ε`-label DP.
     /// As for [`Guarantee::local_rr`], the note records what the estimator cannot check.
     pub fn local_krr(eps: f64, k: usize) -> Self {
         Guarantee {
-            mechanism: "K-ary randomized response (seed 000 eq. 12); the estimator is post-processing",
+            mechanism: "K-ary randomized response (Chowdhury, Zhou & Natarajan 2024, eq. 12); the estimator is post-processing",
             assumptions: Assumptions {
                 notes: vec![format!(
                     "each choice was randomised exactly once by K-RR over K = {k} alternatives at eps = {eps}, with a CSPRNG"
@@ -246,7 +249,7 @@ impl Guarantee {
     /// read the labels of a different set of items, possibly chosen adaptively from the earlier
     /// outputs, are together `(max ε_i, max δ_i)`-DP under the replace-one-label relation,
     /// because a neighbouring dataset changes the input of one of them only. Used by
-    /// multi-stage training (seed 002 LP-MST, spec §3.1, §4): each stage privatises its own
+    /// multi-stage training (LP-MST of Ghazi et al. (2021)): each stage privatises its own
     /// disjoint part of the sample once. The caller must ensure the parts are disjoint.
     ///
     /// # Errors

@@ -3,13 +3,13 @@
 //! * [`Guarantee`]: `(ε, δ)`, model (local | central), unit (item | user), neighbouring
 //!   relation, the noise source, and the assumptions the calibration relied on (feature bound
 //!   `L`, exactness tolerance, radius). Every estimator returns one (`None` = not private).
-//! * [`calibrate`]: the noise scales of objective perturbation (seed 000 Thm 5.2), the private
-//!   MLE and private covariance of seed 001 (Algorithms 1–2, with the corrected constants of
-//!   spec `private-mle-and-pessimism.md` §10), the classic Gaussian mechanism and its exact
+//! * [`calibrate`]: the noise scales of objective perturbation (Chowdhury, Zhou & Natarajan (2024),
+//!   Thm 5.2), the private MLE and private covariance of "Provable protection of human judgements" (anon., 2024)
+//!   (Algorithms 1–2, with corrected constants, listed in `docs/papers.md`), the classic Gaussian mechanism and its exact
 //!   privacy profile for audits.
 //! * [`rdp`]: the Rényi-DP accountant of the Poisson-subsampled Gaussian mechanism (integer and
 //!   fractional orders, add/remove and replace-one neighbours, RDP → (ε, δ), noise calibration)
-//!   for user-wise DP-SGD and AdapUserPriv-SGD (spec `user-level-label-dp.md` §6).
+//!   for user-wise DP-SGD and AdapUserPriv-SGD (Zhang et al. (2025)).
 //! * [`noise`]: [`NoiseRng`] (CSPRNG by default, seeded simulation generator on request, with
 //!   provenance) and Gaussian vectors / symmetric matrices from `rand_distr::StandardNormal`.
 //!

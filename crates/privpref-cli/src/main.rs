@@ -1,6 +1,6 @@
-//! `privpref` command-line interface (DESIGN.md "CLI contract"): `fit`, `privatize`, `demo`,
-//! `covariance`, `policy`.
-//! `covariance`, `account`, `calibrate`.
+//! `privpref` command-line interface (its contract — JSON keys, exit codes, one-line errors — is
+//! in `docs/cli.md`): `fit`, `privatize`, `demo`, `experiment`, `covariance`, `policy`,
+//! `account`, `calibrate`.
 //!
 //! `account --sampling-rate Q --noise-multiplier S --steps T --delta D [--neighbours R]` prints
 //! the (ε, δ) of the RDP accountant with the best order; `calibrate ... --epsilon E` the noise
@@ -11,11 +11,11 @@
 //! ([`kwise`]); `privatize --mechanism krr --k K` randomises K-ary choices.
 //!
 //! `fit --solver sgd --label-mechanism krr|rrtopk|rr-prior|normal --eps E` runs label-private
-//! SGD on clear labels (seed 002; [`label_sgd`]): each label privatised once when it is used.
+//! SGD on clear labels (Ghazi et al. (2021); [`label_sgd`]): each label privatised once when it is used.
 //!
 //! `fit --central --eps E --delta D --feature-bound L [--beta B]` releases objective
-//! perturbation (seed 000 Algorithm 2) with its guarantee in the JSON; `--mechanism private-mle`
-//! runs seed 001 Algorithm 1 instead. A run whose exactness certificate fails exits 1 with one
+//! perturbation (Chowdhury, Zhou & Natarajan (2024), Algorithm 2) with its guarantee in the JSON;
+//! `--mechanism private-mle` runs Algorithm 1 of "Provable protection of human judgements" (anon., 2024) instead. A run whose exactness certificate fails exits 1 with one
 //! line, unless `--allow-unguaranteed` (then `"guarantee": null` and a warning on stderr).
 //!
 //! Exit codes: 0 success; 1 invalid input or I/O error (one line on stderr); 2 bad command
@@ -79,11 +79,12 @@ enum Cmd {
     /// Randomise labels with randomized response (binary rr, or K-ary krr) (ε-label-LDP).
     #[command(allow_negative_numbers = true)]
     Privatize(PrivatizeArgs),
-    /// The main job on built-in synthetic data: seed-000 comparison of MLE, MLE-RR and debiased RR.
+    /// The main job on built-in synthetic data: the comparison of MLE, MLE-RR and
+    /// debiased RR of Chowdhury, Zhou & Natarajan (2024), with a verdict.
     #[command(allow_negative_numbers = true)]
     Demo(demo::DemoArgs),
-    /// Private data covariance (1/n)Σxxᵀ + symmetric Gaussian noise (seed 001 Algorithm 2, corrected
-    /// calibration), with PSD repair; standard DP of the record at (ε/2, δ/2).
+    /// Private data covariance (1/n)Σxxᵀ + symmetric Gaussian noise (anon. 2024, Algorithm 2,
+    /// corrected calibration), with PSD repair; standard DP of the record at (ε/2, δ/2).
     #[command(allow_negative_numbers = true)]
     Covariance(central::CovarianceArgs),
     /// Reproduce a paper experiment (fig1 | rates | robust | dpo | all): Markdown summary with

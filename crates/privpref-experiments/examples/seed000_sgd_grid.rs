@@ -1,4 +1,4 @@
-//! The simulation of seed 000 (§6, Figure 1) with every estimator run by one-pass SGD, as in the
+//! The simulation of Chowdhury, Zhou & Natarajan (2024) (Sec. 6, Figure 1) with every estimator run by one-pass SGD, as in the
 //! paper: local SGD-RR (Algorithm 1), objective perturbation by SGD (NOT private: Thm 5.2 needs
 //! the exact minimiser) and the non-private MLE by SGD. Prints mean `ℓ2` error ± standard error
 //! per `(ε, n)` and the wall time (with the thread-time split between data generation and SGD).
@@ -29,7 +29,7 @@ fn main() -> Result<(), privpref::Error> {
     let res = seed000_sgd_grid(&cfg)?;
     let wall = t.elapsed().as_secs_f64();
     println!(
-        "seed 000 grid by one-pass SGD: d = {}, ‖θ*‖ = {}, B = {} ({}), step {}, {:?}, β = {:?}, δ = {}, {} repetitions, {} samples, seed {}",
+        "Chowdhury, Zhou & Natarajan (2024) grid by one-pass SGD: d = {}, ‖θ*‖ = {}, B = {} ({}), step {}, {:?}, β = {:?}, δ = {}, {} repetitions, {} samples, seed {}",
         cfg.d,
         cfg.theta_norm,
         cfg.radius,

@@ -1,5 +1,5 @@
-//! The error of the debiased K-RR Plackett–Luce estimator across ε (seed 000 §4.4 and App. C.4,
-//! Thm C.2; spec `local-central-label-dp.md` §3.5): its error scales like the privacy factor
+//! The error of the debiased K-RR Plackett–Luce estimator across ε (Chowdhury, Zhou & Natarajan (2024), Sec. 4.4,
+//! App. C.4 and Thm C.2): its error scales like the privacy factor
 //! `1/c_{K,ε} = (e^ε + K − 1)/(e^ε − 1)`.
 //!
 //! **Why exactly this factor \[derived\].** The estimator solves `Σ_i Φ_iᵀ(c p_i(θ) − w_i) = 0`

@@ -1,5 +1,5 @@
 //! Projected SGD steps on K-wise data ([`GroupObjective`]): single-sample steps (`batch = 1`,
-//! Algorithm 1 of seed 000 for Plackett–Luce with K-RR, App. C.4 / spec §3.5, when the loss is
+//! Algorithm 1 of Chowdhury, Zhou & Natarajan (2024) for Plackett–Luce with K-RR, App. C.4, when the loss is
 //! `pl-krr`) and mini-batch steps. A step on the samples `𝓑` (`m = |𝓑|` consecutive positions of
 //! the visiting order):
 //!
