@@ -231,8 +231,13 @@ fn verdict(cfg: &Seed000Config, cells: &[Cell]) -> Vec<String> {
                 judged.len()
             )
         };
+        let range = if format!("{lo:.2}") == format!("{hi:.2}") {
+            format!("{lo:.2}")
+        } else {
+            format!("{lo:.2}–{hi:.2}")
+        };
         let mut line = format!(
-            "{head} In the {} where debiased RR beats θ = 0, RR/MLE is {lo:.2}–{hi:.2} × coth(ε/2)",
+            "{head} In the {} where debiased RR beats θ = 0, RR/MLE is {range} × coth(ε/2)",
             cells_word(judged.len())
         );
         if off.is_empty() {
@@ -244,7 +249,9 @@ fn verdict(cfg: &Seed000Config, cells: &[Cell]) -> Vec<String> {
         lines.push(line);
         let mut note = format!(
             "  (Agreement means within a factor {AGREEMENT_FACTOR} of coth(ε/2), the privacy factor of Thm 4.2, \
-             which holds up to a constant."
+             which holds up to a constant; each error is a mean over {} repetition{}.",
+            cfg.reps,
+            if cfg.reps == 1 { "" } else { "s" }
         );
         if unjudged > 0 {
             note.push_str(&format!(
@@ -350,7 +357,7 @@ mod tests {
             "{v:?}"
         );
         assert!(
-            v[0].contains("In the 1 cell where debiased RR beats θ = 0, RR/MLE is 1.16–1.16 × coth(ε/2)."),
+            v[0].contains("In the 1 cell where debiased RR beats θ = 0, RR/MLE is 1.16 × coth(ε/2)."),
             "{v:?}"
         );
         assert!(
