@@ -475,7 +475,8 @@ pub fn user_dpsgd(
                 model: PrivacyModel::Central,
                 unit: PrivacyUnit::User,
                 neighbouring: Neighbouring::LabelChange,
-                mechanism: "user-wise DP-SGD (Zhang et al. 2025, Alg. 4; noise added before dividing by the batch size)",
+                mechanism:
+                    "user-wise DP-SGD (Zhang et al. 2025, Alg. 4; noise added before dividing by the batch size)",
                 noise: rng.source(),
                 assumptions: Assumptions {
                     notes,

@@ -330,7 +330,10 @@ pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibrati
             if !(b > 0.0 && b < 1.0 / nf) {
                 return Err(Error::param(
                     "accuracy",
-                    format!("Algorithm 1 of the private MLE (anon., 2024) needs 0 < beta < 1/n = {:e}, got {b}", 1.0 / nf),
+                    format!(
+                        "Algorithm 1 of the private MLE (anon., 2024) needs 0 < beta < 1/n = {:e}, got {b}",
+                        1.0 / nf
+                    ),
                 ));
             }
             b

@@ -150,7 +150,8 @@ impl Guarantee {
             model: PrivacyModel::Local,
             unit: PrivacyUnit::Item,
             neighbouring: Neighbouring::LabelChange,
-            mechanism: "randomized response (Chowdhury, Zhou & Natarajan 2024, eq. 2); the estimator is post-processing",
+            mechanism:
+                "randomized response (Chowdhury, Zhou & Natarajan 2024, eq. 2); the estimator is post-processing",
             noise: NoiseSource::External,
             assumptions: Assumptions {
                 notes: vec![format!(

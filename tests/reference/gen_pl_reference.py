@@ -312,7 +312,7 @@ def main():
     th = [v - mp.fsum(logs) / 4 for v in logs]
     cases.append(finish(c, th, objective(c, th, need_hess=False)[0], "closed form: centred log unbiased K-RR frequencies", "interior"))
 
-    # 2b. Spec T11 exactly: K = 3, eps = ln 2, counts (4, 3, 3) -> (2/3 ln3, -1/3 ln3, -1/3 ln3).
+    # 2b. Case T11 exactly: K = 3, eps = ln 2, counts (4, 3, 3) -> (2/3 ln3, -1/3 ln3, -1/3 ln3).
     eps2 = float(mp.log(2))
     y = [0] * 4 + [1] * 3 + [2] * 3
     c = base("t11-krr", "pl-krr", 3, 3, one_hot_x([[0, 1, 2]] * 10, 3), y, 1, radius=5.0, eps=eps2)

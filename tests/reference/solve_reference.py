@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """High-precision reference solver for the privpref objective (mpmath only).
 
-Objective (frozen by shared/DESIGN.md, "Objective"):
+Objective (the library's `F`, src/objective.rs):
 
     F(theta) = (1/W) sum_i w_i l(x_i . theta; y_i) + (beta/(2W)) |theta|^2 + (1/W) <b, theta>,
 

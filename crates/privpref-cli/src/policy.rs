@@ -291,7 +291,13 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
                 multiplier: a.radius_multiplier,
             })?,
             FitKind::Local(eps) => {
-                let mut p = LocalRadius::new(*eps, need_n()?, d, need_x("the radius of Zhou, Wu & Orabona (2025)")?, need_b()?);
+                let mut p = LocalRadius::new(
+                    *eps,
+                    need_n()?,
+                    d,
+                    need_x("the radius of Zhou, Wu & Orabona (2025)")?,
+                    need_b()?,
+                );
                 p.eta = a.eta;
                 p.multiplier = a.radius_multiplier;
                 p.lambda_multiplier = a.lambda_multiplier;

@@ -36,7 +36,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ns: Vec<f64> = cfg.ns.iter().map(|&n| n as f64).collect();
 
     let mut md = String::new();
-    writeln!(md, "# Central vs local label DP (Chowdhury, Zhou & Natarajan 2024, Sec. 6; exact estimators)\n")?;
+    writeln!(
+        md,
+        "# Central vs local label DP (Chowdhury, Zhou & Natarajan 2024, Sec. 6; exact estimators)\n"
+    )?;
     writeln!(
         md,
         "Machine: {} ({} logical CPUs, shared with other jobs). Date: {}. Command: `cargo run --release --example central_vs_local -- {reps}`. Wall time {secs:.1} s.\n",

@@ -506,7 +506,10 @@ fn robust(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
     let mut csv = String::from("experiment,eps,alpha,order,rep,error,cosine_or_seminorm\n");
     w(
         &mut md,
-        format_args!("# Zhou, Wu & Orabona (2025): privacy and corruption (CTL vs LTC)\n\n{}\n\n", o.header),
+        format_args!(
+            "# Zhou, Wu & Orabona (2025): privacy and corruption (CTL vs LTC)\n\n{}\n\n",
+            o.header
+        ),
     );
     w(&mut md, format_args!("Zhou, Wu & Orabona (ICML 2025): labels privatised by RR and corrupted before (CTL) or after (LTC) privatisation; estimator = loss (14) over Θ_B' (the debiased RR loss, one code path).\n\n## Oblivious mask (App. D): Monte Carlo (2·10⁶ labels) vs closed forms\n\n| ε | α | flip CTL (pred) | flip LTC (pred) | bias CTL (pred) | bias LTC (pred) | ratio LTC/CTL (pred (1+c)/2) |\n|---|---|---|---|---|---|---|\n"));
     for (e, a) in [(1.0, 0.1), (0.5, 0.1), (0.5, 0.05), (0.1, 0.02)] {
