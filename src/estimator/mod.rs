@@ -17,6 +17,32 @@
 //!
 //! The local estimators are post-processing of `ε`-label-LDP labels, hence `ε`-label-LDP
 //! themselves; this module does not randomise labels (see [`crate::mechanism`]).
+//!
+//! # Example
+//!
+//! The MLE on the closed-form case T1 (`tests/reference/README.md`): the exact answer is known.
+//! ```
+//! use privpref::{data::PairwiseView, estimator::{fit, FitOptions}, feasible::FeasibleSet, loss::LossSpec};
+//! // One-hot rows, 3 of 4 preferred for item 0, 1 of 4 for item 1, 2 of 4 for item 2.
+//! let mut x = Vec::new();
+//! let mut y = Vec::new();
+//! for (j, wins) in [(0usize, 3usize), (1, 1), (2, 2)] {
+//!     for k in 0..4 {
+//!         let mut row = [0.0; 3];
+//!         row[j] = 1.0;
+//!         x.extend_from_slice(&row);
+//!         y.push((k < wins) as u8);
+//!     }
+//! }
+//! let view = PairwiseView::new(&x, 12, 3, &y, None)?;
+//! let model = fit(view, &FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0)?))?;
+//! let l3 = 3f64.ln();
+//! assert!(model.report.converged());
+//! for (a, b) in model.theta.iter().zip([l3, -l3, 0.0]) {
+//!     assert!((a - b).abs() < 1e-12);
+//! }
+//! # Ok::<(), privpref::Error>(())
+//! ```
 
 use crate::data::PairwiseView;
 use crate::error::{Error, Result};
