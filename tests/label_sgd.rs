@@ -91,8 +91,8 @@ fn krr_debiased_gradient_is_unbiased_and_its_second_moment_is_bounded() {
 
 #[test]
 fn rrtopk_debiased_gradient_is_unbiased_inside_the_top_set() {
-    // Lemma 18 (Ghazi et al. 2021, App. G): for y ∈ Y_k the debiased gradient over Y_k has expectation
-    // G_y under RRTop-k; for y ∉ Y_k it does not (the bias of Cor. 10).
+    // Lemma 18 (Ghazi et al. 2021, App. G): for y ∈ Y_k the debiased gradient over Y_k has
+    // expectation G_y under RRTop-k; for y ∉ Y_k it does not (the bias of Cor. 10).
     let (k, d) = (5usize, 3usize);
     let x = normals(d, 3);
     let theta = normals(k * d, 4);

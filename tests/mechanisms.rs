@@ -399,7 +399,8 @@ fn generators_reject_invalid_input() {
 }
 
 /// End to end: simulate, privatise once, and check the privatised label rate matches the
-/// induced channel `p̃₁(t) = σ̄_ε + c_ε σ(t)`, `c_ε = tanh(ε/2)` (Chowdhury, Zhou & Natarajan (2024), eq. 2).
+/// induced channel `p̃₁(t) = σ̄_ε + c_ε σ(t)`, `c_ε = tanh(ε/2)` (Chowdhury, Zhou & Natarajan
+/// (2024), eq. 2).
 #[test]
 fn privatised_btl_labels_follow_the_induced_channel() {
     const EPS: f64 = 0.5;

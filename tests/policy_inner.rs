@@ -1,7 +1,7 @@
 //! The inner minimum `min_{θ ∈ C}⟨θ, g⟩` (`privpref::policy::inner`): closed forms (ellipsoid,
-//! sum-zero slice with the centre in the plane and the general slice formula), an independent brute force
-//! in 2-D (boundary curves parametrised by rays, intersection points refined by bisection) for
-//! the ball-binding cases including a weakly covered direction, and KKT / weak-duality
+//! sum-zero slice with the centre in the plane and the general slice formula), an independent brute
+//! force in 2-D (boundary curves parametrised by rays, intersection points refined by bisection)
+//! for the ball-binding cases including a weakly covered direction, and KKT / weak-duality
 //! certificates on random instances in higher dimension.
 
 use privpref::feasible::FeasibleSet;

@@ -1,5 +1,5 @@
-//! Zhou, Wu & Orabona (2025): identities of the debiased labels and loss (14), corruption transforms and
-//! the DPO reduction.
+//! Zhou, Wu & Orabona (2025): identities of the debiased labels and loss (14), corruption
+//! transforms and the DPO reduction.
 
 use privpref::estimator::robust::{debiased_label, fit_dpo, fit_loss14, loss14};
 use privpref::kernels::simd_math::scalar::{sigmoid, softplus};
@@ -36,9 +36,9 @@ fn rr_constants_and_debiased_labels() {
     assert_eq!(debiased_label(1, f64::INFINITY), 1.0);
 }
 
-/// Loss (14) = coth(ε/2) × the debiased loss of Chowdhury, Zhou & Natarajan (2024), for both labels, on a
-/// grid of scores; rDPO/TRL-robust form equals loss (14) without rescaling; and
-/// E_RR[f | y] = clean logistic loss softplus(u) − y u.
+/// Loss (14) = coth(ε/2) × the debiased loss of Chowdhury, Zhou & Natarajan (2024), for both
+/// labels, on a grid of scores; rDPO/TRL-robust form equals loss (14) without rescaling; and E_RR[f
+/// | y] = clean logistic loss softplus(u) − y u.
 #[test]
 fn loss14_is_the_debiased_loss_rescaled_and_unbiased() {
     for eps in [0.1, 0.7, 2.0] {

@@ -1,7 +1,7 @@
 //! User-level label DP (Zhang et al. 2025): exact privacy of user-level RR over all label vectors
 //! of a small user, its flip rates, the exact debiased estimator (equal and ragged counts, KKT of
-//! the paper's gradient, computed independently), user-wise DP-SGD (noise scale, clipping, guarantee, reproducibility) and
-//! AUP-RLHF (guarantee, halting, noise formula, validation).
+//! the paper's gradient, computed independently), user-wise DP-SGD (noise scale, clipping,
+//! guarantee, reproducibility) and AUP-RLHF (guarantee, halting, noise formula, validation).
 //!
 //! `cargo test --release --test user_level -- --nocapture` prints the measured numbers.
 

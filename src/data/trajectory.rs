@@ -1,4 +1,5 @@
-//! Trajectory comparisons ("Provable protection of human judgements" (anon., 2024), Sec. 5 / App. C).
+//! Trajectory comparisons ("Provable protection of human judgements" (anon., 2024), Sec. 5 / App.
+//! C).
 //!
 //! A record compares two trajectories `τ⁰, τ¹` of `H` steps from the same start state, and
 //! `y = 1` means `τ¹` is preferred. Under BTL on summed rewards `r_θ(τ) = Σ_h φ(s_h, a_h)ᵀθ`,

@@ -2,14 +2,14 @@
 //! [`GroupObjective`] of a [`GroupLossSpec`] over a feasible set with the same solvers and options
 //! as the pairwise [`fit`](super::fit):
 //!
-//! * Plackett–Luce top-1 MLE (Chowdhury, Zhou & Natarajan (2024), eq. 11): `PlTop1` on chosen indices (or rankings, whose
-//!   first entry is the choice);
-//! * Plackett–Luce ranking MLE ("Provable protection of human judgements" (anon., 2024), Sec. 4.2), full (`J = K − 1`) or top-`J`: `PlRanking`;
-//! * the debiased K-RR top-1 estimator (derived from Chowdhury, Zhou & Natarajan (2024), Sec. 4.4, App. C.4):
-//!   `PlKrr { eps }` on
-//!   choices privatised by [`KaryRr`](crate::mechanism::KaryRr) at the same `eps` and `K`.
-//!   Post-processing of `ε`-label-LDP labels, hence `ε`-label-LDP; the loss is unbounded below,
-//!   so keep a norm bound (`Θ_B`).
+//! * Plackett–Luce top-1 MLE (Chowdhury, Zhou & Natarajan (2024), eq. 11): `PlTop1` on chosen
+//!   indices (or rankings, whose first entry is the choice);
+//! * Plackett–Luce ranking MLE ("Provable protection of human judgements" (anon., 2024), Sec. 4.2),
+//!   full (`J = K − 1`) or top-`J`: `PlRanking`;
+//! * the debiased K-RR top-1 estimator (derived from Chowdhury, Zhou & Natarajan (2024), Sec. 4.4,
+//!   App. C.4): `PlKrr { eps }` on choices privatised by [`KaryRr`](crate::mechanism::KaryRr) at
+//!   the same `eps` and `K`. Post-processing of `ε`-label-LDP labels, hence `ε`-label-LDP; the loss
+//!   is unbounded below, so keep a norm bound (`Θ_B`).
 
 use super::{run_solver, FitOptions};
 use crate::data::GroupView;

@@ -9,8 +9,8 @@
 //! * Thurstone MLE (Sec. 4.4): `loss = Probit`.
 //!
 //! Label-private convex learning by one-pass SGD that privatises each label when it is used
-//! (Ghazi et al. (2021): LP-RR-SGD, RRTop-k, RR-with-prior, LP-Normal-SGD, multi-stage training) is in
-//! [`label_sgd`].
+//! (Ghazi et al. (2021): LP-RR-SGD, RRTop-k, RR-with-prior, LP-Normal-SGD, multi-stage training) is
+//! in [`label_sgd`].
 //!
 //! User-level label DP (Zhang et al. (2025): user-level RR, user-wise DP-SGD, AUP-RLHF) is in
 //! [`user_level`].
@@ -78,8 +78,8 @@ pub enum SolverKind {
     NewtonCg,
     /// Projected L-BFGS ([`crate::solver::lbfgs`]).
     Lbfgs,
-    /// Projected SGD: one-pass SGD-RR (Algorithm 1 of Chowdhury, Zhou & Natarajan (2024)) or mini-batch
-    /// ([`crate::solver::sgd`]).
+    /// Projected SGD: one-pass SGD-RR (Algorithm 1 of Chowdhury, Zhou & Natarajan (2024)) or
+    /// mini-batch ([`crate::solver::sgd`]).
     Sgd,
     /// An exact solver chosen from the loss and the shape ([`auto_solver`]), with a
     /// second-order fallback ([`auto_fallback`]): when the first solver is L-BFGS and it stops

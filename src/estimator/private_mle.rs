@@ -13,8 +13,8 @@
 //!   `ν² = 40β ln(1/δ)/(αε²)`. Spends `(ε/2, δ/2)`.
 //! * [`private_covariance`] — **Algorithm 2**: `Σ̃ = Σ_D + G_sym`, Gaussian mechanism with the
 //!   Frobenius sensitivity and the classic calibration at `(ε/2, δ/2)` (the paper's constant 64 is
-//!   too small for `(ε/2, δ/2)`), symmetric noise, and an eigenvalue floor as documented PSD repair.
-//!   Spends `(ε/2, δ/2)`; the pair composes to `(ε, δ)` ([`Guarantee::compose`]).
+//!   too small for `(ε/2, δ/2)`), symmetric noise, and an eigenvalue floor as documented PSD
+//!   repair. Spends `(ε/2, δ/2)`; the pair composes to `(ε, δ)` ([`Guarantee::compose`]).
 //!
 //! The accuracy certificate is `min(FW gap, ‖P∇ℓ̃‖·e(r))` where the Frank–Wolfe gap is
 //! `⟨∇ℓ̃(θ̂), θ̂⟩ + B‖P∇ℓ̃(θ̂)‖ ≥ ℓ̃(θ̂) − min` (`P` the centring projector when the
@@ -113,7 +113,8 @@ fn gap_certificate(obj: &Objective<'_, Logistic>, set: &FeasibleSet, theta: &[f6
     fw.min(pg_norm * distance_bound(r, mu, smooth))
 }
 
-/// Algorithm 1 of "Provable protection of human judgements" (anon., 2024) (module docs). Draws `b` then `w` from `rng`.
+/// Algorithm 1 of "Provable protection of human judgements" (anon., 2024) (module docs). Draws `b`
+/// then `w` from `rng`.
 ///
 /// # Errors
 /// Invalid parameters (see [`calibrate_private_mle`]), an unbounded set, weights, rows with
@@ -261,10 +262,10 @@ pub struct PrivateCovariance {
     pub guarantee: Guarantee,
 }
 
-/// Algorithm 2 of "Provable protection of human judgements" (anon., 2024), corrected (module docs): `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`,
-/// `s_G` from [`private_covariance_std`], then the eigenvalue floor
-/// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing: `Σ̃ + λI` is PD only when
-/// `λ > ‖G_sym‖`, the floor makes `Σ̃` itself PSD). `x` is row-major `n × d`.
+/// Algorithm 2 of "Provable protection of human judgements" (anon., 2024), corrected (module docs):
+/// `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`, `s_G` from [`private_covariance_std`], then the eigenvalue floor
+/// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing: `Σ̃ + λI` is PD only when `λ > ‖G_sym‖`, the floor
+/// makes `Σ̃` itself PSD). `x` is row-major `n × d`.
 ///
 /// # Errors
 /// Invalid parameters, shapes, non-finite features ([`Error::Data`]), rows above `2L`

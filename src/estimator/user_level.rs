@@ -67,13 +67,12 @@ impl UserRrOptions {
 /// `ℓ̂(θ) = (1/N) Σ_i [c_i softplus(s_i) + σ̄_i s_i]`, `s_i = (1−2ỹ_i)x_iᵀθ`,
 /// `c_i = tanh(ε/(2m_u))`, `σ̄_i = σ(−ε/m_u)` for row `i` of user `u`
 ///
-/// (the debiased loss of Chowdhury, Zhou & Natarajan (2024), eqs. 4–5, at `ε/m_u`, equal to the paper's
-/// `−[1(ỹ=1)(s log σ − (1−s) log(1−σ)) + …]` with `s = σ(ε/m)`). Solved exactly by
-/// [`fit`]: with equal counts `m` it is `LossSpec::DebiasedRr { eps: ε/m }`; with
-/// ragged counts it is the same objective written as the logistic loss with weights `c_i` and the
-/// linear term `b = Σ_i σ̄_i(1−2ỹ_i)x_i` (the objective is then `N/Σc_i` times `ℓ̂`, the same
-/// minimiser). The result carries the user-level guarantee ([`Guarantee::user_level_rr`]):
-/// the fit is post-processing.
+/// (the debiased loss of Chowdhury, Zhou & Natarajan (2024), eqs. 4–5, at `ε/m_u`, equal to the
+/// paper's `−[1(ỹ=1)(s log σ − (1−s) log(1−σ)) + …]` with `s = σ(ε/m)`). Solved exactly by [`fit`]:
+/// with equal counts `m` it is `LossSpec::DebiasedRr { eps: ε/m }`; with ragged counts it is the
+/// same objective written as the logistic loss with weights `c_i` and the linear term `b = Σ_i
+/// σ̄_i(1−2ỹ_i)x_i` (the objective is then `N/Σc_i` times `ℓ̂`, the same minimiser). The result
+/// carries the user-level guarantee ([`Guarantee::user_level_rr`]): the fit is post-processing.
 ///
 /// # Errors
 /// [`Error::Shape`] if `users` does not cover the rows; [`Error::InvalidParam`] for `ε ≤ 0` or
@@ -508,8 +507,8 @@ pub fn user_dpsgd(
 // ---------------------------------------------------------------------------------------------
 
 /// The hyper-parameter formulas of Zhang et al. (2025), Thm 4 (the "theory preset"); every log
-/// is natural (the paper does not state the base). They are **impractical**: `τ` exceeds the trivial gradient
-/// diameter `4L` unless `m` is astronomically large, and `T ~ m²n²`.
+/// is natural (the paper does not state the base). They are **impractical**: `τ` exceeds the
+/// trivial gradient diameter `4L` unless `m` is astronomically large, and `T ~ m²n²`.
 pub mod theory {
     /// Number of phases `k = ⌈ln ln(mn)⌉`, at least 1.
     pub fn phases(n: usize, m: usize) -> usize {
@@ -585,10 +584,11 @@ pub struct AupOptions {
     /// AboveThreshold noise (default corrected, Δ = 2).
     pub at_calibration: AtCalibration,
     /// Use the realised batch size `|U_t|` instead of the nominal `ñ` in the thresholds and the
-    /// noise (default false, paper-faithful; the realised size leaks nothing under label DP but departs
-    /// from the analysis).
+    /// noise (default false, paper-faithful; the realised size leaks nothing under label DP but
+    /// departs from the analysis).
     pub realized_batch: bool,
-    /// Projection after each step (default none, as in the paper's Alg. 2; its analysis assumes `Θ_B`).
+    /// Projection after each step (default none, as in the paper's Alg. 2; its analysis assumes
+    /// `Θ_B`).
     pub set: FeasibleSet,
     /// Start `θ_0` (default 0).
     pub theta0: Option<Vec<f64>>,
@@ -805,11 +805,11 @@ fn adap_user_priv_sgd(
 /// ```
 ///
 /// On a halt the whole algorithm stops and returns the average so far with
-/// [`UserLevelFit::halted`] set (the paper does not say what a halt returns). The guarantee per phase (phases are disjoint, so
-/// parallel composition gives the same for the whole run) is
-/// `ε_AT + ε_Gauss ≤ ε/2 + ε/2` (paper-faithful AboveThreshold constants cost `2·ε/2` instead, which
-/// the guarantee records), `δ`, labelled "as claimed by the paper": the oracle's privacy rests
-/// on the Liu & Asi (2024) mean-oracle analysis, not on a plain Gaussian mechanism.
+/// [`UserLevelFit::halted`] set (the paper does not say what a halt returns). The guarantee per
+/// phase (phases are disjoint, so parallel composition gives the same for the whole run) is `ε_AT +
+/// ε_Gauss ≤ ε/2 + ε/2` (paper-faithful AboveThreshold constants cost `2·ε/2` instead, which the
+/// guarantee records), `δ`, labelled "as claimed by the paper": the oracle's privacy rests on the
+/// Liu & Asi (2024) mean-oracle analysis, not on a plain Gaussian mechanism.
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for invalid options; [`Error::FeatureBound`] for a row with
@@ -955,7 +955,8 @@ mod tests {
 
     #[test]
     fn theory_preset_matches_the_spec_examples() {
-        // Thm 4's preset at practical sizes, L = 1: τ = 49.5 and std 661 σ/ñ; τ = 25.5 and 375 σ/ñ; τ = 2.07 and 30 σ/ñ.
+        // Thm 4's preset at practical sizes, L = 1: τ = 49.5 and std 661 σ/ñ; τ = 25.5 and 375 σ/ñ;
+        // τ = 2.07 and 30 σ/ñ.
         let t1 = theory::tau(2500, 768, 10, 3.0, 2500, 1e-5, 1.0);
         assert!((t1 - 49.5).abs() < 0.05, "{t1}");
         assert!((theory::oracle_noise_std(1.0, t1, 3.0, 2500, 1e-5, 1.0) - 661.0).abs() < 1.0);

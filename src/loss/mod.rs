@@ -68,9 +68,9 @@ pub trait Loss: Send + Sync + Clone + std::fmt::Debug {
     /// slices have the same length.
     fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>);
     /// The privacy scale `c` of the loss: the factor by which randomized response shrinks the
-    /// expected gradient, `E[∇ℓ̂ | y] = c ∇ℓ_MLE` — `c_ε = tanh(ε/2)` for the RR losses (Chowdhury, Zhou & Natarajan (2024),
-    /// Sec. 4.3), `1` for losses on clear labels (default). Used by the SGD theory step
-    /// `λ = γ κ c` (Thm 4.5; [`crate::solver::sgd::step`]).
+    /// expected gradient, `E[∇ℓ̂ | y] = c ∇ℓ_MLE` — `c_ε = tanh(ε/2)` for the RR losses (Chowdhury,
+    /// Zhou & Natarajan (2024), Sec. 4.3), `1` for losses on clear labels (default). Used by the
+    /// SGD theory step `λ = γ κ c` (Thm 4.5; [`crate::solver::sgd::step`]).
     fn privacy_scale(&self) -> f64 {
         1.0
     }

@@ -139,8 +139,8 @@ impl GroupLoss for PlTop1 {
 
 /// Plackett–Luce negative log-likelihood of the top `J` positions of a ranking ("Provable
 /// protection of human judgements" (anon., 2024), Sec. 4.2; its Claims B.1/B.2 print wrong
-/// softmax weights, the gradient and Hessian below are the correct ones): with `P_j = u_{o_j}` and the remaining set
-/// `R_j = {o_j, …, o_{K−1}}` at stage `j = 0, …, J−1`,
+/// softmax weights, the gradient and Hessian below are the correct ones): with `P_j = u_{o_j}` and
+/// the remaining set `R_j = {o_j, …, o_{K−1}}` at stage `j = 0, …, J−1`,
 ///
 /// `ℓ = Σ_{j<J} softplus(LSE_{j+1} − u_{o_j})`,  `LSE_j = LSE_{k∈R_j} u_k` (a suffix recursion
 /// `LSE_j = logaddexp(u_{o_j}, LSE_{j+1})`, never shifted by a global maximum),
@@ -309,8 +309,8 @@ impl GroupLoss for PlRanking {
 }
 
 /// The debiased top-1 loss of K-RR-privatised choices (derived from Chowdhury, Zhou &
-/// Natarajan (2024), Sec. 4.4 and App. C.4, which state only its SGD step): with `q = 1/(e^ε + K − 1)`, weights
-/// `w_k = 1(ỹ = k) − q` and `c = Σ_k w_k = c_{K,ε} = (e^ε − 1)/(e^ε + K − 1)`,
+/// Natarajan (2024), Sec. 4.4 and App. C.4, which state only its SGD step): with `q = 1/(e^ε + K −
+/// 1)`, weights `w_k = 1(ỹ = k) − q` and `c = Σ_k w_k = c_{K,ε} = (e^ε − 1)/(e^ε + K − 1)`,
 ///
 /// `ℓ̂(u; ỹ) = −Σ_k w_k log p_k = c·LSE(u) − wᵀu`,  `∂ℓ̂/∂u = c p − w`,
 /// `∂²ℓ̂/∂u² = c (diag(p) − ppᵀ)`.

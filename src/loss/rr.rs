@@ -1,4 +1,5 @@
-//! Losses for labels privatised by binary randomized response (Chowdhury, Zhou & Natarajan (2024), Sec. 4).
+//! Losses for labels privatised by binary randomized response (Chowdhury, Zhou & Natarajan (2024),
+//! Sec. 4).
 
 use super::{map_lanes, Loss, LossOut};
 use crate::error::{check_eps, Result};

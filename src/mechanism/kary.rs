@@ -184,9 +184,9 @@ fn check_prior(prior: &[f64], row: usize) -> Result<()> {
     Ok(())
 }
 
-/// RRTop-k (Ghazi et al. (2021), main paper Alg. 1): randomized response restricted to the top-`k` labels of a prior; a label
-/// outside the top set is replaced by a uniform draw from it. ε-label-LDP for every prior; `k = K`
-/// is K-RR, `k = 1` outputs the top label (0-DP).
+/// RRTop-k (Ghazi et al. (2021), main paper Alg. 1): randomized response restricted to the top-`k`
+/// labels of a prior; a label outside the top set is replaced by a uniform draw from it.
+/// ε-label-LDP for every prior; `k = K` is K-RR, `k = 1` outputs the top label (0-DP).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RrTopK {
     eps: f64,

@@ -17,15 +17,15 @@
 //! stored `n × A` policy during the next pass.
 //!
 //! **Certificate.** For every `θ ∈ C`, `max_π Ĵ(π) ≤ max_π ⟨θ, g(π)⟩ = h(θ)` (the θ-dual, by
-//! the minimax theorem), and the inner solver's lower bound gives `Ĵ(π_t) ≥ L_t` at the exact `g(π_t)`
-//! (recomputed in every pass). So `gap_t = min_{τ ≤ t} h(θ_τ) − L_t` (and `min(·, 0)` when
-//! `0 ∈ C`) bounds `max Ĵ − Ĵ(π_t)`; it is at most the classical FW gap plus the inner gap.
-//! Stop when `gap ≤ tol_rel·max(|L_t|, |U_t|)` or `gap ≤ tol_abs` (default
-//! `tol_rel·R_C·(Σ_s ρ_s max_a‖φ(s,a)‖ + ‖v‖)`, i.e. relative to the range of the objective:
-//! when the optimum is at or near 0 — typically `θ = 0 ∈ C` and the reference is attainable, so
-//! no policy is certifiably better than the reference — a gap relative to `|Ĵ|` cannot be met,
-//! and Frank–Wolfe approaches the kink of `Ĵ` at `g = 0` only at rate `O(1/t)`). Pass
-//! `tol_abs = Some(0.0)` for the strict relative criterion. `range` is reported.
+//! the minimax theorem), and the inner solver's lower bound gives `Ĵ(π_t) ≥ L_t` at the exact
+//! `g(π_t)` (recomputed in every pass). So `gap_t = min_{τ ≤ t} h(θ_τ) − L_t` (and `min(·, 0)` when
+//! `0 ∈ C`) bounds `max Ĵ − Ĵ(π_t)`; it is at most the classical FW gap plus the inner gap. Stop
+//! when `gap ≤ tol_rel·max(|L_t|, |U_t|)` or `gap ≤ tol_abs` (default `tol_rel·R_C·(Σ_s ρ_s
+//! max_a‖φ(s,a)‖ + ‖v‖)`, i.e. relative to the range of the objective: when the optimum is at or
+//! near 0 — typically `θ = 0 ∈ C` and the reference is attainable, so no policy is certifiably
+//! better than the reference — a gap relative to `|Ĵ|` cannot be met, and Frank–Wolfe approaches
+//! the kink of `Ĵ` at `g = 0` only at rate `O(1/t)`). Pass `tol_abs = Some(0.0)` for the strict
+//! relative criterion. `range` is reported.
 //!
 //! **No certifiable improvement.** When `θ = 0 ∈ C`, `Ĵ(π) ≤ ⟨0, g(π)⟩ = 0` for every `π`; if
 //! the reference is a policy, `Ĵ(π_ref) = 0` is then the optimum: the solver starts from `π_ref`

@@ -1,7 +1,8 @@
 //! The inner minimum `min_{θ ∈ C} ⟨θ, g⟩` over the confidence set
 //! `C = {θ : ‖θ − c‖_M ≤ Γ} ∩ S ∩ {‖θ‖ ≤ B}` (the inner minimum of "Provable
 //! protection of human judgements" (anon., 2024), Algorithm 3, and of Zhou, Wu & Orabona (2025),
-//! Algorithm 2; the closed forms and the dual are derived here), with `S` the sum-zero plane `{1ᵀθ = 0}` or `ℝ^d`.
+//! Algorithm 2; the closed forms and the dual are derived here), with `S` the sum-zero plane `{1ᵀθ
+//! = 0}` or `ℝ^d`.
 //!
 //! **Reduction.** With the sum-zero plane, `θ = U z` for the orthonormal Helmert basis `U` of
 //! `1^⊥` (`‖θ‖ = ‖z‖`, `⟨θ, g⟩ = ⟨z, Uᵀg⟩`). The slice of the ellipsoid is the ellipsoid
@@ -33,8 +34,8 @@
 //!
 //! **Empty sets.** If the plane misses the ellipsoid (`r² < 0`) or the ball misses the slice
 //! (`min_{z ∈ E} ‖z‖ ≥ B`, found by the same 1-D multiplier method), construction reports it; the
-//! caller ([`ConfidenceSet`](super::ConfidenceSet)) falls back to a larger valid set (dropping the ball keeps `θ* ∈ C`
-//! on the good event).
+//! caller ([`ConfidenceSet`](super::ConfidenceSet)) falls back to a larger valid set (dropping the
+//! ball keeps `θ* ∈ C` on the good event).
 
 use crate::error::{Error, Result};
 use crate::feasible::helmert;

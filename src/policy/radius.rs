@@ -169,8 +169,9 @@ impl LocalRadius {
 }
 
 /// `γ = 1/(2 + e^{X_max B} + e^{−X_max B}) = min_{|u| ≤ X_max B} σ'(u)` : the paper's
-/// `γ = 1/(2 + e^{B'} + e^{−B'})` assumes `‖x‖ ≤ 1`, but `‖φ‖ ≤ 1` only gives `‖x‖ ≤ 2`, so the public
-/// `X_max = maxᵢ ‖xᵢ‖` is used instead (Zhou, Wu & Orabona (2025), Remark 5.2, Thm 5.4, Thm 6.3).
+/// `γ = 1/(2 + e^{B'} + e^{−B'})` assumes `‖x‖ ≤ 1`, but `‖φ‖ ≤ 1` only gives `‖x‖ ≤ 2`, so the
+/// public `X_max = maxᵢ ‖xᵢ‖` is used instead (Zhou, Wu & Orabona (2025), Remark 5.2, Thm 5.4, Thm
+/// 6.3).
 pub fn curvature_xmax(x_max: f64, radius: f64) -> f64 {
     logistic_curvature(x_max / 2.0, radius)
 }

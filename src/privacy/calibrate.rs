@@ -250,9 +250,9 @@ pub struct PrivateMleCalibration {
 }
 
 /// The covariance noise of Algorithm 2 of "Provable protection of human judgements" (anon.,
-/// 2024), corrected: the classic Gaussian mechanism at `(ε/2, δ/2)` with the Frobenius sensitivity of
-/// [`covariance_sensitivity`], `s_G = Δ₂ √(2 ln(1.25/(δ/2))) / (ε/2)`. (The paper's
-/// `s_G² = 64 ln(1/δ) L⁴/(ε² n²)` is under-calibrated: about 1.45× too small for add/remove.)
+/// 2024), corrected: the classic Gaussian mechanism at `(ε/2, δ/2)` with the Frobenius sensitivity
+/// of [`covariance_sensitivity`], `s_G = Δ₂ √(2 ln(1.25/(δ/2))) / (ε/2)`. (The paper's `s_G² = 64
+/// ln(1/δ) L⁴/(ε² n²)` is under-calibrated: about 1.45× too small for add/remove.)
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for `ε ∉ (0, 1]`, `δ ∉ (0, 1)`, `L ≤ 0`, `n = 0`.
@@ -262,7 +262,8 @@ pub fn private_covariance_std(eps: f64, delta: f64, l: f64, n: usize, relation: 
     gaussian_mechanism_std(sens, eps / 2.0, delta / 2.0)
 }
 
-/// `ε ∈ (0, 1]`, `δ ∈ (0, 1)` ("Provable protection of human judgements" (anon., 2024) requires `ε ≤ 1`).
+/// `ε ∈ (0, 1]`, `δ ∈ (0, 1)` ("Provable protection of human judgements" (anon., 2024) requires `ε
+/// ≤ 1`).
 fn check_budget_001(eps: f64, delta: f64) -> Result<()> {
     check_eps(eps)?;
     if eps > 1.0 {

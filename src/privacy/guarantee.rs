@@ -5,12 +5,13 @@ use std::fmt;
 /// Where the randomness that protects the data is added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrivacyModel {
-    /// Each label is randomised by its owner before collection (label-LDP, Chowdhury, Zhou & Natarajan (2024),
-    /// Def. 2.3);
-    /// every estimator computed from the randomised labels is post-processing.
+    /// Each label is randomised by its owner before collection (label-LDP, Chowdhury, Zhou &
+    /// Natarajan (2024), Def. 2.3); every estimator computed from the randomised labels is
+    /// post-processing.
     Local,
     /// A trusted curator holds the clear data and randomises the release (Chowdhury, Zhou &
-    /// Natarajan (2024), Def. 2.2; "Provable protection of human judgements" (anon., 2024), Def. 2.2).
+    /// Natarajan (2024), Def. 2.2; "Provable protection of human judgements" (anon., 2024), Def.
+    /// 2.2).
     Central,
 }
 
@@ -46,11 +47,12 @@ impl PrivacyUnit {
 /// The neighbouring relation of the unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Neighbouring {
-    /// Only the label of one unit changes; features are public (label DP, Chowdhury, Zhou & Natarajan
-    /// (2024), Def. 2.2).
+    /// Only the label of one unit changes; features are public (label DP, Chowdhury, Zhou &
+    /// Natarajan (2024), Def. 2.2).
     LabelChange,
     /// One whole record (features and label) is replaced (standard DP, "Provable protection of
-    /// human judgements" (anon., 2024), Def. 2.2: "differ in exactly one item", read as replace-one).
+    /// human judgements" (anon., 2024), Def. 2.2: "differ in exactly one item", read as
+    /// replace-one).
     ReplaceRecord,
     /// One whole record is added or removed (standard DP, add/remove reading).
     AddRemoveRecord,
@@ -140,9 +142,9 @@ pub struct Guarantee {
 
 impl Guarantee {
     /// The guarantee of a local estimator fitted on labels randomised once by randomized
-    /// response at `eps` (Chowdhury, Zhou & Natarajan (2024), eq. 2): pure `ε`-label-LDP per item, which implies central
-    /// `ε`-label DP (Remark 2.4). The estimator cannot check that the labels really were
-    /// randomised at `eps`; the note says so.
+    /// response at `eps` (Chowdhury, Zhou & Natarajan (2024), eq. 2): pure `ε`-label-LDP per item,
+    /// which implies central `ε`-label DP (Remark 2.4). The estimator cannot check that the labels
+    /// really were randomised at `eps`; the note says so.
     pub fn local_rr(eps: f64) -> Self {
         Guarantee {
             eps,
@@ -185,9 +187,10 @@ impl Guarantee {
     }
 
     /// The guarantee of a local estimator fitted on K-wise choices randomised once by K-ary
-    /// randomized response at `eps` over `k` alternatives (Chowdhury, Zhou & Natarajan (2024), eq. 12, Sec. 4.4): pure
-    /// `ε`-label-LDP per sample (`P[ỹ = y]/P[ỹ = y'] ≤ e^ε`), which implies central `ε`-label DP.
-    /// As for [`Guarantee::local_rr`], the note records what the estimator cannot check.
+    /// randomized response at `eps` over `k` alternatives (Chowdhury, Zhou & Natarajan (2024), eq.
+    /// 12, Sec. 4.4): pure `ε`-label-LDP per sample (`P[ỹ = y]/P[ỹ = y'] ≤ e^ε`), which implies
+    /// central `ε`-label DP. As for [`Guarantee::local_rr`], the note records what the estimator
+    /// cannot check.
     pub fn local_krr(eps: f64, k: usize) -> Self {
         Guarantee {
             mechanism: "K-ary randomized response (Chowdhury, Zhou & Natarajan 2024, eq. 12); the estimator is post-processing",

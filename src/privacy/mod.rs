@@ -4,9 +4,9 @@
 //!   relation, the noise source, and the assumptions the calibration relied on (feature bound
 //!   `L`, exactness tolerance, radius). Every estimator returns one (`None` = not private).
 //! * [`calibrate`]: the noise scales of objective perturbation (Chowdhury, Zhou & Natarajan (2024),
-//!   Thm 5.2), the private MLE and private covariance of "Provable protection of human judgements" (anon., 2024)
-//!   (Algorithms 1–2, with corrected constants, listed in `docs/papers.md`), the classic Gaussian mechanism and its exact
-//!   privacy profile for audits.
+//!   Thm 5.2), the private MLE and private covariance of "Provable protection of human judgements"
+//!   (anon., 2024) (Algorithms 1–2, with corrected constants, listed in `docs/papers.md`), the
+//!   classic Gaussian mechanism and its exact privacy profile for audits.
 //! * [`rdp`]: the Rényi-DP accountant of the Poisson-subsampled Gaussian mechanism (integer and
 //!   fractional orders, add/remove and replace-one neighbours, RDP → (ε, δ), noise calibration)
 //!   for user-wise DP-SGD and AdapUserPriv-SGD (Zhang et al. (2025)).

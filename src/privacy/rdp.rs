@@ -1045,10 +1045,10 @@ impl Accountant {
     }
 
     /// The noise multiplier for a target `(ε, δ)` after `steps` steps at sampling rate `q`
-    /// (the `PrivacyAccount` step of Zhang et al. (2025), Alg. 2 and 4): bisection on `σ` (ε decreases in σ) with the invariant
-    /// `ε(σ_hi) ≤ ε_target·(1 − 1e-10)`; returns `σ_hi` once `σ_hi/σ_lo − 1 ≤ 1e-10`. The
-    /// returned `σ` therefore **never undershoots**: its ε is below the target, with a relative
-    /// margin `1e-10` that covers the accountant's rounding.
+    /// (the `PrivacyAccount` step of Zhang et al. (2025), Alg. 2 and 4): bisection on `σ` (ε
+    /// decreases in σ) with the invariant `ε(σ_hi) ≤ ε_target·(1 − 1e-10)`; returns `σ_hi` once
+    /// `σ_hi/σ_lo − 1 ≤ 1e-10`. The returned `σ` therefore **never undershoots**: its ε is below
+    /// the target, with a relative margin `1e-10` that covers the accountant's rounding.
     ///
     /// # Errors
     /// [`Error::InvalidParam`] for invalid inputs; [`Error::Privacy`] when the target is below

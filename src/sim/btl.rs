@@ -1,4 +1,5 @@
-//! BTL and Thurstone pairwise preference generators (Chowdhury, Zhou & Natarajan (2024), eq. 1 and Sec. 4.4).
+//! BTL and Thurstone pairwise preference generators (Chowdhury, Zhou & Natarajan (2024), eq. 1 and
+//! Sec. 4.4).
 
 use crate::data::PairwiseData;
 use crate::error::{Error, Result};

@@ -45,10 +45,10 @@ use rand::Rng;
 /// A label adversary with corruption fraction `α ∈ [0, ½)` (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Adversary {
-    /// The paper's experiment (Zhou, Wu & Orabona (2025), App. D): independently for each sample, with probability
-    /// `alpha` the current label is set to the wrong label `1 − y_i` (`y` = clear label). Before
-    /// RR this is a flip of `y`; after RR it overrides whatever RR reported. Oblivious (ignores
-    /// features); respects the budget only in expectation.
+    /// The paper's experiment (Zhou, Wu & Orabona (2025), App. D): independently for each sample,
+    /// with probability `alpha` the current label is set to the wrong label `1 − y_i` (`y` = clear
+    /// label). Before RR this is a flip of `y`; after RR it overrides whatever RR reported.
+    /// Oblivious (ignores features); respects the budget only in expectation.
     ObliviousMask {
         /// Corruption probability `α`.
         alpha: f64,
@@ -281,7 +281,8 @@ pub enum Pipeline {
     Ctl(Adversary),
     /// LDP-then-corruption: `z = A(RR_ε(y))`.
     Ltc(Adversary),
-    /// Corruption, LDP, corruption: `z = A₂(RR_ε(A₁(y)))` (Zhou, Wu & Orabona (2025), Remark 3.5, App. E.4).
+    /// Corruption, LDP, corruption: `z = A₂(RR_ε(A₁(y)))` (Zhou, Wu & Orabona (2025), Remark 3.5,
+    /// App. E.4).
     Clc(Adversary, Adversary),
 }
 

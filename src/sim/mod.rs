@@ -14,8 +14,9 @@
 //! * [`class_mixture`]: K-class Gaussian-mixture data whose posterior is exactly a linear
 //!   softmax model `softmax(W* x)` (for the convex label-private learning of Ghazi et al. (2021)).
 //!
-//! Features follow Sec. 6 of Chowdhury, Zhou & Natarajan (2024) read literally: state–action features `φ⁰ = φ(s, a⁰)` and `φ¹ = φ(s, a¹)`
-//! are i.i.d. `N(0, I_d)` and `x = φ¹ − φ⁰ ~ N(0, 2 I_d)`; `y = 1` means `a¹` is preferred.
+//! Features follow Sec. 6 of Chowdhury, Zhou & Natarajan (2024) read literally: state–action
+//! features `φ⁰ = φ(s, a⁰)` and `φ¹ = φ(s, a¹)` are i.i.d. `N(0, I_d)` and `x = φ¹ − φ⁰ ~ N(0, 2
+//! I_d)`; `y = 1` means `a¹` is preferred.
 //!
 //! **Reproducibility.** Every generator takes the RNG explicitly and consumes it in a fixed,
 //! documented order, so the same seed ([`simulation_rng`](crate::mechanism::simulation_rng))

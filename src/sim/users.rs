@@ -16,7 +16,8 @@ pub enum UserFeatures {
     Gaussian,
     /// `x` uniform on the sphere `‖x‖ = radius` (`g ~ N(0, I_d)`, `x = radius·g/‖g‖`, shrunk by
     /// a few ulps when rounding lands above the radius, so `‖x‖ ≤ radius` exactly): the
-    /// bound `‖x‖ ≤ 2L` holds with `L = radius/2` (our sanity check of the RR-vs-DP-SGD trend in m uses radius 1).
+    /// bound `‖x‖ ≤ 2L` holds with `L = radius/2` (our sanity check of the RR-vs-DP-SGD trend in m
+    /// uses radius 1).
     Sphere {
         /// `‖x‖`.
         radius: f64,

@@ -1,7 +1,7 @@
-//! Central-DP commands: `privpref fit --central ...` (objective perturbation, Chowdhury, Zhou & Natarajan (2024),
-//! Algorithm 2, or the private MLE of "Provable protection of human judgements" (anon., 2024), Algorithm 1) and
-//! `privpref covariance ...` (the same anonymous paper, Algorithm 2). JSON output includes the
-//! guarantee.
+//! Central-DP commands: `privpref fit --central ...` (objective perturbation, Chowdhury, Zhou &
+//! Natarajan (2024), Algorithm 2, or the private MLE of "Provable protection of human judgements"
+//! (anon., 2024), Algorithm 1) and `privpref covariance ...` (the same anonymous paper, Algorithm
+//! 2). JSON output includes the guarantee.
 
 use clap::Args;
 use privpref::data::{npy, PairwiseView};
@@ -260,8 +260,8 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
     }
 }
 
-/// `privpref covariance`: the private data covariance of "Provable protection of human judgements" (anon., 2024),
-/// Algorithm 2 (corrected calibration).
+/// `privpref covariance`: the private data covariance of "Provable protection of human judgements"
+/// (anon., 2024), Algorithm 2 (corrected calibration).
 #[derive(Args)]
 pub struct CovarianceArgs {
     /// Pairwise feature differences, float64/float32 .npy of shape n × d.

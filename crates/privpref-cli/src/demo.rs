@@ -1,5 +1,5 @@
-//! `privpref demo`: the local-model comparison of Chowdhury, Zhou & Natarajan (2024) on built-in synthetic
-//! data, as a table, with a verdict.
+//! `privpref demo`: the local-model comparison of Chowdhury, Zhou & Natarajan (2024) on built-in
+//! synthetic data, as a table, with a verdict.
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};

@@ -1,6 +1,6 @@
 //! `privpref fit --solver sgd --label-mechanism krr|rrtopk|rr-prior|normal`: label-private SGD
-//! on **clear** labels (Ghazi et al. (2021); `privpref::estimator::label_sgd`). Each label is read and
-//! privatised once, when its sample is used, by the chosen mechanism; the JSON carries the
+//! on **clear** labels (Ghazi et al. (2021); `privpref::estimator::label_sgd`). Each label is read
+//! and privatised once, when its sample is used, by the chosen mechanism; the JSON carries the
 //! guarantee.
 //!
 //! * Models (`--loss`): `mle` (binary linear, `x` n × d, `y ∈ {0,1}`), `pl-top1 --k K` (K-wise,

@@ -11,12 +11,14 @@
 //! ([`kwise`]); `privatize --mechanism krr --k K` randomises K-ary choices.
 //!
 //! `fit --solver sgd --label-mechanism krr|rrtopk|rr-prior|normal --eps E` runs label-private
-//! SGD on clear labels (Ghazi et al. (2021); [`label_sgd`]): each label privatised once when it is used.
+//! SGD on clear labels (Ghazi et al. (2021); [`label_sgd`]): each label privatised once when it is
+//! used.
 //!
 //! `fit --central --eps E --delta D --feature-bound L [--beta B]` releases objective
 //! perturbation (Chowdhury, Zhou & Natarajan (2024), Algorithm 2) with its guarantee in the JSON;
-//! `--mechanism private-mle` runs Algorithm 1 of "Provable protection of human judgements" (anon., 2024) instead. A run whose exactness certificate fails exits 1 with one
-//! line, unless `--allow-unguaranteed` (then `"guarantee": null` and a warning on stderr).
+//! `--mechanism private-mle` runs Algorithm 1 of "Provable protection of human judgements" (anon.,
+//! 2024) instead. A run whose exactness certificate fails exits 1 with one line, unless
+//! `--allow-unguaranteed` (then `"guarantee": null` and a warning on stderr).
 //!
 //! Exit codes: 0 success; 1 invalid input or I/O error (one line on stderr); 2 bad command
 //! line; 3 the solver did not converge (the JSON result is still written, with

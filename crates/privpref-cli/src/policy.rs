@@ -1,12 +1,12 @@
 //! `privpref policy`: the pessimistic (or greedy) policy of a fitted `θ̂` on a public state
-//! sample ("Provable protection of human judgements" (anon., 2024), Algorithm 3; Zhou, Wu & Orabona (2025), Algorithm 2 with
-//! `η ∈ {0, 1}`; `privpref::policy`).
+//! sample ("Provable protection of human judgements" (anon., 2024), Algorithm 3; Zhou, Wu & Orabona
+//! (2025), Algorithm 2 with `η ∈ {0, 1}`; `privpref::policy`).
 //!
 //! `λ` and `Γ` come from the rule that matches the fit in `result.json` (the explicit radii of
-//! `privpref::policy::radius`): the anonymous 2024 paper's for `--mechanism private-mle` results (with the
-//! private covariance of `privpref covariance`), the objective-perturbation radius for
-//! `objpert` results, that of Zhou, Wu & Orabona (2025) for `mle` and `debiased-rr` fits (with `--x`, the public
-//! pairwise features of the fit: `Σ̂ = (1/n)Σxxᵀ` and `X_max`). `--lambda` and
+//! `privpref::policy::radius`): the anonymous 2024 paper's for `--mechanism private-mle` results
+//! (with the private covariance of `privpref covariance`), the objective-perturbation radius for
+//! `objpert` results, that of Zhou, Wu & Orabona (2025) for `mle` and `debiased-rr` fits (with
+//! `--x`, the public pairwise features of the fit: `Σ̂ = (1/n)Σxxᵀ` and `X_max`). `--lambda` and
 //! `--confidence-radius` override them.
 
 use clap::Args;

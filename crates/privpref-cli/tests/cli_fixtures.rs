@@ -1,7 +1,8 @@
 //! Every reference fixture of `tests/data/fixtures/*.json` through the `privpref fit` binary:
 //! the data go to `.npy` files, the answer comes back as the JSON result (the CLI
-//! contract of `docs/cli.md`). Mirrors `tests/closed_form.rs`, which checks the same fixtures through the library,
-//! and also checks that the CLI returns exactly the library's answer (bit for bit).
+//! contract of `docs/cli.md`). Mirrors `tests/closed_form.rs`, which checks the same fixtures
+//! through the library, and also checks that the CLI returns exactly the library's answer (bit for
+//! bit).
 
 #[path = "../../../tests/common/mod.rs"]
 mod common;

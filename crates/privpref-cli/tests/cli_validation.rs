@@ -1,5 +1,6 @@
-//! The `privpref` binary on invalid input (the CLI contract of `docs/cli.md`: errors give a non-zero exit
-//! and one clear line on stderr, never a panic), plus `privatize` and `demo` end to end.
+//! The `privpref` binary on invalid input (the CLI contract of `docs/cli.md`: errors give a
+//! non-zero exit and one clear line on stderr, never a panic), plus `privatize` and `demo` end to
+//! end.
 //!
 //! Exit codes pinned here (see `src/bin/privpref/main.rs`): 2 when the command line itself does
 //! not parse (clap: malformed number, unknown or missing flag), 1 for every other invalid input

@@ -1,4 +1,5 @@
-//! SGD throughput and the grid of Chowdhury, Zhou & Natarajan (2024) end to end, each with a same-run baseline.
+//! SGD throughput and the grid of Chowdhury, Zhou & Natarajan (2024) end to end, each with a
+//! same-run baseline.
 //!
 //! `cargo bench --bench sgd` runs criterion and then writes `bench-results/sgd.md`:
 //! * **one-pass SGD-RR** (Algorithm 1: batch 1, data order, projection onto `Θ_B` each step) at
@@ -7,9 +8,10 @@
 //!   read of the same feature buffer (the memory-bandwidth floor of one pass);
 //! * the **replicated engine** (`R = 100` replications, `n = 10⁴`, `d = 5`) against `R` separate
 //!   one-pass runs of the same problems;
-//! * the **grid of Chowdhury, Zhou & Natarajan (2024)** (`d = 5`, `ε ∈ {0.1, 0.5, 1}`, `n ∈ {1000, …, 10000}`, 100 repetitions,
-//!   the three estimators of [`privpref_experiments::seed000_sgd_grid`]) with nested samples (the
-//!   default) and with an independent sample per `n`, on all threads (target < 0.2 s).
+//! * the **grid of Chowdhury, Zhou & Natarajan (2024)** (`d = 5`, `ε ∈ {0.1, 0.5, 1}`, `n ∈ {1000,
+//!   …, 10000}`, 100 repetitions, the three estimators of
+//!   [`privpref_experiments::seed000_sgd_grid`]) with nested samples (the default) and with an
+//!   independent sample per `n`, on all threads (target < 0.2 s).
 //!
 //! Everything runs on one thread except the grid.
 

@@ -1,7 +1,7 @@
-//! Central vs local label DP, as in Chowdhury, Zhou & Natarajan (2024), Sec. 6 and Figure 1, with exact
-//! estimators: non-private MLE, local debiased RR (ε-label-LDP) and central
-//! objective perturbation ((ε, δ)-label DP, Algorithm 2, solved exactly and certified).
-//! ε ∈ {0.1, 0.5, 1}, δ = 1e-3, n ∈ [1e3, 1e4], 100 repetitions, d = 5.
+//! Central vs local label DP, as in Chowdhury, Zhou & Natarajan (2024), Sec. 6 and Figure 1, with
+//! exact estimators: non-private MLE, local debiased RR (ε-label-LDP) and central objective
+//! perturbation ((ε, δ)-label DP, Algorithm 2, solved exactly and certified). ε ∈ {0.1, 0.5, 1}, δ
+//! = 1e-3, n ∈ [1e3, 1e4], 100 repetitions, d = 5.
 //!
 //! Prints mean errors, log-log slopes (of the mean error and of the privacy excess
 //! `√(MSE − MSE_MLE)`) and ratios, and writes `bench-results/central_vs_local.{md,svg}`.

@@ -1,6 +1,6 @@
-//! The m-sweep for Zhang et al. (2025), "Towards User-level Private RLHF": n users fixed, m comparisons per user; the error of user-level
-//! RR grows with m, AUP-RLHF / user-wise DP-SGD do not degrade (and fall with m where the
-//! privacy noise does not dominate).
+//! The m-sweep for Zhang et al. (2025), "Towards User-level Private RLHF": n users fixed, m
+//! comparisons per user; the error of user-level RR grows with m, AUP-RLHF / user-wise DP-SGD do
+//! not degrade (and fall with m where the privacy noise does not dominate).
 //!
 //! Prints the table and log-log slopes in m and writes `bench-results/user_level.{md,svg}`.
 //!

@@ -1,5 +1,6 @@
-//! The central-vs-local comparison of Chowdhury, Zhou & Natarajan (2024) (Sec. 6 and Figure 1) with **exact**
-//! estimators (the paper computes the central one by SGD, which its Thm 5.2 does not cover):
+//! The central-vs-local comparison of Chowdhury, Zhou & Natarajan (2024) (Sec. 6 and Figure 1) with
+//! **exact** estimators (the paper computes the central one by SGD, which its Thm 5.2 does not
+//! cover):
 //!
 //! * non-private MLE on clear labels (eq. 8);
 //! * local: debiased RR `θ̂_RR` (eqs. 4–6) on labels privatised by randomized response at `ε`

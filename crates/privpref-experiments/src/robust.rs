@@ -1,17 +1,17 @@
-//! Experiments for Zhou, Wu & Orabona (2025), without language models: privacy and corruption with the loss-(14) estimator
-//! ([`fit_loss14`]), and the DPO reduction ([`fit_dpo`]).
+//! Experiments for Zhou, Wu & Orabona (2025), without language models: privacy and corruption with
+//! the loss-(14) estimator ([`fit_loss14`]), and the DPO reduction ([`fit_dpo`]).
 //!
 //! * [`oblivious_mask_check`]: Monte Carlo flip rates and debiased-label biases of the paper's
 //!   oblivious mask under CTL and LTC against the closed forms (ratio `(1 + c(ε))/2`).
 //! * [`ltc_vs_ctl`]: estimation error of loss (14) under CTL and LTC with an adversary; the
-//!   LTC/CTL ratio approaches `c(ε) = coth(ε/2)` once the corruption bias dominates (the extra `c(ε)` of the LTC bounds
-//!   of Thm 5.4 and 5.7).
+//!   LTC/CTL ratio approaches `c(ε) = coth(ε/2)` once the corruption bias dominates (the extra
+//!   `c(ε)` of the LTC bounds of Thm 5.4 and 5.7).
 //! * [`signal_threshold`]: LTC with the oblivious mask loses all signal at
 //!   `α* = (e^ε − 1)/(2e^ε)` (flip rate ½); CTL never does for `α < ½`.
 //! * [`rate_in_n`]: the `α = 0` rate `n^{−1/2}` and the privacy factor: error ratio private / clean
 //!   against `c(ε)` and the sharp sandwich prediction (the asymptotic M-estimation covariance).
-//! * [`dpo_rates`]: DPO by the reduction on a log-linear contextual bandit (Prop. 4.6): parameter error
-//!   and sub-optimality in `n`, for several ε.
+//! * [`dpo_rates`]: DPO by the reduction on a log-linear contextual bandit (Prop. 4.6): parameter
+//!   error and sub-optimality in `n`, for several ε.
 //!
 //! Every repetition draws its data from generators seeded by `(seed, rep)` (and the mechanism by
 //! `(seed, rep, cell)`), so results do not depend on the thread count.
@@ -108,10 +108,9 @@ pub enum AdversaryKind {
     Directional,
 }
 
-/// Settings of the corruption experiments. Defaults (sizes at which the corruption bias dominates the
-/// statistical error): `d = 5`, `‖θ*‖ = 1`,
-/// `B' = 4`, `n = 64000`, `ε ∈ {0.5, 1}`, `α ∈ {0.02, 0.04}`, 20 repetitions, directional
-/// adversary, seed 2025.
+/// Settings of the corruption experiments. Defaults (sizes at which the corruption bias dominates
+/// the statistical error): `d = 5`, `‖θ*‖ = 1`, `B' = 4`, `n = 64000`, `ε ∈ {0.5, 1}`, `α ∈ {0.02,
+/// 0.04}`, 20 repetitions, directional adversary, seed 2025.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CorruptionConfig {
     /// Dimension.
@@ -571,10 +570,10 @@ fn invert(m: &[f64], d: usize) -> Vec<f64> {
     inv
 }
 
-/// Settings of [`dpo_rates`] (a synthetic analogue of the paper's DPO experiment). Defaults: 500 states,
-/// 10 actions, `d = 5`, `‖θ*‖ = ‖θ_sft‖ = 1` (sum-zero, drawn per repetition), `β = 1`,
-/// `B' = 2βB = 4`... with `B = 1`: `B' = 2`, `n ∈ {1000, 4000, 16000, 64000}`,
-/// `ε ∈ {0.5, 1}` and clean, 20 repetitions, seed 2025.
+/// Settings of [`dpo_rates`] (a synthetic analogue of the paper's DPO experiment). Defaults: 500
+/// states, 10 actions, `d = 5`, `‖θ*‖ = ‖θ_sft‖ = 1` (sum-zero, drawn per repetition), `β = 1`, `B'
+/// = 2βB = 4`... with `B = 1`: `B' = 2`, `n ∈ {1000, 4000, 16000, 64000}`, `ε ∈ {0.5, 1}` and
+/// clean, 20 repetitions, seed 2025.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DpoConfig {
     /// Public states.
@@ -626,8 +625,8 @@ pub struct DpoCurve {
     pub slope: SlopeCi,
 }
 
-/// DPO by the reduction (Zhou, Wu & Orabona (2025), Prop. 4.6) on a log-linear contextual bandit: parameter error
-/// and sub-optimality of `π_{θ̂'}` against `n` and ε.
+/// DPO by the reduction (Zhou, Wu & Orabona (2025), Prop. 4.6) on a log-linear contextual bandit:
+/// parameter error and sub-optimality of `π_{θ̂'}` against `n` and ε.
 ///
 /// # Errors
 /// Invalid settings; a fit that does not converge.
@@ -715,12 +714,13 @@ pub struct HiddenCell {
     pub l2: Vec<f64>,
 }
 
-/// The hidden-direction design ([`hidden_direction_design`](privpref::sim::corrupt::hidden_direction_design)): a fraction
-/// `α` of the comparisons lies along a unit direction `e ⟂ θ*` of the sum-zero subspace that no
-/// other comparison covers, and the adversary labels all of them `1` (clean labels otherwise, no
-/// privacy: the clean MLE over `Θ_{B'}`). Prediction (Zhou, Wu & Orabona (2025), Thm 5.4): the seminorm error
-/// `‖θ̂ − θ*‖_{Σ̂}` scales like `√α` without any coverage assumption — `≈ 3.87·√α` for `B' = 4`
-/// and `‖θ*‖ = 1` — while the ℓ2 error stays `O(B')`.
+/// The hidden-direction design
+/// ([`hidden_direction_design`](privpref::sim::corrupt::hidden_direction_design)): a fraction `α`
+/// of the comparisons lies along a unit direction `e ⟂ θ*` of the sum-zero subspace that no other
+/// comparison covers, and the adversary labels all of them `1` (clean labels otherwise, no privacy:
+/// the clean MLE over `Θ_{B'}`). Prediction (Zhou, Wu & Orabona (2025), Thm 5.4): the seminorm
+/// error `‖θ̂ − θ*‖_{Σ̂}` scales like `√α` without any coverage assumption — `≈ 3.87·√α` for `B' =
+/// 4` and `‖θ*‖ = 1` — while the ℓ2 error stays `O(B')`.
 ///
 /// # Errors
 /// Invalid settings; a fit that does not converge.

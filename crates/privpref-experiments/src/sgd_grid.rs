@@ -205,8 +205,9 @@ impl SgdGridResult {
     }
 }
 
-/// The noise standard deviation of objective perturbation (Chowdhury, Zhou & Natarajan (2024), Thm 5.2); moved to
-/// [`privpref::privacy::calibrate::objpert_noise_std`], re-exported here under its old name.
+/// The noise standard deviation of objective perturbation (Chowdhury, Zhou & Natarajan (2024), Thm
+/// 5.2); moved to [`privpref::privacy::calibrate::objpert_noise_std`], re-exported here under its
+/// old name.
 pub use privpref::privacy::calibrate::objpert_noise_std as noise_std;
 
 fn validate(cfg: &SgdGridConfig) -> Result<()> {

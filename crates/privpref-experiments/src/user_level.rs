@@ -1,8 +1,8 @@
-//! The m-sweep for Zhang et al. (2025), "Towards User-level Private RLHF": with the number of users `n` fixed and `m` comparisons per user,
-//! the user-level RR estimator's error grows with `m` (each label gets only `ε/m`; Thm 1's
-//! `coth(ε/2m)/√m` factor grows like `√m`), while user-wise DP-SGD and AUP-RLHF do not degrade
-//! (their noise is calibrated per user; AUP's radius `τ ∝ 1/√m` makes its noise fall with `m`,
-//! Thm 4's `√d/(√m n ε)`).
+//! The m-sweep for Zhang et al. (2025), "Towards User-level Private RLHF": with the number of users
+//! `n` fixed and `m` comparisons per user, the user-level RR estimator's error grows with `m` (each
+//! label gets only `ε/m`; Thm 1's `coth(ε/2m)/√m` factor grows like `√m`), while user-wise DP-SGD
+//! and AUP-RLHF do not degrade (their noise is calibrated per user; AUP's radius `τ ∝ 1/√m` makes
+//! its noise fall with `m`, Thm 4's `√d/(√m n ε)`).
 //!
 //! Per repetition: `θ*` on the sum-zero subspace with `‖θ*‖ = theta_norm`; `n` users × `m`
 //! comparisons with features uniform on the sphere `‖x‖ = 2L` ([`btl_users_equal`]); estimators:

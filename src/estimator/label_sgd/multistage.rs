@@ -60,8 +60,8 @@ pub struct MultiStageOptions {
     /// Stage fractions `r_1, …, r_T` (positive, summing to at most 1; the samples beyond the
     /// sum are not used).
     pub fractions: Vec<f64>,
-    /// Temperature `t > 0` of the model priors (supplement Sec. E: `t ≤ 1` sharpens; the authors' reference
-    /// configurations use 0.5–0.6).
+    /// Temperature `t > 0` of the model priors (supplement Sec. E: `t ≤ 1` sharpens; the authors'
+    /// reference configurations use 0.5–0.6).
     pub temperature: f64,
     /// Seed of the random partition and of the visiting orders (public coins: they do not
     /// depend on the labels).

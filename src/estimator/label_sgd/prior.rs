@@ -91,14 +91,15 @@ pub struct HistogramPrior {
     pub noise: DiscreteLaplace,
 }
 
-/// The private histogram prior (Ghazi et al. (2021), Alg. 4, one noise draw per bin): for each cluster `c` of the
-/// public ids `clusters`, `H̃_c = H_c + Z_c` with `H_c[j] = #{i ∈ c : y_i = j}` and `Z_cj` i.i.d.
-/// discrete Laplace `∝ exp(−(ε_p/2)|z|)` (scale rounded up, [`DiscreteLaplace::for_privacy`]
-/// with sensitivity 2), `p_c = max(H̃_c, 0)/Σ_j max(H̃_c[j], 0)` (uniform if the sum is 0), and
-/// sample `i` gets `p_{c(i)}`. Changing one label moves one unit between two bins of one
-/// cluster (L1 sensitivity 2), so the release is `ε_p`-label DP (central, replace-one-label).
-/// Noise is drawn cluster by cluster, bin by bin, from `rng` (a CSPRNG unless seeded for a
-/// simulation). Empty clusters (ids below the maximum that no sample has) get noise too.
+/// The private histogram prior (Ghazi et al. (2021), Alg. 4, one noise draw per bin): for each
+/// cluster `c` of the public ids `clusters`, `H̃_c = H_c + Z_c` with `H_c[j] = #{i ∈ c : y_i = j}`
+/// and `Z_cj` i.i.d. discrete Laplace `∝ exp(−(ε_p/2)|z|)` (scale rounded up,
+/// [`DiscreteLaplace::for_privacy`] with sensitivity 2), `p_c = max(H̃_c, 0)/Σ_j max(H̃_c[j], 0)`
+/// (uniform if the sum is 0), and sample `i` gets `p_{c(i)}`. Changing one label moves one unit
+/// between two bins of one cluster (L1 sensitivity 2), so the release is `ε_p`-label DP (central,
+/// replace-one-label). Noise is drawn cluster by cluster, bin by bin, from `rng` (a CSPRNG unless
+/// seeded for a simulation). Empty clusters (ids below the maximum that no sample has) get noise
+/// too.
 ///
 /// # Errors
 /// [`Error::Shape`] for mismatched lengths or no samples; [`Error::Data`] for a label `≥ K`;
@@ -236,7 +237,8 @@ pub fn model_prior<M: LabelModel>(model: &M, theta: &[f64], temperature: f64, in
 /// k-means clustering of the rows of `x` (`n × d`) into `c` clusters: k-means++ seeding from a
 /// seeded simulation generator, then Lloyd's iterations until no assignment changes (at most
 /// `iters`). Deterministic for a given seed. Features are public, so this costs no privacy
-/// (the clustering step of Alg. 4). Returns the cluster id of every row (empty clusters keep their last centre).
+/// (the clustering step of Alg. 4). Returns the cluster id of every row (empty clusters keep their
+/// last centre).
 ///
 /// # Errors
 /// [`Error::Shape`] for inconsistent sizes; [`Error::InvalidParam`] unless `1 ≤ c ≤ n`.

@@ -13,8 +13,8 @@ pub fn debiased_lipschitz_factor(eps: f64, k: usize) -> f64 {
 
 /// Prop. 13's lower-bound constant `c(ε, δ) = (1 − √((E + δ)/(E + 1)))/2`: every
 /// `(ε, δ)`-label-DP algorithm has excess empirical risk at least `c·DL/√n` on the instance of
-/// Prop. 13 (`x_i = e_i`, two labels, a linear loss). Values: 0.0724902 (ε = 1, δ = 0), 0.0646976 (1, 0.1), 0.1377228 (0.1, 0),
-/// 0.1043250 (0.5, 0.01).
+/// Prop. 13 (`x_i = e_i`, two labels, a linear loss). Values: 0.0724902 (ε = 1, δ = 0), 0.0646976
+/// (1, 0.1), 0.1377228 (0.1, 0), 0.1043250 (0.5, 0.01).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] unless `ε > 0` finite and `δ ∈ [0, 1)`.

@@ -1,11 +1,12 @@
 //! Projected stochastic gradient descent on `F(θ) = (1/W)Σ w_i ℓ(x_iᵀθ; y_i) + (β/2W)‖θ‖² +
 //! (1/W)⟨b, θ⟩` over a [`FeasibleSet`].
 //!
-//! * **One-pass SGD-RR** — Algorithm 1 of Chowdhury, Zhou & Natarajan (2024): with `batch = 1, epochs = 1, shuffle = false`, [`solve`] visits each row once in data
-//!   order, `θ_{t+1} = Π(θ_t − η_t g_t)` with `g_t = (n w_t/W) ℓ'(x_tᵀθ_t; y_t) x_t +
-//!   (βθ_t + b)/W`, from `θ₁ = Π(θ0)` (default 0), and returns `θ_{n+1}` (or the Polyak–Ruppert
-//!   average). With the debiased RR loss on RR labels and no ridge this is exactly the paper's
-//!   `ĝ_t = (∇log p₀ + ∇log p₁)/(e^ε+1) − ∇log p_ỹ` ([`one_pass()`]).
+//! * **One-pass SGD-RR** — Algorithm 1 of Chowdhury, Zhou & Natarajan (2024): with `batch = 1,
+//!   epochs = 1, shuffle = false`, [`solve`] visits each row once in data order, `θ_{t+1} = Π(θ_t −
+//!   η_t g_t)` with `g_t = (n w_t/W) ℓ'(x_tᵀθ_t; y_t) x_t + (βθ_t + b)/W`, from `θ₁ = Π(θ0)`
+//!   (default 0), and returns `θ_{n+1}` (or the Polyak–Ruppert average). With the debiased RR loss
+//!   on RR labels and no ridge this is exactly the paper's `ĝ_t = (∇log p₀ + ∇log p₁)/(e^ε+1) −
+//!   ∇log p_ỹ` ([`one_pass()`]).
 //! * **Many replications at once** — [`replicated::run`] advances `R` independent one-pass
 //!   runs together, vectorised over replications, bit-identical per replication to [`solve`].
 //! * **Mini-batch SGD** — `batch > 1`: batch gradients by the fused SIMD kernel, several epochs,
@@ -113,8 +114,8 @@ impl Default for SgdOptions {
 }
 
 impl SgdOptions {
-    /// Algorithm 1 of Chowdhury, Zhou & Natarajan (2024) with step rule `step`: one pass, batch 1, data order, last
-    /// iterate.
+    /// Algorithm 1 of Chowdhury, Zhou & Natarajan (2024) with step rule `step`: one pass, batch 1,
+    /// data order, last iterate.
     pub fn one_pass(step: StepRule) -> Self {
         SgdOptions {
             step,

@@ -170,9 +170,9 @@ pub(crate) fn run<L: Loss>(
     });
 }
 
-/// Algorithm 1 of Chowdhury, Zhou & Natarajan (2024) without the solver's bookkeeping: one pass of projected SGD over
-/// the rows in data order, from `θ₁ = Π(θ0)` (default 0), returning `θ_{n+1}` (or the
-/// Polyak–Ruppert average of `θ_2 … θ_{n+1}`). No evaluation passes, no observer; use
+/// Algorithm 1 of Chowdhury, Zhou & Natarajan (2024) without the solver's bookkeeping: one pass of
+/// projected SGD over the rows in data order, from `θ₁ = Π(θ0)` (default 0), returning `θ_{n+1}`
+/// (or the Polyak–Ruppert average of `θ_2 … θ_{n+1}`). No evaluation passes, no observer; use
 /// [`super::solve`] for a report with the objective and KKT residual. The result is bit-identical
 /// to [`super::solve`] with `batch = 1, epochs = 1, shuffle = false`.
 ///

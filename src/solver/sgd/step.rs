@@ -46,7 +46,8 @@ pub enum StepRule {
     /// `η_t = 1/(λ t)` with a given `λ`. CLI `lambda:L`.
     TheoryLambda(f64),
     /// `η_t = 1/(γ κ)` (constant), with `γ`, `κ` from the data: the literal step of the
-    /// statement of Thm 4.5 (a misprint: the proof uses `1/(λt)`), for reproducing it. CLI `statement`.
+    /// statement of Thm 4.5 (a misprint: the proof uses `1/(λt)`), for reproducing it. CLI
+    /// `statement`.
     Statement,
 }
 
@@ -336,9 +337,8 @@ pub fn coverage_kappa(data: &PairwiseView<'_>, sum_zero: bool) -> Result<f64> {
 /// * `T = 2B·max_{i,k} ‖P(φ_ik − φ̄_i)‖ ≥ max |u_ik − u_il|` over the feasible set;
 /// * `γ_K = (K−1) e^{−2T}/(2K)`: with every score gap `≤ T`, `p_k ≥ e^{−T}/K`, so the top-1
 ///   Hessian block `Cov_p(φ) ⪰ (e^{−2T}/K²) Σ_{k<l} x_kl x_klᵀ = γ_K · (2/(K(K−1)))Σ_{k<l} x_kl
-///   x_klᵀ` (for `T = 2LB` this is `(K−1)e^{−4LB}/(2K)`, where the papers print `½e^{−4LB}`, false for
-///   `K = 2`, `θ = 0`; a ranking loss adds
-///   further PSD stages, so the bound holds for it too);
+///   x_klᵀ` (for `T = 2LB` this is `(K−1)e^{−4LB}/(2K)`, where the papers print `½e^{−4LB}`, false
+///   for `K = 2`, `θ = 0`; a ranking loss adds further PSD stages, so the bound holds for it too);
 /// * `κ = λ_min(Σ_{D_K})` ([`kernels::group::pair_covariance`]), on the sum-zero subspace when imposed;
 /// * `c` = [`GroupLoss::privacy_scale`] (`c_{K,ε}` for `pl-krr`, 1 otherwise);
 /// * `λ = γ_K κ c`.
