@@ -415,7 +415,7 @@ fn rates(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
             w(
                 &mut csv,
                 format_args!(
-                    "seed000,{},{},{},{r},{e}\n",
+                    "chowdhury2024,{},{},{},{r},{e}\n",
                     c.estimator.name(),
                     c.eps.map_or(String::new(), |v| v.to_string()),
                     c.n
@@ -457,7 +457,7 @@ fn rates(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
                 w(
                     &mut csv,
                     format_args!(
-                        "seed004,loss14,{},{},{r},{e}\n",
+                        "zhou2025,loss14,{},{},{r},{e}\n",
                         c.eps.map_or(String::new(), |v| v.to_string()),
                         rc.ns[k]
                     ),
