@@ -240,7 +240,7 @@ fn write_summary() {
     }
     let (cpu, date) = (common::cpu_name(), common::utc_date());
     let text = format!(
-        "# Fused value+gradient pass vs. streaming read\n\nMachine: {cpu}, {} logical CPUs. Date: {date}.\nCommand: `cargo bench --bench kernels` (n = {n}, d = {d}, f64, X = {gb:.2} GB; SIMD level chosen at run time by pulp).\n\nRatios, same run: pass GB/s / stream-read GB/s over the same buffer (issue 2 target ≥ 0.8), and pass GB/s / STREAM-triad GB/s with triad arrays as large as X (issue 4 target ≥ 0.8). `value_grad_mle_f32data`: the same pass on the f32 copy of X (half the bytes, f64 accumulation; compare its time with `value_grad_mle`).\n\n{out}{paired}",
+        "# Fused value+gradient pass vs. streaming read\n\nMachine: {cpu}, {} logical CPUs. Date: {date}.\nCommand: `cargo bench --bench kernels` (n = {n}, d = {d}, f64, X = {gb:.2} GB; SIMD level chosen at run time by pulp).\n\nRatios, same run: pass GB/s / stream-read GB/s over the same buffer (target ≥ 0.8), and pass GB/s / STREAM-triad GB/s with triad arrays as large as X (target ≥ 0.8). `value_grad_mle_f32data`: the same pass on the f32 copy of X (half the bytes, f64 accumulation; compare its time with `value_grad_mle`).\n\n{out}{paired}",
         common::logical_cpus(),
         paired = PAIRED
             .get()

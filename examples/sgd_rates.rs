@@ -1,14 +1,14 @@
-//! One-pass SGD-RR (Algorithm 1 of seed 000) with the theory step `η_t = 1/(λt)`,
-//! `λ = γκ tanh(ε/2)` (proof of Thm 4.5), against the exact debiased-RR minimiser (Newton over
-//! `Θ_B`): mean `ℓ2` error over repetitions for `n = 1e3 … 1e5`, the log-log slope, and the
+//! One-pass SGD-RR (Algorithm 1 of Chowdhury, Zhou & Natarajan (2024)) with the theory step `η_t =
+//! 1/(λt)`, `λ = γκ tanh(ε/2)` (proof of Thm 4.5), against the exact debiased-RR minimiser (Newton
+//! over `Θ_B`): mean `ℓ2` error over repetitions for `n = 1e3 … 1e5`, the log-log slope, and the
 //! SGD/exact ratio at the largest `n`. Prints the measurements quoted by `tests/sgd.rs`.
 //!
 //! Two designs (`d = 5`, `ε = 1`, sum-zero `θ*`; data nested in `n`, theory constants computed
 //! on each prefix):
 //! * `sphere`: `x = 2u`, `u` uniform on the unit sphere (bounded features, `‖x‖ = 2`),
 //!   `‖θ*‖ = 0.5`, `B = 1` — the design of the acceptance test;
-//! * `gauss`: `x ~ N(0, 2I)` as in the paper's §6, `‖θ*‖ = 1`, `B = 2` — where `γ = σ'(B·max‖Px‖)`
-//!   is tiny, so the theory steps are huge.
+//! * `gauss`: `x ~ N(0, 2I)` as in the paper's Sec. 6, `‖θ*‖ = 1`, `B = 2` — where `γ =
+//!   σ'(B·max‖Px‖)` is tiny, so the theory steps are huge.
 //!
 //! `cargo run --release --example sgd_rates [reps [seed]]` (defaults 30, 2024).
 

@@ -200,8 +200,9 @@ pub enum Error {
         iterations: usize,
     },
     /// A row's feature vector is longer than the stated bound allows (`‖x_i‖ > 2L` for the
-    /// feature bound `L` of `‖φ‖ ≤ L`, seed 000 Assumption 2.1). Central-DP calibrations rely on
-    /// the bound, so such rows are an error, never clipped silently.
+    /// feature bound `L` of `‖φ‖ ≤ L`, Chowdhury, Zhou & Natarajan (2024), Assumption 2.1).
+    /// Central-DP calibrations rely on the bound, so such rows are an error, never clipped
+    /// silently.
     #[error("invalid data in x at row {row}: ‖x‖ = {norm} exceeds 2L = {limit} (feature bound L = {}); rescale the features or state a larger --feature-bound", limit / 2.0)]
     FeatureBound {
         /// Row (sample) index, 0-based.

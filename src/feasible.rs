@@ -1,6 +1,7 @@
-//! Feasible sets and their exact Euclidean projections (spec §1.2).
+//! Feasible sets and their exact Euclidean projections.
 //!
-//! `Θ_B = {θ : 1ᵀθ = 0, ‖θ‖₂ ≤ B}` is the parameter set of seed 000 (Assumption 2.1). Its
+//! `Θ_B = {θ : 1ᵀθ = 0, ‖θ‖₂ ≤ B}` is the parameter set of Chowdhury, Zhou & Natarajan (2024)
+//! (Assumption 2.1). Its
 //! projection is exact in closed form: centre first, then shrink radially,
 //! `Π(v) = Pv · min(1, B/‖Pv‖)` with `P = I − 11ᵀ/d` (the ball's centre lies in the subspace, so
 //! the radial shrink of `Pv` is the nearest point; shrink-then-centre would be wrong).
@@ -221,7 +222,7 @@ pub fn center(v: &mut [f64]) {
 
 pub use crate::math::norm;
 
-/// The orthonormal Helmert basis `U` (`d × (d−1)`) of the subspace `{1ᵀθ = 0}` (spec §3.7):
+/// The orthonormal Helmert basis `U` (`d × (d−1)`) of the subspace `{1ᵀθ = 0}`:
 /// column `k` (1-based) is `(1,…,1, −k, 0,…,0)/√(k(k+1))` with `k` ones. `θ = Uu` gives
 /// `‖θ‖ = ‖u‖`; products with `U` and `Uᵀ` cost O(d).
 pub mod helmert {

@@ -1,10 +1,11 @@
-//! The objective every solver minimises (DESIGN.md "Objective"):
+//! The objective every solver minimises:
 //!
 //! `F(θ) = (1/W) Σ_i w_i ℓ(x_iᵀθ; y_i) + (β/2W) ‖θ‖² + (1/W) ⟨b, θ⟩`, `W = Σ_i w_i`
 //!
 //! (`W = n` without weights). This is exactly the scaling of objective perturbation,
-//! Algorithm 2 of seed 000 (App. D): the mean loss plus `β/(2n)‖θ‖² + wᵀθ/n`. Because the ridge
-//! and linear terms are divided by `W` too, a row of weight 2 is *exactly* the row duplicated.
+//! Algorithm 2 of Chowdhury, Zhou & Natarajan (2024) (App. D): the mean loss plus `β/(2n)‖θ‖² +
+//! wᵀθ/n`. Because the ridge and linear terms are divided by `W` too, a row of weight 2 is
+//! *exactly* the row duplicated.
 //!
 //! * gradient `∇F = (Xᵀ(w ⊙ ℓ'(Xθ)) + βθ + b)/W` — one fused pass over `X` ([`Objective::evaluate`]),
 //! * Hessian `∇²F = (Xᵀ diag(w ⊙ ℓ''(Xθ)) X + βI)/W` — dense, by row blocks through faer,

@@ -1,8 +1,9 @@
-//! Random number generators: the RNG policy of the crate (DESIGN.md, "Mechanism" contract).
+//! Random number generators: the RNG policy of the crate (every mechanism takes its generator
+//! explicitly; see also CONTRIBUTING.md).
 //!
 //! * **Privatising real data** must use [`secure_rng`]: a [`SecureRng`] (ChaCha20, a CSPRNG)
 //!   seeded from operating-system entropy. The privacy guarantee of a local randomiser
-//!   (Chowdhury, Zhou & Natarajan, AISTATS 2024, Def. 2.3) assumes its coins are unpredictable
+//!   (Chowdhury, Zhou & Natarajan (2024), Def. 2.3) assumes its coins are unpredictable
 //!   to the adversary; a seeded or non-cryptographic generator voids that assumption.
 //! * **Simulations** use [`simulation_rng`]: a seeded [`SimRng`] (xoshiro256++), fast and
 //!   reproducible (same seed → same stream on every platform). Never use it on real labels.

@@ -1,6 +1,6 @@
-//! Central DP (issue 5): objective perturbation (seed 000 Algorithm 2), the private MLE and
-//! private covariance of seed 001 (Algorithms 1–2), their guarantees, noise scales and
-//! refusal paths.
+//! Central DP: objective perturbation (Chowdhury, Zhou & Natarajan (2024), Algorithm 2), the
+//! private MLE and private covariance of "Provable protection of human judgements" (anon., 2024)
+//! (Algorithms 1–2), their guarantees, noise scales and refusal paths.
 
 mod common;
 
@@ -52,8 +52,8 @@ fn fixed_noise_minimiser_matches_the_mpmath_references() {
     assert!(checked >= 7, "only {checked} fixtures checked");
 }
 
-/// The 1-D closed form of spec T8 (sum-zero off, x_i = 1, n = 10, k = 7, β = 2, w = −1.5):
-/// the root of nσ(a) − k + βa + w = 0, a = 0.8000616536096503.
+/// The 1-D closed form of case T8 (tests/reference/README.md; sum-zero off, x_i = 1, n = 10, k = 7,
+/// β = 2, w = −1.5): the root of nσ(a) − k + βa + w = 0, a = 0.8000616536096503.
 #[test]
 fn one_dimensional_closed_form() {
     let x = vec![1.0; 10];
@@ -75,7 +75,7 @@ fn one_dimensional_closed_form() {
     assert!((m.theta[0] - 0.5 * (lo + hi)).abs() < 1e-12);
 }
 
-/// Spec T8 data.
+/// The data of case T8 (tests/reference/README.md).
 fn t8() -> (Vec<f64>, Vec<u8>) {
     (
         vec![1.0, -1.0, 0.0, 0.0, 1.0, -1.0, 1.0, 0.0, -1.0, -1.0, 0.0, 1.0],
@@ -369,8 +369,8 @@ fn invalid_input_is_a_typed_error() {
     ));
 }
 
-/// Seed 001 Algorithm 1: the release is the certified minimiser for the regenerated `b` plus
-/// the regenerated `w`; the guarantee is `(ε/2, δ/2)`, standard DP.
+/// Algorithm 1 of the anonymous 2024 paper (private MLE): the release is the certified minimiser
+/// for the regenerated `b` plus the regenerated `w`; the guarantee is `(ε/2, δ/2)`, standard DP.
 #[test]
 fn private_mle_releases_the_certified_minimiser_plus_output_noise() {
     let (data, _) = small_problem(400, 13);
@@ -425,8 +425,9 @@ fn private_mle_releases_the_certified_minimiser_plus_output_noise() {
     assert!(private_mle(view, &e, &mut NoiseRng::seeded(5)).is_err());
 }
 
-/// Seed 001 Algorithm 2: symmetric, PSD after repair; without repair the noise has the
-/// calibrated scale (diagonal variance s², off-diagonal s²/2; 600 releases, ±15%).
+/// Algorithm 2 of the anonymous 2024 paper (private covariance): symmetric, PSD after repair;
+/// without repair the noise has the calibrated scale (diagonal variance s², off-diagonal s²/2; 600
+/// releases, ±15%).
 #[test]
 fn private_covariance_noise_and_repair() {
     let (data, _) = small_problem(100, 17);

@@ -1,7 +1,7 @@
-//! Every reference fixture (spec §8 closed forms T1–T8, plus active/inactive ball, separable
-//! data, n < d, badly conditioned columns, weights, ridge and linear terms — see
-//! `tests/reference/SUMMARY.md`) solved by the library's exact Newton solver, and by the
-//! Hessian-free Newton-CG solver with the same acceptance tolerances.
+//! Every reference fixture (closed-form cases T1–T8 of `tests/reference/README.md`, plus
+//! active/inactive ball, separable data, n < d, badly conditioned columns, weights, ridge and
+//! linear terms — see `tests/reference/SUMMARY.md`) solved by the library's exact Newton solver,
+//! and by the Hessian-free Newton-CG solver with the same acceptance tolerances.
 
 mod common;
 

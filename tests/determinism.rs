@@ -1,5 +1,5 @@
 //! Results must not depend on the thread count: every pass reduces fixed row blocks in a fixed
-//! tree, so 1, 2 and 8 threads give the same bits (DESIGN.md "Determinism and parallelism").
+//! tree, so 1, 2 and 8 threads give the same bits (the determinism contract of `src/par.rs`).
 
 use privpref::data::Features;
 use privpref::data::PairwiseView;
@@ -106,7 +106,7 @@ fn newton_solve_is_bit_identical_across_thread_counts() {
     assert_eq!(bits(&e1.grad), bits(&e2.grad));
 }
 
-/// The fused value + gradient + Hessian pass (issue 4): its scores, value and gradient are the
+/// The fused value + gradient + Hessian pass: its scores, value and gradient are the
 /// bits of `value_grad`, its Hessian the bits of `hessian` at those scores, for every loss (with
 /// negative curvature rows for `mle-rr`), f64 and f32 storage, with and without weights; and
 /// all of it is bit-identical for 1, 2 and 8 threads. 21 MB of f64 features: 20 row blocks,

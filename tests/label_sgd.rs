@@ -1,4 +1,4 @@
-//! Label-private SGD (seed 002; spec `label-dp-sgd-and-priors.md` §3, §5, §9): exact checks of
+//! Label-private SGD (Ghazi et al. 2021): exact checks of
 //! the debiased gradients and of LP-Normal-SGD's subspace, the excess-risk rate of LP-RR-SGD in
 //! `n` and `ε` (seeded), guarantees and composition, one-implementation cross-checks between the
 //! models, reproducibility and input validation.
@@ -53,7 +53,7 @@ fn lifted_debiased<M: LabelModel>(model: &M, theta: &[f64], label: u8, set: Opti
 
 #[test]
 fn krr_debiased_gradient_is_unbiased_and_its_second_moment_is_bounded() {
-    // Spec §9.4: softmax regression, (K, d, ε) ∈ {(2,3,.5), (5,4,1), (10,6,.2)}; E_ỹ ĝ = ∇ℓ(y)
+    // Softmax regression, (K, d, ε) ∈ {(2,3,.5), (5,4,1), (10,6,.2)}; E_ỹ ĝ = ∇ℓ(y)
     // by enumeration over the K-RR row of y; E‖ĝ‖² ≤ 36K²L²/ε² with L = √2‖x‖.
     for (case, &(k, d, eps)) in [(2usize, 3usize, 0.5), (5, 4, 1.0), (10, 6, 0.2)].iter().enumerate() {
         let x = normals(d, 10 + case as u64);
@@ -91,8 +91,8 @@ fn krr_debiased_gradient_is_unbiased_and_its_second_moment_is_bounded() {
 
 #[test]
 fn rrtopk_debiased_gradient_is_unbiased_inside_the_top_set() {
-    // Lemma 18 (spec §2.5, §9.5): for y ∈ Y_k the debiased gradient over Y_k has expectation
-    // G_y under RRTop-k; for y ∉ Y_k it does not (the bias of Cor. 10).
+    // Lemma 18 (Ghazi et al. 2021, App. G): for y ∈ Y_k the debiased gradient over Y_k has
+    // expectation G_y under RRTop-k; for y ∉ Y_k it does not (the bias of Cor. 10).
     let (k, d) = (5usize, 3usize);
     let x = normals(d, 3);
     let theta = normals(k * d, 4);
@@ -128,7 +128,7 @@ fn rrtopk_debiased_gradient_is_unbiased_inside_the_top_set() {
             }
         }
     }
-    // Lemma 19's factor (spec §9.5).
+    // Lemma 19's factor.
     assert!((theory::debiased_lipschitz_factor(1.0, 3) - 4.491_860_2).abs() < 1e-7);
     let (f, q) = debias_factors(1.0, 3);
     assert!(((1.0 + 3.0 * q) / (1.0 - 3.0 * q) - theory::debiased_lipschitz_factor(1.0, 3)).abs() < 1e-13);
@@ -137,7 +137,7 @@ fn rrtopk_debiased_gradient_is_unbiased_inside_the_top_set() {
 
 #[test]
 fn normal_subspace_matches_the_closed_form_and_has_rank_k_minus_1() {
-    // Spec §3.4 / §9.6: for multinomial logistic regression span{G_k − G_0} = {u xᵀ : 1ᵀu = 0}
+    // For multinomial logistic regression span{G_k − G_0} = {u xᵀ : 1ᵀu = 0}
     // (dimension K − 1) and the projection of B̃ is (I − 11ᵀ/K) B̃ x xᵀ/‖x‖².
     let k = 5;
     for d in [4usize, 16, 64] {
@@ -185,7 +185,7 @@ fn normal_subspace_matches_the_closed_form_and_has_rank_k_minus_1() {
 
 #[test]
 fn normal_noise_norm_does_not_grow_with_the_dimension() {
-    // Spec §5: with isotropic features the LP-Normal-SGD noise norm stays ≈ σ√(K−1) as the
+    // Prop. 11: with isotropic features the LP-Normal-SGD noise norm stays ≈ σ√(K−1) as the
     // parameter dimension p = K·d grows (standard DP-SGD's would grow like σ√p). (1) Over a pass
     // on 1500 unit-norm features the subspace has rank K − 1 at every step and the realised
     // sensitivity is Δ = √2. (2) The noise itself, measured through the public API: one step of
@@ -339,7 +339,7 @@ fn mean(v: &[f64]) -> f64 {
 
 #[test]
 fn lp_rr_sgd_excess_risk_falls_like_inverse_sqrt_n_and_rises_like_inverse_eps() {
-    // Spec §5: excess risk ∝ K log n/(ε√n). Measured: (1) the log-log slope in n is −1/2 (the
+    // Thm 9: excess risk ∝ K log n/(ε√n). Measured: (1) the log-log slope in n is −1/2 (the
     // bound's local slope −1/2 + 1/ln n lies in [−0.5, −0.38] here) within 0.1; (2) halving ε
     // (1 → 0.5, both ≤ 1) multiplies the excess risk by the predicted factor 2 within 20%; (3)
     // the level agrees with the exact stationary prediction (η_n/4)·tr Σ_g within 20%.
@@ -378,7 +378,7 @@ fn lp_rr_sgd_excess_risk_falls_like_inverse_sqrt_n_and_rises_like_inverse_eps() 
         .sum::<f64>()
         / ns.len() as f64)
         .exp();
-    println!("excess(ε = 0.5)/excess(ε = 1) = {ratio:.3}; spec's 1/ε factor 2, exact stationary factor {exact:.3}");
+    println!("excess(ε = 0.5)/excess(ε = 1) = {ratio:.3}; Thm 9's 1/ε factor 2, exact stationary factor {exact:.3}");
     assert!((ratio / 2.0 - 1.0).abs() < 0.2, "ratio {ratio}");
     assert!((ratio / exact - 1.0).abs() < 0.2, "ratio {ratio} vs {exact}");
 }

@@ -399,7 +399,8 @@ fn generators_reject_invalid_input() {
 }
 
 /// End to end: simulate, privatise once, and check the privatised label rate matches the
-/// induced channel `p̃₁(t) = σ̄_ε + c_ε σ(t)`, `c_ε = tanh(ε/2)` (spec §2).
+/// induced channel `p̃₁(t) = σ̄_ε + c_ε σ(t)`, `c_ε = tanh(ε/2)` (Chowdhury, Zhou & Natarajan
+/// (2024), eq. 2).
 #[test]
 fn privatised_btl_labels_follow_the_induced_channel() {
     const EPS: f64 = 0.5;
@@ -416,7 +417,7 @@ fn privatised_btl_labels_follow_the_induced_channel() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// K-ary mechanisms of seed 002 (spec `label-dp-sgd-and-priors.md` §2, §9.1–9.3, §9.7, §9.11)
+// K-ary mechanisms of Ghazi et al. (2021) and the discrete Laplace of its histogram prior
 // ---------------------------------------------------------------------------------------------
 
 use privpref::mechanism::{top_k, DiscreteLaplace, KaryRr, RrTopK, RrWithPrior};
@@ -438,7 +439,7 @@ fn max_likelihood_ratio(t: &[f64], k: usize) -> f64 {
 
 #[test]
 fn krr_matrix_spec_values() {
-    // §9.1: rows sum to 1, the ratio is e^ε exactly; K = 10: ε = 1 diagonal 0.2319693,
+    // Rows sum to 1, the ratio is e^ε exactly; K = 10: ε = 1 diagonal 0.2319693,
     // off-diagonal 0.0853367; ε = 2 diagonal 0.4508531.
     for (k, eps) in [(2usize, 1.0), (10, 1.0), (10, 2.0), (100, 4.0)] {
         let t = KaryRr::new(eps, k).unwrap().transition_matrix();
@@ -456,7 +457,7 @@ fn krr_matrix_spec_values() {
 
 #[test]
 fn rrtopk_ratio_over_random_priors() {
-    // §9.2: 200 random priors, K ∈ 2..11, ε ∈ {0.1, …, 8}, every k: the largest likelihood ratio
+    // 200 random priors, K ∈ 2..11, ε ∈ {0.1, …, 8}, every k: the largest likelihood ratio
     // is e^ε for k ≥ 2 and 1 for k = 1; no mass outside Y_k; RR-with-prior's matrix likewise.
     let mut rng = simulation_rng(2002);
     let epss = [0.1, 0.5, 1.0, 2.0, 4.0, 8.0];
@@ -488,7 +489,7 @@ fn rrtopk_ratio_over_random_priors() {
     }
     println!("RRTop-k: worst relative error of the ratio against e^ε (or 1) = {worst:.2e}");
     assert!(worst < 1e-14);
-    // The spec's example: p = (.5,.3,.1,.05,.05), ε = 2, k = 3.
+    // A worked example: p = (.5,.3,.1,.05,.05), ε = 2, k = 3.
     let p = [0.5, 0.3, 0.1, 0.05, 0.05];
     let t = RrTopK::new(2.0, 3).unwrap().transition_matrix(&p).unwrap();
     assert!((t[0] - 0.786_986_0).abs() < 1e-7);
@@ -498,7 +499,7 @@ fn rrtopk_ratio_over_random_priors() {
 
 #[test]
 fn rr_with_prior_k_star_spec_values() {
-    // §9.3 (paper formula).
+    // k* by the paper's formula (Ghazi et al. 2021, main paper Alg. 2).
     let p = [0.5, 0.3, 0.1, 0.05, 0.05];
     let check = |eps: f64, prior: &[f64], want_w: &[f64], want_k: usize| {
         let m = RrWithPrior::new(eps).unwrap();
@@ -567,7 +568,7 @@ fn single_label_draws_follow_the_transition_rows() {
 
 #[test]
 fn discrete_laplace_is_exact_in_distribution() {
-    // §9.7 and §9.11: 10⁶ draws against the pmf tanh(a/2)e^{−a|z|}: χ² over the bins
+    // 10⁶ draws against the pmf tanh(a/2)e^{−a|z|}: χ² over the bins
     // |z| ≤ z_max (each sign) plus two tails; mean 0 and variance 2e^{−a}/(1−e^{−a})².
     for (num, den) in [(2u64, 1u64), (40, 1), (3, 7)] {
         let dl = DiscreteLaplace::with_scale(num, den).unwrap();

@@ -1,4 +1,4 @@
-//! Hessian-free Newton-CG (issue 4) beyond the agreement suites (`tests/solver_agreement.rs`,
+//! Hessian-free Newton-CG beyond the agreement suites (`tests/solver_agreement.rs`,
 //! `tests/closed_form.rs`): the non-convex `mle-rr` with directions of negative curvature, the
 //! report's pass counts, thread-count determinism and the K-wise objective.
 

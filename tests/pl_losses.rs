@@ -5,12 +5,12 @@
 //!   differences, random scores and labels, K ∈ {2, 3, 5, 8}), and of the objective's value,
 //!   gradient, Hessian and Hessian-vector product in θ (dense and item-indexed layouts, with
 //!   weights, ridge and linear term);
-//! * the spec identities: Fisher consistency of the full-ranking likelihood (all K! rankings,
-//!   spec 001 §9.3), shift invariance and rank K − 1 of the Hessian, the K-RR gradient identity
-//!   T10 of spec 000 §8 with its printed numbers, and the exact unbiasedness
+//! * identities: Fisher consistency of the full-ranking likelihood (all K! rankings), shift
+//!   invariance and rank K − 1 of the Hessian, the K-RR gradient identity (case T10 of
+//!   `tests/reference/README.md`, with its printed numbers), and the exact unbiasedness
 //!   `E[ℓ̂(u; ỹ) | y] = c_{K,ε} ℓ_top1(u; y)` under the [`KaryRr`] transition matrix (the labels
 //!   that feed `pl-krr` are exactly that mechanism's);
-//! * stable values for scores of size 1e3 and the spec's printed values.
+//! * stable values for scores of size 1e3 and printed reference values.
 
 use privpref::data::{GroupLabels, GroupView};
 use privpref::loss::{GroupLoss, PlKrrDebiased, PlRanking, PlTop1};
@@ -136,7 +136,7 @@ fn krr_loss_is_unbiased_under_the_kary_rr_channel() {
 
 #[test]
 fn spec_t10_kary_rr_gradient_identity() {
-    // Spec 000 §8 T10: K = 3, ε = ln 2 (c = 1/4), Φ = [(1,0),(0,1),(−1,−1)], θ = (0.5, −0.5).
+    // Case T10: K = 3, ε = ln 2 (c = 1/4), Φ = [(1,0),(0,1),(−1,−1)], θ = (0.5, −0.5).
     let phi = [1.0, 0.0, 0.0, 1.0, -1.0, -1.0];
     let theta = [0.5, -0.5];
     let l = PlKrrDebiased::new(2f64.ln(), 3).unwrap();
@@ -171,7 +171,7 @@ fn spec_t10_kary_rr_gradient_identity() {
 
 #[test]
 fn full_ranking_likelihood_is_fisher_consistent() {
-    // Spec 001 §9.3: K = 4, all 24 rankings: Σ P(o) = 1, E[g] = 0, E[g gᵀ] = E[H] (score space).
+    // K = 4, all 24 rankings: Σ P(o) = 1, E[g] = 0, E[g gᵀ] = E[H] (score space).
     let u = [0.7, -0.4, 1.3, -1.1];
     let k = 4;
     let l = PlRanking::new(3).unwrap();
@@ -213,7 +213,7 @@ fn full_ranking_likelihood_is_fisher_consistent() {
 
 #[test]
 fn hessian_blocks_have_rank_k_minus_1() {
-    // Spec 001 §9.2: per-sample Hessian rank K − 1 (checked through the K = 4 block's
+    // Per-sample Hessian rank K − 1 (checked through the K = 4 block's
     // eigenvalues: one zero, the rest positive).
     let u = [0.2, -0.9, 0.4, 1.5];
     for h in [
@@ -230,7 +230,7 @@ fn hessian_blocks_have_rank_k_minus_1() {
 
 #[test]
 fn values_stay_finite_and_exact_for_large_scores() {
-    // Spec 001 §9.2: scores (0, −800, −801), ranking (0, 1, 2): softplus(−800) + softplus(−1).
+    // Scores (0, −800, −801), ranking (0, 1, 2): softplus(−800) + softplus(−1).
     let l = PlRanking::new(2).unwrap();
     let (v, g, h) = eval(&l, &[0.0, -800.0, -801.0], &[0, 1, 2]);
     assert!((v - 0.313_261_687_518_222_86).abs() < 1e-16, "{v}");

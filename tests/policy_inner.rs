@@ -1,7 +1,7 @@
 //! The inner minimum `min_{θ ∈ C}⟨θ, g⟩` (`privpref::policy::inner`): closed forms (ellipsoid,
-//! sum-zero slice, spec formula (b) and the general slice formula), an independent brute force
-//! in 2-D (boundary curves parametrised by rays, intersection points refined by bisection) for
-//! the ball-binding cases including a weakly covered direction, and KKT / weak-duality
+//! sum-zero slice with the centre in the plane and the general slice formula), an independent brute
+//! force in 2-D (boundary curves parametrised by rays, intersection points refined by bisection)
+//! for the ball-binding cases including a weakly covered direction, and KKT / weak-duality
 //! certificates on random instances in higher dimension.
 
 use privpref::feasible::FeasibleSet;
@@ -139,7 +139,7 @@ fn sum_zero_slice_closed_forms() {
             assert!(set.fallback().is_none());
             let r = set.minimize(&g);
             // General slice: centre θ_c = c − M⁻¹1 (1ᵀc)/(1ᵀM⁻¹1), radius² Γ² − (1ᵀc)²/(1ᵀM⁻¹1),
-            // value ⟨θ_c, g⟩ − r·sqrt(gᵀM⁻¹g − (1ᵀM⁻¹g)²/(1ᵀM⁻¹1)) (spec §6.2(b)).
+            // value ⟨θ_c, g⟩ − r·sqrt(gᵀM⁻¹g − (1ᵀM⁻¹g)²/(1ᵀM⁻¹1)) (the sum-zero closed form).
             let thc: Vec<f64> = c.iter().zip(&minv1).map(|(a, b)| a - b * s1 / one_minv1).collect();
             let q = dot(&g, &minv_g) - minv_g.iter().sum::<f64>().powi(2) / one_minv1;
             let want = dot(&thc, &g) - (gamma * gamma - dist2).sqrt() * q.sqrt();
@@ -152,7 +152,8 @@ fn sum_zero_slice_closed_forms() {
             assert!((r.upper - r.lower).abs() <= 1e-12 * scale);
             assert!(r.theta.iter().sum::<f64>().abs() <= 1e-12 * (1.0 + scale));
             if in_plane {
-                // Spec formula (b) with θ̂ in the plane.
+                // The sum-zero closed form with θ̂ in the plane:
+                // ⟨θ̂, g⟩ − Γ √(gᵀM⁻¹g − (1ᵀM⁻¹g)²/(1ᵀM⁻¹1)).
                 let want_b = dot(&c, &g) - gamma * q.sqrt();
                 assert!((r.lower - want_b).abs() <= 1e-12 * scale);
             }

@@ -131,8 +131,8 @@ fn epsilon_grid_matches_mpmath() {
     println!("epsilon, {} cases: worst relative error {worst:.2e}", cases.len());
 }
 
-/// The two reference points of the issue (add/remove, δ = 1e-5), pinned to the mpmath values,
-/// and the spec's `dp_accounting` numbers for the second one (integer orders 2..256).
+/// Two reference points (add/remove, δ = 1e-5), pinned to the mpmath values, and the
+/// `dp_accounting` numbers for the second one (integer orders 2..256).
 #[test]
 fn reference_points() {
     let r = reference();
@@ -167,7 +167,7 @@ fn reference_points() {
     };
     assert!(rel(a.epsilon, pinned("default", 0.01, "improved")) <= TOL);
     assert!(rel(b.epsilon, pinned("default", 0.1, "improved")) <= TOL);
-    // Spec §8.9 quotes dp_accounting (orders 2..256) for (0.1, 2.0, 100, 1e-5): 2.586652 / 3.017247.
+    // dp_accounting (orders 2..256) gives for (0.1, 2.0, 100, 1e-5): 2.586652 / 3.017247.
     assert!((pinned("int256", 0.1, "improved") - 2.586_652).abs() < 5e-7);
     assert!((pinned("int256", 0.1, "classic") - 3.017_247).abs() < 5e-7);
 }
@@ -206,7 +206,7 @@ fn calibration_never_undershoots_the_exact_boundary() {
             cal.order
         );
     }
-    // Spec §8.9 (dp_accounting, orders 2..256, 6 significant digits).
+    // dp_accounting values (orders 2..256, 6 significant digits).
     let acc = Accountant::new(integer_orders(256), Neighbours::AddRemove).unwrap();
     for &(q, t, e, d, want) in &[
         (0.02, 500, 3.0, 1e-5, 1.02260),
@@ -392,11 +392,11 @@ fn relations_are_ordered_and_compose() {
     }
 }
 
-/// Spec §7's reconstruction of the paper's Table 2 ("effective noise" of user-wise DP-SGD on
-/// TL;DR) as the add/remove noise multiplier with `mn = 90 000` items, `n = 90 000/m` users,
-/// `ñ = 96`, 5 epochs (`T = ⌈5n/ñ⌉`), δ = 1e-5, default orders: the spec quotes
-/// `dp_accounting`'s σ to 3 decimals; ours must agree to rounding (and sit at or above, being
-/// conservative).
+/// A reconstruction of Table 2 of Zhang et al. (2025) ("effective noise" of user-wise DP-SGD on
+/// TL;DR, a term the paper does not define) as the add/remove noise multiplier with
+/// `mn = 90 000` items, `n = 90 000/m` users, `ñ = 96`, 5 epochs (`T = ⌈5n/ñ⌉`), δ = 1e-5, default
+/// orders; this reading matches the table to about 1.5 %. The values below are `dp_accounting`'s
+/// σ to 3 decimals; ours must agree to rounding (and sit at or above, being conservative).
 #[test]
 fn table2_reconstruction_matches_dp_accounting() {
     let acc = Accountant::new(default_orders(), Neighbours::AddRemove).unwrap();

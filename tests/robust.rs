@@ -1,5 +1,5 @@
-//! Seed 004 (Zhou, Wu & Orabona, ICML 2025) identities and corruption transforms (spec
-//! `private-robust-alignment.md` §2, §3, §4, §7, §10 items 1–3, 6, 9).
+//! Zhou, Wu & Orabona (2025): identities of the debiased labels and loss (14), corruption
+//! transforms and the DPO reduction.
 
 use privpref::estimator::robust::{debiased_label, fit_dpo, fit_loss14, loss14};
 use privpref::kernels::simd_math::scalar::{sigmoid, softplus};
@@ -9,7 +9,7 @@ use privpref::sim::corrupt::{oblivious_mask_closed_forms, rr_privacy_factor, Adv
 use privpref::sim::dpo::ContextualBandit;
 use privpref::sim::{btl_pairs, theta_star};
 
-/// Spec B §10.1: c(ε) = coth(ε/2) test values; ŷ values; E[ŷ | y] = y and Var(ŷ | y) = e^ε/(e^ε − 1)².
+/// c(ε) = coth(ε/2) reference values; ŷ values; E[ŷ | y] = y and Var(ŷ | y) = e^ε/(e^ε − 1)².
 #[test]
 fn rr_constants_and_debiased_labels() {
     for (eps, c) in [(0.1, 20.016664), (0.5, 4.082988), (1.0, 2.163953), (2.0, 1.313035)] {
@@ -36,9 +36,9 @@ fn rr_constants_and_debiased_labels() {
     assert_eq!(debiased_label(1, f64::INFINITY), 1.0);
 }
 
-/// Spec B §4.2 / §10.2: loss (14) = coth(ε/2) × seed 000's debiased loss, for both labels, on a
-/// grid of scores; rDPO/TRL-robust form equals loss (14) without rescaling; §10.3:
-/// E_RR[f | y] = clean logistic loss softplus(u) − y u.
+/// Loss (14) = coth(ε/2) × the debiased loss of Chowdhury, Zhou & Natarajan (2024), for both
+/// labels, on a grid of scores; rDPO/TRL-robust form equals loss (14) without rescaling; and E_RR[f
+/// | y] = clean logistic loss softplus(u) − y u.
 #[test]
 fn loss14_is_the_debiased_loss_rescaled_and_unbiased() {
     for eps in [0.1, 0.7, 2.0] {
@@ -75,7 +75,7 @@ fn loss14_is_the_debiased_loss_rescaled_and_unbiased() {
     }
 }
 
-/// Spec B §4.3 / §10.5: at small ε the debiased loss is unbounded below; the constrained
+/// At small ε the debiased loss is unbounded below; the constrained
 /// estimator ends on the sphere ‖θ̂‖ = B' and is certified.
 #[test]
 fn loss14_needs_the_ball() {
@@ -92,7 +92,7 @@ fn loss14_needs_the_ball() {
     assert!((nrm - 4.0).abs() < 1e-9, "‖θ̂‖ = {nrm}");
 }
 
-/// Spec B §3.1 / §10.6: oblivious-mask flip rates and biases, CTL and LTC, and CLC, by Monte
+/// Oblivious-mask flip rates and biases, CTL and LTC, and CLC, by Monte
 /// Carlo (5·10⁵ labels; tolerances ≥ 4 standard errors).
 #[test]
 fn oblivious_mask_matches_the_closed_forms() {
@@ -167,7 +167,7 @@ fn pipelines_are_reproducible_and_ctl_changes_precede_rr() {
     assert_eq!(ltc.z, z);
 }
 
-/// Spec B §7 / §10.9: the DPO reduction. Labels of `dpo_pairs` follow BTL with
+/// The DPO reduction (Zhou, Wu & Orabona (2025), Prop. 4.6). Labels of `dpo_pairs` follow BTL with
 /// θ_true = β(θ* − θ_sft); with many clean records the fit recovers θ_true and the returned policy
 /// parameter θ̂' = θ̂/β + θ_sft is close to θ*, with small sub-optimality; invalid input is typed.
 #[test]

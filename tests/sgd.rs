@@ -1,7 +1,7 @@
-//! Projected SGD (`privpref::solver::sgd`): Algorithm 1 of seed 000 against a scalar reference,
-//! step rules, the replicated engine (bit-identical per replication), mini-batch SGD, warm
-//! starts, observers and input validation. The statistical acceptance tests are in
-//! `tests/sgd_rates.rs`.
+//! Projected SGD (`privpref::solver::sgd`): Algorithm 1 of Chowdhury, Zhou & Natarajan (2024)
+//! against a scalar reference, step rules, the replicated engine (bit-identical per replication),
+//! mini-batch SGD, warm starts, observers and input validation. The statistical acceptance tests
+//! are in `tests/sgd_rates.rs`.
 
 mod common;
 
@@ -63,8 +63,9 @@ fn project(v: &mut [f64], set: &FeasibleSet) {
     }
 }
 
-/// Algorithm 1 of seed 000 as printed (spec §3.4), scalar: the paper's gradient
-/// `ĝ = (∇log p₀ + ∇log p₁)/(e^ε + 1) − ∇log p_ỹ`, `∇log p₁ = (1 − σ(s))x`, `∇log p₀ = −σ(s)x`.
+/// Algorithm 1 of Chowdhury, Zhou & Natarajan (2024) as printed (with the minus sign of the update
+/// restored), scalar: the paper's gradient `ĝ = (∇log p₀ + ∇log p₁)/(e^ε + 1) − ∇log p_ỹ`, `∇log p₁
+/// = (1 − σ(s))x`, `∇log p₀ = −σ(s)x`.
 fn algorithm1_reference(
     x: &[f64],
     yt: &[u8],
@@ -136,7 +137,8 @@ type RuleOf = Box<dyn Fn(usize) -> StepRule>;
 
 #[test]
 fn paper_gradient_is_the_debiased_loss_derivative() {
-    // ĝ = (∇log p₀ + ∇log p₁)/(e^ε + 1) − ∇log p_ỹ equals ℓ̂'(s; ỹ) x (spec §3.4, T9).
+    // ĝ = (∇log p₀ + ∇log p₁)/(e^ε + 1) − ∇log p_ỹ equals ℓ̂'(s; ỹ) x (case T9 of
+    // `tests/reference/README.md`).
     let mut rng = simulation_rng(3);
     let nrm = Normal::new(0.0, 3.0).unwrap();
     for eps in [0.1, 0.5, 1.0, 3f64.ln(), 4.0] {
@@ -327,7 +329,7 @@ fn theory_constants_on_a_tabular_design() {
     let cdf = 0.5 * (1.0 + libm_erf(t / 2f64.sqrt()));
     let h = phi / cdf;
     assert!(rel(k.gamma, h * (t + h)) < 1e-10, "{} vs {}", k.gamma, h * (t + h));
-    // Tabular pairs x = e_j − e_i: Σ_D 1 = 0, so κ = 0 without sum-zero (spec §9.6) and the
+    // Tabular pairs x = e_j − e_i: Σ_D 1 = 0, so κ = 0 without sum-zero and the
     // theory step is an error; on the sum-zero subspace it is fine.
     let mut xp = Vec::new();
     for i in 0..60 {

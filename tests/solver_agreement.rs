@@ -1,4 +1,4 @@
-//! Solver agreement (issue 3 acceptance): projected L-BFGS against exact projected Newton on
+//! Solver agreement: projected L-BFGS against exact projected Newton on
 //! every loss × feasible set × dataset — the 108 reference fixtures of `tests/data/fixtures`
 //! and generated problems (BTL data with an active and an inactive ball, separable data, an
 //! ill-conditioned design with column scales 1e-3..1e3, n < d).
@@ -701,7 +701,7 @@ fn lbfgs_agrees_with_newton_on_ill_conditioned_problems() {
     run(&all, LbfgsOptions::default().memory, Scope::IllConditioned, 20);
 }
 
-/// Newton-CG (issue 4) against Newton with the L-BFGS assertions: the 108 fixtures.
+/// Newton-CG against Newton with the L-BFGS assertions: the 108 fixtures.
 #[test]
 fn newton_cg_agrees_with_newton_on_well_conditioned_fixtures() {
     run_candidate(&fixture_problems(), Candidate::NewtonCg, Scope::WellConditioned, 100);

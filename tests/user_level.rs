@@ -1,7 +1,7 @@
-//! User-level label DP (seed 003): exact privacy of user-level RR over all label vectors of a
-//! small user, its flip rates, the exact debiased estimator (equal and ragged counts, KKT of the
-//! spec's gradient), user-wise DP-SGD (noise scale, clipping, guarantee, reproducibility) and
-//! AUP-RLHF (guarantee, halting, noise formula, validation).
+//! User-level label DP (Zhang et al. 2025): exact privacy of user-level RR over all label vectors
+//! of a small user, its flip rates, the exact debiased estimator (equal and ragged counts, KKT of
+//! the paper's gradient, computed independently), user-wise DP-SGD (noise scale, clipping,
+//! guarantee, reproducibility) and AUP-RLHF (guarantee, halting, noise formula, validation).
 //!
 //! `cargo test --release --test user_level -- --nocapture` prints the measured numbers.
 
@@ -21,7 +21,7 @@ fn labels(m: usize, bits: usize) -> Vec<u8> {
     (0..m).map(|j| ((bits >> j) & 1) as u8).collect()
 }
 
-/// Spec §8.1: for m ∈ 1..5 and ε ∈ {0.5, 1, 3, 8}, the largest ratio
+/// For m ∈ 1..5 and ε ∈ {0.5, 1, 3, 8}, the largest ratio
 /// `P[ỹ | y] / P[ỹ | y']` over all input pairs and outputs is exactly `e^ε` (attained when all
 /// labels differ); without the split (ε per label) it would be `e^{mε}`.
 #[test]
@@ -60,7 +60,7 @@ fn user_rr_is_exactly_eps_dp_per_user() {
     println!("user-level RR: max ratio / e^ε − 1 = {worst_rel:.2e} (m ≤ 5, 4 ε)");
 }
 
-/// Spec §8.12: the empirical flip rate of user-level RR is 1 − σ(ε/m_u) for each user size.
+/// The empirical flip rate of user-level RR is 1 − σ(ε/m_u) for each user size.
 #[test]
 fn user_rr_flip_rates() {
     let users = UserIndex::from_counts(&[1, 3, 10, 50]).unwrap();
@@ -88,8 +88,8 @@ fn user_rr_flip_rates() {
     assert_eq!(mech.guarantee().delta, 0.0);
 }
 
-/// The debiased objective of the spec, its gradient `−(1/N)Σ(ỹ − p̃_θ(x))x` with
-/// `p̃ = sσ(u) + (1−s)(1−σ(u))`, `s = σ(ε/m_u)` (spec §3.2), computed here independently.
+/// The debiased objective of Zhang et al. (2025), eq. 2, its gradient `−(1/N)Σ(ỹ − p̃_θ(x))x` with
+/// `p̃ = sσ(u) + (1−s)(1−σ(u))`, `s = σ(ε/m_u)`, computed here independently.
 fn spec_gradient(x: &[f64], y: &[u8], users: &UserIndex, eps: f64, theta: &[f64]) -> Vec<f64> {
     let d = theta.len();
     let n = y.len();
@@ -141,7 +141,7 @@ fn user_rr_estimator_is_the_exact_constrained_minimiser() {
         let g = spec_gradient(&ud.data.x, &yt, &ud.users, eps, &model.theta);
         let res = kkt(&set, &model.theta, &g);
         println!(
-            "counts {:?}…: KKT residual of the spec's objective {res:.2e}",
+            "counts {:?}…: KKT residual of the paper's objective {res:.2e}",
             &counts[..4]
         );
         assert!(res < 1e-9, "KKT residual {res}");

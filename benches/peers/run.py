@@ -258,7 +258,7 @@ def write_table(a, started, rows, blocks):
         "the same run. `max |∇|`: mean log-loss gradient recomputed in numpy; `max |Δθ|`: against "
         "privpref's Newton answer. `!`: the solver reported non-convergence. A fit still running "
         f"after {a.timeout:g} s is stopped and shown as `> limit` (its ratio is then a lower bound).", "",
-        "## Targets (issue 4)", "",
+        "## Targets", "",
         "Fastest scikit-learn fit / fastest privpref fit (target ≥ 5) and newton-cholesky, liblinear / "
         "fastest privpref fit (target ≥ 20), fit times of the same run.", "",
         "| shape | threads | fastest privpref (s) | fastest scikit-learn | its ratio | newton-cholesky ratio | liblinear ratio |",

@@ -3,7 +3,7 @@
 //! A [`PairwiseView`] holds the pairwise feature differences `x_i = φ(s_i, a_i¹) − φ(s_i, a_i⁰)`
 //! as a row-major `n × d` slice, binary labels `y_i ∈ {0, 1}` (`1` = `a¹` preferred) and optional
 //! non-negative sample weights with *frequency* semantics: weight `k` is the same as the row
-//! repeated `k` times (Chowdhury, Zhou & Natarajan 2024, §2, eq. 1). Nothing is copied. All
+//! repeated `k` times (Chowdhury, Zhou & Natarajan (2024), Sec. 2, eq. 1). Nothing is copied. All
 //! validation happens once, at construction, with errors that name the row and column.
 //!
 //! A [`UserIndex`] groups rows into users (contiguous blocks, ragged counts allowed) for
@@ -249,7 +249,7 @@ impl<'a> PairwiseView<'a> {
         Ok(PairwiseView { y, ..*self })
     }
     /// `max_i ‖x_i‖₂`, or with `centered`, `max_i ‖P x_i‖₂` where `P = I − 11ᵀ/d` (the bound on
-    /// `|x_iᵀθ| / ‖θ‖` over the sum-zero subspace, spec §1.1).
+    /// `|x_iᵀθ| / ‖θ‖` over the sum-zero subspace).
     pub fn max_row_norm(&self, centered: bool) -> f64 {
         let d = self.d;
         (0..self.n)

@@ -1,7 +1,7 @@
 //! K-class (multinomial) data: one feature vector `x_i ∈ ℝ^d` and one class `y_i ∈ {0, …, K−1}`
 //! per sample, for the linear softmax model `P(y = k | x) = softmax(W x)_k` with
-//! `W ∈ ℝ^{K×d}` (seed 002's convex learning setting, spec `label-dp-sgd-and-priors.md` §3.4,
-//! "multinomial logistic regression").
+//! `W ∈ ℝ^{K×d}` (the convex learning setting of Ghazi et al. (2021):
+//! multinomial logistic regression).
 //!
 //! The parameter is `θ = vec(W)` row-major (`W_k = θ[k·d .. (k+1)·d]`), so the class scores are
 //! `u_k = W_k·x`. This is the K-wise (Plackett–Luce top-1) model with the Kronecker feature block

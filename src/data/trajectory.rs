@@ -1,4 +1,5 @@
-//! Trajectory comparisons (seed 001 §5 / App. C; spec `private-mle-and-pessimism.md` §2.3).
+//! Trajectory comparisons ("Provable protection of human judgements" (anon., 2024), Sec. 5 / App.
+//! C).
 //!
 //! A record compares two trajectories `τ⁰, τ¹` of `H` steps from the same start state, and
 //! `y = 1` means `τ¹` is preferred. Under BTL on summed rewards `r_θ(τ) = Σ_h φ(s_h, a_h)ᵀθ`,
@@ -8,8 +9,8 @@
 //! so a trajectory comparison is a pairwise comparison with the summed per-step difference as its
 //! feature (`‖x‖ ≤ 2HL`), and every pairwise estimator (MLE, RR, debiased RR, central) applies
 //! unchanged to [`trajectory_pairs`]'s output. The data covariance of the theory is then
-//! `(1/n) Σ_i x_i x_iᵀ` with this summed `x` (the spec's correction \[FIX\] of the paper's per-step
-//! sum, §2.3).
+//! `(1/n) Σ_i x_i x_iᵀ` with this summed `x` (the paper's Sec. 5 defines it as a sum of per-step
+//! outer products, but its loss Hessian and the sensitivity proof of Lemma C.5 use `x_i x_iᵀ`).
 
 use super::{check_finite_rows, FeatureBound, PairwiseData, PairwiseView};
 use crate::error::{DataErrorKind, Error, GroupLocation, Location, Result};

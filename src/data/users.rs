@@ -1,4 +1,4 @@
-//! Users over rows: which comparisons belong to which user (spec `user-level-label-dp.md` §1–2).
+//! Users over rows: which comparisons belong to which user (Zhang et al. (2025), Sec. 3).
 //!
 //! User `u` owns the contiguous rows `offsets[u] .. offsets[u+1]` of a pairwise dataset; counts
 //! `m_u = offsets[u+1] − offsets[u] ≥ 1` may differ (ragged). The users, their counts and all

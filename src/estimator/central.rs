@@ -1,5 +1,5 @@
-//! Central label DP by **objective perturbation** (seed 000 = Chowdhury, Zhou & Natarajan,
-//! AISTATS 2024, Algorithm 2 in App. D, Thm 5.2; spec `local-central-label-dp.md` §4):
+//! Central label DP by **objective perturbation** (Chowdhury, Zhou & Natarajan (2024),
+//! Algorithm 2 in App. D, Thm 5.2):
 //!
 //! `θ̂_obj = argmin_{θ ∈ Θ_B} (1/n) Σ_i ℓ(x_iᵀθ; y_i) + (β/2n)‖θ‖² + (1/n)⟨w, θ⟩`,
 //! `w ~ N(0, s_w² I_d)`, `s_w = L √(8 ln(2/δ) + 4ε)/ε`,
@@ -7,12 +7,13 @@
 //! with `ℓ` the logistic loss on **clear** labels and `L` the caller's feature bound
 //! (`‖φ‖ ≤ L`, so `‖x_i‖ ≤ 2L`). This is exactly [`crate::objective::Objective`] with ridge `β`
 //! and linear term `w` (the `(β/2n, 1/n)` scaling of Algorithm 2; the main text's
-//! "mean + (β/2)‖θ‖² + wᵀθ" is a different, non-consistent estimator — spec §4, §9.1).
+//! "mean + (β/2)‖θ‖² + wᵀθ", read with the appendix's mean loss, is a different estimator
+//! whose error does not vanish as `n` grows, and which Thm 5.3 does not cover).
 //!
 //! Conditions enforced (typed errors):
 //! * `L` is stated, never read from the data: a row with `‖x_i‖ > 2L` is
 //!   [`Error::FeatureBound`] naming the row (not clipped);
-//! * `β > 0` (spec §4 "Condition on β": under label DP the proof needs only strong convexity,
+//! * `β > 0` (under label DP the privacy proof (App. D.2) needs only strong convexity,
 //!   because the Hessian `Σσ'(x_iᵀθ)x_ix_iᵀ + βI` does not depend on the labels — which is also
 //!   why the loss must be the logistic one: other losses are rejected);
 //! * no sample weights (they would change the sensitivity `‖x_j‖`);
@@ -135,7 +136,8 @@ impl ObjPertOptions {
     }
 }
 
-/// `β = √n / B`, the choice of the utility proof of seed 000 Thm 5.3 (Algorithm-2 units).
+/// `β = √n / B`, the choice of the utility proof of Chowdhury, Zhou & Natarajan (2024), Thm 5.3
+/// (Algorithm-2 units).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] when the set has no radius; [`Error::Shape`] for `n = 0`.
@@ -213,7 +215,7 @@ fn common_checks(data: &PairwiseView<'_>, bound: FeatureBound, beta: f64) -> Res
     if !(beta.is_finite() && beta > 0.0) {
         return Err(Error::param(
             "beta",
-            format!("objective perturbation needs beta > 0 (strong convexity makes w -> theta a bijection, seed 000 App. D.2), got {beta}"),
+            format!("objective perturbation needs beta > 0 (strong convexity makes w -> theta a bijection; Chowdhury, Zhou & Natarajan 2024, App. D.2), got {beta}"),
         ));
     }
     if data.weights().is_some() {
@@ -350,7 +352,7 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
         )),
         None if !(r.projected_gradient <= opts.kkt_tol) => Some((
             format!(
-                "the proof of seed 000 Thm 5.2 covers the exact minimiser only, and the KKT residual is above the certified tolerance (solver: {})",
+                "the proof of Chowdhury, Zhou & Natarajan (2024), Thm 5.2, covers the exact minimiser only, and the KKT residual is above the certified tolerance (solver: {})",
                 r.termination.describe()
             ),
             r.projected_gradient,
@@ -376,7 +378,7 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
         None
     } else {
         let mut notes = vec![
-            "loss: logistic on clear labels (its Hessian does not depend on the labels, seed 000 App. D.2)".to_string(),
+            "loss: logistic on clear labels (its Hessian does not depend on the labels; Chowdhury, Zhou & Natarajan 2024, App. D.2)".to_string(),
             format!("beta = {} > 0 fixed before seeing the labels", opts.beta),
             "one draw of w is one release; refitting with fresh noise composes".to_string(),
             "only theta is covered; solver diagnostics (objective, residual, iterations) are not".to_string(),
@@ -400,9 +402,9 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
             unit: PrivacyUnit::Item,
             neighbouring: Neighbouring::LabelChange,
             mechanism: if opts.output.is_some() {
-                "objective perturbation (seed 000 Algorithm 2, Thm 5.2) + output perturbation (approximate minima perturbation)"
+                "objective perturbation (Chowdhury, Zhou & Natarajan 2024, Algorithm 2, Thm 5.2) + output perturbation (approximate minima perturbation)"
             } else {
-                "objective perturbation (seed 000 Algorithm 2, Thm 5.2)"
+                "objective perturbation (Chowdhury, Zhou & Natarajan 2024, Algorithm 2, Thm 5.2)"
             },
             noise: rng.source(),
             assumptions: Assumptions {

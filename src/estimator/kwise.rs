@@ -2,13 +2,14 @@
 //! [`GroupObjective`] of a [`GroupLossSpec`] over a feasible set with the same solvers and options
 //! as the pairwise [`fit`](super::fit):
 //!
-//! * Plackett–Luce top-1 MLE (seed 000 eq. 11): `PlTop1` on chosen indices (or rankings, whose
-//!   first entry is the choice);
-//! * Plackett–Luce ranking MLE (seed 001 §4.2), full (`J = K − 1`) or top-`J`: `PlRanking`;
-//! * the debiased K-RR top-1 estimator (seed 000 §4.4, App. C.4; spec §3.5): `PlKrr { eps }` on
-//!   choices privatised by [`KaryRr`](crate::mechanism::KaryRr) at the same `eps` and `K`.
-//!   Post-processing of `ε`-label-LDP labels, hence `ε`-label-LDP; the loss is unbounded below,
-//!   so keep a norm bound (`Θ_B`).
+//! * Plackett–Luce top-1 MLE (Chowdhury, Zhou & Natarajan (2024), eq. 11): `PlTop1` on chosen
+//!   indices (or rankings, whose first entry is the choice);
+//! * Plackett–Luce ranking MLE ("Provable protection of human judgements" (anon., 2024), Sec. 4.2),
+//!   full (`J = K − 1`) or top-`J`: `PlRanking`;
+//! * the debiased K-RR top-1 estimator (derived from Chowdhury, Zhou & Natarajan (2024), Sec. 4.4,
+//!   App. C.4): `PlKrr { eps }` on choices privatised by [`KaryRr`](crate::mechanism::KaryRr) at
+//!   the same `eps` and `K`. Post-processing of `ε`-label-LDP labels, hence `ε`-label-LDP; the loss
+//!   is unbounded below, so keep a norm bound (`Θ_B`).
 //!
 //! As for the pairwise fits, the local guarantee follows the labels: [`fit_kwise`] on raw
 //! choices attaches none (and says why), [`fit_kwise_privatized`] attaches the guarantee of the
@@ -36,7 +37,7 @@ use crate::with_group_loss;
 /// ```
 /// use privpref::{data::{GroupLabels, GroupView}, estimator::{fit_kwise, FitOptions},
 ///     feasible::FeasibleSet, loss::GroupLossSpec};
-/// // Spec T11: one-hot items (d = K = 3), choices with counts (3, 1, 1):
+/// // Closed-form case T11 (tests/reference/README.md): one-hot items (d = K = 3), choices with counts (3, 1, 1):
 /// // softmax(θ) = (0.6, 0.2, 0.2) on the sum-zero subspace.
 /// let x: Vec<f64> = (0..5).flat_map(|_| [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]).collect();
 /// let y = [0u8, 0, 0, 1, 2];

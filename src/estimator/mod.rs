@@ -1,4 +1,4 @@
-//! Estimators of seed 000 (Chowdhury, Zhou & Natarajan, AISTATS 2024) on pairwise data, as one
+//! Estimators of Chowdhury, Zhou & Natarajan (2024) on pairwise data, as one
 //! entry point: a loss, a feasible set, optional ridge / linear term, and a solver.
 //!
 //! * non-private MLE (eq. 8): `loss = Mle` on clear labels;
@@ -6,13 +6,13 @@
 //!   [`RandomizedResponse`](crate::mechanism::RandomizedResponse) at the same `eps`;
 //! * debiased RR (eqs. 4–6, the paper's local estimator `θ̂_RR`): `loss = DebiasedRr { eps }`
 //!   over `Θ_B` (the loss is unbounded below: keep the ball);
-//! * Thurstone MLE (§4.4): `loss = Probit`.
+//! * Thurstone MLE (Sec. 4.4): `loss = Probit`.
 //!
 //! Label-private convex learning by one-pass SGD that privatises each label when it is used
-//! (seed 002: LP-RR-SGD, RRTop-k, RR-with-prior, LP-Normal-SGD, multi-stage training) is in
-//! [`label_sgd`].
+//! (Ghazi et al. (2021): LP-RR-SGD, RRTop-k, RR-with-prior, LP-Normal-SGD, multi-stage training) is
+//! in [`label_sgd`].
 //!
-//! User-level label DP (seed 003: user-level RR, user-wise DP-SGD, AUP-RLHF) is in
+//! User-level label DP (Zhang et al. (2025): user-level RR, user-wise DP-SGD, AUP-RLHF) is in
 //! [`user_level`].
 //!
 //! The local estimators are post-processing of `ε`-label-LDP labels, hence `ε`-label-LDP
@@ -26,6 +26,31 @@
 //! [`Provenance`]: library-privatised (CSPRNG, or simulation-only
 //! for a seeded generator), recorded, or asserted by the caller. A loss calibrated to another
 //! randomiser, `ε` or `K` than the labels' is [`Error::ProvenanceMismatch`].
+//! # Example
+//!
+//! The MLE on the closed-form case T1 (`tests/reference/README.md`): the exact answer is known.
+//! ```
+//! use privpref::{data::PairwiseView, estimator::{fit, FitOptions}, feasible::FeasibleSet, loss::LossSpec};
+//! // One-hot rows, 3 of 4 preferred for item 0, 1 of 4 for item 1, 2 of 4 for item 2.
+//! let mut x = Vec::new();
+//! let mut y = Vec::new();
+//! for (j, wins) in [(0usize, 3usize), (1, 1), (2, 2)] {
+//!     for k in 0..4 {
+//!         let mut row = [0.0; 3];
+//!         row[j] = 1.0;
+//!         x.extend_from_slice(&row);
+//!         y.push((k < wins) as u8);
+//!     }
+//! }
+//! let view = PairwiseView::new(&x, 12, 3, &y, None)?;
+//! let model = fit(view, &FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0)?))?;
+//! let l3 = 3f64.ln();
+//! assert!(model.report.converged());
+//! for (a, b) in model.theta.iter().zip([l3, -l3, 0.0]) {
+//!     assert!((a - b).abs() < 1e-12);
+//! }
+//! # Ok::<(), privpref::Error>(())
+//! ```
 
 use crate::data::PairwiseView;
 use crate::error::{Error, Result};
@@ -62,8 +87,8 @@ pub enum SolverKind {
     NewtonCg,
     /// Projected L-BFGS ([`crate::solver::lbfgs`]).
     Lbfgs,
-    /// Projected SGD: one-pass SGD-RR (Algorithm 1 of seed 000) or mini-batch
-    /// ([`crate::solver::sgd`]).
+    /// Projected SGD: one-pass SGD-RR (Algorithm 1 of Chowdhury, Zhou & Natarajan (2024)) or
+    /// mini-batch ([`crate::solver::sgd`]).
     Sgd,
     /// An exact solver chosen from the loss and the shape ([`auto_solver`]), with a
     /// second-order fallback ([`auto_fallback`]): when the first solver is L-BFGS and it stops

@@ -1,21 +1,23 @@
-//! Central `(ε, δ)`-DP (standard DP: features *and* labels private) for seed 001 ("AI alignment
-//! with provable protection of human judgements"), with the corrected constants of spec
-//! `private-mle-and-pessimism.md` §4–5 and its errata table §10:
+//! Central `(ε, δ)`-DP (standard DP: features *and* labels private) for "Provable protection of
+//! human judgements" (anon., 2024), with corrected constants where the printed ones do not give
+//! the claimed guarantee (listed in `docs/papers.md`):
 //!
 //! * [`private_mle`] — **Algorithm 1** (objective perturbation + output perturbation, Lemma A.10
 //!   via Bassily et al. 2019 Thm 5.6 / Kifer et al. 2012): `b ~ N(0, s_b² I)`,
 //!   `ℓ̃(θ) = (1/n)Σℓ(x_iᵀθ; y_i) + α‖θ‖² + ⟨b, θ⟩/n`, an approximate minimiser `θ̂ ∈ Θ_B` with
 //!   `ℓ̃(θ̂) − min ℓ̃ < β` **certified** by a gap bound (below), released as `θ̃ = θ̂ + w`,
 //!   `w ~ N(0, ν² I)`. Constants from [`calibrate_private_mle`]: `s_b` with the gradient bound
-//!   `G = 2L` (errata #5), `α = max(2γλ, 4L²/(εn))` (errata #7), `β = min(1/n, α/(dn²))`
-//!   (errata #6), `ν² = 40β ln(1/δ)/(αε²)`. Spends `(ε/2, δ/2)`.
+//!   `G = 2L` (the paper writes the feature bound `L`: 4× too little variance),
+//!   `α = max(2γλ, 4L²/(εn))` (the ridge must dominate the per-sample curvature),
+//!   `β = min(1/n, α/(dn²))` (`β < 1/n` alone leaves output noise that does not shrink with `n`),
+//!   `ν² = 40β ln(1/δ)/(αε²)`. Spends `(ε/2, δ/2)`.
 //! * [`private_covariance`] — **Algorithm 2**: `Σ̃ = Σ_D + G_sym`, Gaussian mechanism with the
-//!   Frobenius sensitivity and the classic calibration at `(ε/2, δ/2)` (errata #9, replacing the
-//!   paper's constant 64), symmetric noise, and an eigenvalue floor as documented PSD repair.
-//!   Spends `(ε/2, δ/2)`; the pair composes to `(ε, δ)` ([`Guarantee::compose`]).
+//!   Frobenius sensitivity and the classic calibration at `(ε/2, δ/2)` (the paper's constant 64 is
+//!   too small for `(ε/2, δ/2)`), symmetric noise, and an eigenvalue floor as documented PSD
+//!   repair. Spends `(ε/2, δ/2)`; the pair composes to `(ε, δ)` ([`Guarantee::compose`]).
 //!
 //! The accuracy certificate is `min(FW gap, ‖P∇ℓ̃‖·e(r))` where the Frank–Wolfe gap is
-//! `⟨∇ℓ̃(θ̂), θ̂⟩ + B‖P∇ℓ̃(θ̂)‖ ≥ ℓ̃(θ̂) − min` (spec §4.1, `P` the centring projector when the
+//! `⟨∇ℓ̃(θ̂), θ̂⟩ + B‖P∇ℓ̃(θ̂)‖ ≥ ℓ̃(θ̂) − min` (`P` the centring projector when the
 //! sum-zero constraint is on, else `I`) and `e(r)` is the distance bound of
 //! [`super::central::distance_bound`] with `μ = 2α` (convexity gives
 //! `ℓ̃(θ̂) − min ≤ ⟨∇ℓ̃(θ̂), θ̂ − θ*⟩ ≤ ‖P∇ℓ̃‖‖θ̂ − θ*‖`). Both use the gradient in doubled
@@ -124,7 +126,8 @@ fn gap_certificate(obj: &Objective<'_, Logistic>, set: &FeasibleSet, theta: &[f6
     fw.min(pg_norm * distance_bound(r, mu, smooth))
 }
 
-/// Seed 001 Algorithm 1 (module docs). Draws `b` then `w` from `rng`.
+/// Algorithm 1 of "Provable protection of human judgements" (anon., 2024) (module docs). Draws `b`
+/// then `w` from `rng`.
 ///
 /// # Errors
 /// Invalid parameters (see [`calibrate_private_mle`]), an unbounded set, weights, rows with
@@ -135,7 +138,7 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
     let radius = opts.set.radius().ok_or_else(|| {
         Error::param(
             "constraint",
-            "seed 001 Algorithm 1 minimises over the ball Theta_B: use ball or theta-b with --radius",
+            "the private MLE (anon., 2024, Algorithm 1) minimises over the ball Theta_B: use ball or theta-b with --radius",
         )
     })?;
     if data.weights().is_some() {
@@ -206,7 +209,7 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
             model: PrivacyModel::Central,
             unit: PrivacyUnit::Item,
             neighbouring: Neighbouring::ReplaceRecord,
-            mechanism: "private MLE: objective + output perturbation (seed 001 Algorithm 1, Lemma A.10)",
+            mechanism: "private MLE: objective + output perturbation (anon. 2024, Algorithm 1, Lemma A.10)",
             noise: rng.source(),
             assumptions: Assumptions {
                 feature_bound: Some(opts.feature_bound.value()),
@@ -214,8 +217,8 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
                 radius: Some(radius),
                 notes: vec![
                     format!("objective gap certified <= {gap:.3e} < beta = {:.3e} (Frank-Wolfe / strong-convexity bound)", cal.accuracy),
-                    "s_b uses the gradient bound G = 2L (spec errata #5); alpha >= 4L^2/(eps n) (errata #7); beta = min(1/n, alpha/(d n^2)) (errata #6)".into(),
-                    "the constant 40 of s_b and nu is seed 001's (Bassily et al. 2019 Thm 5.6), not re-checked against the source (spec 4.1)".into(),
+                    "corrected constants: s_b uses the gradient bound G = 2L (not the feature bound); alpha >= 4L^2/(eps n); beta = min(1/n, alpha/(d n^2))".into(),
+                    "the constant 40 of s_b and nu is the paper's (via Bassily et al. 2019, Thm 5.6); it has not been checked against that source".into(),
                     "L is an a-priori bound: features are private under this relation".into(),
                     "pairs with the private covariance (eps/2, delta/2) to (eps, delta) by basic composition".into(),
                 ]
@@ -306,13 +309,13 @@ pub fn private_covariance_of_view(
     }
 }
 
-/// Seed 001 Algorithm 2, corrected (module docs): `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`,
-/// `s_G` from [`private_covariance_std`], then the eigenvalue floor
-/// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing; spec §4.2: `Σ̃ + λI` is PD only when
-/// `λ > ‖G_sym‖`, the floor makes `Σ̃` itself PSD). `x` is row-major `n × d`. The raw
-/// features carry no horizon: for trajectory comparisons state
-/// `FeatureBound::trajectory(H, L)`, or use [`private_covariance_of_view`] on the
-/// trajectory view, which refuses any other bound.
+/// Algorithm 2 of "Provable protection of human judgements" (anon., 2024), corrected (module docs):
+/// `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`, `s_G` from [`private_covariance_std`], then the eigenvalue floor
+/// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing: `Σ̃ + λI` is PD only when `λ > ‖G_sym‖`, the floor
+/// makes `Σ̃` itself PSD). `x` is row-major `n × d`.
+/// The raw features carry no horizon: for trajectory comparisons state
+/// `FeatureBound::trajectory(H, L)`, or use [`private_covariance_of_view`] on the trajectory
+/// view, which refuses any other bound.
 ///
 /// # Errors
 /// Invalid parameters, shapes, non-finite features ([`Error::Data`]), rows above `2L`
@@ -335,7 +338,7 @@ pub fn private_covariance(
         return Err(Error::param(
             "delta",
             format!(
-                "seed 001 Algorithm 2 requires delta <= 1/n^2 = {:e}, got {}",
+                "the private covariance (anon., 2024, Algorithm 2) requires delta <= 1/n^2 = {:e}, got {}",
                 1.0 / (nf * nf),
                 opts.delta
             ),
@@ -417,14 +420,14 @@ pub fn private_covariance(
         model: PrivacyModel::Central,
         unit: PrivacyUnit::Item,
         neighbouring: opts.relation,
-        mechanism: "private covariance: Gaussian mechanism (seed 001 Algorithm 2, corrected calibration)",
+        mechanism: "private covariance: Gaussian mechanism (anon. 2024, Algorithm 2, corrected calibration)",
         noise: rng.source(),
         assumptions: Assumptions {
             feature_bound: Some(opts.feature_bound.value()),
             exactness_tol: None,
             radius: None,
             notes: vec![
-                "classic Gaussian mechanism at (eps/2, delta/2) with Frobenius sensitivity 4*sqrt(2)L^2/n (replace-one) or 4L^2/n (add/remove); spec errata #9 replaces the paper's constant 64".into(),
+                "classic Gaussian mechanism at (eps/2, delta/2) with Frobenius sensitivity 4*sqrt(2)L^2/n (replace-one) or 4L^2/n (add/remove), in place of the paper's constant 64, which is too small".into(),
                 "noise symmetrised (G + G^T)/2 and eigenvalues floored: post-processing".into(),
                 "L is an a-priori bound: features are private under this relation".into(),
             ]

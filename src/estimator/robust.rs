@@ -1,27 +1,27 @@
-//! The private and corruption-robust estimator of seed 004 (Zhou, Wu & Orabona, ICML 2025,
-//! Algorithm 1, loss (14)) and its DPO reduction (Prop. 4.6); spec
-//! `private-robust-alignment.md` §4 and §7.
+//! The private and corruption-robust estimator of Zhou, Wu & Orabona (2025) (Algorithm 1,
+//! loss (14)) and its DPO reduction (Prop. 4.6).
 //!
-//! **Loss (14) is the debiased RR loss, rescaled.** Seed 004 minimises
+//! **Loss (14) is the debiased RR loss, rescaled.** Zhou, Wu & Orabona (2025) minimise
 //! `f(u; z) = softplus(u) − ŷ u`, `ŷ = c(ε)(z + σ(ε) − 1)`, `c(ε) = coth(ε/2)`, over `Θ_{B'}`.
-//! Seed 000's debiased loss ([`RrDebiased`](crate::loss::RrDebiased),
-//! `ℓ = tanh(ε/2) softplus(s) + σ(−ε) s`, `s = (1 − 2z)u`) satisfies, for both labels,
+//! The debiased loss of Chowdhury, Zhou & Natarajan (2024)
+//! ([`RrDebiased`](crate::loss::RrDebiased), `ℓ = tanh(ε/2) softplus(s) + σ(−ε) s`, `s = (1 −
+//! 2z)u`) satisfies, for both labels,
 //!
 //! ```text
-//! f(u; z) = coth(ε/2) · ℓ(u; z)          (spec §4.2; tested in tests/robust.rs)
+//! f(u; z) = coth(ε/2) · ℓ(u; z)          (tested in tests/robust.rs)
 //! ```
 //!
 //! so both have the same minimiser over every constraint set; this module reuses the one code
 //! path ([`LossSpec::DebiasedRr`]) and documents the scale: gradients and Hessians of (14) are
 //! `coth(ε/2)` times the fitted objective's. The loss is unbounded below without the ball
-//! (spec §4.3): the estimator always solves over `Θ_{B'}`. It needs neither α nor the order of
-//! corruption (it is "adaptive").
+//! (when `ŷ ∉ [0, 1]`): the estimator always solves over `Θ_{B'}`. It needs neither α nor the order
+//! of corruption (it is "adaptive").
 //!
-//! **DPO** (Prop. 4.6, errata #5): with a log-linear policy class the labels follow logistic
+//! **DPO** (Prop. 4.6): with a log-linear policy class the labels follow logistic
 //! regression with `θ_true = β(θ* − θ_sft)`; estimate it with loss (14) over `Θ_{B'}`,
 //! `B' ≥ β‖θ* − θ_sft‖`, and return the policy parameter `θ̂' = θ̂/β + θ_sft` (the paper prints
 //! `π_θ̂`; the consistent output is `π_{θ̂'}`). This is exactly rDPO (TRL `loss_type="robust"`
-//! with `label_smoothing = σ(−ε)`), spec §4.2.
+//! with `label_smoothing = σ(−ε)`), as the identity tested in `tests/robust.rs` shows.
 
 use crate::data::PairwiseView;
 use crate::error::{Error, Result};
@@ -31,16 +31,16 @@ use crate::loss::LossSpec;
 use crate::math::simd::scalar::softplus;
 use crate::model::FittedModel;
 
-/// Seed 004's loss (14) in minimised form, `f(u; z) = softplus(u) − ŷ(z) u` with the debiased
-/// label `ŷ(z) = coth(ε/2)(z + σ(ε) − 1)` (spec B §2, §4.1): a scalar reference for the scale
-/// relation `f = coth(ε/2)·ℓ_debiased`. `eps = ∞` gives the clean logistic loss
-/// `softplus(u) − z u`.
+/// Loss (14) of Zhou, Wu & Orabona (2025) in minimised form, `f(u; z) = softplus(u) − ŷ(z) u` with
+/// the debiased label `ŷ(z) = coth(ε/2)(z + σ(ε) − 1)` (their Alg. 1): a scalar reference for the
+/// scale relation `f = coth(ε/2)·ℓ_debiased`. `eps = ∞` gives the clean logistic loss `softplus(u)
+/// − z u`.
 pub fn loss14(u: f64, z: u8, eps: f64) -> f64 {
     softplus(u) - debiased_label(z, eps) * u
 }
 
-/// The debiased label `ŷ = c(ε)(z + σ(ε) − 1)`, `c(ε) = coth(ε/2)` (spec B §2):
-/// `ŷ(1) = e^ε/(e^ε − 1)`, `ŷ(0) = −1/(e^ε − 1)`; `E[ŷ | y] = y` under randomized response.
+/// The debiased label `ŷ = c(ε)(z + σ(ε) − 1)`, `c(ε) = coth(ε/2)` (Zhou, Wu & Orabona (2025), Alg.
+/// 1): `ŷ(1) = e^ε/(e^ε − 1)`, `ŷ(0) = −1/(e^ε − 1)`; `E[ŷ | y] = y` under randomized response.
 /// `eps = ∞` returns `z`.
 pub fn debiased_label(z: u8, eps: f64) -> f64 {
     if eps == f64::INFINITY {
@@ -54,11 +54,11 @@ pub fn debiased_label(z: u8, eps: f64) -> f64 {
     }
 }
 
-/// Algorithm 1 of seed 004: `θ̂ = argmin_{θ ∈ Θ_{B'}} (1/n) Σ f(x_iᵀθ; z_i)` on labels `z`
-/// privatised by randomized response at level `eps` (and possibly corrupted), solved exactly by
-/// projected Newton with its KKT certificate. `eps = None` is the clean MLE (ε = ∞). The labels
-/// are raw (possibly corrupted after privatisation), so the model carries no local guarantee
-/// ([`fit`]).
+/// Algorithm 1 of Zhou, Wu & Orabona (2025): `θ̂ = argmin_{θ ∈ Θ_{B'}} (1/n) Σ f(x_iᵀθ; z_i)` on
+/// labels `z` privatised by randomized response at level `eps` (and possibly corrupted), solved
+/// exactly by projected Newton with its KKT certificate. `eps = None` is the clean MLE (ε = ∞).
+/// The labels are raw (possibly corrupted after privatisation), so the model carries no local
+/// guarantee ([`fit`]).
 ///
 /// # Errors
 /// Invalid `eps` or `radius`, and solver errors; a fit that did not converge is
@@ -73,7 +73,7 @@ pub fn fit_loss14(data: PairwiseView<'_>, eps: Option<f64>, radius: f64) -> Resu
     Ok(model)
 }
 
-/// A DPO fit by the reduction of seed 004 Prop. 4.6.
+/// A DPO fit by the reduction of Zhou, Wu & Orabona (2025), Prop. 4.6.
 #[derive(Debug, Clone)]
 pub struct DpoFit {
     /// `θ̂`, the estimate of `θ_true = β(θ* − θ_sft)` (the reward-difference parameter).
@@ -84,8 +84,9 @@ pub struct DpoFit {
     pub model: FittedModel,
 }
 
-/// DPO with a log-linear policy class by the reduction of seed 004 Prop. 4.6 (see the module
-/// docs): [`fit_loss14`] over `Θ_{B'}` (`radius_prime` = `B'`), then `θ̂' = θ̂/β + θ_sft`.
+/// DPO with a log-linear policy class by the reduction of Zhou, Wu & Orabona (2025), Prop. 4.6 (see
+/// the module docs): [`fit_loss14`] over `Θ_{B'}` (`radius_prime` = `B'`), then `θ̂' = θ̂/β +
+/// θ_sft`.
 ///
 /// # Errors
 /// `β ≤ 0` or non-finite, `theta_sft` of the wrong length or non-finite, and those of

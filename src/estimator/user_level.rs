@@ -1,17 +1,17 @@
-//! User-level label DP estimators (seed 003: Zhang, Lei, Ding, Li, Xiang, Xu, Xu & Wang,
-//! "Towards User-level Private Reinforcement Learning with Human Feedback"; spec
-//! `user-level-label-dp.md`). Each of `U` users holds `m_u` comparisons (a [`UserIndex`]);
+//! User-level label DP estimators (Zhang et al. (2025), "Towards User-level Private
+//! Reinforcement Learning with Human Feedback"; formulas and corrections in `docs/papers.md`).
+//! Each of `U` users holds `m_u` comparisons (a [`UserIndex`]);
 //! features, user identities and counts are public, labels private; neighbouring datasets differ
-//! in the labels of one user (a replace relation, spec §2).
+//! in the labels of one user (a replace relation, Zhang et al. (2025), Def. 2).
 //!
 //! | estimator | what is randomised | privacy | reference |
 //! |---|---|---|---|
-//! | [`fit_user_rr`] | each label by RR at `ε/m_u`, once; then the exact debiased estimator on `Θ_B` | pure `ε`, local | seed 003 §4.1, eq. 2 |
-//! | [`user_dpsgd`] | Poisson user sampling, per-user averaged and clipped gradients, `N(0, σ²C²I)` once per step, `/ñ` | `(ε, δ)` from the RDP accountant | seed 003 App. B.1 Alg. 4 (Chua et al. 2024), noise placement fixed (spec §11.11) |
-//! | [`aup_rlhf`] | AdapUserPriv-SGD per phase: AboveThreshold concentration test (Δ = 2), outlier-robust mean, Gaussian noise | `(ε, δ)` as claimed by the paper | seed 003 Alg. 1–2 (with the fixes of spec §11) |
+//! | [`fit_user_rr`] | each label by RR at `ε/m_u`, once; then the exact debiased estimator on `Θ_B` | pure `ε`, local | Zhang et al. (2025), Sec. 4.1, eq. 2 |
+//! | [`user_dpsgd`] | Poisson user sampling, per-user averaged and clipped gradients, `N(0, σ²C²I)` once per step, `/ñ` | `(ε, δ)` from the RDP accountant | Zhang et al. (2025), App. B.1 Alg. 4 (after Chua et al. 2024), with the noise added before dividing by `ñ` (the paper prints it after) |
+//! | [`aup_rlhf`] | AdapUserPriv-SGD per phase: AboveThreshold concentration test (Δ = 2), outlier-robust mean, Gaussian noise | `(ε, δ)` as claimed by the paper | Zhang et al. (2025), Alg. 1–2, with the corrections listed at [`aup_rlhf`] |
 //!
 //! The BTL loss is the negative log-likelihood `ℓ(θ; x, y) = softplus((1−2y)xᵀθ)` with gradient
-//! `(σ(xᵀθ) − y)x` (spec §1 and §11.1: the paper prints the log-likelihood). The per-user
+//! `(σ(xᵀθ) − y)x` (the paper prints the log-likelihood, without the minus sign). The per-user
 //! averaged gradient is `g_u(θ) = (1/m_u) Σ_{j∈u} (σ(x_jᵀθ) − y_j) x_j`.
 //!
 //! Every randomised algorithm takes a [`NoiseRng`] (a CSPRNG by default, a seeded generator
@@ -44,8 +44,8 @@ use rand::Rng;
 pub struct UserRrOptions {
     /// The user budget ε the labels were randomised with ([`UserLevelRr`](crate::mechanism::UserLevelRr)).
     pub eps: f64,
-    /// The feasible set (the constraint is essential: the debiased loss is unbounded below,
-    /// spec §3.2). Default `Θ_B`.
+    /// The feasible set (the constraint is essential: the debiased loss is unbounded below).
+    /// Default `Θ_B`.
     pub set: FeasibleSet,
     /// The exact solver (default Newton).
     pub solver: SolverKind,
@@ -65,18 +65,17 @@ impl UserRrOptions {
     }
 }
 
-/// The user-level RR estimator `θ̂_RR ∈ argmin_{θ∈Θ_B} ℓ̂(θ)` (seed 003 eq. 2, spec §3.2) on
+/// The user-level RR estimator `θ̂_RR ∈ argmin_{θ∈Θ_B} ℓ̂(θ)` (Zhang et al. (2025), eq. 2) on
 /// labels `ỹ` randomised by [`UserLevelRr`](crate::mechanism::UserLevelRr) at user budget `ε`:
 ///
 /// `ℓ̂(θ) = (1/N) Σ_i [c_i softplus(s_i) + σ̄_i s_i]`, `s_i = (1−2ỹ_i)x_iᵀθ`,
 /// `c_i = tanh(ε/(2m_u))`, `σ̄_i = σ(−ε/m_u)` for row `i` of user `u`
 ///
-/// (the debiased loss of seed 000 eqs. 4–5 at `ε/m_u`, equal to the paper's
-/// `−[1(ỹ=1)(s log σ − (1−s) log(1−σ)) + …]` with `s = σ(ε/m)`). Solved exactly by
-/// [`fit`](super::fit): with equal counts `m` it is `LossSpec::DebiasedRr { eps: ε/m }`; with
-/// ragged counts it is the same objective written as the logistic loss with weights `c_i` and the
-/// linear term `b = Σ_i σ̄_i(1−2ỹ_i)x_i` (the objective is then `N/Σc_i` times `ℓ̂`, the same
-/// minimiser).
+/// (the debiased loss of Chowdhury, Zhou & Natarajan (2024), eqs. 4–5, at `ε/m_u`, equal to the
+/// paper's `−[1(ỹ=1)(s log σ − (1−s) log(1−σ)) + …]` with `s = σ(ε/m)`). Solved exactly by [`fit`]:
+/// with equal counts `m` it is `LossSpec::DebiasedRr { eps: ε/m }`; with ragged counts it is the
+/// same objective written as the logistic loss with weights `c_i` and the linear term `b = Σ_i
+/// σ̄_i(1−2ỹ_i)x_i` (the objective is then `N/Σc_i` times `ℓ̂`, the same minimiser).
 ///
 /// The labels carry no provenance, so the result carries **no guarantee**
 /// ([`FittedModel::no_guarantee_reason`] says why); labels from
@@ -212,7 +211,8 @@ pub enum UserOutput {
     /// The last iterate `θ_{T+1}`.
     #[default]
     Last,
-    /// The average `(1/T) Σ_{t=1}^{T} θ_t` with `θ_1 = θ_0` (seed 003 Alg. 2, spec §11.6).
+    /// The average `(1/T) Σ_{t=1}^{T} θ_t` with `θ_1 = θ_0` (Zhang et al. (2025), Alg. 2, whose
+    /// indexing leaves `θ_1` undefined: we set `θ_1 = θ_0`).
     Average,
     /// The average of the last `⌈T/2⌉` iterates `θ_{⌊T/2⌋+2}, …, θ_{T+1}` (suffix averaging,
     /// Rakhlin, Shamir & Sridharan 2012): no start-up bias. Post-processing, so privacy is
@@ -343,7 +343,7 @@ fn base_notes(acc: &Accountant, sampler: UserSampler, q: f64) -> Vec<String> {
     ];
     if acc.neighbours == crate::privacy::rdp::Neighbours::AddRemove {
         notes.push(
-            "add/remove accounting is paper-faithful but under-states the loss of the replace relation of label DP (spec §6.3)"
+            "add/remove accounting is paper-faithful but under-states the loss of the replace relation of label DP"
                 .into(),
         );
     }
@@ -354,7 +354,7 @@ fn base_notes(acc: &Accountant, sampler: UserSampler, q: f64) -> Vec<String> {
 // User-wise DP-SGD (Alg. 4)
 // ---------------------------------------------------------------------------------------------
 
-/// Options of [`user_dpsgd`] (seed 003 App. B.1 Alg. 4).
+/// Options of [`user_dpsgd`] (Zhang et al. (2025), App. B.1 Alg. 4).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct UserDpSgdOptions {
@@ -408,8 +408,9 @@ impl UserDpSgdOptions {
     }
 }
 
-/// User-wise DP-SGD (seed 003 App. B.1 Alg. 4, after Chua et al. 2024), with the noise placement
-/// of spec §11.11:
+/// User-wise DP-SGD (Zhang et al. (2025), App. B.1 Alg. 4, after Chua et al. 2024), with the
+/// noise added to the sum before dividing by `ñ` (the paper prints `(1/ñ)Σĝ + N(0, σ²C²I)`,
+/// which is `ñ` times too much noise for the sensitivity `C/ñ` of the mean):
 ///
 /// ```text
 /// σ ← calibrate(q = ñ/n, T, ε, δ)                       (RDP accountant, conservative)
@@ -524,7 +525,8 @@ pub fn user_dpsgd(
                 model: PrivacyModel::Central,
                 unit: PrivacyUnit::User,
                 neighbouring: Neighbouring::LabelChange,
-                mechanism: "user-wise DP-SGD (seed 003 Alg. 4, noise placement of spec §11.11)",
+                mechanism:
+                    "user-wise DP-SGD (Zhang et al. 2025, Alg. 4; noise added before dividing by the batch size)",
                 noise: rng.source(),
                 assumptions: Assumptions {
                     notes,
@@ -555,9 +557,9 @@ pub fn user_dpsgd(
 // AUP-RLHF (Alg. 1) and AdapUserPriv-SGD (Alg. 2)
 // ---------------------------------------------------------------------------------------------
 
-/// The hyper-parameter formulas of seed 003 Thm 4 (the "theory preset", spec §4.3); every log is
-/// natural (spec §11.10). They are **impractical** (spec §4.3): `τ` exceeds the trivial gradient
-/// diameter `4L` unless `m` is astronomically large, and `T ~ m²n²`.
+/// The hyper-parameter formulas of Zhang et al. (2025), Thm 4 (the "theory preset"); every log
+/// is natural (the paper does not state the base). They are **impractical**: `τ` exceeds the
+/// trivial gradient diameter `4L` unless `m` is astronomically large, and `T ~ m²n²`.
 pub mod theory {
     /// Number of phases `k = ⌈ln ln(mn)⌉`, at least 1.
     pub fn phases(n: usize, m: usize) -> usize {
@@ -568,7 +570,7 @@ pub mod theory {
             1
         }
     }
-    /// `τ_i = 4L ln(n_i d m e^ε T_i/δ)/√m` (spec §4.3 example: n_i = 2500, m = 10, d = 768,
+    /// `τ_i = 4L ln(n_i d m e^ε T_i/δ)/√m` (for example, n_i = 2500, m = 10, d = 768,
     /// T = 2500, ε = 3, δ = 1e-5, L = 1 gives 49.5).
     pub fn tau(n_i: usize, d: usize, m: usize, eps: f64, steps: u64, delta: f64, l: f64) -> f64 {
         let (n, d, m, t) = (n_i as f64, d as f64, m as f64, steps as f64);
@@ -587,7 +589,7 @@ pub mod theory {
         m * m * n * n + m * n * (d as f64).sqrt()
     }
     /// The per-coordinate noise standard deviation of the mean oracle,
-    /// `σ · 2√2 τ √(ln(e^ε T/δ)) / ñ` (spec §3.4; example of §4.3: τ = 49.5, ε = 3, T = 2500,
+    /// `σ · 2√2 τ √(ln(e^ε T/δ)) / ñ` (Alg. 2; for example τ = 49.5, ε = 3, T = 2500,
     /// δ = 1e-5 gives 661·σ/ñ).
     pub fn oracle_noise_std(sigma: f64, tau: f64, eps: f64, steps: u64, delta: f64, batch: f64) -> f64 {
         sigma * 2.0 * std::f64::consts::SQRT_2 * tau * (eps + (steps as f64).ln() - delta.ln()).sqrt() / batch
@@ -604,7 +606,7 @@ pub enum AupBatch {
     Users(f64),
 }
 
-/// Options of [`aup_rlhf`] (seed 003 Alg. 1–2, spec §4.1–4.3 and §11).
+/// Options of [`aup_rlhf`] (Zhang et al. (2025), Alg. 1–2 and Thm 4).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct AupOptions {
@@ -617,7 +619,8 @@ pub struct AupOptions {
     /// Number of phases `k` (default 1, as in the paper's experiments).
     pub phases: usize,
     /// Use all users: the `n/2^k` users the phase sizes `n_i = ⌊n/2^{k+1−i}⌋` leave out join the
-    /// last phase (default `None`: true for `k = 1`, false otherwise; spec §11.9).
+    /// last phase (default `None`: true for `k = 1`, false otherwise; with `k = 1` the paper's
+    /// sizes leave half of the users unused).
     pub use_all_users: Option<bool>,
     /// Batch (default [`AupBatch::Full`]).
     pub batch: AupBatch,
@@ -625,7 +628,7 @@ pub struct AupOptions {
     pub steps: u64,
     /// Step size `η` (default 0.5).
     pub step_size: f64,
-    /// Radius `τ` of the concentration test (default `None`: `min(τ_theory, 4L)`, spec §4.3 (b):
+    /// Radius `τ` of the concentration test (default `None`: `min(τ_theory, 4L)`:
     /// `4L` is the trivial diameter of the user gradients, so the test then passes by
     /// construction, privacy-neutrally). The paper's experiments used an unreported tuned τ.
     pub tau: Option<f64>,
@@ -634,9 +637,11 @@ pub struct AupOptions {
     /// AboveThreshold noise (default corrected, Δ = 2).
     pub at_calibration: AtCalibration,
     /// Use the realised batch size `|U_t|` instead of the nominal `ñ` in the thresholds and the
-    /// noise (default false, paper-faithful; spec §11.7).
+    /// noise (default false, paper-faithful; the realised size leaks nothing under label DP but
+    /// departs from the analysis).
     pub realized_batch: bool,
-    /// Projection after each step (default none; the analysis assumes `Θ_B`, spec §11.8).
+    /// Projection after each step (default none, as in the paper's Alg. 2; its analysis assumes
+    /// `Θ_B`).
     pub set: FeasibleSet,
     /// Start `θ_0` (default 0).
     pub theta0: Option<Vec<f64>>,
@@ -673,7 +678,7 @@ impl AupOptions {
 }
 
 /// The user ranges of the phases: `n_i = ⌊n/2^{k+1−i}⌋`, `i = 1..k`, in user order, the
-/// remainder joining the last phase when `use_all_users` (spec §4.2, §11.9).
+/// remainder joining the last phase when `use_all_users` (Zhang et al. (2025), Alg. 1).
 pub fn phase_sizes(n: usize, k: usize, use_all_users: bool) -> Vec<usize> {
     let mut sizes: Vec<usize> = (1..=k).map(|i| n >> (k + 1 - i).min(63)).collect();
     if use_all_users {
@@ -685,14 +690,14 @@ pub fn phase_sizes(n: usize, k: usize, use_all_users: bool) -> Vec<usize> {
     sizes
 }
 
-/// The concentration score and neighbour counts of AdapUserPriv-SGD (seed 003 Alg. 2 steps
-/// 6–9, spec §3.4) for the `k = grads.len()/d` user gradients `g_a` (row-major):
+/// The concentration score and neighbour counts of AdapUserPriv-SGD (Zhang et al. (2025),
+/// Alg. 2 steps 6–9) for the `k = grads.len()/d` user gradients `g_a` (row-major):
 ///
 /// `s = (1/max(ñ, k)) Σ_{a,b} 1(‖g_a − g_b‖ ≤ τ)` (ordered pairs, `a = b` included) and
 /// `f_a = Σ_b 1(‖g_b − g_a‖ ≤ 2τ)`.
 ///
 /// Changing one gradient flips at most `2(k−1)` ordered-pair indicators, so `s` has sensitivity
-/// `2(k−1)/max(ñ, k) < 2` (spec §3.4: attained); the paper normalises by `ñ` alone, which
+/// `2(k−1)/max(ñ, k) < 2` (and the bound is attained); the paper normalises by `ñ` alone, which
 /// exceeds 2 when a Poisson batch has `k > ñ + 1` users — hence `max(ñ, k)`.
 pub fn concentration(grads: &[f64], d: usize, tau: f64, nb: f64) -> (f64, Vec<usize>) {
     let k = grads.len() / d;
@@ -720,14 +725,14 @@ pub fn concentration(grads: &[f64], d: usize, tau: f64, nb: f64) -> (f64, Vec<us
     (within as f64 / nb.max(k as f64), f)
 }
 
-/// The keep probability of a user with `f` neighbours within `2τ` (seed 003 Alg. 2 step 10,
-/// spec §3.4): `clip((f − ñ/2)/(ñ/6), 0, 1)` — 0 below `ñ/2`, 1 from `2ñ/3` (spec §8.8, ñ = 60:
+/// The keep probability of a user with `f` neighbours within `2τ` (Zhang et al. (2025),
+/// Alg. 2 step 10): `clip((f − ñ/2)/(ñ/6), 0, 1)` — 0 below `ñ/2`, 1 from `2ñ/3` (for ñ = 60:
 /// 0 at f = 30, 0.9 at 39, 1 at 40).
 pub fn keep_probability(f: usize, nb: f64) -> f64 {
     ((f as f64 - nb / 2.0) / (nb / 6.0)).clamp(0.0, 1.0)
 }
 
-/// One run of AdapUserPriv-SGD on the users `pool` (spec §4.1).
+/// One run of AdapUserPriv-SGD on the users `pool` (Zhang et al. (2025), Alg. 2).
 struct PhaseOut {
     theta: Vec<f64>,
     steps: u64,
@@ -834,9 +839,12 @@ fn adap_user_priv_sgd(
     })
 }
 
-/// AUP-RLHF (seed 003 Alg. 1): partition the users into phases `D_1..D_k` of sizes
+/// AUP-RLHF (Zhang et al. (2025), Alg. 1): partition the users into phases `D_1..D_k` of sizes
 /// [`phase_sizes`] and run AdapUserPriv-SGD (Alg. 2) on each, warm-started from the previous
-/// phase's output. Alg. 2 per phase, with the fixes of spec §11:
+/// phase's output. Alg. 2 per phase, with these corrections: AboveThreshold calibrated for the
+/// score's sensitivity 2 (the paper uses 1) with one noisy threshold per run (the paper appears
+/// to restart it every step), the score normalised by `max(ñ, |U_t|)`, natural logs, and a
+/// defined result on a halt:
 ///
 /// ```text
 /// σ ← calibrate(q = ñ/n_i, T, ε/2, δ/2);   AT ← AboveThreshold(4ñ/5, ε/2, Δ = 2)   (one instance)
@@ -850,11 +858,11 @@ fn adap_user_priv_sgd(
 /// ```
 ///
 /// On a halt the whole algorithm stops and returns the average so far with
-/// [`UserLevelFit::halted`] set (spec §11.5). The guarantee per phase (phases are disjoint, so
-/// parallel composition gives the same for the whole run) is
-/// `ε_AT + ε_Gauss ≤ ε/2 + ε/2` (paper-faithful AboveThreshold constants cost `2·ε/2` instead, which
-/// the guarantee records), `δ`, labelled "as claimed by the paper": the oracle's privacy rests
-/// on the Liu & Asi mean-oracle analysis, not on a plain Gaussian mechanism (spec §6.4).
+/// [`UserLevelFit::halted`] set (the paper does not say what a halt returns). The guarantee per
+/// phase (phases are disjoint, so parallel composition gives the same for the whole run) is `ε_AT +
+/// ε_Gauss ≤ ε/2 + ε/2` (paper-faithful AboveThreshold constants cost `2·ε/2` instead, which the
+/// guarantee records), `δ`, labelled "as claimed by the paper": the oracle's privacy rests on the
+/// Liu & Asi (2024) mean-oracle analysis, not on a plain Gaussian mechanism.
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for invalid options; [`Error::FeatureBound`] for a row with
@@ -974,7 +982,7 @@ pub fn aup_rlhf(
                 unit: PrivacyUnit::User,
                 neighbouring: Neighbouring::LabelChange,
                 mechanism:
-                    "AUP-RLHF / AdapUserPriv-SGD (seed 003 Alg. 1-2, corrected per spec §11), as claimed by the paper",
+                    "AUP-RLHF / AdapUserPriv-SGD (Zhang et al. 2025, Alg. 1-2, one AboveThreshold instance per phase), as claimed by the paper",
                 noise: rng.source(),
                 assumptions: Assumptions {
                     feature_bound: Some(opts.feature_bound),
@@ -1008,7 +1016,8 @@ mod tests {
 
     #[test]
     fn theory_preset_matches_the_spec_examples() {
-        // Spec §4.3, L = 1: τ = 49.5 and std 661 σ/ñ; τ = 25.5 and 375 σ/ñ; τ = 2.07 and 30 σ/ñ.
+        // Thm 4's preset at practical sizes, L = 1: τ = 49.5 and std 661 σ/ñ; τ = 25.5 and 375 σ/ñ;
+        // τ = 2.07 and 30 σ/ñ.
         let t1 = theory::tau(2500, 768, 10, 3.0, 2500, 1e-5, 1.0);
         assert!((t1 - 49.5).abs() < 0.05, "{t1}");
         assert!((theory::oracle_noise_std(1.0, t1, 3.0, 2500, 1e-5, 1.0) - 661.0).abs() < 1.0);
@@ -1035,7 +1044,7 @@ mod tests {
 
     #[test]
     fn keep_probability_of_the_spec() {
-        // Spec §8.8 (ñ = 60): 0 at f = 30, 0.9 at f = 39, 1 at f = 40.
+        // ñ = 60: 0 at f = 30, 0.9 at f = 39, 1 at f = 40.
         assert_eq!(keep_probability(30, 60.0), 0.0);
         assert_eq!(keep_probability(12, 60.0), 0.0);
         assert!((keep_probability(39, 60.0) - 0.9).abs() < 1e-15);
@@ -1043,7 +1052,7 @@ mod tests {
         assert_eq!(keep_probability(60, 60.0), 1.0);
     }
 
-    /// Spec §8.7: over random trials, replacing one gradient changes the score by at most
+    /// Over random trials, replacing one gradient changes the score by at most
     /// `2(ñ−1)/ñ`, and the bound is attained.
     #[test]
     fn concentration_score_sensitivity() {

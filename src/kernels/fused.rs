@@ -1,5 +1,5 @@
 //! The fused value + gradient + Hessian pass ([`value_grad_hessian`]) and the chunked Hessian
-//! accumulation it shares with [`super::hessian`] (issue 4, "fused passes").
+//! accumulation it shares with [`super::hessian`].
 //!
 //! One read of `X` gives, for the row blocks of the streaming passes (1 MiB each),
 //!

@@ -1,6 +1,6 @@
 //! Group losses: `ℓ(u; o)` of the `K` scores `u = Φθ` of one sample and its labels `o` (the
 //! chosen alternative, or a ranking best first), with the score-space gradient `∂ℓ/∂u ∈ ℝ^K`
-//! and the `K × K` score-space Hessian block (DESIGN.md "GroupLoss").
+//! and the `K × K` score-space Hessian block (the objective lifts it to `θ`-space as `Φᵀ·block·Φ`).
 //!
 //! A group loss never sees the features: the
 //! [`GroupObjective`](crate::objective::GroupObjective) lifts it, `∇_θ = Φᵀ ∂ℓ/∂u` and
@@ -8,9 +8,9 @@
 //!
 //! | loss (CLI) | `ℓ(u; o)` | convex | bounded below | reference |
 //! |---|---|---|---|---|
-//! | [`PlTop1`](super::PlTop1) (`pl-top1`) | `LSE(u) − u_y` | yes | yes (≥ 0) | seed 000 eq. 11; spec 001 §3.3 |
-//! | [`PlRanking`](super::PlRanking) (`pl-ranking`) | `Σ_{j<J} [LSE_{k∈R_j}(u_k) − u_{o_j}]` | yes | yes (≥ 0) | seed 001 §4.2; spec 001 §3.2 |
-//! | [`PlKrrDebiased`](super::PlKrrDebiased) (`pl-krr`) | `c_{K,ε} LSE(u) − wᵀu`, `w_k = 1(ỹ=k) − 1/(e^ε+K−1)` | yes | **no** | seed 000 §4.4, App. C.4; spec 000 §3.5 |
+//! | [`PlTop1`](super::PlTop1) (`pl-top1`) | `LSE(u) − u_y` | yes | yes (≥ 0) | Chowdhury, Zhou & Natarajan (2024), eq. 11 |
+//! | [`PlRanking`](super::PlRanking) (`pl-ranking`) | `Σ_{j<J} [LSE_{k∈R_j}(u_k) − u_{o_j}]` | yes | yes (≥ 0) | "Provable protection of human judgements" (anon., 2024), Sec. 4.2 |
+//! | [`PlKrrDebiased`](super::PlKrrDebiased) (`pl-krr`) | `c_{K,ε} LSE(u) − wᵀu`, `w_k = 1(ỹ=k) − 1/(e^ε+K−1)` | yes | **no** | derived from Chowdhury, Zhou & Natarajan (2024), Sec. 4.4, App. C.4 |
 //!
 //! `LSE` is log-sum-exp, `R_j = {o_j, …, o_{K−1}}` the alternatives not yet ranked at stage `j`
 //! (0-based), `J` the number of ranked stages (`J = K − 1` is a full ranking, `J = 1` is the

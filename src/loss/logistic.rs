@@ -7,8 +7,9 @@ use pulp::Simd;
 /// `ℓ(t; y) = −y log σ(t) − (1−y) log(1−σ(t)) = softplus(s)`, `s = (1−2y)t`;
 /// `ℓ' = σ(t) − y = (1−2y) σ(s)`; `ℓ'' = σ'(t)`.
 ///
-/// The non-private MLE of Zhu et al. (2023), seed 000 eq. 8 (spec §3.1). Convex, bounded below
-/// by 0; the infimum is not attained on separable data (then only a ball gives a minimiser).
+/// The non-private MLE of Zhu et al. (2023); Chowdhury, Zhou & Natarajan (2024), eq. 8. Convex,
+/// bounded below by 0; the infimum is not attained on separable data (then only a ball gives a
+/// minimiser).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Logistic;
 

@@ -7,12 +7,13 @@
 //!
 //! | loss | `ℓ(t; y)` | convex | bounded below | paper |
 //! |---|---|---|---|---|
-//! | [`Logistic`] (`mle`) | `softplus((1−2y)t)` | yes | yes (≥ 0) | seed 000 eq. 8 |
-//! | [`RrNoisyChannel`] (`mle-rr`) | `−log p̃_y(t)`, `p̃₁ = σ̄_ε + c_ε σ(t)` | only for `|t| ≤ ε/2` | yes | seed 000 eq. 3 |
-//! | [`RrDebiased`] (`debiased-rr`) | `c_ε softplus(s) + σ̄_ε s`, `s = (1−2y)t` | yes | **no** | seed 000 eqs. 4–5 |
-//! | [`Probit`] (`probit`) | `−log Φ((2y−1)t)` | yes | yes | seed 000 §4.4 |
+//! | [`Logistic`] (`mle`) | `softplus((1−2y)t)` | yes | yes (≥ 0) | Chowdhury, Zhou & Natarajan (2024), eq. 8 |
+//! | [`RrNoisyChannel`] (`mle-rr`) | `−log p̃_y(t)`, `p̃₁ = σ̄_ε + c_ε σ(t)` | only for `|t| ≤ ε/2` | yes | Chowdhury, Zhou & Natarajan (2024), eq. 3 |
+//! | [`RrDebiased`] (`debiased-rr`) | `c_ε softplus(s) + σ̄_ε s`, `s = (1−2y)t` | yes | **no** | Chowdhury, Zhou & Natarajan (2024), eqs. 4–5 |
+//! | [`Probit`] (`probit`) | `−log Φ((2y−1)t)` | yes | yes | Chowdhury, Zhou & Natarajan (2024), Sec. 4.4 |
 //!
-//! with `σ_ε = σ(ε)`, `σ̄_ε = σ(−ε)`, `c_ε = tanh(ε/2)` (spec `local-central-label-dp.md` §0).
+//! with `σ_ε = σ(ε)`, `σ̄_ε = σ(−ε)`, `c_ε = tanh(ε/2)` (computed with `tanh`:
+//! `2σ(ε) − 1` cancels for small `ε`).
 //!
 //! K-wise (Plackett–Luce) losses of the `K` scores of a group are [`GroupLoss`]es
 //! ([`group`]): [`PlTop1`] (`pl-top1`), [`PlRanking`] (`pl-ranking`), [`PlKrrDebiased`]
@@ -67,14 +68,14 @@ pub trait Loss: Send + Sync + Clone + std::fmt::Debug {
     /// slices have the same length.
     fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>);
     /// The privacy scale `c` of the loss: the factor by which randomized response shrinks the
-    /// expected gradient, `E[∇ℓ̂ | y] = c ∇ℓ_MLE` — `c_ε = tanh(ε/2)` for the RR losses (seed 000
-    /// §3.4, spec §0), `1` for losses on clear labels (default). Used by the SGD theory step
-    /// `λ = γ κ c` (Thm 4.5; [`crate::solver::sgd::step`]).
+    /// expected gradient, `E[∇ℓ̂ | y] = c ∇ℓ_MLE` — `c_ε = tanh(ε/2)` for the RR losses (Chowdhury,
+    /// Zhou & Natarajan (2024), Sec. 4.3), `1` for losses on clear labels (default). Used by the
+    /// SGD theory step `λ = γ κ c` (Thm 4.5; [`crate::solver::sgd::step`]).
     fn privacy_scale(&self) -> f64 {
         1.0
     }
     /// The curvature floor `γ(T) = inf_{|t| ≤ T} ψ''(t)` of the clear-label negative
-    /// log-likelihood `ψ` of the link (spec §1.5): `σ'(T)` for the logistic link (default; also
+    /// log-likelihood `ψ` of the link: `σ'(T)` for the logistic link (default; also
     /// the RR losses, whose link is logistic), `A(T)` for probit. Used by the SGD theory step.
     fn link_curvature_floor(&self, tmax: f64) -> f64 {
         crate::math::simd::scalar::dsigmoid(tmax)

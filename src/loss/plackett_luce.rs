@@ -78,8 +78,8 @@ fn check_label_count(k: usize) -> Result<()> {
     Ok(())
 }
 
-/// Plackett–Luce top-1 (choice) negative log-likelihood (seed 000 eq. 11; spec 000 §1.4, spec
-/// 001 §3.3):
+/// Plackett–Luce top-1 (choice) negative log-likelihood (Chowdhury, Zhou & Natarajan (2024),
+/// eq. 11):
 ///
 /// `ℓ(u; y) = LSE(u) − u_y`,  `∂ℓ/∂u = p − e_y`,  `∂²ℓ/∂u² = diag(p) − ppᵀ`,  `p = softmax(u)`.
 ///
@@ -137,9 +137,10 @@ impl GroupLoss for PlTop1 {
     }
 }
 
-/// Plackett–Luce negative log-likelihood of the top `J` positions of a ranking (seed 001 §4.2;
-/// spec 001 §3.2 with its errata on Claims B.1/B.2): with `P_j = u_{o_j}` and the remaining set
-/// `R_j = {o_j, …, o_{K−1}}` at stage `j = 0, …, J−1`,
+/// Plackett–Luce negative log-likelihood of the top `J` positions of a ranking ("Provable
+/// protection of human judgements" (anon., 2024), Sec. 4.2; its Claims B.1/B.2 print wrong
+/// softmax weights, the gradient and Hessian below are the correct ones): with `P_j = u_{o_j}` and
+/// the remaining set `R_j = {o_j, …, o_{K−1}}` at stage `j = 0, …, J−1`,
 ///
 /// `ℓ = Σ_{j<J} softplus(LSE_{j+1} − u_{o_j})`,  `LSE_j = LSE_{k∈R_j} u_k` (a suffix recursion
 /// `LSE_j = logaddexp(u_{o_j}, LSE_{j+1})`, never shifted by a global maximum),
@@ -307,22 +308,22 @@ impl GroupLoss for PlRanking {
     }
 }
 
-/// The debiased top-1 loss of K-RR-privatised choices (seed 000 §4.4 and App. C.4; spec 000
-/// §3.5, "debiased K-way loss"): with `q = 1/(e^ε + K − 1)`, weights
-/// `w_k = 1(ỹ = k) − q` and `c = Σ_k w_k = c_{K,ε} = (e^ε − 1)/(e^ε + K − 1)`,
+/// The debiased top-1 loss of K-RR-privatised choices (derived from Chowdhury, Zhou &
+/// Natarajan (2024), Sec. 4.4 and App. C.4, which state only its SGD step): with `q = 1/(e^ε + K −
+/// 1)`, weights `w_k = 1(ỹ = k) − q` and `c = Σ_k w_k = c_{K,ε} = (e^ε − 1)/(e^ε + K − 1)`,
 ///
 /// `ℓ̂(u; ỹ) = −Σ_k w_k log p_k = c·LSE(u) − wᵀu`,  `∂ℓ̂/∂u = c p − w`,
 /// `∂²ℓ̂/∂u² = c (diag(p) − ppᵀ)`.
 ///
 /// Unbiased for the clear-label loss up to the factor `c`: `E[w_k | y] = c·1(k = y)`, so
 /// `E[ℓ̂ | y] = c·ℓ_top1(u; y)` and `E[∇ℓ̂ | y] = c ∇ℓ_top1`; its per-sample θ-gradient is exactly
-/// the Algorithm-1 gradient `ĝ = Σ_k ∇log p_k/(e^ε + K − 1) − ∇log p_ỹ` (spec §3.5, verified).
+/// the Algorithm-1 gradient `ĝ = Σ_k ∇log p_k/(e^ε + K − 1) − ∇log p_ỹ` (verified in the tests).
 ///
 /// **Convexity.** The Hessian is `c > 0` times the top-1 Hessian and does not depend on the
 /// label: convex for every label. **Not bounded below** (the weights `−q` are negative: the
 /// recession `c·max u − wᵀu` is negative along directions that raise an alternative that was
 /// never reported), so the estimator needs a norm bound (`Θ_B`), exactly as the binary debiased
-/// RR loss (spec §3.3). With `K = 2` it is that binary loss on `t = u₁ − u₀`.
+/// RR loss. With `K = 2` it is that binary loss on `t = u₁ − u₀`.
 ///
 /// Evaluated as `(1 − q)(LSE − u_ỹ) − q Σ_{k≠ỹ}(LSE − u_k)` with `LSE − u_k = (m − u_k) +
 /// log1p(s)`; `c = −expm1(−ε)/(1 + (K−1)e^{−ε})` and `q = e^{−ε}/(1 + (K−1)e^{−ε})` (no overflow).
@@ -459,7 +460,7 @@ mod tests {
 
     #[test]
     fn spec_values() {
-        // Full ranking at u = 0: log K! (K = 5: 4.787491742782046, spec 001 §9.2).
+        // Full ranking at u = 0: log K! (K = 5: 4.787491742782046).
         let l = PlRanking::new(4).unwrap();
         let (v, g, _) = eval_all(&l, &[0.0; 5], &[3, 1, 4, 0, 2]);
         assert!((v - 4.787_491_742_782_046).abs() < 1e-14, "{v}");

@@ -1,4 +1,4 @@
-//! Thurstone (probit) negative log-likelihood (seed 000 §4.4, spec §3.6).
+//! Thurstone (probit) negative log-likelihood (Chowdhury, Zhou & Natarajan (2024), Sec. 4.4).
 
 use super::{Loss, LossOut};
 use pulp::Simd;
@@ -6,7 +6,7 @@ use pulp::Simd;
 /// `ℓ(t; y) = −log Φ(s)`, `s = (2y−1)t`; `ℓ' = −(2y−1) h(s)`; `ℓ'' = A(s) = h(s)(s + h(s))`,
 /// where `h = φ/Φ` is the inverse Mills ratio. Convex and bounded below.
 ///
-/// Stable evaluation (spec §3.6): `erfc` (libm) for `−3 ≤ s < 3`; for `s < −3`, Laplace's
+/// Stable evaluation: `erfc` (libm) for `−3 ≤ s < 3`; for `s < −3`, Laplace's
 /// continued fraction for `u = s + h(s)` (60 terms, bottom-up), giving `h = −s + u`, `A = u·h`
 /// and `log Φ(s) = −s²/2 − ½ log 2π − log h` without cancellation, for any `s` down to −1e300;
 /// for `s ≥ 3`, the same fraction at `−s` gives the upper tail `Φ(−s) = φ(s)/(s + u)`, and
@@ -46,7 +46,8 @@ impl Loss for Probit {
         let s = if y == 1 { t } else { -t };
         log_phi_parts(s).2
     }
-    /// `A(T) = h(T)(T + h(T))`, `h = φ/Φ` (spec §1.5, §3.6): the smallest curvature
+    /// `A(T) = h(T)(T + h(T))`, `h = φ/Φ`: the smallest curvature (the paper leaves the probit
+    /// `γ` to "a proper choice"; this is the exact one)
     /// `ℓ''(t; y) = A((2y−1)t)` on `|t| ≤ T` (`A` is decreasing).
     fn link_curvature_floor(&self, tmax: f64) -> f64 {
         log_phi_parts(tmax).2

@@ -1,11 +1,12 @@
-//! Losses for labels privatised by binary randomized response (seed 000, §4).
+//! Losses for labels privatised by binary randomized response (Chowdhury, Zhou & Natarajan (2024),
+//! Sec. 4).
 
 use super::{map_lanes, Loss, LossOut};
 use crate::error::{check_eps, Result};
 use crate::math::simd::{dsigmoid_from, exp_em1_nonpos, exp_nonpos, log1p_unit, logistic, scalar, sigmoid_from};
 use pulp::Simd;
 
-/// Privacy constants of binary RR with level ε (spec §0): `σ_ε = σ(ε)`, `σ̄_ε = σ(−ε)`,
+/// Privacy constants of binary RR with level ε: `σ_ε = σ(ε)`, `σ̄_ε = σ(−ε)`,
 /// `c_ε = tanh(ε/2) = σ_ε − σ̄_ε`, and `softplus(±ε)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RrConstants {
@@ -38,7 +39,7 @@ impl RrConstants {
     }
 }
 
-/// Noisy-channel likelihood of RR labels ("MLE-RR", seed 000 eq. 3, spec §3.2):
+/// Noisy-channel likelihood of RR labels ("MLE-RR", Chowdhury, Zhou & Natarajan (2024), eq. 3):
 /// `ℓ(t; ỹ) = −log p̃₁(s)`, `s = (2ỹ−1)t`, `p̃₁(s) = σ_ε σ(s) + σ̄_ε σ(−s) = σ̄_ε + c_ε σ(s)`,
 /// evaluated as `log p̃₁(s) = logaddexp(−softplus(−ε) − softplus(−s), −softplus(ε) − softplus(s))`
 /// (the two arguments differ by exactly `ε + s`).
@@ -211,7 +212,7 @@ impl Loss for RrNoisyChannel {
     }
 }
 
-/// Debiased RR loss (seed 000 eqs. 4–5, spec §3.3): `ℓ̂(t; ỹ) = −log p̂_ỹ(t)` with
+/// Debiased RR loss (Chowdhury, Zhou & Natarajan (2024), eqs. 4–5): `ℓ̂(t; ỹ) = −log p̂_ỹ(t)` with
 /// `log p̂₁ = σ_ε log σ(t) − σ̄_ε log(1−σ(t))`, evaluated as
 /// `ℓ̂ = c_ε softplus(s) + σ̄_ε s`, `s = (1−2ỹ)t` (no cancellation; equal to
 /// `σ_ε softplus(s) − σ̄_ε softplus(−s)`).

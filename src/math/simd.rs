@@ -8,7 +8,7 @@
 //!   `1+u ≤ √2`, else `ln 2 + 2·atanh((u−1)/(u+3))`, so `|s| ≤ 0.1716` and an odd series of 11
 //!   terms reaches double precision.
 //! * [`Logistic`]: from one `exp` and one `log1p`, the stable `softplus(±a)`, `σ(a)` and
-//!   `σ'(a)` (spec §0: `softplus(a) = max(a,0) + log1p(e^{-|a|})`).
+//!   `σ'(a)` (`softplus(a) = max(a,0) + log1p(e^{-|a|})`, never `ln(1 + e^a)`).
 //!
 //! Accuracy against mpmath (tests/losses.rs): a few ulps.
 

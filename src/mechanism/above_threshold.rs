@@ -1,6 +1,6 @@
 //! AboveThreshold (the sparse vector technique), the concentration test of AdapUserPriv-SGD
-//! (Zhang et al., "Towards User-level Private RLHF", App. B.1 Alg. 3; spec
-//! `user-level-label-dp.md` §3.3 and errata §11.3–11.4).
+//! (Zhang et al. (2025), "Towards User-level Private RLHF", App. B.1 Alg. 3, with the two
+//! corrections below; Dwork & Roth (2014), Thm 3.23, for the mechanism itself).
 
 use crate::error::{check_eps, Error, Result};
 use crate::rng::uniform_f64;
@@ -26,8 +26,9 @@ pub fn laplace<R: Rng + ?Sized>(b: f64, rng: &mut R) -> f64 {
 pub enum AtCalibration {
     /// `Lap(2Δ/ε)` on the threshold and `Lap(4Δ/ε)` on each query for queries of sensitivity
     /// `Δ` (Dwork & Roth 2014, Thm 3.23): `ε`-DP for the whole stream. AdapUserPriv-SGD's
-    /// concentration score has sensitivity `2(ñ−1)/ñ < 2` (spec §3.4), so it uses `Δ = 2`
-    /// (spec §11.3): `Lap(4/ε)` and `Lap(8/ε)`.
+    /// concentration score has sensitivity `2(ñ−1)/ñ < 2` (changing one user's gradient flips up
+    /// to `2(ñ−1)` ordered pairs), so it uses `Δ = 2` where the paper calibrates for 1:
+    /// `Lap(4/ε)` and `Lap(8/ε)`.
     #[default]
     Corrected,
     /// The paper's constants `Lap(2/ε)` and `Lap(4/ε)` (sensitivity 1) whatever the query's
@@ -36,7 +37,8 @@ pub enum AtCalibration {
     PaperFaithful,
 }
 
-/// AboveThreshold with a **single** noisy threshold per instance (spec §11.4), in the mirrored
+/// AboveThreshold with a **single** noisy threshold per instance (the paper's Alg. 2 appears to
+/// draw a fresh one at every step, which the privacy proof does not allow), in the mirrored
 /// form of the paper (it halts at the first query *below* the threshold):
 ///
 /// ```text
@@ -48,7 +50,7 @@ pub enum AtCalibration {
 /// with `(b_T, b_q) = (2Δ/ε, 4Δ/ε)` ([`AtCalibration::Corrected`], `Δ` the queries' sensitivity)
 /// or `(2/ε, 4/ε)` ([`AtCalibration::PaperFaithful`]). The whole adaptively chosen stream costs
 /// `ε` once because at most one ⊥ is released (Dwork & Roth 2014, Thm 3.23, applied to `−q_t`
-/// and `−T`). Exact single-query check (spec §3.3, paper constants, `ε = 0.5`, `T = 16`):
+/// and `−T`). Exact single-query check (paper constants, `ε = 0.5`, `T = 16`):
 /// `P[⊥ | q = 16] = 0.5`, `P[⊥ | q = 17] = 0.458531` ([`AboveThreshold::halt_probability`]).
 ///
 /// The noisy threshold is private state: it is never exposed.
@@ -224,7 +226,7 @@ mod tests {
 
     /// The privacy loss of a whole stream (k = 100 queries, neighbours shift every query by the
     /// sensitivity 2 in the worst direction): the corrected noise attains e^ε and never exceeds
-    /// it; the paper's constants reach e^{2ε} (spec §11.3).
+    /// it; the paper's constants reach e^{2ε}.
     #[test]
     fn stream_privacy_loss_corrected_vs_paper() {
         let eps = 1.0f64;

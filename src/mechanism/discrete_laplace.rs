@@ -4,8 +4,8 @@
 //! Laplace of rational scale). The same construction is used by the vetted DP libraries
 //! (OpenDP, Google's differential-privacy library); it is re-implemented here from the paper.
 //!
-//! `Lap_Z(t)` has pmf `P(Z = z) = tanh(a/2)·e^{−a|z|}` on the integers, `a = 1/t` (spec
-//! `label-dp-sgd-and-priors.md` §2.4; scipy's `dlaplace(a)`). Adding it to an integer query of
+//! `Lap_Z(t)` has pmf `P(Z = z) = tanh(a/2)·e^{−a|z|}` on the integers, `a = 1/t`
+//! (scipy's `dlaplace(a)`). Adding it to an integer query of
 //! ℓ₁-sensitivity `Δ` is `Δ·a`-DP: a unit shift changes the pmf by at most the factor `e^a`.
 //!
 //! **Exactness.** No floating point touches a draw: the scale is a rational `num/den` of `u64`s,
@@ -97,7 +97,8 @@ impl DiscreteLaplace {
     /// scale `t ≥ sensitivity/eps`, rounded **up** to a multiple of `2^-20` (so the realised
     /// level [`realised_eps`](Self::realised_eps) `= sensitivity/t ≤ eps`).
     ///
-    /// For the histogram prior (spec §2.4: L1 sensitivity 2 under a label change) use
+    /// For the histogram prior (L1 sensitivity 2 under a label change: one unit moves between
+    /// two bins) use
     /// `for_privacy(eps_p, 2)`: pmf `∝ exp(−(ε_p/2)|z|)`.
     ///
     /// # Errors
@@ -223,7 +224,7 @@ mod tests {
 
     #[test]
     fn pmf_ratio_and_normalisation() {
-        // Spec §9.7: pmf(0)/pmf(1) = e^a, 1.0253151 for a = 0.025 (ε_p = 0.05, sensitivity 2).
+        // pmf(0)/pmf(1) = e^a, 1.0253151 for a = 0.025 (ε_p = 0.05, sensitivity 2).
         let dl = DiscreteLaplace::with_scale(40, 1).unwrap();
         assert!((dl.pmf(0) / dl.pmf(1) - 1.025_315_1).abs() < 1e-7);
         let total: f64 = (-4000..=4000).map(|z| dl.pmf(z)).sum();

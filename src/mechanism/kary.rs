@@ -1,7 +1,7 @@
-//! K-ary label randomisers: K-RR, RRTop-k and RR-with-prior (spec `label-dp-sgd-and-priors.md`
-//! §2.1–2.3; Ghazi et al., *Deep Learning with Label Differential Privacy*, NeurIPS 2021,
-//! Alg. 2; Busa-Fekete et al. / seed 002 Alg. 5; Chowdhury et al. seed 000 §4.4 for K-RR on
-//! K-wise choices).
+//! K-ary label randomisers: K-RR, RRTop-k and RR-with-prior (Ghazi et al. (2021), *Deep Learning
+//! with Label Differential Privacy*: K-RR in Alg. 5 of the supplement, RRTop-k and RR-with-prior
+//! in Alg. 1–2 of the main paper; K-RR on K-wise choices as in Chowdhury, Zhou & Natarajan
+//! (2024), Sec. 4.4, eq. 12).
 //!
 //! With `E = e^ε`, written in the overflow-free form `1/(1 + (k−1)e^{−ε})`:
 //!
@@ -14,7 +14,8 @@
 //! `Y_k` is the set of the `k` labels of largest prior mass, ties broken by the smaller label
 //! index (a rule that does not look at `y`). [`RrWithPrior`] runs RRTop-`k*` with
 //! `k* = argmax_k (E/(E+k−1))·Σ_{j≤k} p_(j)` (smallest `k` on ties) — the paper's formula, not
-//! the reference code's off-by-one (spec §2.3). All three are ε-label-LDP for every prior
+//! the authors' reference code, which divides by `1 + (k−2)e^{−ε}` instead of
+//! `1 + (k−1)e^{−ε}`. All three are ε-label-LDP for every prior
 //! (the prior must not depend on the example's own label).
 
 use super::Mechanism;
@@ -111,7 +112,7 @@ impl KaryRr {
     }
     /// Randomises one label (the draw of [`Mechanism::randomize`] for one row: the same
     /// coins in the same order). For algorithms that privatise each label when it is used
-    /// (LP-RR-SGD, seed 002 Alg. 5); each label must still be randomised once only.
+    /// (LP-RR-SGD, Ghazi et al. (2021), Alg. 5); each label must still be randomised once only.
     ///
     /// # Errors
     /// [`Error::Data`] (row 0) for a label `≥ K`.
@@ -201,9 +202,9 @@ fn check_prior(prior: &[f64], row: usize) -> Result<()> {
     Ok(())
 }
 
-/// RRTop-k (spec §2.2): randomized response restricted to the top-`k` labels of a prior; a label
-/// outside the top set is replaced by a uniform draw from it. ε-label-LDP for every prior; `k = K`
-/// is K-RR, `k = 1` outputs the top label (0-DP).
+/// RRTop-k (Ghazi et al. (2021), main paper Alg. 1): randomized response restricted to the top-`k`
+/// labels of a prior; a label outside the top set is replaced by a uniform draw from it.
+/// ε-label-LDP for every prior; `k = K` is K-RR, `k = 1` outputs the top label (0-DP).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RrTopK {
     eps: f64,
@@ -337,7 +338,7 @@ fn check_priors(labels: &[u8], priors: &[f64]) -> Result<usize> {
     Ok(kk)
 }
 
-/// RR-with-prior (Ghazi et al. 2021, Alg. 2; spec §2.3): RRTop-`k*` with the `k` that maximises
+/// RR-with-prior (Ghazi et al. (2021), main paper Alg. 2): RRTop-`k*` with the `k` that maximises
 /// the probability of reporting the true label when it is distributed as the prior,
 /// `k* = argmax_k (E/(E+k−1)) Σ_{j≤k} p_(j)` (smallest `k` on ties).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -368,7 +369,7 @@ impl RrWithPrior {
     }
     /// The selection weights `w_k = (E/(E+k−1))·Σ_{j≤k} p_(j)`, `k = 1..K` (index `k − 1`):
     /// the probability that RRTop-`k` reports the true label when it is distributed as the
-    /// prior; `k*` maximises it (spec §2.3, §9.3).
+    /// prior; `k*` maximises it.
     ///
     /// # Errors
     /// [`Error::InvalidParam`] for an invalid prior.
@@ -558,7 +559,7 @@ mod tests {
 
     #[test]
     fn rr_with_prior_uses_the_paper_formula() {
-        // Spec §2.3 examples (paper k* vs the reference code's): 3 vs 2, 3 vs 2, 2 vs 1.
+        // Examples where the paper's k* and the reference code's differ: 3 vs 2, 3 vs 2, 2 vs 1.
         let m = |eps| RrWithPrior::new(eps).unwrap();
         assert_eq!(m(2.0).choose_k(&[0.5, 0.3, 0.1, 0.05, 0.05]).unwrap(), 3);
         assert_eq!(m(1.0).choose_k(&[0.4, 0.35, 0.25]).unwrap(), 3);

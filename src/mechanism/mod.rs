@@ -2,12 +2,12 @@
 //!
 //! A [`Mechanism`] maps each private label `y ∈ {0, …, K−1}` to a randomised label `ỹ` drawn
 //! from row `y` of its transition matrix `T[y, ỹ] = P[ỹ | y]`. It is ε-label-LDP (Chowdhury,
-//! Zhou & Natarajan, AISTATS 2024, Def. 2.3) when `T[i, j] ≤ e^ε · T[i', j]` for all inputs
+//! Zhou & Natarajan (2024), Def. 2.3) when `T[i, j] ≤ e^ε · T[i', j]` for all inputs
 //! `i, i'` and outputs `j`. Local label DP implies central label DP (Remark 2.4), and every
 //! estimator computed from the randomised labels alone is post-processing, so it inherits the
 //! guarantee.
 //!
-//! Rules (spec `local-central-label-dp.md` §2):
+//! Rules:
 //! * randomise each label **exactly once** and store `ỹ`; reuse it for every epoch and refit;
 //! * keep mechanisms separate from estimators: estimators take already-randomised labels and the
 //!   [`transition_matrix`](Mechanism::transition_matrix) (the debiased losses need it);
@@ -23,17 +23,17 @@
 //!
 //! | mechanism | `P[ỹ = y]` | `P[ỹ = y' ≠ y]` | paper |
 //! |---|---|---|---|
-//! | [`RandomizedResponse`] (K = 2) | `σ(ε) = e^ε/(1+e^ε)` | `σ(−ε) = 1/(1+e^ε)` | seed 000 eq. 2 |
-//! | [`KaryRr`] (K labels) | `e^ε/(e^ε+K−1)` | `1/(e^ε+K−1)` each | seed 000 §4.4, seed 002 Alg. 5 |
-//! | [`RrTopK`], [`RrWithPrior`] | see [`kary`](self::KaryRr) (per-sample prior) | | seed 002 §2.2–2.3 |
-//! | [`UserLevelRr`] (user budget ε) | `σ(ε/m_u)` for each of user `u`'s `m_u` labels | `σ(−ε/m_u)` | seed 003 §4.1 |
+//! | [`RandomizedResponse`] (K = 2) | `σ(ε) = e^ε/(1+e^ε)` | `σ(−ε) = 1/(1+e^ε)` | Chowdhury, Zhou & Natarajan (2024), eq. 2 |
+//! | [`KaryRr`] (K labels) | `e^ε/(e^ε+K−1)` | `1/(e^ε+K−1)` each | Chowdhury, Zhou & Natarajan (2024), eq. 12; Ghazi et al. (2021), Alg. 5 |
+//! | [`RrTopK`], [`RrWithPrior`] | see [`kary`](self::KaryRr) (per-sample prior) | | Ghazi et al. (2021), main paper Alg. 1–2 |
+//! | [`UserLevelRr`] (user budget ε) | `σ(ε/m_u)` for each of user `u`'s `m_u` labels | `σ(−ε/m_u)` | Zhang et al. (2025), Sec. 4.1 |
 //!
-//! [`DiscreteLaplace`] is the exact integer noise of the private histogram prior (seed 002
-//! Alg. 4; Canonne, Kamath & Steinke 2020, Algorithms 1–2).
+//! [`DiscreteLaplace`] is the exact integer noise of the private histogram prior (Ghazi et al.
+//! (2021), Alg. 4; Canonne, Kamath & Steinke 2020, Algorithms 1–2).
 //!
 //! [`AboveThreshold`] (sparse vector, one noisy threshold per run) is the concentration test of
-//! AdapUserPriv-SGD (seed 003 Alg. 3, with the corrected sensitivity of spec
-//! `user-level-label-dp.md` §11.3).
+//! AdapUserPriv-SGD (Zhang et al. (2025), Alg. 3, calibrated for the concentration score's
+//! sensitivity 2 where the paper uses 1).
 
 mod above_threshold;
 mod discrete_laplace;

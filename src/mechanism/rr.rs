@@ -1,4 +1,4 @@
-//! Binary randomized response (Chowdhury, Zhou & Natarajan, AISTATS 2024, eq. 2; spec §2).
+//! Binary randomized response (Chowdhury, Zhou & Natarajan (2024), eq. 2).
 
 use super::Mechanism;
 use crate::data::check_labels;
@@ -8,8 +8,8 @@ use crate::privacy::{NoiseRng, PrivatizedLabels, Randomizer};
 use crate::rng::uniform_f64;
 use rand::Rng;
 
-/// Binary randomized response `RR_ε` on labels `y ∈ {0, 1}` (Chowdhury, Zhou & Natarajan,
-/// AISTATS 2024, eq. 2; spec `local-central-label-dp.md` §2):
+/// Binary randomized response `RR_ε` on labels `y ∈ {0, 1}` (Chowdhury, Zhou & Natarajan
+/// (2024), eq. 2):
 ///
 /// ```text
 /// P[ỹ = y]     = σ(ε)  = e^ε / (1 + e^ε)      (keep)

@@ -1,5 +1,5 @@
-//! User-level randomized response (Zhang et al., "Towards User-level Private RLHF", §4.1; spec
-//! `user-level-label-dp.md` §3.1).
+//! User-level randomized response (Zhang et al. (2025), "Towards User-level Private RLHF",
+//! Sec. 4.1).
 
 use super::rr::RandomizedResponse;
 use super::Mechanism;
@@ -20,7 +20,7 @@ use rand::Rng;
 /// ratio is a product of `m_u` factors in `[e^{−ε/m_u}, e^{ε/m_u}]`, so the mechanism is pure
 /// `ε`-DP at the user level (all of one user's labels may change), with equality when all `m_u`
 /// labels differ. The paper splits evenly with equal `m`; for ragged counts `ε/m_u` is used per
-/// user, which is fine because `m_u` is public (spec §3.1). Without the split (ε per label) the
+/// user, which is fine because `m_u` is public. Without the split (ε per label) the
 /// user-level loss would be `m_u ε`.
 ///
 /// Randomise each label exactly once and store the output (see [`RandomizedResponse`]); draws
@@ -51,7 +51,7 @@ impl UserLevelRr {
         self.eps / m as f64
     }
 
-    /// `σ(ε/m)`, the probability that one of the user's labels is kept (spec §3.1 values:
+    /// `σ(ε/m)`, the probability that one of the user's labels is kept (for example
     /// 0.5249792 for m = 10, ε = 1; 0.7310586 for m = 1, ε = 1).
     pub fn keep_probability(&self, m: usize) -> f64 {
         sigmoid(self.label_eps(m))

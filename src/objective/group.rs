@@ -3,8 +3,8 @@
 //! `F(θ) = (1/W) Σ_i w_i ℓ(Φ_i θ; o_i) + (β/2W) ‖θ‖² + (1/W) ⟨b, θ⟩`,
 //!
 //! with `∇F = (Σ_i w_i Φ_iᵀ ∂ℓ_i/∂u + βθ + b)/W` and
-//! `∇²F = (Σ_i w_i Φ_iᵀ (∂²ℓ_i/∂u²) Φ_i + βI)/W` (DESIGN.md "GroupLoss": the objective turns the
-//! `K × K` score-space block into `Φᵀ·block·Φ`). The scaling is the pairwise objective's
+//! `∇²F = (Σ_i w_i Φ_iᵀ (∂²ℓ_i/∂u²) Φ_i + βI)/W` (the loss gives the `K × K` score-space block,
+//! the objective turns it into `Φᵀ·block·Φ`). The scaling is the pairwise objective's
 //! ([`Objective`](super::Objective)), so ridge, linear term and weights mean the same. It
 //! implements [`SmoothObjective`], so the exact solvers (projected Newton, projected L-BFGS) and
 //! projected SGD minimise it unchanged.
@@ -12,7 +12,7 @@
 //! The feasible set acts on `θ ∈ ℝ^d` as in the pairwise case. With the sum-zero constraint of
 //! `Θ_B`, note that Plackett–Luce scores only identify `θ` through differences of features
 //! within a sample: for one-hot (tabular) item features the sum-zero condition is exactly the
-//! identifiability constraint of the item utilities (spec `local-central-label-dp.md` §1.2).
+//! identifiability constraint of the item utilities.
 
 use super::{Eval, SecondOrderObjective, SmoothObjective};
 use crate::data::GroupView;

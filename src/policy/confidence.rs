@@ -1,5 +1,5 @@
-//! The confidence set `C = {θ ∈ Θ_B : ‖θ − θ̂‖_{Σ̃+λI} ≤ Γ}` (seed 001 eq. 2, seed 004
-//! Algorithm 2; spec `private-mle-and-pessimism.md` §6.1, `private-robust-alignment.md` §6.1).
+//! The confidence set `C = {θ ∈ Θ_B : ‖θ − θ̂‖_{Σ̃+λI} ≤ Γ}` ("Provable protection of human
+//! judgements" (anon., 2024), eq. 2; Zhou, Wu & Orabona (2025), Algorithm 2).
 
 use super::inner::{Emptiness, InnerMin, InnerSolver};
 use crate::error::{Error, Result};
@@ -24,13 +24,14 @@ impl ConfidenceSet {
     /// `C` for centre `theta_hat` (length `d`), covariance `sigma` (row-major `d × d`, plain
     /// `Σ̂ = (1/n)Σxxᵀ` or the private `Σ̃`; `None` for `Σ = 0`), `lambda ≥ 0` (`M = Σ + λI` must
     /// be positive definite), radius `gamma = Γ ≥ 0`, and the parameter set `set` (`theta-b`:
-    /// `{1ᵀθ = 0, ‖θ‖ ≤ B}`; `ball`: `{‖θ‖ ≤ B}`, seed 001; `sum-zero`; `none`: ellipsoid only).
+    /// `{1ᵀθ = 0, ‖θ‖ ≤ B}`; `ball`: `{‖θ‖ ≤ B}`, as in the anonymous paper; `sum-zero`; `none`:
+    /// ellipsoid only).
     ///
-    /// If the intersection is empty (possible: the released `θ̃` of seed 001 is not projected, so
-    /// the slice or the ball may miss the ellipsoid), the set falls back to the ellipsoid with
-    /// whatever part of `Θ_B` still meets it — first dropping the ball, then the plane — and
-    /// [`fallback`](Self::fallback) says why (spec §6.2(c): dropping `Θ_B` keeps `θ* ∈ C` on the
-    /// good event; an empty `C` means that event failed).
+    /// If the intersection is empty (possible: the released `θ̃` of the private MLE is not
+    /// projected, so the slice or the ball may miss the ellipsoid), the set falls back to the
+    /// ellipsoid with whatever part of `Θ_B` still meets it — first dropping the ball, then the
+    /// plane — and [`fallback`](Self::fallback) says why (dropping `Θ_B` keeps `θ* ∈ C` on the good
+    /// event; an empty `C` means that event failed).
     ///
     /// # Errors
     /// Shapes, non-finite entries, `λ < 0`, `Γ < 0`, `Σ + λI` not positive definite.

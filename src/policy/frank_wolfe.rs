@@ -1,5 +1,7 @@
-//! Pessimistic policy optimisation (seed 001 Algorithm 3, seed 004 Algorithm 2 with `η = 1`;
-//! spec `private-mle-and-pessimism.md` §6.3, `private-robust-alignment.md` §6.4):
+//! Pessimistic policy optimisation ("Provable protection of human judgements" (anon., 2024),
+//! Algorithm 3; Zhou, Wu & Orabona (2025), Algorithm 2 with `η = 1`), solved as a concave
+//! program over stochastic policies (the papers write an argmax over deterministic policies,
+//! which is combinatorial; their proofs need only `Ĵ(π̂) ≥ Ĵ(π*)`):
 //!
 //! `max_π Ĵ(π)`, `Ĵ(π) = min_{θ ∈ C} ⟨θ, g(π)⟩`, `g(π) = Σ_s ρ_s Σ_a π_s(a) φ(s, a) − v`,
 //!
@@ -14,20 +16,20 @@
 //! non-increasing; Brent's method on it), and `π ← (1 − γ)π + γ·greedy(θ_t)`, applied to the
 //! stored `n × A` policy during the next pass.
 //!
-//! **Certificate.** For every `θ ∈ C`, `max_π Ĵ(π) ≤ max_π ⟨θ, g(π)⟩ = h(θ)` (the θ-dual of
-//! spec §6.3), and the inner solver's lower bound gives `Ĵ(π_t) ≥ L_t` at the exact `g(π_t)`
-//! (recomputed in every pass). So `gap_t = min_{τ ≤ t} h(θ_τ) − L_t` (and `min(·, 0)` when
-//! `0 ∈ C`) bounds `max Ĵ − Ĵ(π_t)`; it is at most the classical FW gap plus the inner gap.
-//! Stop when `gap ≤ tol_rel·max(|L_t|, |U_t|)` or `gap ≤ tol_abs` (default
-//! `tol_rel·R_C·(Σ_s ρ_s max_a‖φ(s,a)‖ + ‖v‖)`, i.e. relative to the range of the objective:
-//! when the optimum is at or near 0 — typically `θ = 0 ∈ C` and the reference is attainable, so
-//! no policy is certifiably better than the reference — a gap relative to `|Ĵ|` cannot be met,
-//! and Frank–Wolfe approaches the kink of `Ĵ` at `g = 0` only at rate `O(1/t)`). Pass
-//! `tol_abs = Some(0.0)` for the strict relative criterion. `range` is reported.
+//! **Certificate.** For every `θ ∈ C`, `max_π Ĵ(π) ≤ max_π ⟨θ, g(π)⟩ = h(θ)` (the θ-dual, by
+//! the minimax theorem), and the inner solver's lower bound gives `Ĵ(π_t) ≥ L_t` at the exact
+//! `g(π_t)` (recomputed in every pass). So `gap_t = min_{τ ≤ t} h(θ_τ) − L_t` (and `min(·, 0)` when
+//! `0 ∈ C`) bounds `max Ĵ − Ĵ(π_t)`; it is at most the classical FW gap plus the inner gap. Stop
+//! when `gap ≤ tol_rel·max(|L_t|, |U_t|)` or `gap ≤ tol_abs` (default `tol_rel·R_C·(Σ_s ρ_s
+//! max_a‖φ(s,a)‖ + ‖v‖)`, i.e. relative to the range of the objective: when the optimum is at or
+//! near 0 — typically `θ = 0 ∈ C` and the reference is attainable, so no policy is certifiably
+//! better than the reference — a gap relative to `|Ĵ|` cannot be met, and Frank–Wolfe approaches
+//! the kink of `Ĵ` at `g = 0` only at rate `O(1/t)`). Pass `tol_abs = Some(0.0)` for the strict
+//! relative criterion. `range` is reported.
 //!
 //! **No certifiable improvement.** When `θ = 0 ∈ C`, `Ĵ(π) ≤ ⟨0, g(π)⟩ = 0` for every `π`; if
 //! the reference is a policy, `Ĵ(π_ref) = 0` is then the optimum: the solver starts from `π_ref`
-//! and certifies it at the first pass (seed 004 §6.3: `max Ĵ ≥ Ĵ(π_ref) = 0`). With only a
+//! and certifies it at the first pass (`g(π_ref) = 0`, so `max Ĵ ≥ Ĵ(π_ref) = 0`). With only a
 //! reference *vector*, the optimum may sit at the kink `g = 0`, which Frank–Wolfe approaches at
 //! rate `O(1/t)`; the gap floor relative to the objective's range covers that case.
 //!
@@ -35,11 +37,12 @@
 //! states with the same `g`; they are rounded to the combination of support actions that
 //! maximises `Ĵ` (all combinations when there are at most 4096, else state by state in index
 //! order, each given the others' mixed contribution). The loss of rounding is at most
-//! `R_C · Σ_{rounded s} ρ_s · max_{a,b}‖φ(s,a) − φ(s,b)‖ ≤ 2 L R_C Σ ρ_s` (spec §6.3); both the
+//! `R_C · Σ_{rounded s} ρ_s · max_{a,b}‖φ(s,a) − φ(s,b)‖ ≤ 2 L R_C Σ ρ_s`; both the
 //! certified stochastic optimum and the rounded policy's `Ĵ` are reported.
 //!
 //! **Greedy (`η = 0`).** [`greedy_policy`]: `π̂(s) = argmax_a ⟨θ̂, φ(s, a)⟩`, lowest index on ties
-//! (seed 004 Algorithm 2 with `η = 0`, seed 000 §5).
+//! (Zhou, Wu & Orabona (2025), Algorithm 2 with `η = 0`; the plug-in policy of Chowdhury, Zhou &
+//! Natarajan (2024), Sec. 4.3).
 
 use super::confidence::ConfidenceSet;
 use super::pass::{self, PassSpec};

@@ -1,6 +1,8 @@
 //! The inner minimum `min_{θ ∈ C} ⟨θ, g⟩` over the confidence set
-//! `C = {θ : ‖θ − c‖_M ≤ Γ} ∩ S ∩ {‖θ‖ ≤ B}` (spec `private-mle-and-pessimism.md` §6.2,
-//! `private-robust-alignment.md` §6.3), with `S` the sum-zero plane `{1ᵀθ = 0}` or `ℝ^d`.
+//! `C = {θ : ‖θ − c‖_M ≤ Γ} ∩ S ∩ {‖θ‖ ≤ B}` (the inner minimum of "Provable
+//! protection of human judgements" (anon., 2024), Algorithm 3, and of Zhou, Wu & Orabona (2025),
+//! Algorithm 2; the closed forms and the dual are derived here), with `S` the sum-zero plane `{1ᵀθ
+//! = 0}` or `ℝ^d`.
 //!
 //! **Reduction.** With the sum-zero plane, `θ = U z` for the orthonormal Helmert basis `U` of
 //! `1^⊥` (`‖θ‖ = ‖z‖`, `⟨θ, g⟩ = ⟨z, Uᵀg⟩`). The slice of the ellipsoid is the ellipsoid
@@ -12,7 +14,7 @@
 //!
 //! **Ellipsoid alone** (closed form, Cauchy–Schwarz in the `A`-inner product):
 //! `min = ⟨ĉ, ĝ⟩ − r‖ĝ‖_{Λ⁻¹}`, attained at `ẑ_E = ĉ − r Λ⁻¹ĝ/‖ĝ‖_{Λ⁻¹}`. With the sum-zero
-//! plane this is the spec's formula (b), `⟨c̃, g⟩ − r sqrt(gᵀM⁻¹g − (1ᵀM⁻¹g)²/(1ᵀM⁻¹1))`.
+//! plane (and `c` in it) this is `⟨c̃, g⟩ − r sqrt(gᵀM⁻¹g − (1ᵀM⁻¹g)²/(1ᵀM⁻¹1))`.
 //!
 //! **Ball binding (exact).** If `‖ẑ_E‖ > B`, the ball-only minimiser `−Bĝ/‖ĝ‖` is tried (exact
 //! when it lies in the ellipsoid), otherwise both constraints are active. Lagrangian
@@ -32,7 +34,8 @@
 //!
 //! **Empty sets.** If the plane misses the ellipsoid (`r² < 0`) or the ball misses the slice
 //! (`min_{z ∈ E} ‖z‖ ≥ B`, found by the same 1-D multiplier method), construction reports it; the
-//! caller ([`ConfidenceSet`](super::ConfidenceSet)) falls back to a larger valid set (spec §6.2(c)).
+//! caller ([`ConfidenceSet`](super::ConfidenceSet)) falls back to a larger valid set (dropping the
+//! ball keeps `θ* ∈ C` on the good event).
 
 use crate::error::{Error, Result};
 use crate::feasible::helmert;
@@ -249,7 +252,7 @@ impl InnerSolver {
     }
 
     /// Whether `θ = 0` lies in the set; then `h(0) = 0` bounds `max_π Ĵ(π)` from above
-    /// (the θ-dual of spec §6.3).
+    /// (the θ-dual of the policy problem).
     pub fn contains_origin(&self) -> bool {
         let e: f64 = self.lam.iter().zip(&self.chat).map(|(l, c)| l * c * c).sum();
         e <= self.r * self.r

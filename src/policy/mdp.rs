@@ -1,5 +1,6 @@
-//! The finite-horizon MDP variant (seed 001 §5 / App. C; spec `private-mle-and-pessimism.md`
-//! §6.4, errata #25): `Ĵ(π) = min_{θ ∈ C} ⟨θ, ψ(π) − v⟩` with the expected cumulative feature
+//! The finite-horizon MDP variant ("Provable protection of human judgements" (anon., 2024),
+//! Sec. 5 / App. C, whose display of the objective is garbled; the intended one is
+//! `Ĵ(π) = min_{θ ∈ C} ⟨θ, ψ(π) − v⟩`) with the expected cumulative feature
 //! `ψ(π) = E_π[Σ_{h=1}^{H} φ(s_h, a_h)]` of a Markov policy in a tabular MDP with **known**
 //! stationary transitions `P(s'|s, a)` and initial distribution `ρ₀`; `C` is built from the
 //! trajectory estimator `(θ̃_τ, Σ̃_τ)` (for `H = 1` this is the bandit problem).
@@ -9,7 +10,7 @@
 //! linear-maximisation oracle is backward induction with reward `⟨θ_min, φ(s, a)⟩`, returning a
 //! deterministic Markov policy and `h(θ) = Σ_s ρ₀(s)V₁(s) − ⟨θ, v⟩ ≥ max Ĵ` (the certificate);
 //! iterates are mixtures of occupancies `d_h(s, a)`, executed as `π_h(a|s) = d_h(s,a)/Σ_b d_h(s,b)`.
-//! The spec gives no purification for this variant; the deterministic answer reported is the
+//! No purification is implemented for this variant; the deterministic answer reported is the
 //! best Frank–Wolfe vertex (its `Ĵ` is exact, with the inner certificate). Sequential: meant for
 //! small tabular MDPs.
 

@@ -1,8 +1,9 @@
-//! Pessimistic policy optimisation over confidence sets (seed 001 Algorithm 3, seed 004
-//! Algorithm 2 with `η ∈ {0, 1}`, seed 000 §5; specs `private-mle-and-pessimism.md` §5–6,
-//! `private-robust-alignment.md` §6, `local-central-label-dp.md` §5).
+//! Pessimistic policy optimisation over confidence sets ("Provable protection of human
+//! judgements" (anon., 2024), Algorithm 3; Zhou, Wu & Orabona (2025), Algorithm 2 with
+//! `η ∈ {0, 1}`; Chowdhury, Zhou & Natarajan (2024), Sec. 4.2, eq. (9)). Formulas in
+//! `docs/papers.md`.
 //!
-//! * [`radius`]: `λ` and `Γ` from the specs' explicit formulas (every constant a field);
+//! * [`radius`]: `λ` and `Γ` in explicit form (every constant a field);
 //! * [`ConfidenceSet`]: `C = {θ ∈ Θ_B : ‖θ − θ̂‖_{Σ̃+λI} ≤ Γ}` with `Θ_B` the ball, the
 //!   sum-zero ball, the plane or nothing, and a documented fallback when the intersection is
 //!   empty;
@@ -14,11 +15,11 @@
 //! * [`pessimistic_policy`]: Frank–Wolfe over stochastic policies with a certified duality gap
 //!   (one parallel, deterministic, SIMD pass per iteration), purification to at most `d`
 //!   randomised states and rounding; [`greedy_policy`] (`η = 0`);
-//! * [`mdp`]: the finite-horizon MDP variant (seed 001 §5, spec §6.4) for tabular MDPs with
+//! * [`mdp`]: the finite-horizon MDP variant (anon., 2024, Sec. 5) for tabular MDPs with
 //!   known transitions.
 //!
 //! Only public inputs enter here: `(θ̂, Σ̃)` are the private releases, everything else (states,
-//! `ρ`, `v`, `λ`, `Γ`) must be public or data-independent (spec §4.3); the policy is then
+//! `ρ`, `v`, `λ`, `Γ`) must be public or data-independent; the policy is then
 //! post-processing and inherits the guarantee of `(θ̂, Σ̃)`.
 
 mod confidence;

@@ -1,5 +1,5 @@
-//! Purification of a stochastic policy (spec `private-mle-and-pessimism.md` §6.3, "Recovering
-//! a deterministic policy"; Shapley–Folkman / Carathéodory): keep `g(π) = Σ_s ρ_s Σ_a π_s(a)φ(s, a)`
+//! Purification of a stochastic policy (our way of recovering a deterministic policy from the
+//! stochastic optimum; Shapley–Folkman / Carathéodory): keep `g(π) = Σ_s ρ_s Σ_a π_s(a)φ(s, a)`
 //! fixed and move inside `{π : g(π) = g}` along null-space directions until entries hit 0, so that
 //! at most `d` states stay randomised with the same `Ĵ`; then round those states.
 //!

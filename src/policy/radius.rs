@@ -1,13 +1,15 @@
-//! The regulariser `λ` of `M = Σ̃ + λI` and the confidence radius `Γ`, from the specs' explicit
-//! formulas: every constant is a field with the paper's (or spec's) default, nothing is hidden in
-//! an `O(·)`. Each rule returns a [`Calibration`] listing its terms.
+//! The regulariser `λ` of `M = Σ̃ + λI` and the confidence radius `Γ`, in explicit form: the
+//! papers state these radii up to unspecified absolute constants, and the rules below keep the
+//! constants of their proofs (with the corrections listed in `docs/papers.md`). Every constant is
+//! a field with a default, nothing is hidden in an `O(·)`. Each rule returns a [`Calibration`]
+//! listing its terms.
 //!
 //! | rule | estimator | λ | Γ | source |
 //! |---|---|---|---|---|
-//! | [`private_mle_radius`] | seed 001 Alg. 1 + Alg. 2 (`θ̃`, `Σ̃`) | `2s_G(2√d + √(2 ln(1/η)))` | `√(3/2)(R1+…+R5)` | spec `private-mle-and-pessimism.md` §5 |
-//! | [`local_radius`] | MLE, debiased RR (seeds 000/004), CTL/LTC corruption | `X_max² d ln(n/η)/n` | `2f/γ + 2B√λ` | spec `private-robust-alignment.md` §5, §6.2, errata #15 |
-//! | [`objpert_radius`] | objective perturbation (seed 000 Alg. 2) | as `local_radius` | `2f/γ + B√(4λ + β/(γn))` | derived here (below) |
-//! | [`seed000_radius`] | seed 000 §5 paper form | user | `(C/γ)coth(ε/2)√((d+ln(1/η))/n) + C'√λB` | spec `local-central-label-dp.md` §5 |
+//! | [`private_mle_radius`] | "Provable protection of human judgements" (anon., 2024), Alg. 1 + Alg. 2 (`θ̃`, `Σ̃`) | `2s_G(2√d + √(2 ln(1/η)))` | `√(3/2)(R1+…+R5)` | Lemmas A.8–A.11 of that paper, constants kept |
+//! | [`local_radius`] | MLE, debiased RR (Chowdhury, Zhou & Natarajan (2024); Zhou, Wu & Orabona (2025)), CTL/LTC corruption | `X_max² d ln(n/η)/n` | `2f/γ + 2B√λ` | Zhou, Wu & Orabona (2025), Thm 5.4 and Lemma H.1, constants kept, `‖x‖ ≤ X_max` |
+//! | [`objpert_radius`] | objective perturbation (Chowdhury, Zhou & Natarajan (2024), Alg. 2) | as `local_radius` | `2f/γ + B√(4λ + β/(γn))` | derived here (below) |
+//! | [`seed000_radius`] | Chowdhury, Zhou & Natarajan (2024), eq. (7), the paper's form | user | `(C/γ)coth(ε/2)√((d+ln(1/η))/n) + C'√λB` | that paper, with caller-supplied `C`, `C'` |
 //!
 //! Never plug realised noise into `Γ` (it would leak): every input here is public.
 
@@ -16,7 +18,7 @@ use crate::error::{check_radius, Error, Result};
 use crate::privacy::calibrate::logistic_curvature;
 use crate::privacy::PrivateMleCalibration;
 
-/// `λ`, `Γ` and the terms that make up `Γ` (names as in the spec).
+/// `λ`, `Γ` and the terms that make up `Γ` (names as in the formulas of each rule).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Calibration {
     /// `λ` of `M = Σ̃ + λI`.
@@ -57,7 +59,8 @@ fn check_nd(n: usize, d: usize) -> Result<()> {
     Ok(())
 }
 
-/// Inputs of [`private_mle_radius`] besides the calibration of seed 001 Algorithm 1.
+/// Inputs of [`private_mle_radius`] besides the calibration of Algorithm 1 of "Provable protection
+/// of human judgements" (anon., 2024).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct PrivateMleRadius {
@@ -69,7 +72,7 @@ pub struct PrivateMleRadius {
     pub feature_bound: FeatureBound,
     /// `B` of `Θ_B`.
     pub radius: f64,
-    /// Failure probability `η` (the spec's default 0.05).
+    /// Failure probability `η` (default 0.05).
     pub eta: f64,
     /// `F_multiplier` (default 1; `< 1` gives a tighter, non-guaranteed set).
     pub multiplier: f64,
@@ -89,8 +92,10 @@ impl PrivateMleRadius {
     }
 }
 
-/// Spec `private-mle-and-pessimism.md` §5, explicit radius (seed 001 with errata #8, #12–#16
-/// fixed), for `θ̃` of seed 001 Algorithm 1 and `Σ̃` of Algorithm 2, `λ = cal.lambda`:
+/// The explicit radius for `θ̃` of Algorithm 1 and `Σ̃` of Algorithm 2 of "Provable protection of
+/// human judgements" (anon., 2024), `λ = cal.lambda`. The paper hides the constants; these are
+/// the constants of its proof, with its typos corrected (eqs. (12)–(14)) and `R5` added for the
+/// inexact solve, which the proof of Lemma A.11 omits:
 ///
 /// with `t = √d + √(2 ln(4/η))`,
 /// * `R1 = t/(γ√n) + 2B√λ` (non-private MLE error),
@@ -121,12 +126,12 @@ pub fn private_mle_radius(cal: &PrivateMleCalibration, p: &PrivateMleRadius) -> 
         lambda: lam,
         radius,
         gamma: g,
-        rule: "seed 001 explicit radius (spec private-mle-and-pessimism.md §5)",
+        rule: "explicit radius of the private MLE (anon., 2024), constants of its proof",
         terms: vec![("R1", r1), ("R2", r2), ("R3", r3), ("R4", r4), ("R5", r5)],
     })
 }
 
-/// The order of corruption and local privacy (seed 004 Def. 3.4).
+/// The order of corruption and local privacy (Zhou, Wu & Orabona (2025), Def. 3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CorruptionOrder {
     /// Corruption, then randomized response.
@@ -136,7 +141,7 @@ pub enum CorruptionOrder {
     Ltc,
 }
 
-/// Inputs of [`local_radius`] (spec `private-robust-alignment.md` §5–6).
+/// Inputs of [`local_radius`] (Zhou, Wu & Orabona (2025), Thm 5.4 and Sec. 6).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct LocalRadius {
@@ -154,7 +159,7 @@ pub struct LocalRadius {
     pub x_max: f64,
     /// `B'` of the estimator's `Θ_{B'}` (and of `θ_true`).
     pub radius: f64,
-    /// Failure probability (the spec's `δ`; default 0.05).
+    /// Failure probability (the paper's `δ`; default 0.05).
     pub eta: f64,
     /// Multiplier of the default `λ` (default 1).
     pub lambda_multiplier: f64,
@@ -180,14 +185,17 @@ impl LocalRadius {
     }
 }
 
-/// `γ = 1/(2 + e^{X_max B} + e^{−X_max B}) = min_{|u| ≤ X_max B} σ'(u)` (spec
-/// `private-robust-alignment.md` §1, errata #1–2).
+/// `γ = 1/(2 + e^{X_max B} + e^{−X_max B}) = min_{|u| ≤ X_max B} σ'(u)` : the paper's
+/// `γ = 1/(2 + e^{B'} + e^{−B'})` assumes `‖x‖ ≤ 1`, but `‖φ‖ ≤ 1` only gives `‖x‖ ≤ 2`, so the
+/// public `X_max = maxᵢ ‖xᵢ‖` is used instead (Zhou, Wu & Orabona (2025), Remark 5.2, Thm 5.4, Thm
+/// 6.3).
 pub fn curvature_xmax(x_max: f64, radius: f64) -> f64 {
     logistic_curvature(x_max / 2.0, radius)
 }
 
-/// Default `λ = multiplier · X_max² d ln(n/η)/n` (spec `private-robust-alignment.md` §6.2 with
-/// errata #15: Lemma H.1 is stated for `‖x‖ ≤ 1`).
+/// Default `λ = multiplier · X_max² d ln(n/η)/n` (Zhou, Wu & Orabona (2025), Cor. 4.4 and
+/// Thm 6.1 need `λ ≥ Ω(d ln(n/δ)/n)`; Lemma H.1 is stated for vectors of norm ≤ 1, hence the
+/// factor `X_max²`).
 pub fn default_lambda(n: usize, d: usize, x_max: f64, eta: f64, multiplier: f64) -> f64 {
     let nf = n as f64;
     multiplier * x_max * x_max * d as f64 * (nf / eta).ln().max(f64::MIN_POSITIVE) / nf
@@ -204,9 +212,10 @@ fn check_xmax(x: f64) -> Result<()> {
     }
 }
 
-/// Spec `private-robust-alignment.md` §5 explicit radius for the local (RR-debiased / clean
-/// MLE) estimator of seed 004 Algorithm 1, which is seed 000's debiased RR estimator up to a
-/// positive scale (spec §4.2): `c = coth(ε/2)` (`c = 1` for clean labels),
+/// The explicit radius (Zhou, Wu & Orabona (2025), Thm 5.4, with the constants of its proof
+/// kept) for the local (RR-debiased / clean MLE) estimator of their Algorithm 1, which is the
+/// debiased RR estimator of Chowdhury, Zhou & Natarajan (2024) up to a positive scale:
+/// `c = coth(ε/2)` (`c = 1` for clean labels),
 /// * CTL: `f = √α + ((c + 1)/2)(√d + √(2 ln(2/η)))/√n`,
 /// * LTC (and clean labels): `f = c√α + (c/2)(√d + √(2 ln(1/η)))/√n`,
 /// * `Γ = multiplier · (2f/γ + 2B√λ)`, `γ` from [`curvature_xmax`], `λ` from
@@ -254,7 +263,7 @@ pub fn local_radius(p: &LocalRadius) -> Result<Calibration> {
         lambda,
         radius: p.multiplier * (t1 + t2),
         gamma,
-        rule: "seed 004 explicit radius (spec private-robust-alignment.md §5)",
+        rule: "explicit radius of Zhou, Wu & Orabona (2025), Thm 5.4, constants of its proof",
         terms: vec![(name, f), ("2f/gamma", t1), ("2B sqrt(lambda)", t2)],
     })
 }
@@ -301,10 +310,10 @@ impl ObjPertRadius {
     }
 }
 
-/// Radius for objective perturbation (seed 000 Algorithm 2,
-/// `θ̂ = argmin_{Θ_B} ℓ_D + (β/2n)‖θ‖² + ⟨w, θ⟩/n`, `w ~ N(0, s_w²I)`). **Derived here** (no
-/// spec gives one; seed 000 Thm D.5 hides its constants), with the proof skeleton of spec
-/// `private-robust-alignment.md` §5: optimality of `θ̂` and restricted strong convexity give
+/// Radius for objective perturbation (Chowdhury, Zhou & Natarajan (2024), Algorithm 2,
+/// `θ̂ = argmin_{Θ_B} ℓ_D + (β/2n)‖θ‖² + ⟨w, θ⟩/n`, `w ~ N(0, s_w²I)`). **Derived here**: the
+/// paper's Thm D.5 hides its constants. The derivation follows the proof of Zhou, Wu & Orabona
+/// (2025), Thm 5.4: optimality of `θ̂` and restricted strong convexity give
 /// `(γ/2)‖Δ‖²_{Σ_D} ≤ (‖∇ℓ_D(θ*)‖_{N⁻¹} + ‖w‖_{N⁻¹}/n)‖Δ‖_N + βB²/(2n)` with `N = Σ_D + λI`;
 /// `‖Δ‖²_{Σ_D} ≥ ‖Δ‖²_N − 4λB²`; clean labels make the score ½-sub-Gaussian and
 /// `‖w‖ ≤ s_w t` w.p. `1 − η/2` each, so with `t = √d + √(2 ln(2/η))`
@@ -347,7 +356,7 @@ pub fn objpert_radius(p: &ObjPertRadius) -> Result<Calibration> {
     })
 }
 
-/// Seed 000 §5 (spec `local-central-label-dp.md` §5): `r = (C/γ) coth(ε/2) √((d + ln(1/η))/n)
+/// Chowdhury, Zhou & Natarajan (2024), eq. (7): `r = (C/γ) coth(ε/2) √((d + ln(1/η))/n)
 /// + C'√λ B` with the absolute constants `C`, `C'` **supplied by the caller** (the paper gives
 /// none), `γ = 1/(2 + e^{2LB} + e^{−2LB})`.
 ///
@@ -379,7 +388,7 @@ pub fn seed000_radius(
         lambda,
         radius: t1 + t2,
         gamma,
-        rule: "seed 000 §5 paper form with caller-supplied C, C'",
+        rule: "Chowdhury, Zhou & Natarajan (2024), eq. (7), with caller-supplied C, C'",
         terms: vec![("statistical", t1), ("C' sqrt(lambda) B", t2)],
     })
 }
@@ -401,7 +410,7 @@ mod tests {
         let sum: f64 = r.terms.iter().map(|t| t.1).sum();
         assert!((r.radius - 1.5f64.sqrt() * sum).abs() < 1e-14);
         assert_eq!(r.lambda, cal.lambda);
-        // The weak-coverage property of spec §6.2: F ≥ √(3/2)·2B√λ.
+        // F ≥ √(3/2)·2B√λ: along a weakly covered direction the ellipsoid leaves the ball.
         assert!(r.radius >= 1.5f64.sqrt() * 2.0 * cal.lambda.sqrt());
     }
 

@@ -1,8 +1,8 @@
 //! The public state sample of the policy problem: a dense `n × A × d` feature array
 //! `φ(s, a)` (row-major: state, then action, then feature), borrowed and validated once,
-//! state weights `ρ_s` and the reference vector `v` (spec `private-mle-and-pessimism.md` §4.3,
-//! §6.3: the states, `ρ` and `v` must be public or data-independent — never the private training
-//! prompts under standard DP).
+//! state weights `ρ_s` and the reference vector `v`. The states, `ρ` and `v` must be public or
+//! data-independent — never the private training prompts under standard DP — for the policy to
+//! be post-processing of the private release.
 
 use crate::error::{DataErrorKind, Error, Location, Result};
 
@@ -20,13 +20,14 @@ pub struct StateActions<'a> {
 /// The reference the policy is compared with (`v` in `Ĵ(π) = min_θ ⟨θ, g(π) − v⟩`).
 #[derive(Debug, Clone, Copy, Default)]
 pub enum Reference<'a> {
-    /// `v = 0` (seed 001 §6 with no reference).
+    /// `v = 0` (Algorithm 3 of "Provable protection of human judgements" (anon., 2024) without
+    /// a reference).
     #[default]
     None,
     /// A public vector `v` (length `d`).
     Vector(&'a [f64]),
     /// A deterministic reference policy (one action per state): `v = Σ_s ρ_s φ(s, π_ref(s))`
-    /// (seed 004 Algorithm 2).
+    /// (Zhou, Wu & Orabona (2025), Algorithm 2).
     Actions(&'a [u32]),
     /// A stochastic reference policy, row-major `n × A` probabilities.
     Distribution(&'a [f64]),

@@ -1,8 +1,9 @@
 //! Noise calibrations of the central mechanisms, as pure functions of public parameters.
 //!
-//! Where a paper constant is wrong, the corrected one of the specs is used and cited:
-//! `local-central-label-dp.md` §4 (objective perturbation, seed 000 Thm 5.2) and
-//! `private-mle-and-pessimism.md` §4–5 with its errata table §10 (seed 001 Algorithms 1–2).
+//! Objective perturbation follows Chowdhury, Zhou & Natarajan (2024), Thm 5.2. The private MLE
+//! and covariance of "Provable protection of human judgements" (anon., 2024), Algorithms 1–2,
+//! use corrected constants where the printed ones do not give the claimed guarantee; each
+//! correction is stated where it is used, and all of them are listed in `docs/papers.md`.
 
 use super::guarantee::Neighbouring;
 use crate::data::FeatureBound;
@@ -20,14 +21,15 @@ pub fn check_feature_bound(l: f64) -> Result<()> {
     }
 }
 
-/// The noise standard deviation of objective perturbation for `(ε, δ)`-label DP, seed 000
-/// Thm 5.2 (spec `local-central-label-dp.md` §4, where it is written `s_w`):
+/// The noise standard deviation of objective perturbation for `(ε, δ)`-label DP, Chowdhury,
+/// Zhou & Natarajan (2024), Thm 5.2 (where it is called `σ`; here `s_w`, keeping `σ` for the
+/// sigmoid):
 ///
 /// `s_w = L √(8 ln(2/δ) + 4ε) / ε`,
 ///
 /// with `L = bound.value()` (`‖φ‖ ≤ L`, so the label-flip sensitivity of the gradient sum is
 /// `‖x_j‖ ≤ 2L`; for trajectory comparisons of `H` steps `L = H·L_step` and the sensitivity is
-/// `2H·L_step`, see [`FeatureBound`]). Spec values for `L = 1, δ = 1e-3`: 8.0502931423 (ε = 1),
+/// `2H·L_step`, see [`FeatureBound`]). Values for `L = 1, δ = 1e-3`: 8.0502931423 (ε = 1),
 /// 15.8502012197 (ε = 0.5), 78.2350430922 (ε = 0.1).
 ///
 /// # Errors
@@ -39,9 +41,9 @@ pub fn objpert_noise_std(eps: f64, delta: f64, bound: FeatureBound) -> Result<f6
     Ok(l * (8.0 * (2.0 / delta).ln() + 4.0 * eps).sqrt() / eps)
 }
 
-/// The smallest `s` satisfying the condition of the proof of seed 000 Thm 5.2 (App. D.2),
-/// `(2Δ s √(2 ln(2/δ)) + Δ²) / (2 s²) ≤ ε` with `Δ = 2L`, `L = bound.value()`:
-/// `s_min = L (√(8 ln(2/δ)) + √(8 ln(2/δ) + 8ε)) / (2ε)` (spec §4). [`objpert_noise_std`] is
+/// The smallest `s` satisfying the condition of the proof of Chowdhury, Zhou & Natarajan (2024),
+/// Thm 5.2 (App. D.2), `(2Δ s √(2 ln(2/δ)) + Δ²) / (2 s²) ≤ ε` with `Δ = 2L`, `L = bound.value()`:
+/// `s_min = L (√(8 ln(2/δ)) + √(8 ln(2/δ) + 8ε)) / (2ε)`. [`objpert_noise_std`] is
 /// `≥ s_min` by concavity of `√·`; exposed for tests and audits.
 pub fn objpert_noise_std_min(eps: f64, delta: f64, bound: FeatureBound) -> Result<f64> {
     check_eps(eps)?;
@@ -85,8 +87,8 @@ fn normal_cdf(t: f64) -> f64 {
 ///
 /// `δ(ε) = Φ(Δ/(2s) − εs/Δ) − e^ε Φ(−Δ/(2s) − εs/Δ)`,
 ///
-/// and no smaller `δ` holds. Used to audit calibrations (spec `private-mle-and-pessimism.md`
-/// §9.8: the paper's covariance constant 64 violates `δ/2` at `ε/2`).
+/// and no smaller `δ` holds. Used to audit calibrations: it shows that the covariance constant
+/// 64 of "Provable protection of human judgements" (anon., 2024) violates `δ/2` at `ε/2`.
 pub fn gaussian_profile_delta(sensitivity: f64, std: f64, eps: f64) -> f64 {
     let a = sensitivity / (2.0 * std);
     let b = eps * std / sensitivity;
@@ -100,10 +102,9 @@ pub fn gaussian_profile_delta(sensitivity: f64, std: f64, eps: f64) -> f64 {
 ///
 /// valid for every `ε > 0` (unlike the classic constant of [`gaussian_mechanism_std`]). Found
 /// by bisection on `s` (the profile decreases in `s`); the returned value always satisfies the
-/// condition (the upper end of the final bracket, relative width `1e-12`). Spec
-/// `label-dp-sgd-and-priors.md` §3.4 reference values for `Δ = 1`: 3.7306 (ε = 1, δ = 1e-5),
-/// 7.0318 (ε = 0.5, δ = 1e-5). \[X\]: external to seed 002 (its Prop. 11 leaves the constant
-/// unspecified).
+/// condition (the upper end of the final bracket, relative width `1e-12`). Reference
+/// values for `Δ = 1`: 3.7306 (ε = 1, δ = 1e-5), 7.0318 (ε = 0.5, δ = 1e-5). Not from Ghazi et
+/// al. (2021): their Prop. 11 leaves the constant of LP-Normal-SGD's `σ` unspecified.
 ///
 /// # Errors
 /// [`Error::InvalidParam`] unless `ε > 0` finite, `δ ∈ (0, 1)` and `Δ > 0` finite.
@@ -147,14 +148,16 @@ pub fn analytic_gaussian_std(sensitivity: f64, eps: f64, delta: f64) -> Result<f
 }
 
 /// The logistic curvature floor on `Θ_B`: `γ = 1/(2 + e^{2LB} + e^{−2LB}) = min_{|u| ≤ 2LB} σ'(u)`
-/// (seed 000 §1.5, seed 001 §1; spec value `γ(L = B = 1) = 0.10499358540350652`).
+/// (Chowdhury, Zhou & Natarajan (2024), Sec. 4; "Provable protection of human judgements"
+/// (anon., 2024), eq. (6); `γ(L = B = 1) = 0.10499358540350652`).
 pub fn logistic_curvature(l: f64, radius: f64) -> f64 {
     let u = 2.0 * l * radius;
     1.0 / (2.0 + u.exp() + (-u).exp())
 }
 
 /// ℓ₂ (Frobenius) sensitivity of `Σ_D = (1/n) Σ x_i x_iᵀ` with `‖x_i‖ ≤ 2L`, `L = bound.value()`
-/// (spec `private-mle-and-pessimism.md` §4.2, errata #9): `4√2 L²/n` for replace-one
+/// (for the covariance of "Provable protection of human judgements" (anon., 2024), Alg. 2, the
+/// sensitivity must be measured in the Frobenius norm): `4√2 L²/n` for replace-one
 /// (`√(‖x‖⁴ + ‖x'‖⁴)/n`, since `⟨xxᵀ, x'x'ᵀ⟩_F ≥ 0`), `4L²/n` for add/remove; for trajectory
 /// comparisons `4√2 H²L_step²/n` and `4H²L_step²/n`. Under label change `Σ_D` does not depend on
 /// the labels at all; that relation is rejected here (the covariance is then public and needs
@@ -175,7 +178,8 @@ pub fn covariance_sensitivity(bound: FeatureBound, n: usize, relation: Neighbour
     }
 }
 
-/// Inputs of [`calibrate_private_mle`]: the public parameters of seed 001 Algorithm 1.
+/// Inputs of [`calibrate_private_mle`]: the public parameters of Algorithm 1 of "Provable
+/// protection of human judgements" (anon., 2024).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct PrivateMleParams {
@@ -222,37 +226,40 @@ impl PrivateMleParams {
     }
 }
 
-/// The constants of seed 001 Algorithm 1 with the spec's corrections
-/// (`private-mle-and-pessimism.md` §4.1, §5, errata #5–#7, #9, #12).
+/// The constants of Algorithm 1 of "Provable protection of human judgements" (anon., 2024), with
+/// our corrections (each stated at its field; the list is in `docs/papers.md`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrivateMleCalibration {
-    /// Per-sample gradient bound `G = 2L` of the BTL loss (errata #5: the paper's `L` is the
-    /// feature bound, 4× too little variance).
+    /// Per-sample gradient bound `G = 2L` of the BTL loss (the paper writes the feature bound `L`
+    /// in `s_b²`, which gives 4× too little variance).
     /// Here `L` = [`FeatureBound::value`]: `G = 2HL` for trajectories of `H` steps.
     pub grad_bound: f64,
     /// Objective noise `s_b = √(40 G² ln(1/δ)) / ε` (Algorithm 1 step 1 with `G`).
     pub objective_noise_std: f64,
     /// Covariance noise `s_G` of [`private_covariance_std`] (enters `λ`).
     pub covariance_noise_std: f64,
-    /// `λ = 2 s_G (2√d + √(2 ln(1/η)))` (spec §5 explicit λ: `λ ≥ 2‖G_sym‖_op` w.p. `1 − η`).
+    /// `λ = 2 s_G (2√d + √(2 ln(1/η)))` (explicit: `λ ≥ 2‖G_sym‖_op` w.p. `1 − η`, where the paper
+    /// leaves an unspecified constant).
     pub lambda: f64,
     /// `γ = 1/(2 + e^{2LB} + e^{−2LB})`.
     pub gamma: f64,
-    /// Privacy floor `α_min = 4T/(εn)`, `T = L²` (per-sample Hessian trace bound; errata #7).
+    /// Privacy floor `α_min = 4T/(εn)`, `T = L²` (per-sample Hessian trace bound):
+    /// objective perturbation needs the ridge to dominate the per-sample curvature.
     pub alpha_min: f64,
     /// The regulariser `α` of `α‖θ‖²`: `max(2γλ, α_min)` unless overridden.
     pub alpha: f64,
     /// Optimisation accuracy `β`: the released minimiser satisfies
-    /// `ℓ̃(θ̂) − min ℓ̃ < β` (errata #6: `min(1/n, α/(d n²))`).
+    /// `ℓ̃(θ̂) − min ℓ̃ < β` (`min(1/n, α/(d n²))`: the paper's `β < 1/n` alone leaves output
+    /// noise that does not shrink with `n`).
     pub accuracy: f64,
     /// Output noise `ν = √(40 β ln(1/δ) / (α ε²))` (Algorithm 1 step 2).
     pub output_noise_std: f64,
 }
 
-/// The covariance noise of seed 001 Algorithm 2, corrected (spec §4.2, errata #9): the classic
-/// Gaussian mechanism at `(ε/2, δ/2)` with the Frobenius sensitivity of
-/// [`covariance_sensitivity`], `s_G = Δ₂ √(2 ln(1.25/(δ/2))) / (ε/2)`. (The paper's
-/// `s_G² = 64 ln(1/δ) L⁴/(ε² n²)` is under-calibrated: about 1.45× too small for add/remove.)
+/// The covariance noise of Algorithm 2 of "Provable protection of human judgements" (anon.,
+/// 2024), corrected: the classic Gaussian mechanism at `(ε/2, δ/2)` with the Frobenius sensitivity
+/// of [`covariance_sensitivity`], `s_G = Δ₂ √(2 ln(1.25/(δ/2))) / (ε/2)`. (The paper's `s_G² = 64
+/// ln(1/δ) L⁴/(ε² n²)` is under-calibrated: about 1.45× too small for add/remove.)
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for `ε ∉ (0, 1]`, `δ ∉ (0, 1)`, `n = 0`.
@@ -268,13 +275,14 @@ pub fn private_covariance_std(
     gaussian_mechanism_std(sens, eps / 2.0, delta / 2.0)
 }
 
-/// `ε ∈ (0, 1]`, `δ ∈ (0, 1)` (seed 001 requires `ε ≤ 1`).
+/// `ε ∈ (0, 1]`, `δ ∈ (0, 1)` ("Provable protection of human judgements" (anon., 2024) requires `ε
+/// ≤ 1`).
 fn check_budget_001(eps: f64, delta: f64) -> Result<()> {
     check_eps(eps)?;
     if eps > 1.0 {
         return Err(Error::param(
             "eps",
-            format!("seed 001 Algorithms 1-2 require eps <= 1, got {eps}"),
+            format!("the private MLE and covariance (anon., 2024, Algorithms 1-2) require eps <= 1, got {eps}"),
         ));
     }
     check_delta(delta)
@@ -283,7 +291,7 @@ fn check_budget_001(eps: f64, delta: f64) -> Result<()> {
 /// Computes [`PrivateMleCalibration`] from public parameters only (never from the data).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `ε ∉ (0, 1]`, `δ ∉ (0, 1/n²]` (seed 001 Algorithm 1 input),
+/// [`Error::InvalidParam`] when `ε ∉ (0, 1]`, `δ ∉ (0, 1/n²]` (an input condition of Algorithm 1),
 /// `B` or `η ∈ (0, 1)` invalid, `n = 0` or `d = 0`, an `α` override below `α_min` (the
 /// privacy floor), or an accuracy override outside `(0, 1/n)`.
 pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibration> {
@@ -300,7 +308,7 @@ pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibrati
         return Err(Error::param(
             "delta",
             format!(
-                "seed 001 Algorithm 1 requires delta <= 1/n^2 = {:e}, got {}",
+                "Algorithm 1 of the private MLE (anon., 2024) requires delta <= 1/n^2 = {:e}, got {}",
                 1.0 / (nf * nf),
                 p.delta
             ),
@@ -335,7 +343,10 @@ pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibrati
             if !(b > 0.0 && b < 1.0 / nf) {
                 return Err(Error::param(
                     "accuracy",
-                    format!("seed 001 Algorithm 1 needs 0 < beta < 1/n = {:e}, got {b}", 1.0 / nf),
+                    format!(
+                        "Algorithm 1 of the private MLE (anon., 2024) needs 0 < beta < 1/n = {:e}, got {b}",
+                        1.0 / nf
+                    ),
                 ));
             }
             b
@@ -357,7 +368,7 @@ pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibrati
 
 /// `λ = 2 s_G (2√d + √(2 ln(1/η)))`: with probability `≥ 1 − η`, `λ ≥ 2‖G_sym‖_op` for the
 /// symmetrised `d × d` Gaussian noise of standard deviation `s_G`
-/// (spec `private-mle-and-pessimism.md` §5, "explicit λ").
+/// (the explicit `λ` of `docs/papers.md`, from a Gaussian-matrix tail bound).
 pub fn explicit_lambda(cov_noise_std: f64, d: usize, eta: f64) -> f64 {
     2.0 * cov_noise_std * (2.0 * (d as f64).sqrt() + (2.0 * (1.0 / eta).ln()).sqrt())
 }
@@ -397,8 +408,8 @@ mod tests {
         assert!((logistic_curvature(1.0, 1.0) - 0.10499358540350652).abs() < 1e-16);
     }
 
-    /// Spec `private-mle-and-pessimism.md` §9.7 (L = B = ε = 1, n = 1e4, d = 10, δ = 1e-8,
-    /// η = 0.05, C = 1), re-derived piece by piece.
+    /// The constants at L = B = ε = 1, n = 1e4, d = 10, δ = 1e-8, η = 0.05, C = 1, re-derived
+    /// piece by piece.
     #[test]
     fn constants_of_spec_section_9_7() {
         let (eps, delta, n, d, eta): (f64, f64, f64, f64, f64) = (1.0, 1e-8, 1e4, 10.0, 0.05);
@@ -441,7 +452,7 @@ mod tests {
 
     #[test]
     fn classic_gaussian_meets_its_profile_and_the_paper_constant_does_not() {
-        // Spec §4.2: ε = 1, δ = 1e-6, add/remove Δ = 4L²/n: the paper's s_G gives δ(ε/2) ≈ 4.2e-6
+        // ε = 1, δ = 1e-6, add/remove Δ = 4L²/n: the paper's s_G gives δ(ε/2) ≈ 4.2e-6
         // against the target 5e-7; the classic calibration satisfies it.
         let (eps, delta, n) = (1.0, 1e-6, 1e4);
         let sens = 4.0 / n;

@@ -5,11 +5,13 @@ use std::fmt;
 /// Where the randomness that protects the data is added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrivacyModel {
-    /// Each label is randomised by its owner before collection (label-LDP, seed 000 Def. 2.3);
-    /// every estimator computed from the randomised labels is post-processing.
+    /// Each label is randomised by its owner before collection (label-LDP, Chowdhury, Zhou &
+    /// Natarajan (2024), Def. 2.3); every estimator computed from the randomised labels is
+    /// post-processing.
     Local,
-    /// A trusted curator holds the clear data and randomises the release (seed 000 Def. 2.2,
-    /// seed 001 Def. 2.2).
+    /// A trusted curator holds the clear data and randomises the release (Chowdhury, Zhou &
+    /// Natarajan (2024), Def. 2.2; "Provable protection of human judgements" (anon., 2024), Def.
+    /// 2.2).
     Central,
 }
 
@@ -45,10 +47,12 @@ impl PrivacyUnit {
 /// The neighbouring relation of the unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Neighbouring {
-    /// Only the label of one unit changes; features are public (label DP, seed 000 Def. 2.2).
+    /// Only the label of one unit changes; features are public (label DP, Chowdhury, Zhou &
+    /// Natarajan (2024), Def. 2.2).
     LabelChange,
-    /// One whole record (features and label) is replaced (standard DP, seed 001 Def. 2.2, read as
-    /// replace-one; spec `private-mle-and-pessimism.md` §1).
+    /// One whole record (features and label) is replaced (standard DP, "Provable protection of
+    /// human judgements" (anon., 2024), Def. 2.2: "differ in exactly one item", read as
+    /// replace-one).
     ReplaceRecord,
     /// One whole record is added or removed (standard DP, add/remove reading).
     AddRemoveRecord,
@@ -65,7 +69,7 @@ impl Neighbouring {
     }
 }
 
-/// Which generator drew the mechanism's noise (DESIGN.md "Mechanism" RNG policy).
+/// Which generator drew the mechanism's noise (the RNG policy of [`crate::rng`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoiseSource {
     /// ChaCha20 keyed from operating-system entropy: the guarantee holds for real data.
@@ -100,7 +104,8 @@ impl NoiseSource {
 /// The assumptions a calibration relied on. The guarantee holds only if they do.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Assumptions {
-    /// The feature bound `L` (`‖φ‖ ≤ L`, so `‖x_i‖ ≤ 2L`; seed 000 Assumption 2.1), stated by the
+    /// The feature bound `L` (`‖φ‖ ≤ L`, so `‖x_i‖ ≤ 2L`; Chowdhury, Zhou & Natarajan (2024),
+    /// Assumption 2.1), stated by the
     /// caller and checked on every row.
     pub feature_bound: Option<f64>,
     /// The certified exactness tolerance of the minimiser: the KKT residual (objective
@@ -180,7 +185,7 @@ impl Guarantee {
 
     /// The guarantee of labels the caller states were randomised once by user-level randomized
     /// response with user budget `eps` (each of user `u`'s `m_u` labels at `ε/m_u`; Zhang et
-    /// al. (2025), §4.1): pure `ε`-DP per user, label-change relation, local model. **Asserted
+    /// al. (2025), Sec. 4.1): pure `ε`-DP per user, label-change relation, local model. **Asserted
     /// by the caller**, as [`Guarantee::local_rr`].
     pub fn user_level_rr(eps: f64) -> Self {
         Guarantee {
@@ -189,7 +194,7 @@ impl Guarantee {
             model: PrivacyModel::Local,
             unit: PrivacyUnit::User,
             neighbouring: Neighbouring::LabelChange,
-            mechanism: "user-level randomized response, eps/m_u per label (Zhang et al. (2025), §4.1); the estimator is post-processing",
+            mechanism: "user-level randomized response, eps/m_u per label (Zhang et al. (2025), Sec. 4.1); the estimator is post-processing",
             noise: NoiseSource::External,
             assumptions: Assumptions {
                 notes: vec![format!(
@@ -202,11 +207,11 @@ impl Guarantee {
 
     /// The guarantee of K-wise choices the caller states were randomised once by K-ary
     /// randomized response at `eps` over `k` alternatives (Chowdhury, Zhou & Natarajan (2024),
-    /// §4.4): pure `ε`-label-LDP per sample (`P[ỹ = y]/P[ỹ = y'] ≤ e^ε`), which implies central
+    /// Sec. 4.4): pure `ε`-label-LDP per sample (`P[ỹ = y]/P[ỹ = y'] ≤ e^ε`), which implies central
     /// `ε`-label DP. **Asserted by the caller**, as [`Guarantee::local_rr`].
     pub fn local_krr(eps: f64, k: usize) -> Self {
         Guarantee {
-            mechanism: "K-ary randomized response (Chowdhury, Zhou & Natarajan (2024), §4.4); the estimator is post-processing",
+            mechanism: "K-ary randomized response (Chowdhury, Zhou & Natarajan (2024), Sec. 4.4); the estimator is post-processing",
             assumptions: Assumptions {
                 notes: vec![format!(
                     "provenance: asserted by the caller, not performed or checked by privpref: each choice randomised exactly once by K-RR over K = {k} alternatives at eps = {eps}, with a CSPRNG"
@@ -266,7 +271,7 @@ impl Guarantee {
     /// read the labels of a different set of items, possibly chosen adaptively from the earlier
     /// outputs, are together `(max ε_i, max δ_i)`-DP under the replace-one-label relation,
     /// because a neighbouring dataset changes the input of one of them only. Used by
-    /// multi-stage training (seed 002 LP-MST, spec §3.1, §4): each stage privatises its own
+    /// multi-stage training (LP-MST of Ghazi et al. (2021)): each stage privatises its own
     /// disjoint part of the sample once. The caller must ensure the parts are disjoint.
     ///
     /// # Errors

@@ -7,13 +7,13 @@
 //!   with `ε`, `k`, priors or user counts; the [`Origin`]: a library mechanism with its
 //!   [`Generator`], a record of one, or the caller's assertion). A local guarantee is built from
 //!   the labels' provenance ([`Provenance::guarantee`]), never from the loss.
-//! * [`calibrate`]: the noise scales of objective perturbation (seed 000 Thm 5.2), the private
-//!   MLE and private covariance of seed 001 (Algorithms 1–2, with the corrected constants of
-//!   spec `private-mle-and-pessimism.md` §10), the classic Gaussian mechanism and its exact
-//!   privacy profile for audits.
+//! * [`calibrate`]: the noise scales of objective perturbation (Chowdhury, Zhou & Natarajan (2024),
+//!   Thm 5.2), the private MLE and private covariance of "Provable protection of human judgements"
+//!   (anon., 2024) (Algorithms 1–2, with corrected constants, listed in `docs/papers.md`), the
+//!   classic Gaussian mechanism and its exact privacy profile for audits.
 //! * [`rdp`]: the Rényi-DP accountant of the Poisson-subsampled Gaussian mechanism (integer and
 //!   fractional orders, add/remove and replace-one neighbours, RDP → (ε, δ), noise calibration)
-//!   for user-wise DP-SGD and AdapUserPriv-SGD (spec `user-level-label-dp.md` §6).
+//!   for user-wise DP-SGD and AdapUserPriv-SGD (Zhang et al. (2025)).
 //! * [`noise`]: [`NoiseRng`] (CSPRNG by default, seeded simulation generator on request, with
 //!   provenance) and Gaussian vectors / symmetric matrices from `rand_distr::StandardNormal`.
 //!

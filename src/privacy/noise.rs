@@ -97,10 +97,11 @@ pub fn gaussian_vector<R: Rng + ?Sized>(d: usize, std: f64, rng: &mut R) -> Vec<
         .collect()
 }
 
-/// The symmetrised Gaussian noise of seed 001 Algorithm 2 (spec `private-mle-and-pessimism.md`
-/// §4.2): a `d × d` matrix `G` of i.i.d. `N(0, std²)` entries (drawn row-major), returned as
-/// `G_sym = (G + Gᵀ)/2` (row-major). Symmetrising is post-processing of `Σ_D + G`, so it costs
-/// no privacy; the diagonal keeps variance `std²`, off-diagonal entries have `std²/2`.
+/// The symmetrised Gaussian noise of Algorithm 2 of "Provable protection of human judgements"
+/// (anon., 2024) (the paper's noise matrix is not symmetric; only its symmetric part matters): a `d
+/// × d` matrix `G` of i.i.d. `N(0, std²)` entries (drawn row-major), returned as `G_sym = (G +
+/// Gᵀ)/2` (row-major). Symmetrising is post-processing of `Σ_D + G`, so it costs no privacy; the
+/// diagonal keeps variance `std²`, off-diagonal entries have `std²/2`.
 pub fn symmetric_gaussian_matrix<R: Rng + ?Sized>(d: usize, std: f64, rng: &mut R) -> Vec<f64> {
     let g = gaussian_vector(d * d, std, rng);
     let mut s = vec![0.0; d * d];

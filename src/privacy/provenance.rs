@@ -38,7 +38,7 @@ pub enum Randomizer {
         /// `ε > 0`.
         eps: f64,
     },
-    /// K-ary randomized response on `{0, …, k−1}` (Chowdhury, Zhou & Natarajan (2024), §4.4;
+    /// K-ary randomized response on `{0, …, k−1}` (Chowdhury, Zhou & Natarajan (2024), Sec. 4.4;
     /// Ghazi et al. (2021)): `P[ỹ = y] = e^ε/(e^ε + k − 1)`, each other label `1/(e^ε + k − 1)`.
     Krr {
         /// `ε > 0`.
@@ -65,7 +65,7 @@ pub enum Randomizer {
         /// The number of labels `K`, `2 ≤ K ≤ 256`.
         num_labels: usize,
     },
-    /// User-level randomized response with user budget `ε` (Zhang et al. (2025), §4.1): each
+    /// User-level randomized response with user budget `ε` (Zhang et al. (2025), Sec. 4.1): each
     /// of user `u`'s `m_u` labels through binary randomized response at `ε/m_u`, so that all of
     /// one user's labels together are `ε`-DP.
     UserLevelRr {
@@ -157,14 +157,14 @@ impl Randomizer {
                 "randomized response (Chowdhury, Zhou & Natarajan (2024), eq. 2); the estimator is post-processing"
             }
             Randomizer::Krr { .. } => {
-                "K-ary randomized response (Chowdhury, Zhou & Natarajan (2024), §4.4); the estimator is post-processing"
+                "K-ary randomized response (Chowdhury, Zhou & Natarajan (2024), Sec. 4.4); the estimator is post-processing"
             }
             Randomizer::RrTopK { .. } => "RRTop-k with a prior (Ghazi et al. (2021)); the estimator is post-processing",
             Randomizer::RrWithPrior { .. } => {
                 "RR-with-prior (Ghazi et al. (2021), Alg. 2); the estimator is post-processing"
             }
             Randomizer::UserLevelRr { .. } => {
-                "user-level randomized response, eps/m_u per label (Zhang et al. (2025), §4.1); the estimator is post-processing"
+                "user-level randomized response, eps/m_u per label (Zhang et al. (2025), Sec. 4.1); the estimator is post-processing"
             }
         }
     }

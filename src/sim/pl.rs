@@ -1,5 +1,5 @@
-//! Plackett–Luce K-wise preference generator (seed 000 eq. 11; seed 001 §4.2; spec
-//! `local-central-label-dp.md` §1.4, `private-mle-and-pessimism.md` §2.2).
+//! Plackett–Luce K-wise preference generator (Chowdhury, Zhou & Natarajan (2024), eq. 11; "Provable
+//! protection of human judgements" (anon., 2024), Sec. 4.2).
 
 use crate::data::group::MAX_K;
 use crate::data::GroupData;
@@ -19,7 +19,7 @@ use rand_distr::{Distribution, StandardNormal};
 /// Gumbel, the alternatives sorted by decreasing `u_ik + G_ik` form a Plackett–Luce ranking
 /// (Yellott 1977); its first entry is the top-1 choice, `P(o_0 = k) = softmax(u_i)_k`
 /// ([`GroupData::choices`]). Features are raw per-alternative features (not differences), as the
-/// Plackett–Luce model uses them (spec §1.4).
+/// Plackett–Luce model uses them.
 ///
 /// **Draw order** (fixed; same seed → identical data): samples `i = 0, …, n−1` in turn; for each,
 /// `K·d` standard normals (`rand_distr::StandardNormal`) for `φ_i0, …, φ_i,K−1` in row order, then

@@ -1,5 +1,5 @@
-//! Synthetic user-level preference data: `n` users × `m_u` BTL comparisons (seed 003 §3.1,
-//! spec `user-level-label-dp.md` §1 and §5).
+//! Synthetic user-level preference data: `n` users × `m_u` BTL comparisons (the data model of
+//! Zhang et al. (2025), Sec. 3.1).
 
 use crate::data::{PairwiseData, UserIndex};
 use crate::error::{Error, Result};
@@ -16,7 +16,8 @@ pub enum UserFeatures {
     Gaussian,
     /// `x` uniform on the sphere `‖x‖ = radius` (`g ~ N(0, I_d)`, `x = radius·g/‖g‖`, shrunk by
     /// a few ulps when rounding lands above the radius, so `‖x‖ ≤ radius` exactly): the
-    /// bound `‖x‖ ≤ 2L` holds with `L = radius/2` (the spec §5 sanity check uses radius 1).
+    /// bound `‖x‖ ≤ 2L` holds with `L = radius/2` (our sanity check of the RR-vs-DP-SGD trend in m
+    /// uses radius 1).
     Sphere {
         /// `‖x‖`.
         radius: f64,

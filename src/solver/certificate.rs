@@ -27,7 +27,7 @@
 //! times the sum of the absolute values of the terms of `∂F̃/∂θ_j` (`|r_j| ≤ κ(a_j + μ|θ_j|)`)
 //! — the same kind of change as perturbing every per-row gradient term `w_i ℓ'_i x_ij` by a
 //! relative `κ`. This is the componentwise backward error of numerical linear algebra
-//! (Oettli & Prager 1964; Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, §7.2)
+//! (Oettli & Prager 1964; Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, Sec. 7.2)
 //! applied to the KKT system.
 //!
 //! **Why relative to `a` and not to `‖∇F(0)‖`.** Both `g_j` and `a_j` scale by `s` when `X → sX`

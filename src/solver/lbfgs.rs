@@ -1,9 +1,9 @@
-//! Projected L-BFGS over `Θ_B`, the ball, the sum-zero subspace and `ℝ^d` (DESIGN.md "Solver").
+//! Projected L-BFGS over `Θ_B`, the ball, the sum-zero subspace and `ℝ^d`.
 //!
 //! The sum-zero condition is kept exactly by working with centred vectors: gradients are
 //! projected by `P = I − 11ᵀ/d`, so every direction (a combination of centred gradients and
 //! steps) stays in `{1ᵀθ = 0}`. The ball is handled by an **active-face** strategy with a
-//! **projection-arc** line search (Bertsekas, *Nonlinear Programming*, 2nd ed., §2.3):
+//! **projection-arc** line search (Bertsekas, *Nonlinear Programming*, 2nd ed., Sec. 2.3):
 //!
 //! * *interior* (or on the sphere with the gradient pointing inward): the working gradient is
 //!   `g_w = P∇F` and the direction is the L-BFGS direction `d = −H g_w`;

@@ -1,4 +1,5 @@
-//! Progress hooks (DESIGN.md "Control": optional Observer; the library never prints).
+//! Progress hooks (an optional [`Observer`] in [`Control`](super::Control); the library never
+//! prints).
 //!
 //! A solver calls [`Observer::on_start`] once, [`Observer::on_progress`] every
 //! [`Control::observe_every`](super::Control::observe_every) iterations (SGD: steps), and

@@ -148,7 +148,7 @@ pub struct SolveReport {
     pub multiplier: f64,
     /// Whether the point is certified to be a *global* minimiser: converged, and the objective
     /// is convex on the feasible set (always for convex losses; for `mle-rr` when
-    /// `ε ≥ 2B·max_i‖P x_i‖`, spec §3.2).
+    /// `ε ≥ 2B·max_i‖P x_i‖`, since its second derivative is negative only for `|t| > ε/2`).
     pub certified_global: bool,
     /// Wall time.
     pub elapsed: Duration,

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Cross-check the numbers printed in shared/spec/local-central-label-dp.md (sections 1, 3, 4, 6, 8)
-against mpmath (dps=50) and against the committed fixtures.
+"""Cross-check the printed reference numbers of the closed-form cases T1-T14 (README.md) and the
+constants of Chowdhury, Zhou & Natarajan (2024) used in the tests (gamma, the objective-perturbation
+noise s_w, RR constants) against mpmath (dps=50) and against the committed fixtures.
 
     python3 tests/reference/check_spec.py
 
@@ -26,10 +27,10 @@ import solve_reference as sr  # noqa: E402
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data", "fixtures")
 rows = []
-# spec numbers known to be wrong beyond their printed precision (reported to the spec owner)
+# printed numbers known to be wrong beyond their printed precision
 KNOWN_ERRATA = {
     "T8 1-D variant [fixture t8-objpert-1d-mle-ball, theta_0]":
-        "spec prints 0.8000616536096503; the root is 0.80006165360964956 (7.6e-16 off)",
+        "printed 0.8000616536096503; the root is 0.80006165360964956 (7.6e-16 off)",
 }
 
 
@@ -48,7 +49,7 @@ def printed_tol(s):
 
 
 def chk(label, printed, value):
-    """printed: string as in the spec; value: mpf computed here."""
+    """printed: the value as printed; value: mpf computed here."""
     diff = abs(mpf(printed) - value)
     tol = printed_tol(printed)
     ok = diff <= tol * (1 + 1e-9)
@@ -222,25 +223,25 @@ def main():
     # report
     w1 = max(len(r[0]) for r in rows)
     bad = 0
-    print("%-*s  %-22s %-24s %-9s %-9s %s" % (w1, "check", "spec prints", "computed", "|diff|", "tol", "ok"))
+    print("%-*s  %-22s %-24s %-9s %-9s %s" % (w1, "check", "printed", "computed", "|diff|", "tol", "ok"))
     known = 0
     for label, printed, val, diff, tol, ok in rows:
         verdict = "ok"
         if not ok:
             if label in KNOWN_ERRATA:
                 known += 1
-                verdict = "KNOWN SPEC ERRATUM: " + KNOWN_ERRATA[label]
+                verdict = "KNOWN MISPRINT: " + KNOWN_ERRATA[label]
             else:
                 bad += 1
                 verdict = "MISMATCH"
         print("%-*s  %-22s %-24s %-9.2e %-9.1e %s" % (w1, label, printed, val, diff, tol, verdict))
     fx_rows = [r for r in rows if "[fixture" in r[0]]
     print()
-    print("max |fixture - spec value| over %d closed-form fixture components: %.3e"
+    print("max |fixture - printed value| over %d closed-form fixture components: %.3e"
           % (len(fx_rows), max(r[3] for r in fx_rows)))
-    print("max |fixture - spec value| / printed tolerance (excluding known errata): %.3f"
+    print("max |fixture - printed value| / printed tolerance (excluding known misprints): %.3f"
           % max(r[3] / r[4] for r in fx_rows if r[0] not in KNOWN_ERRATA))
-    print("%d checks, %d mismatches, %d known spec errata" % (len(rows), bad, known))
+    print("%d checks, %d mismatches, %d known misprints" % (len(rows), bad, known))
     return 1 if bad else 0
 
 

@@ -6,7 +6,7 @@
     python3 tests/reference/gen_fixtures.py --list          # list case names
 
 Every answer is produced by solve_reference.solve (mpmath, DPS digits) and must pass its KKT
-certificate; cases with a closed form (spec section 8) are additionally compared with it.  A case
+certificate; cases with a closed form (T1-T8, listed in README.md) are additionally compared with it.  A case
 that fails any check aborts the run: nothing uncertified is written.  A summary table with the
 achieved KKT residuals is written to tests/reference/SUMMARY.md.
 """
@@ -153,7 +153,7 @@ def zbar(ybar, eps):
     return (ybar - sr.sigmoid(-eps)) / mp.tanh(eps / 2)
 
 
-# ---------------------------------- closed forms of spec section 8 ----------------------------
+# ---------------------------------- closed forms T1-T8 (README.md) -----------------------------
 
 def add_closed_form_cases():
     L3 = lambda e_: mp.log(3)  # noqa: E731
@@ -161,10 +161,10 @@ def add_closed_form_cases():
     # T1 one-hot, sum-zero active, logits already sum to zero
     x, y = grouped(3, [(e(3, 0), 4, 3), (e(3, 1), 4, 1), (e(3, 2), 4, 2)])
     case("t1-mle-thetab", "mle", x, y, 12, 3, constraint="theta-b", radius=2.0,
-         source="closed form T1 (spec §8)", expect_boundary=False,
+         source="closed form T1", expect_boundary=False,
          closed_form=lambda e_: [mp.log(3), -mp.log(3), mpf(0)])
     case("t1-probit-thetab", "probit", x, y, 12, 3, constraint="theta-b", radius=2.0,
-         source="closed form, grouped-design lemma (spec §8) applied to T1 with probit: Phi^-1 of the group means",
+         source="closed form, grouped-design lemma applied to T1 with probit: Phi^-1 of the group means",
          expect_boundary=False,
          closed_form=lambda e_: [mp.sqrt(2) * mp.erfinv(mpf(1) / 2), -mp.sqrt(2) * mp.erfinv(mpf(1) / 2),
                                  mpf(0)])
@@ -172,17 +172,17 @@ def add_closed_form_cases():
     # T2 d=2: (a, -a)
     x, y = grouped(2, [(e(2, 0), 5, 4), (e(2, 1), 3, 1)])
     case("t2-mle-thetab-a", "mle", x, y, 8, 2, constraint="theta-b", radius=5.0,
-         source="closed form T2 (spec §8)", expect_boundary=False,
+         source="closed form T2", expect_boundary=False,
          closed_form=lambda e_: [mp.log(3), -mp.log(3)])
     x, y = grouped(2, [(e(2, 0), 3, 1), (e(2, 1), 3, 2)])
     case("t2-mle-thetab-b", "mle", x, y, 6, 2, constraint="theta-b", radius=5.0,
-         source="closed form T2, equal counts (spec §8)", expect_boundary=False,
+         source="closed form T2, equal counts", expect_boundary=False,
          closed_form=lambda e_: [-mp.log(2), mp.log(2)])
 
     # T3 tabular pairs with consistent logits
     x, y = grouped(3, [(pair(3, 0, 1), 4, 3), (pair(3, 1, 2), 4, 3), (pair(3, 0, 2), 10, 9)])
     case("t3-mle-thetab", "mle", x, y, 18, 3, constraint="theta-b", radius=2.0,
-         source="closed form T3 (spec §8)", expect_boundary=False,
+         source="closed form T3", expect_boundary=False,
          closed_form=lambda e_: [-mp.log(3), mpf(0), mp.log(3)])
 
     # T4 same design, RR labels, eps = ln 3 (stored as the nearest double: the closed form is exact
@@ -190,7 +190,7 @@ def add_closed_form_cases():
     x, y = grouped(3, [(pair(3, 0, 1), 8, 5), (pair(3, 1, 2), 8, 5), (pair(3, 0, 2), 10, 7)])
     for loss in ("debiased-rr", "mle-rr"):
         case("t4-%s-thetab" % loss, loss, x, y, 26, 3, constraint="theta-b", radius=2.0, eps=LN3,
-             source="closed form T4 (spec §8); expected_theta solved for the stored eps",
+             source="closed form T4; expected_theta solved for the stored eps",
              expect_boundary=False, cf_tol=1e-14,
              closed_form=lambda e_: [-mp.log(3), mpf(0), mp.log(3)],
              justification="grouped-design lemma: every group term is individually minimised (Gibbs)")
@@ -202,11 +202,11 @@ def add_closed_form_cases():
             lo = sr.Loss(loss, e_ if private(loss) else None)
             return -mp.sqrt(2) * lo.eval(mp.sqrt(2), 1)[1]
         case("t5-%s-thetab" % loss, loss, x, y, 4, 2, constraint="theta-b", radius=1.0,
-             eps=loss_eps(loss, LN3), source="closed form T5 (spec §8)", expect_boundary=True,
+             eps=loss_eps(loss, LN3), source="closed form T5", expect_boundary=True,
              closed_form=lambda e_: [-1 / mp.sqrt(2), 1 / mp.sqrt(2)], cf_multiplier=mu5,
              justification="monotone: F(-a, a) = l(2a; 1) is strictly decreasing in a")
         case("t5-%s-none" % loss, loss, x, y, 4, 2, constraint="none", eps=loss_eps(loss, LN3),
-             source="closed form T5 (spec §8): no minimiser without the ball",
+             source="closed form T5: no minimiser without the ball",
              expect_status="no-minimizer", hints=[[-1.0, 1.0]])
 
     # T6 symmetric data -> 0
@@ -223,24 +223,24 @@ def add_closed_form_cases():
         eps = loss_eps(loss, 0.5)
         just = "symmetric data: each pair of terms is minimised at t = 0 (Gibbs / symmetry)"
         case("t6-sym-%s-thetab" % loss, loss, xs, ys, 8, 3, constraint="theta-b", radius=1.0, eps=eps,
-             source="closed form T6 (spec §8)", expect_boundary=False, justification=just,
+             source="closed form T6", expect_boundary=False, justification=just,
              closed_form=lambda e_: [mpf(0)] * 3)
         case("t6-sym-%s-none" % loss, loss, xs, ys, 8, 3, constraint="none", eps=eps,
-             source="closed form T6 (spec §8)", justification=just,
+             source="closed form T6", justification=just,
              closed_form=lambda e_: [mpf(0)] * 3)
         case("t6-negx-%s-ball" % loss, loss, xn, yn, 8, 3, constraint="ball", radius=1.0, eps=eps,
-             source="closed form T6, pairs (x,y),(-x,y) (spec §8)", expect_boundary=False, justification=just,
+             source="closed form T6, pairs (x,y),(-x,y)", expect_boundary=False, justification=just,
              closed_form=lambda e_: [mpf(0)] * 3)
     case("t6-objpert-mle-thetab", "mle", xs, ys, 8, 3, constraint="theta-b", radius=1.0, ridge=1.0,
-         linear_term=[0.0, 0.0, 0.0], source="closed form T6, objective perturbation with w = 0 (spec §8)",
+         linear_term=[0.0, 0.0, 0.0], source="closed form T6, objective perturbation with w = 0",
          expect_boundary=False, closed_form=lambda e_: [mpf(0)] * 3)
 
     # T7 d = 1, ball
     x, y = grouped(1, [([2.0], 6, 4), ([-2.0], 2, 0)])
-    case("t7-mle-ball", "mle", x, y, 8, 1, constraint="ball", radius=5.0, source="closed form T7 (spec §8)",
+    case("t7-mle-ball", "mle", x, y, 8, 1, constraint="ball", radius=5.0, source="closed form T7",
          expect_boundary=False, closed_form=lambda e_: [mp.log(3) / 2])
     case("t7-mle-ball-clipped", "mle", x, y, 8, 1, constraint="ball", radius=0.25,
-         source="closed form T7, clipped to [-B, B] (spec §8)", expect_boundary=True,
+         source="closed form T7, clipped to [-B, B]", expect_boundary=True,
          closed_form=lambda e_: [mpf(0.25)])
     for k_, n_, tag, bnd in ((5, 8, "5of8", False), (7, 10, "7of10", False), (4, 4, "4of4", True),
                              (0, 4, "0of4", True)):
@@ -251,12 +251,12 @@ def add_closed_form_cases():
             else:
                 cf = (lambda e_, p=mpf(k_) / n_: [logit(zbar(p, e_))])
             case("t7-%s-ball-%s" % (loss, tag), loss, x, y, n_, 1, constraint="ball", radius=5.0, eps=LN3,
-                 source="closed form T7 (spec §8), logit(zbar) at the stored eps", expect_boundary=bnd,
+                 source="closed form T7, logit(zbar) at the stored eps", expect_boundary=bnd,
                  closed_form=cf,
                  justification="1-D, one group: l is unimodal in t (Gibbs) / monotone when zbar outside [0,1]")
     x, y = grouped(1, [([1.0], 4, 3)])
     case("t7-probit-ball", "probit", x, y, 4, 1, constraint="ball", radius=5.0,
-         source="closed form T7, Phi^-1(3/4) (spec §8)", expect_boundary=False,
+         source="closed form T7, Phi^-1(3/4)", expect_boundary=False,
          closed_form=lambda e_: [mp.sqrt(2) * mp.erfinv(mpf(1) / 2)])
 
     # T8 objective perturbation inverse test: w := -(sum_i (sigma(x_i.th) - y_i) x_i + beta th)
@@ -273,7 +273,7 @@ def add_closed_form_cases():
     for cons in ("theta-b", "ball", "none"):
         case("t8-objpert-mle-%s" % cons.replace("-", ""), "mle", x8, y8, 4, 3, constraint=cons,
              radius=None if cons == "none" else 2.0, ridge=1.0, linear_term=w8,
-             source="closed form T8 (spec §8); expected_theta solved for the stored (double) w",
+             source="closed form T8; expected_theta solved for the stored (double) w",
              expect_boundary=None if cons == "none" else False, cf_tol=1e-14,
              closed_form=lambda e_: [mpf(2) / 10, -mpf(1) / 10, -mpf(1) / 10])
     x, y = grouped(1, [([1.0], 10, 7)])
@@ -283,14 +283,14 @@ def add_closed_form_cases():
     for cons in ("ball", "none"):
         case("t8-objpert-1d-mle-%s" % cons, "mle", x, y, 10, 1, constraint=cons,
              radius=None if cons == "none" else 2.0, ridge=2.0, linear_term=[-1.5],
-             source="closed form T8 1-D variant (spec §8): root of n sigma(a) - k + beta a + w",
+             source="closed form T8 1-D variant: root of n sigma(a) - k + beta a + w",
              expect_boundary=None if cons == "none" else False, closed_form=t8_1d)
 
     # grouped design without constraint (d = 2, full rank): global minimiser by the grouped lemma
     x, y = grouped(2, [(e(2, 0), 8, 5), (e(2, 1), 8, 3)])
     for loss in ("debiased-rr", "mle-rr"):
         case("grouped-%s-none" % loss, loss, x, y, 16, 2, constraint="none", eps=LN3,
-             source="closed form, grouped-design lemma (spec §8): logit(zbar_g) at the stored eps",
+             source="closed form, grouped-design lemma: logit(zbar_g) at the stored eps",
              closed_form=lambda e_: [logit(zbar(mpf(5) / 8, e_)), logit(zbar(mpf(3) / 8, e_))],
              justification="grouped-design lemma: each group term globally minimised (Gibbs); rows span R^2")
 

@@ -8,7 +8,8 @@ Requires only mpmath (tested with 1.3.0). Run from the repository root:
 
 The CSV is committed; `tests/losses.rs` reads it (CI does not need Python).
 
-Definitions (spec `local-central-label-dp.md` §3.1, §3.2, §3.3, §3.6), implemented literally,
+Definitions (Chowdhury, Zhou & Natarajan (2024), eqs. 3-5 and 8, Sec. 4.4; see docs/papers.md),
+implemented literally,
 NOT via the forms the Rust code uses:
 
     σ(t) = 1/(1+e^{−t}),  σ_ε = σ(ε), σ̄_ε = σ(−ε)

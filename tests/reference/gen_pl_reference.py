@@ -6,8 +6,8 @@ Writes tests/data/pl_reference.json (one list of cases). Every answer is compute
 
 * closed forms for tabular (one-hot item) designs where all K items are shown every time:
   PL top-1 MLE = centred log choice frequencies; the debiased K-RR loss = centred log of the
-  unbiased frequencies f_k = ((e^eps + K - 1) q_k - 1)/(e^eps - 1) (spec local-central-label-dp
-  T11); K = 2 with consistent pairwise logits (spec T3) -> (-ln 3, 0, ln 3);
+  unbiased frequencies f_k = ((e^eps + K - 1) q_k - 1)/(e^eps - 1) (closed-form case
+  T11 of README.md); K = 2 with consistent pairwise logits (case T3) -> (-ln 3, 0, ln 3);
 * Hunter's MM iteration (Hunter 2004, "MM algorithms for generalized Bradley-Terry models",
   sec. 5) for tabular designs with varying choice sets and for (top-J) rankings, which decompose
   into choices from the not-yet-ranked pools: gamma_j <- W_j / sum_{stages s with j in pool_s}
@@ -299,7 +299,7 @@ def main():
     c = base("tabular-top1-all-items-permuted", "pl-top1", 4, 4, one_hot_x(rows, 4), ys, 1)
     cases.append(finish(c, th, objective(c, th, need_hess=False)[0], "closed form: centred log choice counts", "interior"))
 
-    # 2. Debiased K-RR, all items shown: centred log unbiased frequencies (spec T11 generalised).
+    # 2. Debiased K-RR, all items shown: centred log unbiased frequencies (case T11 generalised).
     eps = float(mp.log(3))
     tcounts = [8, 6, 5, 9]  # privatised choice counts
     nn = sum(tcounts)
@@ -312,27 +312,27 @@ def main():
     th = [v - mp.fsum(logs) / 4 for v in logs]
     cases.append(finish(c, th, objective(c, th, need_hess=False)[0], "closed form: centred log unbiased K-RR frequencies", "interior"))
 
-    # 2b. Spec T11 exactly: K = 3, eps = ln 2, counts (4, 3, 3) -> (2/3 ln3, -1/3 ln3, -1/3 ln3).
+    # 2b. Case T11 exactly: K = 3, eps = ln 2, counts (4, 3, 3) -> (2/3 ln3, -1/3 ln3, -1/3 ln3).
     eps2 = float(mp.log(2))
     y = [0] * 4 + [1] * 3 + [2] * 3
-    c = base("spec-t11-krr", "pl-krr", 3, 3, one_hot_x([[0, 1, 2]] * 10, 3), y, 1, radius=5.0, eps=eps2)
+    c = base("t11-krr", "pl-krr", 3, 3, one_hot_x([[0, 1, 2]] * 10, 3), y, 1, radius=5.0, eps=eps2)
     # The stored eps is the double nearest ln 2: evaluate the closed form at that double.
     e = mp.e ** mp.mpf(eps2)
     fhat = [((e + 2) * mp.mpf(cnt) / 10 - 1) / (e - 1) for cnt in (4, 3, 3)]
     logs = [mp.log(v) for v in fhat]
     th = [v - mp.fsum(logs) / 3 for v in logs]
-    cases.append(finish(c, th, objective(c, th, need_hess=False)[0], "closed form T11 (spec 000 §8) at the stored eps", "interior"))
+    cases.append(finish(c, th, objective(c, th, need_hess=False)[0], "closed form T11 at the stored eps", "interior"))
 
-    # 3. K = 2 tabular pairs with consistent logits (spec T3): (-ln 3, 0, ln 3).
+    # 3. K = 2 tabular pairs with consistent logits (case T3): (-ln 3, 0, ln 3).
     rows, ys = [], []
     for (a, b, wins_b, tot) in [(0, 1, 3, 4), (1, 2, 3, 4), (0, 2, 9, 10)]:
         for t in range(tot):
             rows.append([a, b])
             ys.append(1 if t < wins_b else 0)
-    c = base("spec-t3-k2-pairs", "pl-top1", 2, 3, one_hot_x(rows, 3), ys, 1, radius=2.0)
+    c = base("t3-k2-pairs", "pl-top1", 2, 3, one_hot_x(rows, 3), ys, 1, radius=2.0)
     l3 = mp.log(3)
     th = [-l3, mp.mpf(0), l3]
-    cases.append(finish(c, th, objective(c, th, need_hess=False)[0], "closed form T3 (spec 000 §8): BTL with consistent logits", "interior"))
+    cases.append(finish(c, th, objective(c, th, need_hess=False)[0], "closed form T3: BTL with consistent logits", "interior"))
 
     # 4. Tabular top-1 with varying choice sets (every 3-subset of 5 items): Hunter's MM.
     rows, ys = [], []

@@ -13,7 +13,7 @@ uses:
     - fractional orders: tanh-sinh quadrature of the defining integral (the Rust code uses the
       two-sided erfc series);
   RDP = ln(A)/(a-1).
-* replace-one antipodal pair (spec section 6.3): quadrature of P^a Q^(1-a),
+* replace-one antipodal pair: quadrature of P^a Q^(1-a),
   P = (1-q)N(0,s^2)+qN(1,s^2), Q = (1-q)N(0,s^2)+qN(-1,s^2).
 * proven replace bound: ((a-1/2)/(a-1)) RDP_sgm(2a) + RDP_sgm(2a-1).
 * (eps, delta): classic  eps = T rdp + ln(1/delta)/(a-1);
@@ -223,7 +223,7 @@ def main():
     out["sgm_per_order"] = per
     print(f"per-order: {len(per)} values, {time.time()-t0:.0f} s", file=sys.stderr)
 
-    # 2. Replace-one antipodal pair by quadrature (spec 6.3 table points included).
+    # 2. Replace-one antipodal pair by quadrature (the points of the table in the tests included).
     rn = []
     for (q, s) in [(0.01, 1.0), (0.1, 1.0), (0.1, 2.0), (0.5, 1.0), (0.05, 3.0), (0.001, 0.7), (0.3, 5.0), (1.0, 2.0)]:
         for a in [1.5, 2.0, 3.5, 4.0, 8.0, 16.0, 32.0]:
@@ -269,7 +269,7 @@ def main():
                              "epsilon": num(e), "order": a})
     out["reference_points"] = refs
 
-    # 5. Calibrations (integer grid 2..256, improved): the spec's section 8.9 cases.
+    # 5. Calibrations (integer grid 2..256, improved): the reference cases of tests/rdp.rs.
     cal = []
     for (q, T, e, d) in [(0.02, 500, 3.0, 1e-5), (0.01, 1000, 1.0, 1e-5), (1.0, 1, 1.0, 1e-5),
                          (1.0, 100, 8.0, 1e-5), (0.02, 500, 1.5, 5e-6), (0.1, 100, 2.0, 1e-5)]:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """High-precision reference solver for the privpref objective (mpmath only).
 
-Objective (frozen by shared/DESIGN.md, "Objective"):
+Objective (the library's `F`, src/objective.rs):
 
     F(theta) = (1/W) sum_i w_i l(x_i . theta; y_i) + (beta/(2W)) |theta|^2 + (1/W) <b, theta>,
 
@@ -18,7 +18,7 @@ Losses (y in {0,1}; sigma = logistic, c = tanh(eps/2), sb = sigma(-eps), se = si
     debiased-rr  l(t;1) = se softplus(-t) - sb softplus(t),  l(t;0) = se softplus(t) - sb softplus(-t)
     probit       l = -log Phi((2y-1) t)
 
-Method (spec section 3.7), all in mpmath at DPS decimal digits:
+Method (the library's exact constrained solver, re-implemented independently), all in mpmath at DPS decimal digits:
 
  1. Reparametrise theta = U u with U the Helmert basis of {sum = 0} (theta-b) or U = I.
  2. Damped Newton (Armijo, Levenberg shift if the Hessian is not positive definite) from u = 0 on
@@ -35,7 +35,7 @@ Method (spec section 3.7), all in mpmath at DPS decimal digits:
       * debiased-rr (beta = 0): recession slope r(v) = sum_i w_i c [max(t_i,0) - z_i t_i] + b.v < 0
         with t_i = x_i.v, z(1) = se/c, z(0) = -sb/c.  Since softplus(t) <= max(t,0) + log 2,
         F(a v) <= (a r(v) + c log 2 W)/W -> -inf: unbounded below.
- 5. KKT certificate (spec 3.7), recomputed from the ORIGINAL data in theta coordinates:
+ 5. KKT certificate, recomputed from the ORIGINAL data in theta coordinates:
       g = P grad F(theta) (P = centering projector for theta-b, identity otherwise),
       interior: |g| <= tol;  boundary: mu = -g.theta/B^2 >= 0 and |g + mu theta| <= tol,
       plus feasibility |sum theta| <= tol (theta-b) and | |theta| - B | <= tol (boundary).

@@ -1,6 +1,7 @@
-//! Central-DP commands: `privpref fit --central ...` (objective perturbation, seed 000
-//! Algorithm 2, or the private MLE of seed 001 Algorithm 1) and `privpref covariance ...`
-//! (seed 001 Algorithm 2). JSON output includes the guarantee.
+//! Central-DP commands: `privpref fit --central ...` (objective perturbation, Chowdhury, Zhou &
+//! Natarajan (2024), Algorithm 2, or the private MLE of "Provable protection of human judgements"
+//! (anon., 2024), Algorithm 1) and `privpref covariance ...` (the same anonymous paper, Algorithm
+//! 2). JSON output includes the guarantee.
 
 use clap::Args;
 use privpref::data::{npy, FeatureBound, PairwiseView};
@@ -15,12 +16,13 @@ use std::path::PathBuf;
 /// The options of `fit` that only `--central` uses.
 #[derive(Args, Default)]
 pub struct CentralArgs {
-    /// Central label DP by objective perturbation (seed 000 Algorithm 2) instead of a plain fit:
+    /// Central label DP by objective perturbation (Chowdhury, Zhou & Natarajan 2024, Algorithm 2)
+    /// instead of a plain fit:
     /// needs --loss mle, --eps, --delta and --feature-bound.
     #[arg(long)]
     pub central: bool,
-    /// --central: objpert (seed 000 Algorithm 2, label DP) | private-mle (seed 001 Algorithm 1,
-    /// standard DP of the record, spends eps/2, delta/2).
+    /// --central: objpert (Chowdhury, Zhou & Natarajan 2024, Algorithm 2; label DP) | private-mle
+    /// (anon. 2024, Algorithm 1; standard DP of the record, spends eps/2, delta/2).
     #[arg(long)]
     pub mechanism: Option<String>,
     /// --central: δ ∈ (0, 1).
@@ -266,7 +268,8 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
     }
 }
 
-/// `privpref covariance`: the private data covariance of seed 001 Algorithm 2 (corrected).
+/// `privpref covariance`: the private data covariance of "Provable protection of human judgements"
+/// (anon., 2024), Algorithm 2 (corrected calibration).
 #[derive(Args)]
 pub struct CovarianceArgs {
     /// Pairwise feature differences, float64/float32 .npy of shape n × d.

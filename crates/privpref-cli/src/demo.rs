@@ -1,4 +1,5 @@
-//! `privpref demo`: the seed-000 comparison on built-in synthetic data, as a table.
+//! `privpref demo`: the local-model comparison of Chowdhury, Zhou & Natarajan (2024) on built-in
+//! synthetic data, as a table, with a verdict.
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -86,7 +87,7 @@ fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) -
     let mut o = std::io::stdout().lock();
     writeln!(
         o,
-        "privpref demo: local label-DP reward estimation (Chowdhury, Zhou & Natarajan, AISTATS 2024, §6)\n\
+        "privpref demo: local label-DP reward estimation (Chowdhury, Zhou & Natarajan, AISTATS 2024, Sec. 6)\n\
          BTL pairs, d = {}, ‖θ*‖ = {}, Θ_B with B = {}, exact projected Newton, {} repetitions per cell, seed {}\n\
          ℓ2 error ‖θ̂ − θ*‖ (mean ± standard error); RR/MLE = debiased-RR error / MLE error (theory: ∝ coth(ε/2))\n",
         cfg.d, cfg.theta_norm, cfg.radius, cfg.reps, cfg.seed
@@ -158,7 +159,140 @@ fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) -
     }
     writeln!(o, "(MLE-RR is non-convex for |xᵀθ| > ε/2: its fits are stationary points, certified global only when ε ≥ 2B·max‖Px‖.)")?;
     writeln!(o, "wall time {wall:.2} s on {threads} thread(s)")?;
+    writeln!(o)?;
+    for line in verdict(cfg, cells) {
+        writeln!(o, "{line}")?;
+    }
     o.flush()
+}
+
+/// The band around `coth(ε/2)` within which a measured error ratio debiased RR / MLE is said to
+/// agree with theory. Thm 4.2 of Chowdhury, Zhou & Natarajan (2024) bounds the debiased-RR error
+/// by `coth(ε/2)` times the clear-label rate up to an unspecified constant, so the prediction is
+/// the order of the ratio, not its value; a factor 2 either way is the stated tolerance.
+const AGREEMENT_FACTOR: f64 = 2.0;
+
+/// The demo's conclusion, in words, from the numbers of the table.
+///
+/// * The trivial estimate `θ̂ = 0` has error `‖0 − θ*‖ = ‖θ*‖` (= `cfg.theta_norm`) in every
+///   repetition; a cell (estimator, ε, n) is *worse than trivial* when its mean error is above it.
+/// * The ratio check uses the cells where debiased RR beats the trivial estimate (elsewhere the
+///   ball `Θ_B`, not the privacy noise, limits its error and the ratio says nothing about the
+///   theory): the ratio agrees when `RR/MLE ÷ coth(ε/2)` lies in
+///   `[1/AGREEMENT_FACTOR, AGREEMENT_FACTOR]`.
+fn verdict(cfg: &Seed000Config, cells: &[Cell]) -> Vec<String> {
+    let trivial = cfg.theta_norm;
+    let cells_word = |k: usize| {
+        if k == 1 {
+            "1 cell".to_string()
+        } else {
+            format!("{k} cells")
+        }
+    };
+    let mut judged = Vec::new(); // (eps, n, ratio / coth)
+    let mut unjudged = 0usize;
+    for &eps in &cfg.eps {
+        for &n in &cfg.ns {
+            let (Some(m), Some(d)) = (
+                find(cells, Estimator::Mle, None, n),
+                find(cells, Estimator::DebiasedRr, Some(eps), n),
+            ) else {
+                continue;
+            };
+            if d.mean() < trivial && m.mean() > 0.0 {
+                judged.push((eps, n, d.mean() / m.mean() * (0.5 * eps).tanh()));
+            } else {
+                unjudged += 1;
+            }
+        }
+    }
+    let mut lines = Vec::new();
+    if judged.is_empty() {
+        lines.push(
+            "Verdict: no cell can be compared with theory: debiased RR does not beat the trivial estimate θ = 0 \
+             anywhere (use larger n or ε)."
+                .to_string(),
+        );
+    } else {
+        let lo = judged.iter().map(|j| j.2).fold(f64::INFINITY, f64::min);
+        let hi = judged.iter().map(|j| j.2).fold(f64::NEG_INFINITY, f64::max);
+        let off: Vec<&(f64, usize, f64)> = judged
+            .iter()
+            .filter(|j| !(j.2 >= 1.0 / AGREEMENT_FACTOR && j.2 <= AGREEMENT_FACTOR))
+            .collect();
+        let agree = judged.len() - off.len();
+        let head = if off.is_empty() {
+            "Verdict: the measured error ratios agree with theory.".to_string()
+        } else if agree == 0 {
+            "Verdict: the measured error ratios do NOT agree with theory.".to_string()
+        } else {
+            format!(
+                "Verdict: the measured error ratios agree with theory in {agree} of {} cells.",
+                judged.len()
+            )
+        };
+        let range = if format!("{lo:.2}") == format!("{hi:.2}") {
+            format!("{lo:.2}")
+        } else {
+            format!("{lo:.2}–{hi:.2}")
+        };
+        let mut line = format!(
+            "{head} In the {} where debiased RR beats θ = 0, RR/MLE is {range} × coth(ε/2)",
+            cells_word(judged.len())
+        );
+        if off.is_empty() {
+            line.push('.');
+        } else {
+            let list: Vec<String> = off.iter().map(|(e, n, q)| format!("(ε={e}, n={n}: {q:.2})")).collect();
+            line.push_str(&format!("; outside the band: {}.", list.join(", ")));
+        }
+        lines.push(line);
+        let mut note = format!(
+            "  (Agreement means within a factor {AGREEMENT_FACTOR} of coth(ε/2), the privacy factor of Thm 4.2, \
+             which holds up to a constant; each error is a mean over {} repetition{}.",
+            cfg.reps,
+            if cfg.reps == 1 { "" } else { "s" }
+        );
+        if unjudged > 0 {
+            note.push_str(&format!(
+                " The {} where debiased RR does not beat θ = 0 {} not judged: there the ball Θ_B, not the \
+                 privacy noise, limits the error.",
+                cells_word(unjudged),
+                if unjudged == 1 { "is" } else { "are" }
+            ));
+        }
+        note.push(')');
+        lines.push(note);
+    }
+    let mut worse = Vec::new();
+    for (est, label) in [
+        (Estimator::Mle, "MLE (clear)"),
+        (Estimator::MleRr, "MLE-RR"),
+        (Estimator::DebiasedRr, "debiased RR"),
+    ] {
+        let at: Vec<String> = cells
+            .iter()
+            .filter(|c| c.estimator == est && c.mean() > trivial)
+            .map(|c| match c.eps {
+                Some(e) => format!("(ε={e}, n={})", c.n),
+                None => format!("(n={})", c.n),
+            })
+            .collect();
+        if !at.is_empty() {
+            worse.push(format!("{label} at {}", at.join(", ")));
+        }
+    }
+    if worse.is_empty() {
+        lines.push(format!(
+            "No cell is worse than the trivial estimate θ = 0 (whose error is ‖θ*‖ = {trivial} in every repetition)."
+        ));
+    } else {
+        lines.push(format!(
+            "Worse than the trivial estimate θ = 0 (mean error above its error ‖θ*‖ = {trivial}): {}.",
+            worse.join("; ")
+        ));
+    }
+    lines
 }
 
 fn write_csv(dir: &std::path::Path, cells: &[Cell]) -> Result<()> {
@@ -178,4 +312,98 @@ fn write_csv(dir: &std::path::Path, cells: &[Cell]) -> Result<()> {
         path: p.display().to_string(),
         message: e.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(estimator: Estimator, eps: Option<f64>, n: usize, err: f64) -> Cell {
+        Cell {
+            estimator,
+            eps,
+            n,
+            errors: vec![err, err],
+            converged: 2,
+            certified: 2,
+            solve_seconds: 0.0,
+            failures: Vec::new(),
+        }
+    }
+
+    fn cfg(eps: Vec<f64>, ns: Vec<usize>) -> Seed000Config {
+        Seed000Config {
+            d: 5,
+            theta_norm: 1.0,
+            radius: 2.0,
+            eps,
+            ns,
+            reps: 2,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn verdict_agrees_when_every_ratio_is_near_coth() {
+        // ε = 1: coth(0.5) = 2.164; RR/MLE = 0.25/0.1 = 2.5 → ratio ÷ coth = 1.16.
+        let cells = vec![
+            cell(Estimator::Mle, None, 1000, 0.1),
+            cell(Estimator::MleRr, Some(1.0), 1000, 0.3),
+            cell(Estimator::DebiasedRr, Some(1.0), 1000, 0.25),
+        ];
+        let v = verdict(&cfg(vec![1.0], vec![1000]), &cells);
+        assert!(
+            v[0].starts_with("Verdict: the measured error ratios agree with theory."),
+            "{v:?}"
+        );
+        assert!(
+            v[0].contains("In the 1 cell where debiased RR beats θ = 0, RR/MLE is 1.16 × coth(ε/2)."),
+            "{v:?}"
+        );
+        assert!(
+            v[2].starts_with("No cell is worse than the trivial estimate θ = 0"),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn verdict_names_disagreeing_and_worse_than_trivial_cells() {
+        // ε = 1, n = 1000: ratio 10 → ÷ coth = 4.6, outside the band; ε = 0.1, n = 1000: RR error
+        // 1.5 > ‖θ*‖ = 1, not judged and worse than θ = 0.
+        let cells = vec![
+            cell(Estimator::Mle, None, 1000, 0.05),
+            cell(Estimator::DebiasedRr, Some(1.0), 1000, 0.5),
+            cell(Estimator::DebiasedRr, Some(0.1), 1000, 1.5),
+            cell(Estimator::MleRr, Some(0.1), 1000, 1.2),
+        ];
+        let v = verdict(&cfg(vec![0.1, 1.0], vec![1000]), &cells);
+        assert!(
+            v[0].starts_with("Verdict: the measured error ratios do NOT agree with theory"),
+            "{v:?}"
+        );
+        assert!(v[0].contains("outside the band: (ε=1, n=1000: 4.62)."), "{v:?}");
+        assert!(
+            v[1].contains("The 1 cell where debiased RR does not beat θ = 0 is not judged"),
+            "{v:?}"
+        );
+        assert_eq!(
+            v[2],
+            "Worse than the trivial estimate θ = 0 (mean error above its error ‖θ*‖ = 1): MLE-RR at (ε=0.1, n=1000); \
+             debiased RR at (ε=0.1, n=1000)."
+        );
+    }
+
+    #[test]
+    fn verdict_without_a_judgeable_cell_says_so() {
+        let cells = vec![
+            cell(Estimator::Mle, None, 100, 0.5),
+            cell(Estimator::DebiasedRr, Some(0.1), 100, 2.0),
+        ];
+        let v = verdict(&cfg(vec![0.1], vec![100]), &cells);
+        assert!(
+            v[0].starts_with("Verdict: no cell can be compared with theory"),
+            "{v:?}"
+        );
+        assert!(v[1].contains("debiased RR at (ε=0.1, n=100)"), "{v:?}");
+    }
 }

@@ -13,8 +13,9 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct ExperimentArgs {
-    /// fig1 (seed 000 Figure 1) | rates (rate predictions with CIs) | robust (seed 004 CTL/LTC)
-    /// | dpo (seed 004 DPO reduction) | all.
+    /// fig1 (Chowdhury, Zhou & Natarajan 2024, Figure 1) | rates (rate predictions with CIs) |
+    /// robust (Zhou, Wu & Orabona 2025, CTL/LTC) | dpo (Zhou, Wu & Orabona 2025, DPO reduction) |
+    /// all.
     name: String,
     /// Repetitions (default: each experiment's own; fig1 and rates 100, robust 20, dpo 20).
     #[arg(long)]

@@ -1,6 +1,6 @@
 //! `privpref fit --solver sgd --label-mechanism krr|rrtopk|rr-prior|normal`: label-private SGD
-//! on **clear** labels (seed 002; `privpref::estimator::label_sgd`). Each label is read and
-//! privatised once, when its sample is used, by the chosen mechanism; the JSON carries the
+//! on **clear** labels (Ghazi et al. (2021); `privpref::estimator::label_sgd`). Each label is read
+//! and privatised once, when its sample is used, by the chosen mechanism; the JSON carries the
 //! guarantee.
 //!
 //! * Models (`--loss`): `mle` (binary linear, `x` n × d, `y ∈ {0,1}`), `pl-top1 --k K` (K-wise,
@@ -38,8 +38,8 @@ use std::path::PathBuf;
 /// The options of `fit` that only `--label-mechanism` uses.
 #[derive(Args, Default)]
 pub struct LabelArgs {
-    /// Label-private SGD on clear labels: krr | rrtopk | rr-prior | normal (seed 002; needs
-    /// --solver sgd and --eps).
+    /// Label-private SGD on clear labels: krr | rrtopk | rr-prior | normal (Ghazi et al.
+    /// 2021; needs --solver sgd and --eps).
     #[arg(long)]
     pub label_mechanism: Option<String>,
     /// rrtopk: the size k of the top set (1 ≤ k ≤ K).

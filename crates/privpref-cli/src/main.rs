@@ -1,6 +1,6 @@
-//! `privpref` command-line interface (DESIGN.md "CLI contract"): `fit`, `privatize`, `demo`,
-//! `covariance`, `policy`.
-//! `covariance`, `account`, `calibrate`.
+//! `privpref` command-line interface (its contract — JSON keys, exit codes, one-line errors — is
+//! in `docs/cli.md`): `fit`, `privatize`, `demo`, `experiment`, `covariance`, `policy`,
+//! `account`, `calibrate`.
 //!
 //! `account --sampling-rate Q --noise-multiplier S --steps T --delta D [--neighbours R]` prints
 //! the (ε, δ) of the RDP accountant with the best order; `calibrate ... --epsilon E` the noise
@@ -11,12 +11,14 @@
 //! ([`kwise`]); `privatize --mechanism krr --k K` randomises K-ary choices.
 //!
 //! `fit --solver sgd --label-mechanism krr|rrtopk|rr-prior|normal --eps E` runs label-private
-//! SGD on clear labels (seed 002; [`label_sgd`]): each label privatised once when it is used.
+//! SGD on clear labels (Ghazi et al. (2021); [`label_sgd`]): each label privatised once when it is
+//! used.
 //!
 //! `fit --central --eps E --delta D --feature-bound L [--beta B]` releases objective
-//! perturbation (seed 000 Algorithm 2) with its guarantee in the JSON; `--mechanism private-mle`
-//! runs seed 001 Algorithm 1 instead. A run whose exactness certificate fails exits 1 with one
-//! line, unless `--allow-unguaranteed` (then `"guarantee": null` and a warning on stderr).
+//! perturbation (Chowdhury, Zhou & Natarajan (2024), Algorithm 2) with its guarantee in the JSON;
+//! `--mechanism private-mle` runs Algorithm 1 of "Provable protection of human judgements" (anon.,
+//! 2024) instead. A run whose exactness certificate fails exits 1 with one line, unless
+//! `--allow-unguaranteed` (then `"guarantee": null` and a warning on stderr).
 //!
 //! `privatize` writes `OUT.provenance.json` next to its labels (the mechanism, ε, K, the
 //! generator and the labels file's size and SHA-256); the local fits read `Y.provenance.json`
@@ -87,11 +89,12 @@ enum Cmd {
     /// Randomise labels with randomized response (binary rr, or K-ary krr) (ε-label-LDP).
     #[command(allow_negative_numbers = true)]
     Privatize(PrivatizeArgs),
-    /// The main job on built-in synthetic data: seed-000 comparison of MLE, MLE-RR and debiased RR.
+    /// The main job on built-in synthetic data: the comparison of MLE, MLE-RR and
+    /// debiased RR of Chowdhury, Zhou & Natarajan (2024), with a verdict.
     #[command(allow_negative_numbers = true)]
     Demo(demo::DemoArgs),
-    /// Private data covariance (1/n)Σxxᵀ + symmetric Gaussian noise (seed 001 Algorithm 2, corrected
-    /// calibration), with PSD repair; standard DP of the record at (ε/2, δ/2).
+    /// Private data covariance (1/n)Σxxᵀ + symmetric Gaussian noise (anon. 2024, Algorithm 2,
+    /// corrected calibration), with PSD repair; standard DP of the record at (ε/2, δ/2).
     #[command(allow_negative_numbers = true)]
     Covariance(central::CovarianceArgs),
     /// Reproduce a paper experiment (fig1 | rates | robust | dpo | all): Markdown summary with
@@ -549,7 +552,7 @@ fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
 }
 
 /// `privatize --mechanism krr --k K`: K-ary randomized response of chosen alternatives
-/// (Chowdhury, Zhou & Natarajan (2024), §4.4), for `fit --loss pl-krr --eps E --k K`.
+/// (Chowdhury, Zhou & Natarajan (2024), Sec. 4.4), for `fit --loss pl-krr --eps E --k K`.
 fn run_privatize_krr(a: PrivatizeArgs) -> Result<(), Failure> {
     let k =
         a.k.ok_or_else(|| Error::param("k", "--mechanism krr needs --k (number of labels)"))?;

@@ -1,11 +1,12 @@
 //! `privpref policy`: the pessimistic (or greedy) policy of a fitted `θ̂` on a public state
-//! sample (seed 001 Algorithm 3, seed 004 Algorithm 2 with `η ∈ {0, 1}`; `privpref::policy`).
+//! sample ("Provable protection of human judgements" (anon., 2024), Algorithm 3; Zhou, Wu & Orabona
+//! (2025), Algorithm 2 with `η ∈ {0, 1}`; `privpref::policy`).
 //!
-//! `λ` and `Γ` come from the rule that matches the fit in `result.json` (spec explicit radii,
-//! `privpref::policy::radius`): seed 001 for `--mechanism private-mle` results (with the
-//! private covariance of `privpref covariance`), the objective-perturbation radius for
-//! `objpert` results, seed 004's for `mle` and `debiased-rr` fits (with `--x`, the public
-//! pairwise features of the fit: `Σ̂ = (1/n)Σxxᵀ` and `X_max`). `--lambda` and
+//! `λ` and `Γ` come from the rule that matches the fit in `result.json` (the explicit radii of
+//! `privpref::policy::radius`): the anonymous 2024 paper's for `--mechanism private-mle` results
+//! (with the private covariance of `privpref covariance`), the objective-perturbation radius for
+//! `objpert` results, that of Zhou, Wu & Orabona (2025) for `mle` and `debiased-rr` fits (with
+//! `--x`, the public pairwise features of the fit: `Σ̂ = (1/n)Σxxᵀ` and `X_max`). `--lambda` and
 //! `--confidence-radius` override them.
 
 use clap::Args;
@@ -48,7 +49,7 @@ pub struct PolicyArgs {
     /// Multiplier of Γ (1 = the guaranteed explicit radius).
     #[arg(long, default_value_t = 1.0)]
     pub radius_multiplier: f64,
-    /// Multiplier of the default λ (seed 004 / objpert rules).
+    /// Multiplier of the default λ (the Zhou, Wu & Orabona 2025 and objpert rules).
     #[arg(long, default_value_t = 1.0)]
     pub lambda_multiplier: f64,
     /// Θ_B of the confidence set: theta-b | ball | sum-zero | none (default: the fit's constraint).
@@ -171,7 +172,7 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
     if matches!(kind, FitKind::PrivateMle) && a.x.is_some() {
         return Err(Error::param(
             "x",
-            "the features are private under seed 001 (standard DP): pass the private covariance (--covariance), not --x",
+            "the features are private under the private MLE (standard DP): pass the private covariance (--covariance), not --x",
         ));
     }
     if a.x.is_some() && a.covariance.is_some() {
@@ -295,7 +296,13 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
                 o
             })?,
             FitKind::Local(eps) => {
-                let mut p = LocalRadius::new(*eps, need_n()?, d, need_x("the seed-004 radius")?, need_b()?);
+                let mut p = LocalRadius::new(
+                    *eps,
+                    need_n()?,
+                    d,
+                    need_x("the radius of Zhou, Wu & Orabona (2025)")?,
+                    need_b()?,
+                );
                 p.eta = a.eta;
                 p.multiplier = a.radius_multiplier;
                 p.lambda_multiplier = a.lambda_multiplier;

@@ -150,7 +150,7 @@ fn calibrate_is_conservative() {
         ]));
         assert!(w["epsilon"].as_f64().unwrap() <= target, "{w}");
     }
-    // Spec §8.9: 1.51312 (orders 2..256).
+    // dp_accounting: 1.51312 (orders 2..256).
     let v = json(&run(&[
         "calibrate",
         "--sampling-rate",

@@ -1,7 +1,8 @@
 //! Every reference fixture of `tests/data/fixtures/*.json` through the `privpref fit` binary:
-//! the data go to `.npy` files, the answer comes back as the JSON result (DESIGN.md "CLI
-//! contract"). Mirrors `tests/closed_form.rs`, which checks the same fixtures through the library,
-//! and also checks that the CLI returns exactly the library's answer (bit for bit).
+//! the data go to `.npy` files, the answer comes back as the JSON result (the CLI
+//! contract of `docs/cli.md`). Mirrors `tests/closed_form.rs`, which checks the same fixtures
+//! through the library, and also checks that the CLI returns exactly the library's answer (bit for
+//! bit).
 
 #[path = "../../../tests/common/mod.rs"]
 mod common;
@@ -14,7 +15,7 @@ use privpref::data::npy;
 use serde_json::Value;
 use std::path::Path;
 
-/// The keys `result.json` must hold at least (DESIGN.md "CLI contract").
+/// The keys `result.json` must hold at least (the CLI contract of `docs/cli.md`).
 const CONTRACT_KEYS: [&str; 11] = [
     "theta",
     "objective",

@@ -1,5 +1,5 @@
 //! The `privpref` binary's label-private SGD: `fit --solver sgd --label-mechanism
-//! krr|rrtopk|rr-prior|normal` on clear labels (seed 002).
+//! krr|rrtopk|rr-prior|normal` on clear labels (Ghazi et al. 2021).
 //!
 //! * every mechanism and model runs and reports its guarantee (ε, δ; the histogram prior adds
 //!   `ε_p`; multi-stage training is ε by parallel composition);

@@ -1,5 +1,6 @@
 //! `privpref policy`: JSON output (actions, Ĵ, gap, guarantee of θ̂), the rules for λ and Γ
-//! (seed 004 for local fits with --x, seed 001 for private-mle fits with --covariance, explicit
+//! (Zhou, Wu & Orabona 2025 for local fits with --x, the anonymous 2024 paper for private-mle fits
+//! with --covariance, explicit
 //! overrides), the greedy switch, and one-line errors with a non-zero exit for invalid input.
 
 #[path = "../../../tests/common/mod.rs"]
@@ -116,7 +117,7 @@ fn local_fit_pessimistic_and_greedy() {
     assert!(v["rel_gap"].as_f64().unwrap() <= 1e-6);
     assert_eq!(v["actions"].as_array().unwrap().len(), 50);
     assert!(v["actions"].as_array().unwrap().iter().all(|a| a.as_u64().unwrap() < 5));
-    assert!(v["rule"].as_str().unwrap().contains("seed 004"));
+    assert!(v["rule"].as_str().unwrap().contains("Zhou, Wu & Orabona (2025)"));
     assert!(v["guarantee"].is_null(), "plain MLE has no guarantee");
     assert_eq!(v["set_used"], "ball");
     let ub = v["upper_bound"].as_f64().unwrap();
@@ -220,7 +221,7 @@ fn private_mle_fit_needs_the_private_covariance() {
         String::from_utf8_lossy(&o.stderr)
     );
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert!(v["rule"].as_str().unwrap().contains("seed 001"));
+    assert!(v["rule"].as_str().unwrap().contains("private MLE (anon., 2024)"));
     assert_eq!(v["guarantee"]["model"], "central");
     assert!(v["confidence_radius"].as_f64().unwrap() > 0.0);
     // --x is refused for a standard-DP fit (the features are private).
@@ -274,7 +275,7 @@ fn invalid_inputs_are_one_line_errors() {
         &x,
     ]));
     assert!(e.contains("row 1") && e.contains("NaN"), "{e}");
-    // Missing --x for the seed-004 rule.
+    // Missing --x for the Zhou, Wu & Orabona (2025) rule.
     let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &s]));
     assert!(e.contains("--x"), "{e}");
     // Bad JSON, missing file, negative radius, λ = 0 with Σ = 0, reference out of range.

@@ -1,5 +1,6 @@
-//! The `privpref` binary on invalid input (DESIGN.md "CLI contract": errors give a non-zero exit
-//! and one clear line on stderr, never a panic), plus `privatize` and `demo` end to end.
+//! The `privpref` binary on invalid input (the CLI contract of `docs/cli.md`: errors give a
+//! non-zero exit and one clear line on stderr, never a panic), plus `privatize` and `demo` end to
+//! end.
 //!
 //! Exit codes pinned here (see `src/bin/privpref/main.rs`): 2 when the command line itself does
 //! not parse (clap: malformed number, unknown or missing flag), 1 for every other invalid input
@@ -911,6 +912,36 @@ fn demo_runs_quickly_and_reports_every_estimator() {
         );
     }
     eprintln!("demo took {secs:.2} s");
+}
+
+#[test]
+fn demo_ends_with_a_verdict() {
+    let o = run(&["demo", "--reps", "2", "--n", "1000", "--eps", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The verdict on the error ratios, then the cells worse than θ = 0 (or that there are none),
+    // are the last lines of the output.
+    let lines: Vec<&str> = out.lines().filter(|l| !l.trim().is_empty()).collect();
+    let v = lines
+        .iter()
+        .position(|l| l.starts_with("Verdict: "))
+        .unwrap_or_else(|| panic!("no verdict line:\n{out}"));
+    assert!(
+        lines[v].contains("coth(ε/2)") || lines[v].contains("no cell can be compared"),
+        "{out}"
+    );
+    let last = lines.last().unwrap();
+    assert!(
+        last.starts_with("No cell is worse than the trivial estimate θ = 0")
+            || last.starts_with("Worse than the trivial estimate θ = 0"),
+        "{out}"
+    );
+    assert!(v + 3 >= lines.len(), "the verdict is not at the end:\n{out}");
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! SGD throughput and the seed-000 grid end to end, each with a same-run baseline.
+//! SGD throughput and the grid of Chowdhury, Zhou & Natarajan (2024) end to end, each with a
+//! same-run baseline.
 //!
 //! `cargo bench --bench sgd` runs criterion and then writes `bench-results/sgd.md`:
 //! * **one-pass SGD-RR** (Algorithm 1: batch 1, data order, projection onto `Θ_B` each step) at
@@ -7,9 +8,10 @@
 //!   read of the same feature buffer (the memory-bandwidth floor of one pass);
 //! * the **replicated engine** (`R = 100` replications, `n = 10⁴`, `d = 5`) against `R` separate
 //!   one-pass runs of the same problems;
-//! * the **seed-000 grid** (`d = 5`, `ε ∈ {0.1, 0.5, 1}`, `n ∈ {1000, …, 10000}`, 100 repetitions,
-//!   the three estimators of [`privpref_experiments::seed000_sgd_grid`]) with nested samples (the
-//!   default) and with an independent sample per `n`, on all threads (target < 0.2 s).
+//! * the **grid of Chowdhury, Zhou & Natarajan (2024)** (`d = 5`, `ε ∈ {0.1, 0.5, 1}`, `n ∈ {1000,
+//!   …, 10000}`, 100 repetitions, the three estimators of
+//!   [`privpref_experiments::seed000_sgd_grid`]) with nested samples (the default) and with an
+//!   independent sample per `n`, on all threads (target < 0.2 s).
 //!
 //! Everything runs on one thread except the grid.
 
@@ -164,7 +166,7 @@ fn mean_ns_of(group: &str, func: &str) -> Option<f64> {
 fn write_summary() {
     let (cpu, threads, date) = (common::cpu_name(), common::logical_cpus(), common::utc_date());
     let mut t = format!(
-        "# SGD throughput and the seed-000 grid\n\nMachine: {cpu}, {threads} logical CPUs. Date: {date}.\n\
+        "# SGD throughput and the grid of Chowdhury, Zhou & Natarajan (2024)\n\nMachine: {cpu}, {threads} logical CPUs. Date: {date}.\n\
          Command: `cargo bench --bench sgd`. Loss: debiased RR (ε = 1) on `Θ_B` (B = 2), projection every step.\n\n\
          ## Single runs (one thread), n = 10⁶\n\n\
          Ratio = time of a plain streaming read of the same feature buffer / time of the SGD pass (same run).\n\n\
@@ -201,7 +203,7 @@ fn write_summary() {
         }
     }
     t += &format!(
-        "\n## Seed-000 grid end to end ({threads} threads)\n\n\
+        "\n## The grid of Chowdhury, Zhou & Natarajan (2024) end to end ({threads} threads)\n\n\
          d = 5, ε ∈ {{0.1, 0.5, 1}}, n ∈ {{1000, 2000, 4000, 6000, 8000, 10000}}, 100 repetitions, three \
          estimators (local SGD-RR, objective perturbation by SGD, MLE by SGD): 4200 estimates (7 per n and repetition), \
          data generation included; nested samples read the MLE and local SGD-RR of the smaller n off checkpoints of one pass. Target < 0.2 s.\n\n| samples | mean time (s) |\n|---|---|\n"

@@ -1,5 +1,5 @@
 //! The debiased K-RR Plackett–Luce estimator's error across ε against the privacy factor
-//! `(e^ε + K − 1)/(e^ε − 1)` (issue 6 acceptance; seed 000 §4.4, App. C.4;
+//! `(e^ε + K − 1)/(e^ε − 1)` (Chowdhury, Zhou & Natarajan (2024), Sec. 4.4, App. C.4;
 //! `privpref_experiments::krr_scaling`). The full run behind the smaller check of
 //! `tests/krr_scaling.rs`.
 //!

@@ -1,5 +1,5 @@
-//! Label-private convex learning (seed 002 = Ghazi et al., "Deep Learning with Label Differential
-//! Privacy", supplement; spec `label-dp-sgd-and-priors.md`): K-RR (LP-RR-SGD), RRTop-k,
+//! Label-private convex learning (Ghazi et al. (2021), "Deep Learning with Label Differential
+//! Privacy", supplement): K-RR (LP-RR-SGD), RRTop-k,
 //! RR-with-prior in one and two stages and LP-Normal-SGD across ε on synthetic 10-class data,
 //! against the debiased ERM solved exactly; and the full-size run of LP-RR-SGD's rate test
 //! (excess risk against n and ε, with the exact stationary prediction).
@@ -66,7 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut md = String::new();
     writeln!(
         md,
-        "# Label-private convex learning (seed 002): K-RR, RRTop-k, RR-with-prior, LP-Normal-SGD\n"
+        "# Label-private convex learning (Ghazi et al. 2021): K-RR, RRTop-k, RR-with-prior, LP-Normal-SGD\n"
     )?;
     writeln!(
         md,
@@ -87,7 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     writeln!(
         md,
-        "Every private method spends the **same total ε**. The histogram prior (spec §2.4: k-means with C = {} clusters on the public features, per-cluster label counts plus one exact discrete Laplace draw per bin, `ε_p = {}·ε`) leaves `ε − ε_p` for the labels; LP-2ST splits the sample {:?} (stage 1 K-RR, stage 2 RR-with-prior from the stage-1 model's prior at temperature {}; each label randomised once, stages composed in parallel); RRTop-k uses k = {}; LP-Normal-SGD is `(ε, δ = {:e})` with the analytic Gaussian calibration and the sensitivity `√2·max‖x‖` of the public features. The debiased ERM is the comparison point of item 4: labels privatised once by K-RR, `pl-krr` minimised exactly over the same ball (L-BFGS to the KKT tolerance, `fit_kwise` on the Kronecker features).\n",
+        "Every private method spends the **same total ε**. The histogram prior (Alg. 4: k-means with C = {} clusters on the public features, per-cluster label counts plus one exact discrete Laplace draw per bin, `ε_p = {}·ε`) leaves `ε − ε_p` for the labels; LP-2ST splits the sample {:?} (stage 1 K-RR, stage 2 RR-with-prior from the stage-1 model's prior at temperature {}; each label randomised once, stages composed in parallel); RRTop-k uses k = {}; LP-Normal-SGD is `(ε, δ = {:e})` with the analytic Gaussian calibration and the sensitivity `√2·max‖x‖` of the public features. The debiased ERM is the comparison point of item 4: labels privatised once by K-RR, `pl-krr` minimised exactly over the same ball (L-BFGS to the KKT tolerance, `fit_kwise` on the Kronecker features).\n",
         cfg.clusters, cfg.prior_share, cfg.fractions, cfg.temperature, cfg.top_k, cfg.delta
     )?;
     let head: String = cfg.eps.iter().map(|e| format!(" ε = {e} |")).collect();
@@ -225,7 +225,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     writeln!(
         md,
-        "LP-2ST's stage 2 uses the stage-1 model as its prior; when that model is poor (small ε, only {}% of the sample in stage 1), RR-with-prior mostly picks k* = 1 (at small ε it maximises P[ỹ = y] by reporting the prior's mode), so stage 2 releases the model's own top label — no new information about y. The paper's setting (CIFAR-10, ε ≥ 1, a stage-1 model with 90% top-2 accuracy) is the regime where its prior is good (compare the LP-2ST row at ε ≥ 1 with the one below 1 in this run). With the clustering prior, which is good at every ε because the clusters follow the classes, RR-with-prior beats K-RR by a wide margin at small ε. LP-Normal-SGD is far behind at K = 10: its per-step noise `E‖z‖² = (K−1)σ²` with `σ ≈ 3.7Δ/ε` (δ = 1e-5) is much larger than K-RR's debiasing variance; its √K advantage (spec §5) only shows for many more classes. The exact debiased ERM (the comparison point) is behind one-pass LP-RR-SGD at small ε: the debiased loss is unbounded below, so its exact minimiser over the ball follows the label noise out to the boundary (‖W*‖_F = {:.2} < B = {}), while one pass with decaying steps averages the noise; at the largest ε the exact ERM is the best private method.\n",
+        "LP-2ST's stage 2 uses the stage-1 model as its prior; when that model is poor (small ε, only {}% of the sample in stage 1), RR-with-prior mostly picks k* = 1 (at small ε it maximises P[ỹ = y] by reporting the prior's mode), so stage 2 releases the model's own top label — no new information about y. The paper's setting (CIFAR-10, ε ≥ 1, a stage-1 model with 90% top-2 accuracy) is the regime where its prior is good (compare the LP-2ST row at ε ≥ 1 with the one below 1 in this run). With the clustering prior, which is good at every ε because the clusters follow the classes, RR-with-prior beats K-RR by a wide margin at small ε. LP-Normal-SGD is far behind at K = 10: its per-step noise `E‖z‖² = (K−1)σ²` with `σ ≈ 3.7Δ/ε` (δ = 1e-5) is much larger than K-RR's debiasing variance; its √K advantage (Prop. 11 vs Thm 9) only shows for many more classes. The exact debiased ERM (the comparison point) is behind one-pass LP-RR-SGD at small ε: the debiased loss is unbounded below, so its exact minimiser over the ball follows the label noise out to the boundary (‖W*‖_F = {:.2} < B = {}), while one pass with decaying steps averages the noise; at the largest ε the exact ERM is the best private method.\n",
         (cfg.fractions[0] * 100.0).round(),
         cfg.mean_radius * (cfg.k as f64).sqrt(),
         cfg.radius
@@ -238,7 +238,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     writeln!(
         md,
-        "Softmax regression, K = {}, d = {}, ‖μ_k‖ = {}, ball B = {}, K-RR at ε ∈ {:?}, theory step with multiplier c = {} and stated L = {} (fixed, so the step does not drift with max‖x‖), {} repetitions per cell, excess risk on {} test samples. Spec §5 predicts excess ∝ K log n/(ε√n): slope −1/2 in n (up to the log factor), and `1/ε` at ε ≤ 1. The **stationary prediction** `(η_n/4)·tr Σ_g` is the exact variance term of Thm 9's proof for this problem (linearised SGD at θ*: `HS + SH = ηΣ_g`, so `E[½δᵀHδ] = (η/4) tr Σ_g`), with `tr Σ_g = E_x Σ_j P(ỹ = j | x) ‖ĝ(j)‖²` evaluated exactly.\n",
+        "Softmax regression, K = {}, d = {}, ‖μ_k‖ = {}, ball B = {}, K-RR at ε ∈ {:?}, theory step with multiplier c = {} and stated L = {} (fixed, so the step does not drift with max‖x‖), {} repetitions per cell, excess risk on {} test samples. Thm 9 predicts excess ∝ K log n/(ε√n): slope −1/2 in n (up to the log factor), and `1/ε` at ε ≤ 1. The **stationary prediction** `(η_n/4)·tr Σ_g` is the exact variance term of Thm 9's proof for this problem (linearised SGD at θ*: `HS + SH = ηΣ_g`, so `E[½δᵀHδ] = (η/4) tr Σ_g`), with `tr Σ_g = E_x Σ_j P(ỹ = j | x) ‖ĝ(j)‖²` evaluated exactly.\n",
         rcfg.k, rcfg.d, rcfg.mean_radius, rcfg.radius, rcfg.eps, rcfg.step_scale, rcfg.lipschitz, rcfg.reps, rcfg.test_n
     )?;
     writeln!(

@@ -6,7 +6,7 @@
 //! radius multiplier and writes `bench-results/pessimism.md` (defaults: 30 repetitions,
 //! `p_rare = 0.005`, multipliers `1,0.1,0.03` — 1 is the explicit, guaranteed radius of
 //! `privpref::policy::radius`; smaller ones are tighter sets **without** the guarantee, the
-//! spec's `F_multiplier` knob). See `privpref_experiments::pessimism` for the design.
+//! `multiplier` field of the radius rules). See `privpref_experiments::pessimism` for the design.
 
 use privpref_experiments::pessimism::{mean_se, pessimism_vs_greedy, PessimismConfig};
 use std::time::Instant;

@@ -1,7 +1,8 @@
-//! The simulation of seed 000 (§6, Figure 1) with every estimator run by one-pass SGD, as in the
-//! paper: local SGD-RR (Algorithm 1), objective perturbation by SGD (NOT private: Thm 5.2 needs
-//! the exact minimiser) and the non-private MLE by SGD. Prints mean `ℓ2` error ± standard error
-//! per `(ε, n)` and the wall time (with the thread-time split between data generation and SGD).
+//! The simulation of Chowdhury, Zhou & Natarajan (2024) (Sec. 6, Figure 1) with every estimator run
+//! by one-pass SGD, as in the paper: local SGD-RR (Algorithm 1), objective perturbation by SGD (NOT
+//! private: Thm 5.2 needs the exact minimiser) and the non-private MLE by SGD. Prints mean `ℓ2`
+//! error ± standard error per `(ε, n)` and the wall time (with the thread-time split between data
+//! generation and SGD).
 //!
 //! `cargo run --release --example seed000_sgd_grid [STEP] [independent] [block=K]` where `STEP` is a step
 //! rule (`const:0.1`, the paper's, by default; `theory`, `invt:C`, `lambda:L`, `statement`) and
@@ -29,7 +30,7 @@ fn main() -> Result<(), privpref::Error> {
     let res = seed000_sgd_grid(&cfg)?;
     let wall = t.elapsed().as_secs_f64();
     println!(
-        "seed 000 grid by one-pass SGD: d = {}, ‖θ*‖ = {}, B = {} ({}), step {}, {:?}, β = {:?}, δ = {}, {} repetitions, {} samples, seed {}",
+        "Chowdhury, Zhou & Natarajan (2024) grid by one-pass SGD: d = {}, ‖θ*‖ = {}, B = {} ({}), step {}, {:?}, β = {:?}, δ = {}, {} repetitions, {} samples, seed {}",
         cfg.d,
         cfg.theta_norm,
         cfg.radius,

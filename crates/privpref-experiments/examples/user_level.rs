@@ -1,7 +1,6 @@
-//! The m-sweep of seed 003 (Zhang et al., "Towards User-level Private RLHF", §5; spec
-//! `user-level-label-dp.md` §5): n users fixed, m comparisons per user; the error of user-level
-//! RR grows with m, AUP-RLHF / user-wise DP-SGD do not degrade (and fall with m where the
-//! privacy noise does not dominate).
+//! The m-sweep for Zhang et al. (2025), "Towards User-level Private RLHF": n users fixed, m
+//! comparisons per user; the error of user-level RR grows with m, AUP-RLHF / user-wise DP-SGD do
+//! not degrade (and fall with m where the privacy noise does not dominate).
 //!
 //! Prints the table and log-log slopes in m and writes `bench-results/user_level.{md,svg}`.
 //!
@@ -39,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut md = String::new();
     writeln!(
         md,
-        "# User-level label DP: error against comparisons per user (seed 003 §5)\n"
+        "# User-level label DP: error against comparisons per user (Zhang et al. 2025)\n"
     )?;
     writeln!(
         md,
@@ -66,7 +65,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     writeln!(
         md,
-        "Estimators: **mle** non-private MLE over Θ_B (exact); **user-rr** labels by user-level RR at ε/m each, exact debiased estimator over Θ_B (pure ε-DP per user); **user-dpsgd** user-wise DP-SGD, Poisson rate q = {}, clip C = {} (inactive: ‖g_u‖ ≤ 2L), T = {}, η = {}, projected on Θ_B, suffix average (second half of the iterates), σ calibrated by the RDP accountant with the proven replace-one relation (label DP); **aup** AUP-RLHF, one phase on all users, Poisson batches of ñ = {} users, T = {}, η = {}, projected, averaged iterates (Alg. 2), τ = min(4L, {}·2L/√m) (tuned: the paper does not report τ and the theory τ is unusable, spec §4.3), corrected AboveThreshold (Δ = 2), σ at (ε/2, δ/2). All noise seeded (simulation only).\n",
+        "Estimators: **mle** non-private MLE over Θ_B (exact); **user-rr** labels by user-level RR at ε/m each, exact debiased estimator over Θ_B (pure ε-DP per user); **user-dpsgd** user-wise DP-SGD, Poisson rate q = {}, clip C = {} (inactive: ‖g_u‖ ≤ 2L), T = {}, η = {}, projected on Θ_B, suffix average (second half of the iterates), σ calibrated by the RDP accountant with the proven replace-one relation (label DP); **aup** AUP-RLHF, one phase on all users, Poisson batches of ñ = {} users, T = {}, η = {}, projected, averaged iterates (Alg. 2), τ = min(4L, {}·2L/√m) (tuned: the paper does not report τ and Thm 4's τ is far above the gradient diameter 4L at these sizes), corrected AboveThreshold (Δ = 2), σ at (ε/2, δ/2). All noise seeded (simulation only).\n",
         cfg.dpsgd_rate,
         2.0 * cfg.feature_bound,
         cfg.dpsgd_steps,
@@ -208,7 +207,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     writeln!(
         md,
-        "\nThe paper's claim (RR degrades with m, AUP and user-wise DP-SGD do not) holds on this data. Its stronger claim that AUP beats user-wise DP-SGD is not reproduced at these sizes: AUP's per-step noise 2√2·τ·σ·√(ln(e^ε T/δ))/ñ exceeds DP-SGD's σC/ñ at equal σ and ñ unless τ < C/(2√2·√ln(e^ε T/δ)) (≈ 0.08 here, i.e. m in the hundreds with τ = 2·2L/√m), and AUP spends half its budget on the concentration test (σ calibrated at ε/2). The tuned τ (the paper does not report its value) is the lever; the theory τ of Thm 4 is larger than the trivial diameter 4L (spec §4.3)."
+        "\nThe paper's claim (RR degrades with m, AUP and user-wise DP-SGD do not) holds on this data. Its stronger claim that AUP beats user-wise DP-SGD is not reproduced at these sizes: AUP's per-step noise 2√2·τ·σ·√(ln(e^ε T/δ))/ñ exceeds DP-SGD's σC/ñ at equal σ and ñ unless τ < C/(2√2·√ln(e^ε T/δ)) (≈ 0.08 here, i.e. m in the hundreds with τ = 2·2L/√m), and AUP spends half its budget on the concentration test (σ calibrated at ε/2). The tuned τ (the paper does not report its value) is the lever; the theory τ of Thm 4 is larger than the trivial diameter 4L."
     )?;
     writeln!(
         md,

@@ -1,5 +1,6 @@
-//! The central-vs-local comparison of seed 000 (Chowdhury, Zhou & Natarajan, AISTATS 2024, §6
-//! and Figure 1) with **exact** estimators (spec `local-central-label-dp.md` §7, §9.8):
+//! The central-vs-local comparison of Chowdhury, Zhou & Natarajan (2024) (Sec. 6 and Figure 1) with
+//! **exact** estimators (the paper computes the central one by SGD, which its Thm 5.2 does not
+//! cover):
 //!
 //! * non-private MLE on clear labels (eq. 8);
 //! * local: debiased RR `θ̂_RR` (eqs. 4–6) on labels privatised by randomized response at `ε`
@@ -8,11 +9,11 @@
 //!   `(ε, δ)`-label DP ([`privpref::estimator::central::objective_perturbation`]); Thm 5.3 predicts
 //!   a privacy excess `∝ s_w√d/n`, i.e. log-log slope −1.
 //!
-//! The paper's unstated choices are fields of [`CentralConfig`] (spec §7, §9.16): `θ*` drawn per
+//! The paper's unstated choices are fields of [`CentralConfig`]: `θ*` drawn per
 //! repetition on the sum-zero subspace with norm `theta_norm` (so `θ* ∈ Θ_B`), `φ ~ N(0, I)`,
 //! `x = φ¹ − φ⁰`, `β = √n/B` (Thm 5.3). Gaussian features have no a-priori bound, so the
 //! stated `L` is `max_i‖x_i‖/2` of each dataset — legitimate under label DP, where features
-//! are public (spec §4 "Choosing L", §9.7); it is computed from the features only.
+//! are public; it is computed from the features only.
 //!
 //! Reproducible: repetition `r` at size `n` draws `θ*` from `(seed, r)`, data from
 //! `(seed, r, n)` (the same data as [`super::seed000_comparison`]), RR labels and the

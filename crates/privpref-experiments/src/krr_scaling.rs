@@ -1,14 +1,15 @@
-//! The error of the debiased K-RR Plackett–Luce estimator across ε (seed 000 §4.4 and App. C.4,
-//! Thm C.2; spec `local-central-label-dp.md` §3.5): its error scales like the privacy factor
+//! The error of the debiased K-RR Plackett–Luce estimator across ε (Chowdhury, Zhou & Natarajan
+//! (2024), Sec. 4.4, App. C.4 and Thm C.2): its error scales like the privacy factor
 //! `1/c_{K,ε} = (e^ε + K − 1)/(e^ε − 1)`.
 //!
-//! **Why exactly this factor \[derived\].** The estimator solves `Σ_i Φ_iᵀ(c p_i(θ) − w_i) = 0`
-//! with `E[w_i | x_i] = c p_i(θ*)`, so `θ̂ − θ* ≈ (cH)^{-1}(1/n)Σ_i Φ_iᵀ(w_i − c p_i)` with
-//! `H = E[Φᵀ(diag p − ppᵀ)Φ]`, and `Cov(w | x) = diag(π̃) − π̃π̃ᵀ` for the output distribution
-//! `π̃ = q1 + c p` of K-RR. When `p` is close to uniform, `π̃` is too (`q K + c = 1`), for every ε:
-//! the sandwich `H^{-1} E[Φᵀ Cov(w|x) Φ] H^{-1}` hardly depends on ε and the RMSE is `∝ 1/c`.
-//! (A numerical evaluation of the sandwich for `K = 4`, `d = 5`, `‖θ*‖ = 0.5`, Gaussian features
-//! gives `RMSE·c` within 1% for ε ∈ [0.1, 2] and 4% at ε = 4.)
+//! **Why exactly this factor (our derivation).** The estimator solves
+//! `Σ_i Φ_iᵀ(c p_i(θ) − w_i) = 0` with `E[w_i | x_i] = c p_i(θ*)`, so
+//! `θ̂ − θ* ≈ (cH)^{-1}(1/n)Σ_i Φ_iᵀ(w_i − c p_i)` with `H = E[Φᵀ(diag p − ppᵀ)Φ]`, and
+//! `Cov(w | x) = diag(π̃) − π̃π̃ᵀ` for the output distribution `π̃ = q1 + c p` of K-RR. When `p` is
+//! close to uniform, `π̃` is too (`q K + c = 1`), for every ε: the
+//! sandwich `H^{-1} E[Φᵀ Cov(w|x) Φ] H^{-1}` hardly depends on ε and the RMSE is `∝ 1/c`. (A
+//! numerical evaluation of the sandwich for `K = 4`, `d = 5`, `‖θ*‖ = 0.5`, Gaussian features gives
+//! `RMSE·c` within 1% for ε ∈ [0.1, 2] and 4% at ε = 4.)
 //!
 //! [`krr_scaling`] measures it: per repetition, `θ*` on the sum-zero sphere of radius
 //! `theta_norm`, Plackett–Luce choices from [`pl_groups`], the choices privatised once per ε by

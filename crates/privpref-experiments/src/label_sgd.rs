@@ -1,4 +1,4 @@
-//! Label-private convex learning (seed 002; spec `label-dp-sgd-and-priors.md` §5, §6.3): two
+//! Label-private convex learning (Ghazi et al. (2021), on a CPU-sized convex problem): two
 //! simulations on synthetic K-class data whose posterior is exactly a linear softmax model
 //! ([`class_mixture`]).
 //!

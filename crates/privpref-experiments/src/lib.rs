@@ -1,27 +1,28 @@
 //! Paper experiments as library functions (the CLI `demo` and the examples print them).
 //!
-//! [`central`]: the central-vs-local comparison of seed 000 §6 with exact estimators (non-private
-//! MLE, local debiased RR, central objective perturbation with its certified guarantee).
+//! [`central`]: the central-vs-local comparison of Chowdhury, Zhou & Natarajan (2024), Sec. 6, with
+//! exact estimators (non-private MLE, local debiased RR, central objective perturbation with its
+//! certified guarantee).
 //!
 //! [`sgd_grid`]: the same simulation with every estimator run by one-pass SGD, as in the paper
 //! (local SGD-RR, objective perturbation by SGD — not private —, and the MLE by SGD).
 //!
-//! [`user_level`]: the m-sweep of seed 003 (user-level RR vs user-wise DP-SGD vs AUP-RLHF as
-//! the number of comparisons per user grows).
-//! [`krr_scaling()`]: the error of the debiased K-RR Plackett–Luce estimator across ε against the
-//! privacy factor `(e^ε + K − 1)/(e^ε − 1)` (seed 000 §4.4, App. C.4).
+//! [`user_level`]: the m-sweep of Zhang et al. (2025) (user-level RR vs user-wise DP-SGD vs
+//! AUP-RLHF as the number of comparisons per user grows). [`krr_scaling()`]: the error of the
+//! debiased K-RR Plackett–Luce estimator across ε against the privacy factor `(e^ε + K − 1)/(e^ε −
+//! 1)` (Chowdhury, Zhou & Natarajan (2024), Sec. 4.4, App. C.4).
 //!
-//! [`label_sgd`]: label-private convex learning of seed 002 (K-RR, RRTop-k, RR-with-prior in one
-//! and two stages, LP-Normal-SGD, against the exact debiased ERM) and LP-RR-SGD's rates in `n`
-//! and `ε`.
+//! [`label_sgd`]: label-private convex learning of Ghazi et al. (2021) (K-RR, RRTop-k,
+//! RR-with-prior in one and two stages, LP-Normal-SGD, against the exact debiased ERM) and
+//! LP-RR-SGD's rates in `n` and `ε`.
 //!
-//! [`seed000_comparison`]: the local-model comparison of seed 000 (Chowdhury, Zhou & Natarajan,
-//! AISTATS 2024, §6 and Figure 1) with *exact* estimators: the non-private MLE on clear labels,
-//! and MLE-RR and debiased RR on labels privatised by randomized response, for several ε and n,
-//! with repetitions. Everything the paper leaves unstated (spec §7, §9.16) is an explicit field
-//! of [`Seed000Config`]: `θ*` is drawn per repetition on the sum-zero subspace with norm
-//! `theta_norm` (so `θ* ∈ Θ_B` for `radius ≥ theta_norm`), features `φ ~ N(0, I_d)` with
-//! `x = φ¹ − φ⁰`, and the estimators are solved exactly over `Θ_B` by projected Newton.
+//! [`seed000_comparison`]: the local-model comparison of Chowdhury, Zhou & Natarajan (2024) (Sec. 6
+//! and Figure 1) with *exact* estimators: the non-private MLE on clear labels, and MLE-RR and
+//! debiased RR on labels privatised by randomized response, for several ε and n, with repetitions.
+//! Everything the paper leaves unstated is an explicit field of [`Seed000Config`]: `θ*` is drawn
+//! per repetition on the sum-zero subspace with norm `theta_norm` (so `θ* ∈ Θ_B` for `radius ≥
+//! theta_norm`), features `φ ~ N(0, I_d)` with `x = φ¹ − φ⁰`, and the estimators are solved exactly
+//! over `Θ_B` by projected Newton.
 //!
 //! Reproducible: repetition `r` at size `n` uses generators seeded from `(seed, r)` and
 //! `(seed, n, r, ε)` only, so results do not depend on the thread count or the grid order.

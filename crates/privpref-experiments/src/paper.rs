@@ -4,10 +4,10 @@
 //!
 //! | name | reproduces | files |
 //! |---|---|---|
-//! | `fig1` | seed 000 Figure 1 (§6): MLE, local debiased RR, central objective perturbation, exact and by the paper's SGD, `d ∈ {3, 5, 10}` | `fig1.md`, `fig1.csv`, `fig1_d{3,5,10}.svg` |
-//! | `rates` | seed 000 §6 and seed 004 §8.1–8.2 rate predictions as fitted slopes with bootstrap CIs, privacy factors, sandwich prediction | `rates.md`, `rates.csv`, `rates.svg` |
-//! | `robust` | seed 004: oblivious-mask closed forms, LTC vs CTL separation, the LTC signal threshold | `robust.md`, `robust.csv`, `robust.svg` |
-//! | `dpo` | seed 004 §7: DPO by the reduction on a log-linear contextual bandit | `dpo.md`, `dpo.csv`, `dpo.svg` |
+//! | `fig1` | Chowdhury, Zhou & Natarajan (2024), Figure 1 (Sec. 6): MLE, local debiased RR, central objective perturbation, exact and by the paper's SGD, `d ∈ {3, 5, 10}` | `fig1.md`, `fig1.csv`, `fig1_d{3,5,10}.svg` |
+//! | `rates` | the rate predictions of Chowdhury, Zhou & Natarajan (2024) (Thm 4.2, 5.3) and Zhou, Wu & Orabona (2025) (Thm 5.4) as fitted slopes with bootstrap CIs, privacy factors, sandwich prediction | `rates.md`, `rates.csv`, `rates.svg` |
+//! | `robust` | Zhou, Wu & Orabona (2025): oblivious-mask closed forms, LTC vs CTL separation, the LTC signal threshold | `robust.md`, `robust.csv`, `robust.svg` |
+//! | `dpo` | Zhou, Wu & Orabona (2025), Prop. 4.6: DPO by the reduction on a log-linear contextual bandit | `dpo.md`, `dpo.csv`, `dpo.svg` |
 //!
 //! A runner returns its files; the caller writes them (the library never touches the disk).
 
@@ -26,13 +26,14 @@ use std::fmt::Write as _;
 /// One of the paper experiments (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PaperExperiment {
-    /// Seed 000 Figure 1 at `d ∈ {3, 5, 10}`, exact and SGD.
+    /// Chowdhury, Zhou & Natarajan (2024), Figure 1 at `d ∈ {3, 5, 10}`, exact and SGD.
     Fig1,
-    /// Rate predictions (seed 000 §6, seed 004 §8) with confidence intervals.
+    /// Rate predictions (Chowdhury, Zhou & Natarajan (2024); Zhou, Wu & Orabona (2025)) with
+    /// confidence intervals.
     Rates,
-    /// Seed 004 corruption experiments.
+    /// Zhou, Wu & Orabona (2025): corruption experiments.
     Robust,
-    /// Seed 004 DPO reduction.
+    /// Zhou, Wu & Orabona (2025): the DPO reduction.
     Dpo,
 }
 
@@ -178,14 +179,14 @@ fn fig1(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
     w(
         &mut md,
         format_args!(
-            "# Seed 000 Figure 1: MLE vs local (debiased RR) vs central (objective perturbation)\n\n{}\n\n",
+            "# Chowdhury, Zhou & Natarajan (2024), Figure 1: MLE vs local (debiased RR) vs central (objective perturbation)\n\n{}\n\n",
             o.header
         ),
     );
     w(&mut md, format_args!(
-        "Chowdhury, Zhou & Natarajan (AISTATS 2024) §6: BTL pairs, φ ~ N(0, I_d), x = φ¹ − φ⁰, ‖θ*‖ = 1 on the sum-zero subspace (redrawn per repetition), Θ_B with B = 2, δ = 1e-3, β = √n/B, L = max‖x_i‖/2 (public features). **Exact**: projected Newton to KKT ≤ 1e-10 (objective perturbation certified ≤ 1e-9). **SGD**: the paper's one-pass projected SGD (constant step 0.1, last iterate) on the same objectives (the central one by SGD is not private: its guarantee needs the exact minimiser). Error = ‖θ̂ − θ*‖₂, mean over repetitions.\n\n"
+        "Chowdhury, Zhou & Natarajan (AISTATS 2024), Sec. 6: BTL pairs, φ ~ N(0, I_d), x = φ¹ − φ⁰, ‖θ*‖ = 1 on the sum-zero subspace (redrawn per repetition), Θ_B with B = 2, δ = 1e-3, β = √n/B, L = max‖x_i‖/2 (public features). **Exact**: projected Newton to KKT ≤ 1e-10 (objective perturbation certified ≤ 1e-9). **SGD**: the paper's one-pass projected SGD (constant step 0.1, last iterate) on the same objectives (the central one by SGD is not private: its guarantee needs the exact minimiser). Error = ‖θ̂ − θ*‖₂, mean over repetitions.\n\n"
     ));
-    w(&mut md, format_args!("Predictions (seed 000 Thm 4.2, 5.3): every error ∝ n^-1/2 with MLE < central < local; the local privacy excess ∝ coth(ε/2)/√n, the central one ∝ s_w√d/n (slope −1 in n, ∝ 1/ε).\n\n"));
+    w(&mut md, format_args!("Predictions (Chowdhury, Zhou & Natarajan 2024, Thm 4.2, 5.3): every error ∝ n^-1/2 with MLE < central < local; the local privacy excess ∝ coth(ε/2)/√n, the central one ∝ s_w√d/n (slope −1 in n, ∝ 1/ε).\n\n"));
     for d in PaperExperiment::fig1_ds() {
         let cfg = central_cfg(o, d);
         let cells = central_vs_local(&cfg, progress)?;
@@ -281,7 +282,7 @@ fn fig1(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
             }
         }
         w(&mut md, format_args!("Ordering MLE < central < local (exact): predicted at every (ε, n); measured at {ordered} of {total}.\n\n"));
-        w(&mut md, format_args!("SGD columns: with the paper's constant step η = 0.1, one-pass SGD stops at an O(√η) noise floor instead of converging (spec `local-central-label-dp.md` §7 caveat), so its errors are flat in n; rate checks use the exact minimisers (`privpref experiment rates`).\n\n"));
+        w(&mut md, format_args!("SGD columns: with the paper's constant step η = 0.1, one-pass SGD stops at an O(√η) noise floor instead of converging, so its errors are flat in n; rate checks use the exact minimisers (`privpref experiment rates`).\n\n"));
         let panels: Vec<Panel> = cfg
             .eps
             .iter()
@@ -359,16 +360,16 @@ fn rates(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
     w(
         &mut md,
         format_args!(
-            "# Rate predictions as fitted slopes (seed 000 §6, seed 004 §8)\n\n{}\n\n",
+            "# Rate predictions as fitted slopes (Chowdhury, Zhou & Natarajan 2024; Zhou, Wu & Orabona 2025)\n\n{}\n\n",
             o.header
         ),
     );
     w(&mut md, format_args!("Slopes are least-squares slopes of log(mean error) on log n; intervals are 95 % percentile bootstrap intervals over repetitions (paired across n, 1000 resamples, seeded).\n\n"));
-    // Seed 000: central vs local at d = 5.
+    // Chowdhury, Zhou & Natarajan (2024): central vs local at d = 5.
     let cfg = central_cfg(o, 5);
     let cells = central_vs_local(&cfg, progress)?;
     let xs: Vec<f64> = cfg.ns.iter().map(|&n| n as f64).collect();
-    w(&mut md, format_args!("## Seed 000 (d = 5, {} repetitions, exact estimators)\n\n| estimator | ε | predicted slope | measured slope [95 % CI] | measured privacy-excess slope |\n|---|---|---|---|---|\n", cfg.reps));
+    w(&mut md, format_args!("## Chowdhury, Zhou & Natarajan (2024) (d = 5, {} repetitions, exact estimators)\n\n| estimator | ε | predicted slope | measured slope [95 % CI] | measured privacy-excess slope |\n|---|---|---|---|---|\n", cfg.reps));
     let per = |e: CentralEstimator, eps: Option<f64>| -> Vec<Vec<f64>> {
         cfg.ns.iter().map(|&n| cell(&cells, e, eps, n).errors.clone()).collect()
     };
@@ -414,7 +415,7 @@ fn rates(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
             w(
                 &mut csv,
                 format_args!(
-                    "seed000,{},{},{},{r},{e}\n",
+                    "chowdhury2024,{},{},{},{r},{e}\n",
                     c.estimator.name(),
                     c.eps.map_or(String::new(), |v| v.to_string()),
                     c.n
@@ -422,14 +423,14 @@ fn rates(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
             );
         }
     }
-    // Seed 004: rate in n at α = 0 and the sandwich prediction.
+    // Zhou, Wu & Orabona (2025): rate in n at α = 0 and the sandwich prediction.
     let rc = RateConfig {
         reps: o.reps.unwrap_or(RateConfig::default().reps),
         seed: o.seed,
         ..RateConfig::default()
     };
     let curves = rate_in_n(&rc, progress)?;
-    w(&mut md, format_args!("## Seed 004 §8.1–8.2 (loss (14), α = 0, d = {}, B' = {}, {} repetitions, nested samples)\n\n| ε | predicted slope | measured slope [95 % CI] | RMS error at n = {} | sandwich prediction | c(ε) | error / clean error | \n|---|---|---|---|---|---|---|\n", rc.d, rc.radius, rc.reps, rc.ns.last().unwrap_or(&0)));
+    w(&mut md, format_args!("## Zhou, Wu & Orabona (2025): rate in n and privacy factor (loss (14), α = 0, d = {}, B' = {}, {} repetitions, nested samples)\n\n| ε | predicted slope | measured slope [95 % CI] | RMS error at n = {} | sandwich prediction | c(ε) | error / clean error | \n|---|---|---|---|---|---|---|\n", rc.d, rc.radius, rc.reps, rc.ns.last().unwrap_or(&0)));
     let rms_last = |c: &crate::robust::RateCurve| mse(c.errors.last().map_or(&[][..], |v| v)).sqrt();
     let clean_last = curves
         .first()
@@ -456,7 +457,7 @@ fn rates(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
                 w(
                     &mut csv,
                     format_args!(
-                        "seed004,loss14,{},{},{r},{e}\n",
+                        "zhou2025,loss14,{},{},{r},{e}\n",
                         c.eps.map_or(String::new(), |v| v.to_string()),
                         rc.ns[k]
                     ),
@@ -464,10 +465,10 @@ fn rates(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
             }
         }
     }
-    w(&mut md, format_args!("\nThe sandwich prediction is the sharp asymptotic RMS error √(tr A⁻¹(A + V_εΣ)A⁻¹ / n) (spec B §5, on the sum-zero subspace, A and Σ at θ*); c(ε) = coth(ε/2) is the worst-case factor of the bounds, so the measured error ratio lies between 1 and c(ε)-ish, close to the sandwich ratio.\n\nReading: a slope interval that excludes −0.5 at small ε comes from the smallest n, where the error is a sizeable fraction of B' (non-asymptotic regime).\n"));
+    w(&mut md, format_args!("\nThe sandwich prediction is the sharp asymptotic RMS error √(tr A⁻¹(A + V_εΣ)A⁻¹ / n) (the M-estimation sandwich, our derivation; on the sum-zero subspace, A and Σ at θ*); c(ε) = coth(ε/2) is the worst-case factor of the bounds, so the measured error ratio lies between 1 and c(ε)-ish, close to the sandwich ratio.\n\nReading: a slope interval that excludes −0.5 at small ε comes from the smallest n, where the error is a sizeable fraction of B' (non-asymptotic regime).\n"));
     let xr: Vec<f64> = rc.ns.iter().map(|&n| n as f64).collect();
     let panel = eps_panel(
-        "seed 004: loss (14), α = 0",
+        "Zhou, Wu & Orabona (2025): loss (14), α = 0",
         "mean ‖θ̂ − θ*‖₂",
         &xr,
         curves
@@ -505,9 +506,12 @@ fn robust(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
     let mut csv = String::from("experiment,eps,alpha,order,rep,error,cosine_or_seminorm\n");
     w(
         &mut md,
-        format_args!("# Seed 004: privacy and corruption (CTL vs LTC)\n\n{}\n\n", o.header),
+        format_args!(
+            "# Zhou, Wu & Orabona (2025): privacy and corruption (CTL vs LTC)\n\n{}\n\n",
+            o.header
+        ),
     );
-    w(&mut md, format_args!("Zhou, Wu & Orabona (ICML 2025): labels privatised by RR and corrupted before (CTL) or after (LTC) privatisation; estimator = loss (14) over Θ_B' (the debiased RR loss, one code path).\n\n## Oblivious mask (App. D): Monte Carlo (2·10⁶ labels) vs closed forms (spec B §3.1)\n\n| ε | α | flip CTL (pred) | flip LTC (pred) | bias CTL (pred) | bias LTC (pred) | ratio LTC/CTL (pred (1+c)/2) |\n|---|---|---|---|---|---|---|\n"));
+    w(&mut md, format_args!("Zhou, Wu & Orabona (ICML 2025): labels privatised by RR and corrupted before (CTL) or after (LTC) privatisation; estimator = loss (14) over Θ_B' (the debiased RR loss, one code path).\n\n## Oblivious mask (App. D): Monte Carlo (2·10⁶ labels) vs closed forms\n\n| ε | α | flip CTL (pred) | flip LTC (pred) | bias CTL (pred) | bias LTC (pred) | ratio LTC/CTL (pred (1+c)/2) |\n|---|---|---|---|---|---|---|\n"));
     for (e, a) in [(1.0, 0.1), (0.5, 0.1), (0.5, 0.05), (0.1, 0.02)] {
         let m = oblivious_mask_check(e, a, 2_000_000, o.seed)?;
         w(
@@ -532,7 +536,7 @@ fn robust(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
         format_args!("\n(The bias standard error is √(e^ε/(e^ε−1)²/n): 0.0007 at ε = 1, 0.007 at ε = 0.1.)\n\n"),
     );
     let cells = ltc_vs_ctl(&sep, progress)?;
-    w(&mut md, format_args!("## LTC vs CTL separation, directional adversary (spec B §8.4, §10.11)\n\nd = {}, n = {}, ‖θ*‖ = {}, B' = {}, {} repetitions; the adversary pushes the labels of the ⌊αn⌋ samples of largest |vᵀx| toward 1[vᵀx > 0], v ⟂ θ* (before RR in CTL, after RR in LTC). Prediction: once the corruption bias dominates, error ratio LTC/CTL → c(ε) = coth(ε/2).\n\n| ε | α | clean error | CTL error | LTC error | ratio LTC/CTL | excess ratio √(ΔMSE) | predicted c(ε) |\n|---|---|---|---|---|---|---|---|\n", sep.d, sep.n, sep.theta_norm, sep.radius, sep.reps));
+    w(&mut md, format_args!("## LTC vs CTL separation, directional adversary\n\nd = {}, n = {}, ‖θ*‖ = {}, B' = {}, {} repetitions; the adversary pushes the labels of the ⌊αn⌋ samples of largest |vᵀx| toward 1[vᵀx > 0], v ⟂ θ* (before RR in CTL, after RR in LTC). Prediction: once the corruption bias dominates, error ratio LTC/CTL → c(ε) = coth(ε/2).\n\n| ε | α | clean error | CTL error | LTC error | ratio LTC/CTL | excess ratio √(ΔMSE) | predicted c(ε) |\n|---|---|---|---|---|---|---|---|\n", sep.d, sep.n, sep.theta_norm, sep.radius, sep.reps));
     for c in &cells {
         w(
             &mut md,
@@ -594,7 +598,7 @@ fn robust(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
         ..sep.clone()
     };
     let hidden = hidden_direction(&hcfg, &hid_alphas)?;
-    w(&mut md, format_args!("\n## Hidden-direction design: the √α term without coverage (spec B §3 strategy 4)\n\nA fraction α of the n = {} comparisons lies along a unit direction e ⟂ θ* that nothing else covers; the adversary labels all of them 1; clean labels otherwise, MLE over Θ_B' (B' = {}). Prediction (Thm 5.4): ‖θ̂ − θ*‖_Σ̂ ≈ √(B'² − ‖θ*‖²)·√α = {:.2}·√α, constant ratio across α; the ℓ2 error stays O(B').\n\n| α | ‖θ̂ − θ*‖_Σ̂ | ratio to √α (pred {:.2}) | ‖θ̂ − θ*‖₂ |\n|---|---|---|---|\n", hcfg.n, hcfg.radius, (hcfg.radius * hcfg.radius - hcfg.theta_norm * hcfg.theta_norm).sqrt(), (hcfg.radius * hcfg.radius - hcfg.theta_norm * hcfg.theta_norm).sqrt()));
+    w(&mut md, format_args!("\n## Hidden-direction design: the √α term without coverage\n\nA fraction α of the n = {} comparisons lies along a unit direction e ⟂ θ* that nothing else covers; the adversary labels all of them 1; clean labels otherwise, MLE over Θ_B' (B' = {}). Prediction (Thm 5.4): ‖θ̂ − θ*‖_Σ̂ ≈ √(B'² − ‖θ*‖²)·√α = {:.2}·√α, constant ratio across α; the ℓ2 error stays O(B').\n\n| α | ‖θ̂ − θ*‖_Σ̂ | ratio to √α (pred {:.2}) | ‖θ̂ − θ*‖₂ |\n|---|---|---|---|\n", hcfg.n, hcfg.radius, (hcfg.radius * hcfg.radius - hcfg.theta_norm * hcfg.theta_norm).sqrt(), (hcfg.radius * hcfg.radius - hcfg.theta_norm * hcfg.theta_norm).sqrt()));
     for h in &hidden {
         w(
             &mut md,
@@ -673,7 +677,7 @@ fn dpo(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
     w(
         &mut md,
         format_args!(
-            "# Seed 004 §7: DPO by the reduction (log-linear policies)\n\n{}\n\n",
+            "# Zhou, Wu & Orabona (2025), Prop. 4.6: DPO by the reduction (log-linear policies)\n\n{}\n\n",
             o.header
         ),
     );

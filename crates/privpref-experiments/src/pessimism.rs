@@ -1,8 +1,9 @@
-//! Pessimism vs greedy on synthetic contextual bandits (seed 001 §4 Thm 4.2, seed 004 §6
-//! Algorithm 2 with `η ∈ {0, 1}`; the qualitative claim: pessimism beats greedy when coverage is
-//! poor). The true sub-optimality `SubOpt(π) = J(π*) − J(π)`, `J(π) = Σ_s ρ_s⟨θ*, φ(s, π(s))⟩`
-//! on the public states, `π*` greedy for `θ*`, is measured for the greedy policy of `θ̂` and the
-//! pessimistic policy (Frank–Wolfe, purified and rounded) for each estimator:
+//! Pessimism vs greedy on synthetic contextual bandits ("Provable protection of human judgements"
+//! (anon., 2024), Thm 4.2; Zhou, Wu & Orabona (2025), Algorithm 2 with `η ∈ {0, 1}`; the
+//! qualitative claim: pessimism beats greedy when coverage is poor). The true sub-optimality
+//! `SubOpt(π) = J(π*) − J(π)`, `J(π) = Σ_s ρ_s⟨θ*, φ(s, π(s))⟩` on the public states, `π*` greedy
+//! for `θ*`, is measured for the greedy policy of `θ̂` and the pessimistic policy (Frank–Wolfe,
+//! purified and rounded) for each estimator:
 //!
 //! * non-private MLE (Newton over the ball), plain `Σ̂`, radius [`local_radius`] with clean
 //!   labels;
@@ -10,17 +11,17 @@
 //!   [`local_radius`] (LTC, no corruption);
 //! * central objective perturbation at `(ε, δ)` (label DP: features public, plain `Σ̂`,
 //!   `L = X_max/2`), [`objpert_radius`];
-//! * the private MLE of seed 001 (standard DP) with the private covariance `Σ̃`, `L = 1` a priori,
-//!   [`private_mle_radius`]; `θ̃` is released unprojected, so the confidence set may fall back
-//!   (counted).
+//! * the private MLE of the anonymous 2024 paper (standard DP) with the private covariance `Σ̃`, `L
+//!   = 1` a priori, [`private_mle_radius`]; `θ̃` is released unprojected, so the confidence set may
+//!   fall back (counted).
 //!
 //! Data from [`BanditConfig`]: rare actions live partly in a block of directions that the
 //! behaviour policy rarely compares (`p_rare`). With `covered_optimum` (default) the rare
 //! actions are worse in truth (`θ*`'s rare block along `e₁`, rare features leaning to `−e₁`), so
 //! the optimal policy is covered and only the rare actions are not — the setting in which the
-//! papers claim pessimism helps (single-policy concentrability, seed 004 Cor. 4.4). Reproducible: repetition `r` draws `θ*` and
-//! the public states from `(seed, r)`, data from `(seed, r, n)`, mechanisms' noise from
-//! `(seed, r, n, estimator)`; independent of threads.
+//! papers claim pessimism helps (single-policy concentrability, Zhou, Wu & Orabona (2025), Cor.
+//! 4.4). Reproducible: repetition `r` draws `θ*` and the public states from `(seed, r)`, data from
+//! `(seed, r, n)`, mechanisms' noise from `(seed, r, n, estimator)`; independent of threads.
 
 use privpref::data::FeatureBound;
 use privpref::error::{Error, Result};
@@ -52,7 +53,7 @@ pub struct PessimismConfig {
     /// `rare_mean > 0` the rare actions are then worse in truth, so the optimal policy is
     /// covered by the data and the rare actions are not (the setting of the claim).
     pub covered_optimum: bool,
-    /// `B` of the ball `Θ_B` (no sum-zero plane: generic features, spec B §1).
+    /// `B` of the ball `Θ_B` (no sum-zero plane: for generic features it would restrict `θ`).
     pub radius: f64,
     /// Probability that a comparison involves a rare action.
     pub p_rare: f64,
@@ -110,7 +111,8 @@ pub enum PolicyEstimator {
     DebiasedRr,
     /// Central objective perturbation (label DP).
     ObjPert,
-    /// Seed 001 private MLE + private covariance (standard DP).
+    /// The private MLE + private covariance of "Provable protection of human judgements" (anon.,
+    /// 2024) (standard DP).
     PrivateMle,
 }
 
@@ -121,7 +123,7 @@ impl PolicyEstimator {
             PolicyEstimator::Mle => "mle",
             PolicyEstimator::DebiasedRr => "debiased-rr (local)",
             PolicyEstimator::ObjPert => "objpert (central label DP)",
-            PolicyEstimator::PrivateMle => "private-mle (seed 001)",
+            PolicyEstimator::PrivateMle => "private-mle (anon. 2024)",
         }
     }
     /// All four, in table order.

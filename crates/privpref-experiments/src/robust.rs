@@ -1,17 +1,17 @@
-//! Seed 004 experiments (Zhou, Wu & Orabona, ICML 2025; spec `private-robust-alignment.md` §3,
-//! §5, §8, §9 "library-level analogue"): privacy and corruption with the loss-(14) estimator
-//! ([`fit_loss14`]), and the DPO reduction ([`fit_dpo`]).
+//! Experiments for Zhou, Wu & Orabona (2025), without language models: privacy and corruption with
+//! the loss-(14) estimator ([`fit_loss14`]), and the DPO reduction ([`fit_dpo`]).
 //!
 //! * [`oblivious_mask_check`]: Monte Carlo flip rates and debiased-label biases of the paper's
 //!   oblivious mask under CTL and LTC against the closed forms (ratio `(1 + c(ε))/2`).
 //! * [`ltc_vs_ctl`]: estimation error of loss (14) under CTL and LTC with an adversary; the
-//!   LTC/CTL ratio approaches `c(ε) = coth(ε/2)` once the corruption bias dominates (§8.4).
+//!   LTC/CTL ratio approaches `c(ε) = coth(ε/2)` once the corruption bias dominates (the extra
+//!   `c(ε)` of the LTC bounds of Thm 5.4 and 5.7).
 //! * [`signal_threshold`]: LTC with the oblivious mask loses all signal at
 //!   `α* = (e^ε − 1)/(2e^ε)` (flip rate ½); CTL never does for `α < ½`.
-//! * [`rate_in_n`]: the `α = 0` rate `n^{−1/2}` and the privacy factor (§8.1–8.2): error ratio
-//!   private / clean against `c(ε)` and the sharp sandwich prediction of §5.
-//! * [`dpo_rates`]: DPO by the reduction on a log-linear contextual bandit (§7): parameter error
-//!   and sub-optimality in `n`, for several ε.
+//! * [`rate_in_n`]: the `α = 0` rate `n^{−1/2}` and the privacy factor: error ratio private / clean
+//!   against `c(ε)` and the sharp sandwich prediction (the asymptotic M-estimation covariance).
+//! * [`dpo_rates`]: DPO by the reduction on a log-linear contextual bandit (Prop. 4.6): parameter
+//!   error and sub-optimality in `n`, for several ε.
 //!
 //! Every repetition draws its data from generators seeded by `(seed, rep)` (and the mechanism by
 //! `(seed, rep, cell)`), so results do not depend on the thread count.
@@ -33,7 +33,8 @@ use privpref::sim::{btl_pairs, theta_star};
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 
-/// Measured and predicted statistics of the oblivious mask (spec B §3.1).
+/// Measured and predicted statistics of the oblivious mask (closed forms in
+/// [`privpref::sim::corrupt`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MaskCheck {
     /// ε.
@@ -53,7 +54,7 @@ pub struct MaskCheck {
     pub bias_pred: [f64; 2],
 }
 
-/// Monte Carlo check of the oblivious mask (seed 004 App. D; spec B §3.1) on `n` labels
+/// Monte Carlo check of the oblivious mask (Zhou, Wu & Orabona (2025), App. D) on `n` labels
 /// (alternating 0/1): flip rates and debiased-label biases under CTL and LTC.
 ///
 /// # Errors
@@ -107,9 +108,9 @@ pub enum AdversaryKind {
     Directional,
 }
 
-/// Settings of the corruption experiments. Defaults (spec B §10.11): `d = 5`, `‖θ*‖ = 1`,
-/// `B' = 4`, `n = 64000`, `ε ∈ {0.5, 1}`, `α ∈ {0.02, 0.04}`, 20 repetitions, directional
-/// adversary, seed 2025.
+/// Settings of the corruption experiments. Defaults (sizes at which the corruption bias dominates
+/// the statistical error): `d = 5`, `‖θ*‖ = 1`, `B' = 4`, `n = 64000`, `ε ∈ {0.5, 1}`, `α ∈ {0.02,
+/// 0.04}`, 20 repetitions, directional adversary, seed 2025.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CorruptionConfig {
     /// Dimension.
@@ -242,7 +243,7 @@ fn rep_data(cfg: &CorruptionConfig, rep: usize) -> Result<(Vec<f64>, PairwiseDat
     Ok((theta, data))
 }
 
-/// Loss (14) under no corruption, CTL and LTC for every `(ε, α)` (spec B §8.4, §10.11). The
+/// Loss (14) under no corruption, CTL and LTC for every `(ε, α)`. The
 /// clean fit of a repetition and ε is shared by its α cells. `progress` is called once per
 /// finished `(repetition, ε, α)`.
 ///
@@ -333,7 +334,7 @@ fn rng_for(seed: u64, rep: usize, ei: usize, ai: usize) -> privpref::mechanism::
     simulation_rng(seed_of(seed, &[rep as u64, ei as u64, ai as u64, 11]))
 }
 
-/// The LTC signal threshold (spec B §3.1): loss (14) under CTL and LTC with the oblivious mask
+/// The LTC signal threshold: loss (14) under CTL and LTC with the oblivious mask
 /// at corruption fractions `alphas` around `α* = (e^ε − 1)/(2e^ε)`; reports flip rates and
 /// `cos(θ̂, θ*)` (→ 0 or below for LTC past `α*`). Uses `cfg` with the adversary forced to
 /// [`AdversaryKind::Oblivious`].
@@ -394,12 +395,12 @@ pub struct RateCurve {
     pub slope: SlopeCi,
     /// The sandwich prediction of the RMS error at the largest `n`, `√(tr C/n)` with
     /// `C = A⁻¹(A + V_ε Σ)A⁻¹` on the sum-zero subspace, `A = (1/n)Σσ'(x_iᵀθ*)x_ix_iᵀ`,
-    /// `Σ = (1/n)Σ x_ix_iᵀ`, `V_ε = e^ε/(e^ε − 1)²` (0 for the MLE) — spec B §5, averaged over
+    /// `Σ = (1/n)Σ x_ix_iᵀ`, `V_ε = e^ε/(e^ε − 1)²` (0 for the MLE; our derivation), averaged over
     /// the repetitions.
     pub sandwich_rms: f64,
 }
 
-/// The `α = 0` rate and privacy factor (spec B §8.1–8.2): loss (14) at every `n` and ε, and the
+/// The `α = 0` rate and privacy factor: loss (14) at every `n` and ε, and the
 /// clean MLE.
 ///
 /// # Errors
@@ -569,10 +570,10 @@ fn invert(m: &[f64], d: usize) -> Vec<f64> {
     inv
 }
 
-/// Settings of [`dpo_rates`] (spec B §9 "library-level analogue"). Defaults: 500 states,
-/// 10 actions, `d = 5`, `‖θ*‖ = ‖θ_sft‖ = 1` (sum-zero, drawn per repetition), `β = 1`,
-/// `B' = 2βB = 4`... with `B = 1`: `B' = 2`, `n ∈ {1000, 4000, 16000, 64000}`,
-/// `ε ∈ {0.5, 1}` and clean, 20 repetitions, seed 2025.
+/// Settings of [`dpo_rates`] (a synthetic analogue of the paper's DPO experiment). Defaults: 500
+/// states, 10 actions, `d = 5`, `‖θ*‖ = ‖θ_sft‖ = 1` (sum-zero, drawn per repetition), `β = 1`, `B'
+/// = 2βB = 4`... with `B = 1`: `B' = 2`, `n ∈ {1000, 4000, 16000, 64000}`, `ε ∈ {0.5, 1}` and
+/// clean, 20 repetitions, seed 2025.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DpoConfig {
     /// Public states.
@@ -624,8 +625,8 @@ pub struct DpoCurve {
     pub slope: SlopeCi,
 }
 
-/// DPO by the reduction (seed 004 Prop. 4.6) on a log-linear contextual bandit: parameter error
-/// and sub-optimality of `π_{θ̂'}` against `n` and ε (spec B §7, §8.7).
+/// DPO by the reduction (Zhou, Wu & Orabona (2025), Prop. 4.6) on a log-linear contextual bandit:
+/// parameter error and sub-optimality of `π_{θ̂'}` against `n` and ε.
 ///
 /// # Errors
 /// Invalid settings; a fit that does not converge.
@@ -713,12 +714,13 @@ pub struct HiddenCell {
     pub l2: Vec<f64>,
 }
 
-/// The hidden-direction design (spec B §3 strategy 4, [`hidden_direction_design`](privpref::sim::corrupt::hidden_direction_design)): a fraction
-/// `α` of the comparisons lies along a unit direction `e ⟂ θ*` of the sum-zero subspace that no
-/// other comparison covers, and the adversary labels all of them `1` (clean labels otherwise, no
-/// privacy: the clean MLE over `Θ_{B'}`). Prediction (seed 004 Thm 5.4): the seminorm error
-/// `‖θ̂ − θ*‖_{Σ̂}` scales like `√α` without any coverage assumption — `≈ 3.87·√α` for `B' = 4`
-/// and `‖θ*‖ = 1` — while the ℓ2 error stays `O(B')`.
+/// The hidden-direction design
+/// ([`hidden_direction_design`](privpref::sim::corrupt::hidden_direction_design)): a fraction `α`
+/// of the comparisons lies along a unit direction `e ⟂ θ*` of the sum-zero subspace that no other
+/// comparison covers, and the adversary labels all of them `1` (clean labels otherwise, no privacy:
+/// the clean MLE over `Θ_{B'}`). Prediction (Zhou, Wu & Orabona (2025), Thm 5.4): the seminorm
+/// error `‖θ̂ − θ*‖_{Σ̂}` scales like `√α` without any coverage assumption — `≈ 3.87·√α` for `B' =
+/// 4` and `‖θ*‖ = 1` — while the ℓ2 error stays `O(B')`.
 ///
 /// # Errors
 /// Invalid settings; a fit that does not converge.

@@ -1,4 +1,4 @@
-//! The simulation of seed 000 (Chowdhury, Zhou & Natarajan, AISTATS 2024, §6 and Figure 1)
+//! The simulation of Chowdhury, Zhou & Natarajan (2024) (Sec. 6 and Figure 1)
 //! with the paper's own optimiser: every estimator is run by **one-pass projected SGD**
 //! (Algorithm 1), many repetitions at once with the replicated engine
 //! ([`privpref::solver::sgd::replicated`]).
@@ -9,14 +9,15 @@
 //! * **central objective perturbation by SGD**: the logistic loss on clear labels with
 //!   Algorithm 2's ridge and noise, `F = (1/n)Σ ℓ + (β/2n)‖θ‖² + (1/n)⟨w, θ⟩`,
 //!   `w ~ N(0, s_w² I)`, `s_w = L√(8 log(2/δ) + 4ε)/ε` (Thm 5.2, [`noise_std`]) with the
-//!   data-dependent `L = max_i‖x_i‖/2` (legitimate under label DP, spec §4, §9.7). **This
+//!   data-dependent `L = max_i‖x_i‖/2` (legitimate under label DP, where the features are
+//!   public). **This
 //!   variant carries no DP guarantee**: Thm 5.2 is proved for the exact minimiser, and an SGD
-//!   iterate is not one (spec §4 "Exactness", §9.8). It is reported as in the paper, labelled
+//!   iterate is not one. It is reported as in the paper, labelled
 //!   "not private".
 //! * **non-private MLE by SGD**: the logistic loss on clear labels (one run per `n`, shared by
 //!   every `ε`).
 //!
-//! Everything the paper leaves unstated (spec §7, §9.16) is a field of [`SgdGridConfig`]:
+//! Everything the paper leaves unstated is a field of [`SgdGridConfig`]:
 //! `B` and the feasible set, `‖θ*‖` (θ* drawn per repetition on the sum-zero subspace, as in
 //! [`super::seed000_comparison`]), the step rule (default: the paper's constant `η = 0.1`), the
 //! averaging, `β` (default `√n/B`, Thm 5.3), `δ` and the seed.
@@ -145,7 +146,7 @@ impl SgdEstimator {
         match self {
             SgdEstimator::LocalSgdRr => "ε-label-LDP (randomized response; SGD is post-processing)",
             SgdEstimator::CentralObjPertSgd => {
-                "NOT PRIVATE: objective perturbation solved by SGD is not covered by Thm 5.2 (exact minimiser required; spec §9.8)"
+                "NOT PRIVATE: objective perturbation solved by SGD is not covered by Thm 5.2 (exact minimiser required)"
             }
             SgdEstimator::MleSgd => "none (clear labels)",
         }
@@ -204,8 +205,9 @@ impl SgdGridResult {
     }
 }
 
-/// The noise standard deviation of objective perturbation (seed 000 Thm 5.2); moved to
-/// [`privpref::privacy::calibrate::objpert_noise_std`], re-exported here under its old name.
+/// The noise standard deviation of objective perturbation (Chowdhury, Zhou & Natarajan (2024), Thm
+/// 5.2); moved to [`privpref::privacy::calibrate::objpert_noise_std`], re-exported here under its
+/// old name.
 pub use privpref::privacy::calibrate::objpert_noise_std as noise_std;
 
 fn validate(cfg: &SgdGridConfig) -> Result<()> {

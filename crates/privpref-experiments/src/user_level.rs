@@ -1,9 +1,8 @@
-//! The m-sweep of seed 003 (Zhang et al., "Towards User-level Private RLHF"; spec
-//! `user-level-label-dp.md` §5): with the number of users `n` fixed and `m` comparisons per user,
-//! the user-level RR estimator's error grows with `m` (each label gets only `ε/m`; Thm 1's
-//! `coth(ε/2m)/√m` factor grows like `√m`), while user-wise DP-SGD and AUP-RLHF do not degrade
-//! (their noise is calibrated per user; AUP's radius `τ ∝ 1/√m` makes its noise fall with `m`,
-//! Thm 4's `√d/(√m n ε)`).
+//! The m-sweep for Zhang et al. (2025), "Towards User-level Private RLHF": with the number of users
+//! `n` fixed and `m` comparisons per user, the user-level RR estimator's error grows with `m` (each
+//! label gets only `ε/m`; Thm 1's `coth(ε/2m)/√m` factor grows like `√m`), while user-wise DP-SGD
+//! and AUP-RLHF do not degrade (their noise is calibrated per user; AUP's radius `τ ∝ 1/√m` makes
+//! its noise fall with `m`, Thm 4's `√d/(√m n ε)`).
 //!
 //! Per repetition: `θ*` on the sum-zero subspace with `‖θ*‖ = theta_norm`; `n` users × `m`
 //! comparisons with features uniform on the sphere `‖x‖ = 2L` ([`btl_users_equal`]); estimators:
@@ -14,8 +13,8 @@
 //!   averaged gradient has norm `≤ 2L`), `T` steps, step `η`, projection on `Θ_B`, the suffix
 //!   average, `σ` calibrated by the proven replace-relation accountant;
 //! * `aup`: [`aup_rlhf`] with one phase on all users, Poisson batches of `ñ` users, `T` steps, step `η`,
-//!   projection on `Θ_B`, `τ = min(4L, c_τ·2L/√m)` (tuned: the paper reports no τ, and the
-//!   theory τ is unusable, spec §4.3), corrected AboveThreshold.
+//!   projection on `Θ_B`, `τ = min(4L, c_τ·2L/√m)` (tuned: the paper reports no τ, and Thm 4's
+//!   τ is far above the gradient diameter `4L` at these sizes), corrected AboveThreshold.
 //!
 //! Seeds: repetition `r` at `(m, ε)` uses `mix_seed` of `(seed, r)` for `θ*`, `(seed, r, m)` for
 //! the data, and `(seed, r, m, ε, estimator)` for the mechanisms, so results do not depend on the

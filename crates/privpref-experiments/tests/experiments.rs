@@ -1,4 +1,5 @@
-//! The seed-000 comparison (`privpref demo`) on a reduced grid: every exact fit must converge.
+//! The comparison of Chowdhury, Zhou & Natarajan (2024) (`privpref demo`) on a reduced grid: every
+//! exact fit must converge.
 //!
 //! This sub-grid (ε = 0.1, n ∈ {1000, 10000}, 20 repetitions, the demo's seed) contains fits
 //! whose last Newton steps are at the rounding level on the sphere ‖θ‖ = B; it failed when the

@@ -1,4 +1,4 @@
-//! Issue 6 acceptance: the debiased K-RR estimator's error scales like the privacy factor
+//! The debiased K-RR estimator's error scales like the privacy factor
 //! `(e^ε + K − 1)/(e^ε − 1)` across ε, within 15% (seeded simulation,
 //! `privpref_experiments::krr_scaling`; why the factor is exact asymptotically is derived in
 //! its module docs).

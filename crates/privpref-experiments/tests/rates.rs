@@ -1,7 +1,8 @@
-//! Rate predictions of seed 000 §6 and seed 004 §8 as seeded statistical tests at fast sizes
-//! (the full-size runs are `privpref experiment fig1|rates|robust|dpo`, results in
-//! `bench-results/`). Every test is deterministic (fixed seeds); the tolerances were chosen from
-//! the spread over seeds 1–3 recorded in each test and leave room for it.
+//! Rate predictions of Chowdhury, Zhou & Natarajan (2024) and Zhou, Wu & Orabona (2025) as seeded
+//! statistical tests at fast sizes (the full-size runs are `privpref experiment
+//! fig1|rates|robust|dpo`, results in `bench-results/`). Every test is deterministic (fixed seeds);
+//! the tolerances were chosen from the spread over seeds 1–3 recorded in each test and leave room
+//! for it.
 
 use privpref::sim::corrupt::ltc_signal_threshold;
 use privpref_experiments::central::{central_vs_local, CentralConfig, CentralEstimator};
@@ -11,9 +12,9 @@ use privpref_experiments::robust::{
 };
 use privpref_experiments::stats::{loglog_slope, mean};
 
-/// Seed 004 §8.1–8.2: at α = 0 the loss-(14) error decays like n^−1/2 (clean and ε = 1) and its
-/// RMS matches the sandwich prediction √(tr A⁻¹(A + V_εΣ)A⁻¹/n). Seeds 1–3: slopes −0.455 to
-/// −0.541, RMS / sandwich 0.85–1.04.
+/// Zhou, Wu & Orabona (2025), Thm 5.4 (and our sandwich covariance): at α = 0 the loss-(14) error
+/// decays like n^−1/2 (clean and ε = 1) and its RMS matches the sandwich prediction √(tr A⁻¹(A +
+/// V_εΣ)A⁻¹/n). Seeds 1–3: slopes −0.455 to −0.541, RMS / sandwich 0.85–1.04.
 #[test]
 fn loss14_rate_is_root_n_and_matches_the_sandwich() {
     let cfg = RateConfig {
@@ -42,10 +43,10 @@ fn loss14_rate_is_root_n_and_matches_the_sandwich() {
     assert!(ratio > 1.5 && ratio < 1.5 * privacy_factor(1.0), "ratio {ratio}");
 }
 
-/// Seed 004 §8.4 / spec B §10.11: under the directional adversary, once the corruption bias
-/// dominates, the error ratio LTC / CTL approaches c(ε) = coth(ε/2) (within 25 %). Checked at
-/// ε = 1 (seeds 1–3: 1.93–2.26 against c = 2.16); at ε = 0.5 the same sizes give 3.0–4.6 against
-/// 4.08 (see `bench-results/robust.md` for the full-size run).
+/// Zhou, Wu & Orabona (2025), Thm 5.4 (the extra c(ε) of LTC): under the directional adversary,
+/// once the corruption bias dominates, the error ratio LTC / CTL approaches c(ε) = coth(ε/2)
+/// (within 25 %). Checked at ε = 1 (seeds 1–3: 1.93–2.26 against c = 2.16); at ε = 0.5 the same
+/// sizes give 3.0–4.6 against 4.08 (see `bench-results/robust.md` for the full-size run).
 #[test]
 fn ltc_over_ctl_error_ratio_approaches_c_eps() {
     let cfg = CorruptionConfig {
@@ -64,7 +65,7 @@ fn ltc_over_ctl_error_ratio_approaches_c_eps() {
     }
 }
 
-/// Spec B §3.1: with the oblivious mask, LTC loses all signal past α* = (e^ε − 1)/(2e^ε)
+/// The closed forms of the oblivious mask: LTC loses all signal past α* = (e^ε − 1)/(2e^ε)
 /// (0.197 at ε = 0.5): the estimate points away from θ*; CTL keeps it.
 #[test]
 fn ltc_loses_all_signal_past_the_threshold() {
@@ -92,7 +93,7 @@ fn ltc_loses_all_signal_past_the_threshold() {
     }
 }
 
-/// Spec B §3 strategy 4 / Thm 5.4: the hidden-direction design attains the √α seminorm term:
+/// Zhou, Wu & Orabona (2025), Thm 5.4: the hidden-direction design attains the √α seminorm term:
 /// ‖θ̂ − θ*‖_Σ̂ / √α ≈ √(B'² − ‖θ*‖²) = 3.873 for B' = 4 (seeds 1–2: 3.88–3.95), constant in α.
 #[test]
 fn hidden_direction_seminorm_scales_like_root_alpha() {
@@ -114,10 +115,10 @@ fn hidden_direction_seminorm_scales_like_root_alpha() {
     }
 }
 
-/// Seed 000 §6 (Thm 4.2, 5.3): the local debiased-RR error decays like n^−1/2; the central
-/// (objective perturbation) privacy excess √(MSE − MSE_MLE) decays faster (theory n^−1; the
-/// ridge β = √n/B adds an n^−1/2 bias, so measured slopes lie between). Seeds 1–3: local −0.41 to
-/// −0.53, local excess −0.44 to −0.55, central excess −0.68 to −0.78.
+/// Chowdhury, Zhou & Natarajan (2024), Thm 4.2 and 5.3: the local debiased-RR error decays like
+/// n^−1/2; the central (objective perturbation) privacy excess √(MSE − MSE_MLE) decays faster
+/// (theory n^−1; the ridge β = √n/B adds an n^−1/2 bias, so measured slopes lie between). Seeds
+/// 1–3: local −0.41 to −0.53, local excess −0.44 to −0.55, central excess −0.68 to −0.78.
 #[test]
 fn seed000_local_rate_and_faster_central_excess() {
     let cfg = CentralConfig {
@@ -174,8 +175,9 @@ fn seed000_local_rate_and_faster_central_excess() {
     }
 }
 
-/// Seed 004 §7: DPO by the reduction — the policy-parameter error decays like n^−1/2 (seeds
-/// 1–3: −0.42 to −0.56 clean, −0.48 to −0.54 at ε = 1) and privacy costs a constant factor.
+/// Zhou, Wu & Orabona (2025), Prop. 4.6: DPO by the reduction — the policy-parameter error decays
+/// like n^−1/2 (seeds 1–3: −0.42 to −0.56 clean, −0.48 to −0.54 at ε = 1) and privacy costs a
+/// constant factor.
 #[test]
 fn dpo_parameter_error_rate() {
     let cfg = DpoConfig {

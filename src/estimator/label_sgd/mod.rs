@@ -1,15 +1,15 @@
-//! Label-private convex learning by one pass of projected SGD (seed 002 = Ghazi, Golowich,
-//! Kumar, Manurangsi & Zhang, "Deep Learning with Label Differential Privacy", NeurIPS 2021,
-//! supplement; spec `label-dp-sgd-and-priors.md` §2–5, §8–9).
+//! Label-private convex learning by one pass of projected SGD (Ghazi et al. (2021), "Deep
+//! Learning with Label Differential Privacy", NeurIPS 2021, supplement; summary in
+//! `docs/papers.md`).
 //!
 //! Every algorithm visits each sample **once**; its label is privatised when it is used and
 //! never again, so the trained model is `ε`-label DP by parallel composition over samples (each
-//! step is post-processing of one randomised label given the earlier steps, spec §4).
+//! step is post-processing of one randomised label given the earlier steps).
 //!
 //! | algorithm | label release at step `t` | gradient used | privacy | reference |
 //! |---|---|---|---|---|
 //! | LP-RR-SGD ([`LabelMechanism::Krr`]) | `ỹ_t ~ K-RR_ε(y_t)` | `ĝ = f_K (G_ỹ − q_K Σ_{k∈[K]} G_k)` | `ε` | Alg. 5, eq. (7), Thm 9 |
-//! | top-k prior ([`LabelMechanism::RrTopK`]) | `ỹ_t ~ RRTop-k(y_t; p_t)` | `ĝ = f_k (G_ỹ − q_k Σ_{k'∈Y_k} G_k')` | `ε` | Cor. 10, §G |
+//! | top-k prior ([`LabelMechanism::RrTopK`]) | `ỹ_t ~ RRTop-k(y_t; p_t)` | `ĝ = f_k (G_ỹ − q_k Σ_{k'∈Y_k} G_k')` | `ε` | Cor. 10, App. G |
 //! | RR-with-prior ([`LabelMechanism::RrWithPrior`]) | `RRTop-k*(y_t; p_t)`, `k* = argmax_k w_k` | as top-k with `k = k*_t` | `ε` | Alg. 2 + Cor. 10 |
 //! | LP-Normal-SGD ([`LabelMechanism::Normal`]) | `G_0 + Qᵀ(Q(G_y − G_0) + z)`, `z ~ N(0, σ²I_r)` | that vector | `(ε, δ)` | Alg. 6, Prop. 11 ([`normal`]) |
 //!
@@ -17,7 +17,7 @@
 //! from the public features and the current iterate), `E = e^ε`, `q_k = 1/(E+k−1)`,
 //! `f_k = (E+k−1)/(E−1)` (evaluated as `(1+(k−1)e^{−ε})/(−expm1(−ε))`), and `Y_k` the top-`k`
 //! labels of the sample's prior `p_t` (ties to the smaller index). The update is
-//! `θ_{t+1} = Π_W(θ_t − η_t ĝ_t)` (the minus sign lost in the paper's text, spec §8.3) from
+//! `θ_{t+1} = Π_W(θ_t − η_t ĝ_t)` (the minus sign is lost in the paper's text) from
 //! `θ_1 = Π_W(θ_0)` (default 0), and the **last iterate** `θ_{n+1}` is returned (Shamir–Zhang).
 //!
 //! * **Unbiasedness** (Thm 9 proof; Lemma 18): `E_ỹ[ĝ] = ∇ℓ(θ; x, y)` exactly for K-RR, and for
@@ -35,7 +35,7 @@
 //!   the expectation over the sample; the sizes depend on the priors only), so every sample
 //!   gets the same step. LP-Normal-SGD uses Prop. 11's `G² = L² + Kσ²`. A multiplier `c` (`theory:C`) scales the
 //!   step; `invsqrt:C` (`C/√t`) and `const:ETA` are free choices.
-//! * **Multi-stage training** ([`multistage`]): LP-MST (§3.1) on top of these passes.
+//! * **Multi-stage training** ([`multistage`]): LP-MST (main paper Alg. 3) on top of these passes.
 //! * **Models** ([`model`]): the binary linear model ([`PairwiseModel`]), K-wise Plackett–Luce
 //!   ([`GroupModel`]) and the K-class softmax ([`MulticlassModel`]), on the crate's
 //!   [`Loss`](crate::loss::Loss) / [`GroupLoss`](crate::loss::GroupLoss) layer with a clear-label
@@ -43,7 +43,7 @@
 //!   constant).
 //!
 //! Multiple epochs are not offered: re-randomising a label costs `ε` again, and reusing the
-//! cached label voids the i.i.d. argument (spec §8.12); multi-stage training reuses cached labels
+//! cached label voids the i.i.d. argument; multi-stage training reuses cached labels
 //! explicitly.
 //!
 //! **RNG.** All randomness (label draws, Gaussian noise) comes from one [`NoiseRng`]: a CSPRNG
@@ -633,12 +633,12 @@ pub(crate) fn run_pass<M: LabelModel>(
 /// trainer reads the clear label and randomises it; the release is also `ε`-label-LDP in form).
 pub(crate) fn rr_guarantee(eps: f64, mechanism: LabelMechanism, debias: bool, noise: &NoiseRng) -> Guarantee {
     let name = match mechanism {
-        LabelMechanism::Krr => "LP-RR-SGD (seed 002 Alg. 5): each label randomised once by K-RR when used",
+        LabelMechanism::Krr => "LP-RR-SGD (Ghazi et al. 2021, Alg. 5): each label randomised once by K-RR when used",
         LabelMechanism::RrTopK { .. } => {
-            "LP-RR-SGD with a top-k prior (seed 002 Cor. 10): each label randomised once by RRTop-k when used"
+            "LP-RR-SGD with a top-k prior (Ghazi et al. 2021, Cor. 10): each label randomised once by RRTop-k when used"
         }
         _ => {
-            "LP-RR-SGD with RR-with-prior (seed 002 Alg. 2, Cor. 10): each label randomised once by RRTop-k* when used"
+            "LP-RR-SGD with RR-with-prior (Ghazi et al. 2021, Alg. 2, Cor. 10): each label randomised once by RRTop-k* when used"
         }
     };
     let mut notes = vec![
@@ -804,7 +804,7 @@ pub fn lp_sgd<M: LabelModel>(
                 model: PrivacyModel::Central,
                 unit: PrivacyUnit::Item,
                 neighbouring: Neighbouring::LabelChange,
-                mechanism: "LP-Normal-SGD (seed 002 Alg. 6): Gaussian noise on the label-dependent coordinates of each sample's gradient, one step per sample",
+                mechanism: "LP-Normal-SGD (Ghazi et al. 2021, Alg. 6): Gaussian noise on the label-dependent coordinates of each sample's gradient, one step per sample",
                 noise: rng.source(),
                 assumptions: Assumptions {
                     radius: opts.set.radius(),

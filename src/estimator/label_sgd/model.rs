@@ -1,7 +1,7 @@
 //! The models label-private SGD trains: a linear score map `u = Φ_i θ` (one score for a binary
 //! linear model, `K` for a softmax / K-wise model) and a clear-label loss `ℓ(u; k)` evaluated for
-//! **every** candidate label `k` (the debiased gradient (7) of seed 002 and the subspace of
-//! LP-Normal-SGD need all `K` candidate gradients `G_k = Φ_iᵀ ∂ℓ(u; k)/∂u`).
+//! **every** candidate label `k` (the debiased gradient (7) of Ghazi et al. (2021) and the subspace
+//! of LP-Normal-SGD need all `K` candidate gradients `G_k = Φ_iᵀ ∂ℓ(u; k)/∂u`).
 //!
 //! | model | data | scores `u` | loss | labels |
 //! |---|---|---|---|---|

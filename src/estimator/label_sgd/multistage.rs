@@ -1,5 +1,5 @@
-//! Multi-stage training LP-MST (seed 002 main-paper Alg. 3 and supplement §B; spec
-//! `label-dp-sgd-and-priors.md` §3.1, §8.11) with label-private SGD as the trainer:
+//! Multi-stage training LP-MST (Ghazi et al. (2021), main-paper Alg. 3 and supplement Sec. B)
+//! with label-private SGD as the trainer:
 //!
 //! ```text
 //! partition the samples at random (public coins, seeded) into S(1), …, S(T) with |S(s)| ≈ r_s n
@@ -38,7 +38,8 @@ use crate::mechanism::{mix_seed, top_k, RrWithPrior};
 use crate::privacy::{Guarantee, NoiseRng};
 use crate::solver::sgd::epoch_permutation;
 
-/// Which earlier releases a stage reuses (spec §3.1 enhancement (iii), §8.11).
+/// Which earlier releases a stage reuses (the filtering enhancement of the supplement, Sec. B;
+/// "the average k" need not be an integer, and the authors' code floors it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum FilterRule {
@@ -61,8 +62,8 @@ pub struct MultiStageOptions {
     /// Stage fractions `r_1, …, r_T` (positive, summing to at most 1; the samples beyond the
     /// sum are not used).
     pub fractions: Vec<f64>,
-    /// Temperature `t > 0` of the model priors (spec §2.3: `t ≤ 1` sharpens; the reference
-    /// configurations use 0.5–0.6).
+    /// Temperature `t > 0` of the model priors (supplement Sec. E: `t ≤ 1` sharpens; the authors'
+    /// reference configurations use 0.5–0.6).
     pub temperature: f64,
     /// Seed of the random partition and of the visiting orders (public coins: they do not
     /// depend on the labels).

@@ -1,6 +1,5 @@
-//! LP-Normal-SGD's noise (seed 002 Alg. 6, Prop. 11; spec `label-dp-sgd-and-priors.md` §3.4 and
-//! the rank-tolerance erratum): Gaussian noise only in the subspace where the candidate
-//! gradients differ.
+//! LP-Normal-SGD's noise (Ghazi et al. (2021), Alg. 6, Prop. 11): Gaussian noise only in the
+//! subspace where the candidate gradients differ.
 //!
 //! **The release.** With the candidate gradients `G_0, …, G_{K−1}` of one sample (they depend on
 //! `θ_t` and the public features only), let `Q ∈ ℝ^{r×p}` have orthonormal rows spanning
@@ -8,9 +7,9 @@
 //!
 //! `g̃ = G_0 + Qᵀ(c_y + z)`,  `z ~ N(0, σ² I_r)`.
 //!
-//! When `Q` spans `V` exactly, `Qᵀc_y = G_y − G_0`, so `g̃ = G_y + Qᵀz`: the spec's
-//! `G_y + QQᵀb̃` with the noise in `span{G_k − G_0} ⊆ span(G)` (the spec's alternative form; the
-//! `span{G_0}` direction needs no noise because `G_0` does not depend on the label).
+//! When `Q` spans `V` exactly, `Qᵀc_y = G_y − G_0`, so `g̃ = G_y + Qᵀz`: the paper's
+//! `G_y + QQᵀb̃` with the noise in `span{G_k − G_0} ⊆ span(G)` rather than in all of `span(G)`
+//! (the `span{G_0}` direction needs no noise because `G_0` does not depend on the label).
 //!
 //! **Privacy does not depend on the rank decision.** Only `c_y` depends on the label; `G_0` and
 //! `Q` are label-free. So the step is the Gaussian mechanism on `c_y ∈ ℝ^r` with sensitivity
@@ -18,7 +17,8 @@
 //! realised sensitivity is computed at every step and checked against the calibrated `Δ`
 //! (a violation is an error, nothing is released). Under-estimating the rank (dropping a small
 //! singular direction) only biases the step by the dropped part `(I − QᵀQ)(G_y − G_0)`; it can
-//! no longer leak the label, which is the danger the erratum points out for `G_y + QQᵀb̃`.
+//! no longer leak the label. In the paper's form `G_y + QQᵀb̃` it would: a direction in which the
+//! candidate gradients differ but that the rank decision dropped gets no noise.
 //! The rank tolerance is still conservative: a direction is kept when its residual after two
 //! Gram–Schmidt passes exceeds `tol · max_k ‖G_k − G_0‖` with `tol = 1e-12` by default
 //! (over-estimating only adds noise).
@@ -27,7 +27,8 @@ use crate::error::{Error, Result};
 use crate::privacy::calibrate::{analytic_gaussian_std, gaussian_mechanism_std};
 
 /// How LP-Normal-SGD's σ is calibrated for the per-step Gaussian mechanism of sensitivity `Δ`
-/// (spec §3.4 \[X\]: Prop. 11 leaves the constant `C` unspecified).
+/// (Prop. 11 leaves the constant `C` of `σ = C·L√(ln(1/δ))/ε` unspecified; these are the
+/// standard calibrations, not the paper's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum GaussianCalibration {
@@ -133,7 +134,7 @@ mod tests {
 
     #[test]
     fn calibrations_match_the_spec_values() {
-        // Spec §3.4 and §9.10.
+        // Reference values of the analytic and classic Gaussian mechanisms.
         let a = GaussianCalibration::Analytic;
         let c = GaussianCalibration::Classic;
         assert!((a.sigma(1.0, 1.0, 1e-5).unwrap() - 3.7306).abs() < 5e-4);

@@ -1,15 +1,16 @@
-//! Per-sample label priors for RRTop-k and RR-with-prior (seed 002 §2.3–2.4, spec
-//! `label-dp-sgd-and-priors.md` §2.3, §2.4, §3.1):
+//! Per-sample label priors for RRTop-k and RR-with-prior (Ghazi et al. (2021): the prior of
+//! RR-with-prior, main paper Alg. 2; the histogram prior, supplement Alg. 4; model priors in
+//! multi-stage training):
 //!
 //! * [`histogram_prior`]: the private histogram prior of Alg. 4 ("SSL priors") over public
 //!   cluster ids — per cluster, the label counts plus **K** i.i.d. discrete Laplace draws of
 //!   parameter `ε_p/2` (L1 sensitivity 2), clipped at 0 and normalised; uniform when every noisy
 //!   count is `≤ 0`. The authors' code calls `scipy.stats.dlaplace.rvs(ε_p/2, K)`, whose second
-//!   positional argument is `loc`: one scalar shifted by `K` (spec §8.9). Here each of the `K`
+//!   positional argument is `loc`: one scalar shifted by `K`. Here each of the `K`
 //!   bins gets its own draw from the exact sampler [`DiscreteLaplace`]. `ε_p`-label DP.
 //! * [`model_prior`]: a trained model's predictive distribution with temperature `t`,
 //!   `p̂_k(x) = softmax(−ℓ(u; k)/t)` (`= softmax(f_k(x)/t)` for the logistic and softmax losses,
-//!   whose `−ℓ(u; k)` are the log-probabilities; spec §2.3, supplement §E). Free when the model
+//!   whose `−ℓ(u; k)` are the log-probabilities; supplement Sec. E). Free when the model
 //!   was trained on other samples' privatised labels (post-processing).
 //! * [`kmeans`]: Lloyd's algorithm with k-means++ seeding on public features (costs no privacy).
 
@@ -74,7 +75,8 @@ fn check_rows(rows: &[f64], k: usize) -> Result<()> {
     Ok(())
 }
 
-/// The private histogram prior of a clustering (seed 002 Alg. 4; module docs) and its parts.
+/// The private histogram prior of a clustering (Ghazi et al. (2021), Alg. 4; module docs) and
+/// its parts.
 #[derive(Debug, Clone)]
 pub struct HistogramPrior {
     /// Per-sample rows (the prior of the sample's cluster), with its `ε_p` guarantee.
@@ -89,14 +91,15 @@ pub struct HistogramPrior {
     pub noise: DiscreteLaplace,
 }
 
-/// The private histogram prior (seed 002 Alg. 4; spec §2.4, §8.9): for each cluster `c` of the
-/// public ids `clusters`, `H̃_c = H_c + Z_c` with `H_c[j] = #{i ∈ c : y_i = j}` and `Z_cj` i.i.d.
-/// discrete Laplace `∝ exp(−(ε_p/2)|z|)` (scale rounded up, [`DiscreteLaplace::for_privacy`]
-/// with sensitivity 2), `p_c = max(H̃_c, 0)/Σ_j max(H̃_c[j], 0)` (uniform if the sum is 0), and
-/// sample `i` gets `p_{c(i)}`. Changing one label moves one unit between two bins of one
-/// cluster (L1 sensitivity 2), so the release is `ε_p`-label DP (central, replace-one-label).
-/// Noise is drawn cluster by cluster, bin by bin, from `rng` (a CSPRNG unless seeded for a
-/// simulation). Empty clusters (ids below the maximum that no sample has) get noise too.
+/// The private histogram prior (Ghazi et al. (2021), Alg. 4, one noise draw per bin): for each
+/// cluster `c` of the public ids `clusters`, `H̃_c = H_c + Z_c` with `H_c[j] = #{i ∈ c : y_i = j}`
+/// and `Z_cj` i.i.d. discrete Laplace `∝ exp(−(ε_p/2)|z|)` (scale rounded up,
+/// [`DiscreteLaplace::for_privacy`] with sensitivity 2), `p_c = max(H̃_c, 0)/Σ_j max(H̃_c[j], 0)`
+/// (uniform if the sum is 0), and sample `i` gets `p_{c(i)}`. Changing one label moves one unit
+/// between two bins of one cluster (L1 sensitivity 2), so the release is `ε_p`-label DP (central,
+/// replace-one-label). Noise is drawn cluster by cluster, bin by bin, from `rng` (a CSPRNG unless
+/// seeded for a simulation). Empty clusters (ids below the maximum that no sample has) get noise
+/// too.
 ///
 /// # Errors
 /// [`Error::Shape`] for mismatched lengths or no samples; [`Error::Data`] for a label `≥ K`;
@@ -163,7 +166,7 @@ pub fn histogram_prior(
         model: PrivacyModel::Central,
         unit: PrivacyUnit::Item,
         neighbouring: Neighbouring::LabelChange,
-        mechanism: "private histogram prior over public clusters (seed 002 Alg. 4): discrete Laplace on every bin, L1 sensitivity 2",
+        mechanism: "private histogram prior over public clusters (Ghazi et al. 2021, Alg. 4): discrete Laplace on every bin, L1 sensitivity 2",
         noise: rng.source(),
         assumptions: Assumptions {
             notes: vec![
@@ -234,7 +237,8 @@ pub fn model_prior<M: LabelModel>(model: &M, theta: &[f64], temperature: f64, in
 /// k-means clustering of the rows of `x` (`n × d`) into `c` clusters: k-means++ seeding from a
 /// seeded simulation generator, then Lloyd's iterations until no assignment changes (at most
 /// `iters`). Deterministic for a given seed. Features are public, so this costs no privacy
-/// (spec §2.4). Returns the cluster id of every row (empty clusters keep their last centre).
+/// (the clustering step of Alg. 4). Returns the cluster id of every row (empty clusters keep their
+/// last centre).
 ///
 /// # Errors
 /// [`Error::Shape`] for inconsistent sizes; [`Error::InvalidParam`] unless `1 ≤ c ≤ n`.

@@ -1,11 +1,11 @@
-//! Closed forms of seed 002's theory used as checks (spec `label-dp-sgd-and-priors.md` §3.6, §5,
-//! §9.5, §9.8–9.9).
+//! Closed forms of the theory of Ghazi et al. (2021) used as checks (Lemma 19, Prop. 13 and
+//! Fact 14 of their supplement).
 
 use crate::error::{check_delta, check_eps, Error, Result};
 
 /// Lemma 19: the debiased RRTop-k loss is `L·(1 + k p)/(1 − k p) = L·(E + 2k − 1)/(E − 1)`
 /// Lipschitz, `p = 1/(E + k − 1)`; the same factor is Thm 17's deviation constant. Evaluated as
-/// `(1 + (2k−1)e^{−ε})/(−expm1(−ε))`. Spec value: 4.4918602 at `(k, ε) = (3, 1)`.
+/// `(1 + (2k−1)e^{−ε})/(−expm1(−ε))`. Value: 4.4918602 at `(k, ε) = (3, 1)`.
 pub fn debiased_lipschitz_factor(eps: f64, k: usize) -> f64 {
     let em = (-eps).exp();
     (1.0 + (2.0 * k as f64 - 1.0) * em) / -(-eps).exp_m1()
@@ -13,8 +13,8 @@ pub fn debiased_lipschitz_factor(eps: f64, k: usize) -> f64 {
 
 /// Prop. 13's lower-bound constant `c(ε, δ) = (1 − √((E + δ)/(E + 1)))/2`: every
 /// `(ε, δ)`-label-DP algorithm has excess empirical risk at least `c·DL/√n` on the instance of
-/// §3.6. Spec values: 0.0724902 (ε = 1, δ = 0), 0.0646976 (1, 0.1), 0.1377228 (0.1, 0),
-/// 0.1043250 (0.5, 0.01).
+/// Prop. 13 (`x_i = e_i`, two labels, a linear loss). Values: 0.0724902 (ε = 1, δ = 0), 0.0646976
+/// (1, 0.1), 0.1377228 (0.1, 0), 0.1043250 (0.5, 0.01).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] unless `ε > 0` finite and `δ ∈ [0, 1)`.
@@ -29,7 +29,7 @@ pub fn lower_bound_constant(eps: f64, delta: f64) -> Result<f64> {
 
 /// Group privacy (Fact 14): an `(ε, δ)`-label-DP algorithm is
 /// `(kε, δ·(e^{kε} − 1)/(e^ε − 1))`-DP for datasets differing in `k` labels. Returns the pair.
-/// Spec values of the factor: 2.6487213 (k = 2, ε = 0.5), 16.337994 (k = 10, ε = 0.1).
+/// Values of the factor: 2.6487213 (k = 2, ε = 0.5), 16.337994 (k = 10, ε = 0.1).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] unless `ε > 0` finite, `δ ∈ [0, 1)` and `k ≥ 1`.

@@ -1,5 +1,5 @@
 //! Hessian-free truncated Newton-CG over `Θ_B`, the ball, the sum-zero subspace and `ℝ^d`
-//! (issue 4; Nocedal & Wright, *Numerical Optimization*, 2nd ed., Alg. 7.1 and 7.2).
+//! (Nocedal & Wright, *Numerical Optimization*, 2nd ed., Alg. 7.1 and 7.2).
 //!
 //! The dense Newton solver ([`super::newton`]) forms `∇²F` (`n·d²` flops, `d²` memory) and
 //! factors it (`d³/3`). Newton-CG never forms it: each Newton step solves the Newton system

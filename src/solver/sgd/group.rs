@@ -1,7 +1,7 @@
 //! Projected SGD steps on K-wise data ([`GroupObjective`]): single-sample steps (`batch = 1`,
-//! Algorithm 1 of seed 000 for Plackett–Luce with K-RR, App. C.4 / spec §3.5, when the loss is
-//! `pl-krr`) and mini-batch steps. A step on the samples `𝓑` (`m = |𝓑|` consecutive positions of
-//! the visiting order):
+//! Algorithm 1 of Chowdhury, Zhou & Natarajan (2024) for Plackett–Luce with K-RR, App. C.4, when
+//! the loss is `pl-krr`) and mini-batch steps. A step on the samples `𝓑` (`m = |𝓑|` consecutive
+//! positions of the visiting order):
 //!
 //! ```text
 //! G   = Σ_{i∈𝓑} w_i Φ_iᵀ ∂ℓ(Φ_iθ_t; o_i)/∂u

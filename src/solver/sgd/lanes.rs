@@ -11,7 +11,8 @@
 //!   additions) gives the sum used for centring, and (with FMA) the squared norm;
 //! * step `g_j = fma(c, x_j, fma(β/W, θ_j, b_j/W))`, `θ_j ← fma(−η, g_j, θ_j)`;
 //! * projection: centre (`θ_j ← θ_j − (Σθ)/d`) when the sum-zero constraint is imposed, then,
-//!   with a radius `B`, if `‖θ‖² > B²` scale by `B/√‖θ‖²` (spec §1.2: centre first, then shrink);
+//!   with a radius `B`, if `‖θ‖² > B²` scale by `B/√‖θ‖²` (centre first, then shrink: the exact
+//!   projection onto `Θ_B`);
 //! * Polyak–Ruppert average after `k` averaged iterates: `a_j ← fma(θ_j − a_j, 1/k, a_j)`.
 //!
 //! `fma` is always the correctly rounded fused multiply-add (`f64::mul_add`, or

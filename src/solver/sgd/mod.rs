@@ -1,12 +1,12 @@
 //! Projected stochastic gradient descent on `F(θ) = (1/W)Σ w_i ℓ(x_iᵀθ; y_i) + (β/2W)‖θ‖² +
 //! (1/W)⟨b, θ⟩` over a [`FeasibleSet`].
 //!
-//! * **One-pass SGD-RR** — Algorithm 1 of Chowdhury, Zhou & Natarajan (AISTATS 2024), spec
-//!   §3.4: with `batch = 1, epochs = 1, shuffle = false`, [`solve`] visits each row once in data
-//!   order, `θ_{t+1} = Π(θ_t − η_t g_t)` with `g_t = (n w_t/W) ℓ'(x_tᵀθ_t; y_t) x_t +
-//!   (βθ_t + b)/W`, from `θ₁ = Π(θ0)` (default 0), and returns `θ_{n+1}` (or the Polyak–Ruppert
-//!   average). With the debiased RR loss on RR labels and no ridge this is exactly the paper's
-//!   `ĝ_t = (∇log p₀ + ∇log p₁)/(e^ε+1) − ∇log p_ỹ` ([`one_pass()`]).
+//! * **One-pass SGD-RR** — Algorithm 1 of Chowdhury, Zhou & Natarajan (2024): with `batch = 1,
+//!   epochs = 1, shuffle = false`, [`solve`] visits each row once in data order, `θ_{t+1} = Π(θ_t −
+//!   η_t g_t)` with `g_t = (n w_t/W) ℓ'(x_tᵀθ_t; y_t) x_t + (βθ_t + b)/W`, from `θ₁ = Π(θ0)`
+//!   (default 0), and returns `θ_{n+1}` (or the Polyak–Ruppert average). With the debiased RR loss
+//!   on RR labels and no ridge this is exactly the paper's `ĝ_t = (∇log p₀ + ∇log p₁)/(e^ε+1) −
+//!   ∇log p_ỹ` ([`one_pass()`]).
 //! * **Many replications at once** — [`replicated::run`] advances `R` independent one-pass
 //!   runs together, vectorised over replications, bit-identical per replication to [`solve`].
 //! * **Mini-batch SGD** — `batch > 1`: batch gradients by the fused SIMD kernel, several epochs,
@@ -22,7 +22,7 @@
 //! `kkt_residual` says how far it is. `iterations` counts SGD steps; `Control::max_iter` is not
 //! used (the budget is
 //! `epochs`). Objective perturbation solved by SGD is **not** covered by the privacy proof of
-//! Thm 5.2, which needs the exact minimiser (spec §4, §9.8).
+//! Thm 5.2, which needs the exact minimiser (the paper's own simulation uses SGD there).
 //!
 //! **Determinism.** The steps run on the calling thread; only the evaluation passes use
 //! [`Control::par`], and they are thread-count independent. Same inputs and seed → same bits.
@@ -75,7 +75,7 @@ pub(crate) fn pairwise_steps<L: Loss>(
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Averaging {
-    /// The last iterate `θ_{T+1}` (Algorithm 1 of seed 000).
+    /// The last iterate `θ_{T+1}` (Algorithm 1 of Chowdhury, Zhou & Natarajan (2024)).
     #[default]
     Last,
     /// Polyak–Ruppert: the uniform average of all iterates `θ_2 … θ_{T+1}` over all epochs.
@@ -126,8 +126,8 @@ impl Default for SgdOptions {
 }
 
 impl SgdOptions {
-    /// Algorithm 1 of seed 000 with step rule `step`: one pass, batch 1, data order, last
-    /// iterate.
+    /// Algorithm 1 of Chowdhury, Zhou & Natarajan (2024) with step rule `step`: one pass, batch 1,
+    /// data order, last iterate.
     pub fn one_pass(step: StepRule) -> Self {
         SgdOptions {
             step,

@@ -1,5 +1,5 @@
 //! Single-sample projected SGD steps: Algorithm 1 (SGD-RR) of Chowdhury, Zhou & Natarajan
-//! (AISTATS 2024) when run once over the data in order (spec §3.4).
+//! (2024) when run once over the data in order.
 //!
 //! Step `t` visits row `i = i_t` (data order, or a permutation per epoch):
 //!
@@ -11,7 +11,7 @@
 //!
 //! the stochastic gradient of `F(θ) = (1/W)Σ w ℓ + (β/2W)‖θ‖² + (1/W)⟨b, θ⟩`. With the debiased
 //! RR loss, unit weights and no ridge or linear term, `g_t = ℓ̂'(s_t; ỹ_t) x_t` is exactly the
-//! gradient `(∇log p₀ + ∇log p₁)/(e^ε + 1) − ∇log p_ỹ` of Algorithm 1 (spec §3.4). The
+//! gradient `(∇log p₀ + ∇log p₁)/(e^ε + 1) − ∇log p_ỹ` of Algorithm 1 (their eq. (10)). The
 //! arithmetic of each step is the canonical sequence of `lanes` (shared with the
 //! replicated engine, bit for bit); `ℓ'` comes from [`Loss::eval_simd`].
 
@@ -170,9 +170,9 @@ pub(crate) fn run<L: Loss>(
     });
 }
 
-/// Algorithm 1 of seed 000 without the solver's bookkeeping: one pass of projected SGD over
-/// the rows in data order, from `θ₁ = Π(θ0)` (default 0), returning `θ_{n+1}` (or the
-/// Polyak–Ruppert average of `θ_2 … θ_{n+1}`). No evaluation passes, no observer; use
+/// Algorithm 1 of Chowdhury, Zhou & Natarajan (2024) without the solver's bookkeeping: one pass of
+/// projected SGD over the rows in data order, from `θ₁ = Π(θ0)` (default 0), returning `θ_{n+1}`
+/// (or the Polyak–Ruppert average of `θ_2 … θ_{n+1}`). No evaluation passes, no observer; use
 /// [`super::solve`] for a report with the objective and KKT residual. The result is bit-identical
 /// to [`super::solve`] with `batch = 1, epochs = 1, shuffle = false`.
 ///

@@ -1,6 +1,6 @@
 //! One-pass projected SGD on `R` independent datasets at once ("many replications").
 //!
-//! Each replication `r` is its own run of Algorithm 1 (seed 000, spec §3.4) on rows
+//! Each replication `r` is its own run of Algorithm 1 (Chowdhury, Zhou & Natarajan (2024)) on rows
 //! `(x_{t,r}, y_{t,r})`, `t = 1..n`, with the objective
 //! `F_r(θ) = (1/n) Σ_t ℓ(x_{t,r}ᵀθ; y_{t,r}) + (β/2n)‖θ‖² + (1/n)⟨b_r, θ⟩` (the loss, `β` and the
 //! feasible set are shared; the linear term, e.g. objective-perturbation noise, is per

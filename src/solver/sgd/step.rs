@@ -1,22 +1,24 @@
 //! Step-size rules `η_t` (`t = 1, 2, …` counts SGD steps) and the theory constants of
-//! Chowdhury, Zhou & Natarajan (AISTATS 2024), Thm 4.5 (spec `local-central-label-dp.md` §1.5,
-//! §3.4, §9.3).
+//! Chowdhury, Zhou & Natarajan (2024), Thm 4.5 (its statement, its proof, and the constants
+//! `γ` and `κ` of their Sec. 4).
 //!
 //! | rule (CLI) | `η_t` | source |
 //! |---|---|---|
-//! | `const:ETA` | `η` | the paper's simulations (§6) use `η = 0.1` |
+//! | `const:ETA` | `η` | the paper's simulations (Sec. 6) use `η = 0.1` |
 //! | `invt:C` | `C / t` | |
 //! | `lambda:L` | `1 / (λ t)` with the given `λ` | proof of Thm 4.5 |
 //! | `theory` | `1 / (λ t)`, `λ = γ κ c` computed from the data | proof of Thm 4.5 |
-//! | `statement` | `1 / (γ κ)` (constant) | the literal statement of Thm 4.5, a misprint (§9.3) |
+//! | `statement` | `1 / (γ κ)` (constant) | the literal statement of Thm 4.5, a misprint: its proof uses `1/(λt)` |
 //!
 //! The theory constants, on the data `(x_i, w_i)` and the feasible set with radius `B`:
-//! * `γ` — curvature floor of the link on `Θ_B`, data-dependent form (spec §1.5):
+//! * `γ` — curvature floor of the link on `Θ_B`, in a data-dependent form (valid because
+//!   `|xᵢᵀθ| ≤ B‖P xᵢ‖` on `Θ_B`; the paper's `σ'(2LB)` is the a-priori version):
 //!   `γ = σ'(B·max_i ‖P x_i‖)` for the logistic link (`P` the centring projector under the
 //!   sum-zero constraint, `I` otherwise), `A(B·max_i ‖P x_i‖)` for probit
 //!   ([`Loss::link_curvature_floor`]);
 //! * `κ = λ_min(Σ_D)`, `Σ_D = (1/W) Σ_i w_i x_i x_iᵀ`, restricted to the sum-zero subspace
-//!   (`λ_min(Uᵀ Σ_D U)`, `U` the Helmert basis) when it is imposed (spec §1.5, §9.6);
+//!   (`λ_min(Uᵀ Σ_D U)`, `U` the Helmert basis) when it is imposed: for tabular designs the
+//!   unrestricted `λ_min` is 0, which would make the bound vacuous;
 //! * `c = tanh(ε/2)` for the randomized-response losses, `1` otherwise ([`Loss::privacy_scale`]).
 //!
 //! `λ = γ κ c` is the strong-convexity modulus the proof of Thm 4.5 uses; the decaying rule
@@ -31,7 +33,7 @@ use crate::objective::GroupObjective;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Side};
 
-/// Step-size rule `η_t` (`t = 1, 2, …` counts steps). See the module docs; spec §3.4 and §9.3.
+/// Step-size rule `η_t` (`t = 1, 2, …` counts steps). See the module docs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub enum StepRule {
@@ -45,7 +47,8 @@ pub enum StepRule {
     /// `η_t = 1/(λ t)` with a given `λ`. CLI `lambda:L`.
     TheoryLambda(f64),
     /// `η_t = 1/(γ κ)` (constant), with `γ`, `κ` from the data: the literal step of the
-    /// statement of Thm 4.5 (a misprint, spec §9.3), for reproducing it. CLI `statement`.
+    /// statement of Thm 4.5 (a misprint: the proof uses `1/(λt)`), for reproducing it. CLI
+    /// `statement`.
     Statement,
 }
 
@@ -261,7 +264,7 @@ pub fn theory_constants<L: Loss>(data: &PairwiseView<'_>, loss: &L, set: &Feasib
 const GRAM_BLOCK: usize = 4096;
 
 /// `κ = λ_min(Σ_D)`, `Σ_D = (1/W) Σ_i w_i x_i x_iᵀ`, restricted to the sum-zero subspace
-/// (`λ_min(Uᵀ Σ_D U)`) when `sum_zero` (spec §1.5). Sequential (faer `Par::Seq`), `O(n d²)`.
+/// (`λ_min(Uᵀ Σ_D U)`) when `sum_zero`. Sequential (faer `Par::Seq`), `O(n d²)`.
 ///
 /// # Errors
 /// [`Error::Numerical`] if the eigenvalue solver fails or `κ ≤ 1e-12·λ_max(Σ_D)` (the
@@ -329,14 +332,14 @@ pub fn coverage_kappa(data: &PairwiseView<'_>, sum_zero: bool) -> Result<f64> {
 }
 
 /// The constants of the SGD theory step on K-wise data (the analogue of [`theory_constants`]
-/// for a [`GroupObjective`]; seed 000 Thm C.2, spec 001
-/// §3.4 with its corrected constant):
+/// for a [`GroupObjective`]; Chowdhury, Zhou & Natarajan (2024), Thm C.2, with the curvature
+/// constant corrected as for "Provable protection of human judgements" (anon., 2024), eq. (19)):
 ///
 /// * `T = 2B·max_{i,k} ‖P(φ_ik − φ̄_i)‖ ≥ max |u_ik − u_il|` over the feasible set;
 /// * `γ_K = (K−1) e^{−2T}/(2K)`: with every score gap `≤ T`, `p_k ≥ e^{−T}/K`, so the top-1
 ///   Hessian block `Cov_p(φ) ⪰ (e^{−2T}/K²) Σ_{k<l} x_kl x_klᵀ = γ_K · (2/(K(K−1)))Σ_{k<l} x_kl
-///   x_klᵀ` (for `T = 2LB` this is spec 001's `(K−1)e^{−4LB}/(2K)`; a ranking loss adds
-///   further PSD stages, so the bound holds for it too);
+///   x_klᵀ` (for `T = 2LB` this is `(K−1)e^{−4LB}/(2K)`, where the papers print `½e^{−4LB}`, false
+///   for `K = 2`, `θ = 0`; a ranking loss adds further PSD stages, so the bound holds for it too);
 /// * `κ = λ_min(Σ_{D_K})` ([`kernels::group::pair_covariance`]), on the sum-zero subspace when imposed;
 /// * `c` = [`GroupLoss::privacy_scale`] (`c_{K,ε}` for `pl-krr`, 1 otherwise);
 /// * `λ = γ_K κ c`.
