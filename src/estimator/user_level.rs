@@ -72,7 +72,7 @@ impl UserRrOptions {
 /// `c_i = tanh(ε/(2m_u))`, `σ̄_i = σ(−ε/m_u)` for row `i` of user `u`
 ///
 /// (the debiased loss of Chowdhury, Zhou & Natarajan (2024), eqs. 4–5, at `ε/m_u`, equal to the
-/// paper's `−[1(ỹ=1)(s log σ − (1−s) log(1−σ)) + …]` with `s = σ(ε/m)`). Solved exactly by [`fit`]:
+/// paper's `−[1(ỹ=1)(s log σ − (1−s) log(1−σ)) + …]` with `s = σ(ε/m)`). Solved exactly by [`fit`](super::fit):
 /// with equal counts `m` it is `LossSpec::DebiasedRr { eps: ε/m }`; with ragged counts it is the
 /// same objective written as the logistic loss with weights `c_i` and the linear term `b = Σ_i
 /// σ̄_i(1−2ỹ_i)x_i` (the objective is then `N/Σc_i` times `ℓ̂`, the same minimiser).
