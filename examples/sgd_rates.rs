@@ -1,7 +1,7 @@
 //! One-pass SGD-RR (Algorithm 1 of Chowdhury, Zhou & Natarajan (2024)) with the theory step `η_t =
 //! 1/(λt)`, `λ = γκ tanh(ε/2)` (proof of Thm 4.5), against the exact debiased-RR minimiser (Newton
 //! over `Θ_B`): mean `ℓ2` error over repetitions for `n = 1e3 … 1e5`, the log-log slope, and the
-//! SGD/exact ratio at the largest `n`. Prints the measurements quoted by `tests/sgd.rs`.
+//! SGD/exact ratio at the largest `n`. Prints the measurements quoted by `tests/library/sgd.rs`.
 //!
 //! Two designs (`d = 5`, `ε = 1`, sum-zero `θ*`; data nested in `n`, theory constants computed
 //! on each prefix):

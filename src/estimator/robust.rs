@@ -8,7 +8,7 @@
 //! 2z)u`) satisfies, for both labels,
 //!
 //! ```text
-//! f(u; z) = coth(ε/2) · ℓ(u; z)          (tested in tests/robust.rs)
+//! f(u; z) = coth(ε/2) · ℓ(u; z)          (tested in tests/library/robust.rs)
 //! ```
 //!
 //! so both have the same minimiser over every constraint set; this module reuses the one code
@@ -21,7 +21,7 @@
 //! regression with `θ_true = β(θ* − θ_sft)`; estimate it with loss (14) over `Θ_{B'}`,
 //! `B' ≥ β‖θ* − θ_sft‖`, and return the policy parameter `θ̂' = θ̂/β + θ_sft` (the paper prints
 //! `π_θ̂`; the consistent output is `π_{θ̂'}`). This is exactly rDPO (TRL `loss_type="robust"`
-//! with `label_smoothing = σ(−ε)`), as the identity tested in `tests/robust.rs` shows.
+//! with `label_smoothing = σ(−ε)`), as the identity tested in `tests/library/robust.rs` shows.
 
 use crate::data::PairwiseView;
 use crate::error::{Error, Result};

@@ -10,7 +10,7 @@
 //! * [`Logistic`]: from one `exp` and one `log1p`, the stable `softplus(±a)`, `σ(a)` and
 //!   `σ'(a)` (`softplus(a) = max(a,0) + log1p(e^{-|a|})`, never `ln(1 + e^a)`).
 //!
-//! Accuracy against mpmath (tests/losses.rs): a few ulps.
+//! Accuracy against mpmath (tests/library/losses.rs): a few ulps.
 
 use pulp::Simd;
 

@@ -39,7 +39,7 @@
 //!
 //! Both are checked against an independent 40-digit mpmath computation (direct binomial sums for
 //! integer orders, quadrature of the defining integral for fractional ones):
-//! `tests/reference/gen_rdp.py`, `tests/data/rdp_reference.json`, `tests/rdp.rs`.
+//! `tests/reference/gen_rdp.py`, `tests/data/rdp_reference.json`, `tests/library/rdp.rs`.
 //!
 //! **Composition.** `T` steps (adaptively) give `(α, T·ε(α))`-RDP; RDP values of different
 //! mechanisms add order-wise ([`RdpCurve::compose`]). Pure `ε₀`-DP implies
@@ -52,7 +52,7 @@
 //!   et al. 2021 and Balle et al. 2020, Thm 21):
 //!   `ε = max(0, ε_RDP(α) + ln((α−1)/α) − (ln δ + ln α)/(α−1))`. The proof is in the cited paper
 //!   (from `δ = e^{(α−1)(ε_RDP−ε)}/α·(1−1/α)^{α−1}`); it is tighter than the classic one at
-//!   every order (both added terms are negative). `tests/rdp.rs` checks it against the exact
+//!   every order (both added terms are negative). `tests/library/rdp.rs` checks it against the exact
 //!   privacy profile of the Gaussian mechanism (`q = 1`), which it must never undercut.
 //!
 //! **Neighbouring relations** ([`Neighbours`]). User-level *label* DP is a

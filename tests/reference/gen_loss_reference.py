@@ -6,7 +6,7 @@ Requires only mpmath (tested with 1.3.0). Run from the repository root:
 
     python3 tests/reference/gen_loss_reference.py
 
-The CSV is committed; `tests/losses.rs` reads it (CI does not need Python).
+The CSV is committed; `tests/library/losses.rs` reads it (CI does not need Python).
 
 Definitions (Chowdhury, Zhou & Natarajan (2024), eqs. 3-5 and 8, Sec. 4.4; see docs/papers.md),
 implemented literally,

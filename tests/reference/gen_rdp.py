@@ -269,7 +269,7 @@ def main():
                              "epsilon": num(e), "order": a})
     out["reference_points"] = refs
 
-    # 5. Calibrations (integer grid 2..256, improved): the reference cases of tests/rdp.rs.
+    # 5. Calibrations (integer grid 2..256, improved): the reference cases of tests/library/rdp.rs.
     cal = []
     for (q, T, e, d) in [(0.02, 500, 3.0, 1e-5), (0.01, 1000, 1.0, 1e-5), (1.0, 1, 1.0, 1e-5),
                          (1.0, 100, 8.0, 1e-5), (0.02, 500, 1.5, 5e-6), (0.1, 100, 2.0, 1e-5)]:

@@ -300,7 +300,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     writeln!(md)?;
     writeln!(
         md,
-        "The seeded test `tests/label_sgd.rs::lp_rr_sgd_excess_risk_falls_like_inverse_sqrt_n_and_rises_like_inverse_eps` asserts, at ε ∈ {{0.5, 1}} and n ∈ {{4000, 16000, 64000}} with 60 repetitions: slope within 0.1 of −1/2, the ε ratio within 20% of 2 (= 1/ε) and of the exact stationary ratio, and every level within 20% of its stationary prediction (a smaller grid than this run, for speed).\n"
+        "The seeded test `tests/library/label_sgd.rs::lp_rr_sgd_excess_risk_falls_like_inverse_sqrt_n_and_rises_like_inverse_eps` asserts, at ε ∈ {{0.5, 1}} and n ∈ {{4000, 16000, 64000}} with 60 repetitions: slope within 0.1 of −1/2, the ε ratio within 20% of 2 (= 1/ε) and of the exact stationary ratio, and every level within 20% of its stationary prediction (a smaller grid than this run, for speed).\n"
     )?;
     std::fs::create_dir_all("bench-results")?;
     std::fs::write("bench-results/label_sgd.md", &md)?;

@@ -10,7 +10,7 @@
 //!   histogram prior's `ε_p = prior_share·ε` is taken out of the label budget).
 //! * [`lp_rr_sgd_rates`]: LP-RR-SGD's excess risk against `n` and `ε` with the exact stationary
 //!   prediction `(η_n/4)·tr Σ_g` (the full-size version of the seeded test in
-//!   `tests/label_sgd.rs`).
+//!   `tests/library/label_sgd.rs`).
 //!
 //! Excess risk is `E_x KL(softmax(W*x) ‖ softmax(Wx))` on a fixed test sample
 //! ([`excess_risk`]); accuracy is on the test sample's labels. Repetitions run in parallel and

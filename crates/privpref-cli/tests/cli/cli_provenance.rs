@@ -10,8 +10,7 @@
 //! * a side-car at another ε than `--eps` (or K) is an error;
 //! * `--assert-provenance` gives a guarantee that says "asserted by the caller".
 
-mod support;
-
+use crate::support;
 use privpref::data::{npy, GroupLabels, GroupView, PairwiseView};
 use privpref::estimator::{fit_kwise_privatized, fit_privatized, FitOptions};
 use privpref::feasible::FeasibleSet;

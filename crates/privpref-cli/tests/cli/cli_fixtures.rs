@@ -1,13 +1,10 @@
 //! Every reference fixture of `tests/data/fixtures/*.json` through the `privpref fit` binary:
 //! the data go to `.npy` files, the answer comes back as the JSON result (the CLI
-//! contract of `docs/cli.md`). Mirrors `tests/closed_form.rs`, which checks the same fixtures
+//! contract of `docs/cli.md`). Mirrors `tests/library/closed_form.rs`, which checks the same fixtures
 //! through the library, and also checks that the CLI returns exactly the library's answer (bit for
 //! bit).
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
-mod support;
-
+use crate::{common, support};
 use support::{run, TempDir};
 
 use common::{check_answer, fit_fixture, fixtures, write_npy_raw, Fixture, FEAS_TOL};

@@ -3,8 +3,7 @@
 //! mini-batch SGD, warm starts, observers and input validation. The statistical acceptance tests
 //! are in `tests/sgd_rates.rs`.
 
-mod common;
-
+use crate::common;
 use privpref::data::PairwiseView;
 use privpref::error::{DataErrorKind, Error};
 use privpref::estimator::{fit, FitOptions};

@@ -5,8 +5,7 @@
 //! `[1, iterations)` missing — and an observer never changes the result (bit-identical θ,
 //! objective and KKT residual compared with a run without observer).
 
-mod common;
-
+use crate::common;
 use common::{fixture, fixture_options, fixture_view};
 use privpref::estimator::{fit, SolverKind};
 use privpref::solver::observe::{RecordedEvent, Recorder};

@@ -3,7 +3,7 @@
 //! the paper's gradient, computed independently), user-wise DP-SGD (noise scale, clipping,
 //! guarantee, reproducibility) and AUP-RLHF (guarantee, halting, noise formula, validation).
 //!
-//! `cargo test --release --test user_level -- --nocapture` prints the measured numbers.
+//! `cargo test --release --test library user_level -- --nocapture` prints the measured numbers.
 
 use privpref::data::{PairwiseView, UserIndex};
 use privpref::estimator::user_level::{

@@ -4,7 +4,7 @@
 //! of the (ε, δ) conversion against the exact Gaussian privacy profile, and the conservative σ
 //! search (never under-noised).
 //!
-//! `cargo test --release --test rdp -- --nocapture` prints the worst relative errors.
+//! `cargo test --release --test library rdp -- --nocapture` prints the worst relative errors.
 
 use privpref::privacy::calibrate::gaussian_profile_delta;
 use privpref::privacy::rdp::{

@@ -1,10 +1,7 @@
 //! `privpref experiment`: one command per paper experiment writes its Markdown, CSV and SVG
 //! files; bad input is one stderr line and exit 1.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
-mod support;
-
+use crate::support;
 use std::path::PathBuf;
 use std::process::Output;
 use support::run;

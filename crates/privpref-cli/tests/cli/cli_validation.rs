@@ -6,10 +6,7 @@
 //! not parse (clap: malformed number, unknown or missing flag), 1 for every other invalid input
 //! (bad values, bad files, bad data).
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
-mod support;
-
+use crate::{common, support};
 use support::{run, TempDir};
 
 use common::write_npy_raw;

@@ -3,8 +3,7 @@
 //! linear terms — see `tests/reference/SUMMARY.md`) solved by the library's exact Newton solver,
 //! and by the Hessian-free Newton-CG solver with the same acceptance tolerances.
 
-mod common;
-
+use crate::common;
 use common::{check_answer, fixture_options, fixture_view, fixtures, FEAS_TOL};
 use privpref::estimator::SolverKind;
 use privpref::solver::Termination;

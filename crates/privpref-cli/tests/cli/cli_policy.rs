@@ -3,10 +3,7 @@
 //! with --covariance, explicit
 //! overrides), the greedy switch, and one-line errors with a non-zero exit for invalid input.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
-mod support;
-
+use crate::support;
 use privpref::data::npy;
 use serde_json::Value;
 use std::process::Output;

@@ -19,8 +19,7 @@
 //! to the honesty of their reports (same `kkt_tol`, feasible point, converged only with the KKT
 //! criterion met, a residual that matches an independent recomputation).
 
-mod common;
-
+use crate::common;
 use common::{fixture, fixture_options, fixture_view, independent_kkt, Fixture};
 use privpref::estimator::{fit, FitOptions, SolverKind};
 use privpref::feasible::{center, norm, FeasibleSet};

@@ -8,10 +8,7 @@
 //! * invalid input: one line on stderr starting with `privpref: `, a non-zero exit, nothing on
 //!   stdout.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
-mod support;
-
+use crate::{common, support};
 use support::{run, TempDir};
 
 use common::write_npy_raw;

@@ -15,11 +15,10 @@
 //!   to `1e-9` relative, whenever both fits are certified; and a fit refused at one scale is
 //!   not certified at another with a different answer.
 //!
-//! `cargo test --release --test hostile -- --nocapture` prints the number of cases per class
+//! `cargo test --release --test library hostile -- --nocapture` prints the number of cases per class
 //! and how they ended; with `HOSTILE_VERBOSE=1` also every exact fit that did not converge.
 
-mod common;
-
+use crate::common;
 use common::independent_kkt;
 use privpref::data::PairwiseView;
 use privpref::estimator::{fit, FitOptions, SolverKind};

@@ -1,10 +1,7 @@
 //! `privpref account` and `privpref calibrate`: JSON output against the library and the mpmath
 //! reference, conservative calibration, one-line errors with non-zero exits.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
-mod support;
-
+use crate::{common, support};
 use serde_json::Value;
 use std::process::Output;
 use support::run;

@@ -1,5 +1,5 @@
-//! Hessian-free Newton-CG beyond the agreement suites (`tests/solver_agreement.rs`,
-//! `tests/closed_form.rs`): the non-convex `mle-rr` with directions of negative curvature, the
+//! Hessian-free Newton-CG beyond the agreement suites (`tests/library/solver_agreement.rs`,
+//! `tests/library/closed_form.rs`): the non-convex `mle-rr` with directions of negative curvature, the
 //! report's pass counts, thread-count determinism and the K-wise objective.
 
 use privpref::estimator::{fit, FitOptions, SolverKind};

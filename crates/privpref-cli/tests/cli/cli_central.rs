@@ -1,10 +1,7 @@
 //! `privpref fit --central` and `privpref covariance`: JSON with the guarantee, typed one-line
 //! errors, the fixed-w acceptance through `fit --ridge --linear-term`.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
-mod support;
-
+use crate::{common, support};
 use support::{run, TempDir};
 
 use privpref::data::npy;

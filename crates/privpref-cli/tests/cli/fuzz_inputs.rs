@@ -11,13 +11,10 @@
 //!   as a process with a time limit.
 //!
 //! The budget is `FUZZ_SECONDS` seconds per target (default 3), so CI time stays bounded;
-//! `FUZZ_SECONDS=300 cargo test --release --test fuzz_inputs -- --nocapture` runs longer and
+//! `FUZZ_SECONDS=300 cargo test --release --test cli fuzz_inputs -- --nocapture` runs longer and
 //! prints how many inputs each target saw.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
-mod support;
-
+use crate::{common, support};
 use common::write_npy_raw;
 use privpref::data::npy::{self, header};
 use rand::{Rng, RngExt, SeedableRng};

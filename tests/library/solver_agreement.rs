@@ -38,8 +38,7 @@
 //! [`Objective::recession_slope`]: privpref::objective::Objective::recession_slope
 //! [`Control::norm_cap`]: privpref::solver::Control::norm_cap
 
-mod common;
-
+use crate::common;
 use common::{fixture_options, fixtures};
 use privpref::data::PairwiseView;
 use privpref::estimator::{fit, FitOptions, SolverKind};

@@ -3,7 +3,7 @@
 //! `n` and `ε` (seeded), guarantees and composition, one-implementation cross-checks between the
 //! models, reproducibility and input validation.
 //!
-//! `cargo test --release --test label_sgd -- --nocapture` prints the measured numbers.
+//! `cargo test --release --test library label_sgd -- --nocapture` prints the measured numbers.
 
 use privpref::data::{GroupLabels, GroupView, MulticlassView, PairwiseView};
 use privpref::estimator::label_sgd::*;

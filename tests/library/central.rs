@@ -2,8 +2,7 @@
 //! private MLE and private covariance of "Provable protection of human judgements" (anon., 2024)
 //! (Algorithms 1–2), their guarantees, noise scales and refusal paths.
 
-mod common;
-
+use crate::common;
 use privpref::data::{FeatureBound, PairwiseView};
 use privpref::estimator::central::{
     objective_perturbation, objpert_minimiser, ObjPertOptions, OutputPerturbation, PrivateFit,

@@ -17,7 +17,7 @@ use pulp::{Simd, WithSimd};
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-const REF_CSV: &str = include_str!("data/loss_reference.csv");
+const REF_CSV: &str = include_str!("../data/loss_reference.csv");
 /// Relative tolerance against the mpmath reference.
 const REF_RTOL: f64 = 1e-13;
 /// Below this magnitude a reference is checked absolutely (`|err| ≤ TINY`).

@@ -9,10 +9,7 @@
 //! * `privatize --mechanism krr --seed S` draws exactly [`KaryRr`]'s labels from the seeded
 //!   simulation generator, and they feed `fit --loss pl-krr`.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
-mod support;
-
+use crate::{common, support};
 use support::{run, TempDir};
 
 use common::write_npy_raw;

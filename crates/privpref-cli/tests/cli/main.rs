@@ -1,0 +1,17 @@
+//! The command-line tool's tests (they run the `privpref` binary), gathered into one test binary.
+#[path = "../../../../tests/common/mod.rs"]
+mod common;
+#[path = "../support/mod.rs"]
+mod support;
+
+mod cli_account;
+mod cli_central;
+mod cli_experiment;
+mod cli_fixtures;
+mod cli_kwise;
+mod cli_label_sgd;
+mod cli_newton_cg;
+mod cli_policy;
+mod cli_provenance;
+mod cli_validation;
+mod fuzz_inputs;

@@ -1,0 +1,29 @@
+//! The library's integration tests, gathered into one test binary (one link per profile instead
+//! of one per file). `blas_parity` and `determinism` stay separate: CI runs them again with the
+//! `openblas` feature.
+#[path = "../common/mod.rs"]
+mod common;
+
+mod central;
+mod closed_form;
+mod f32_data;
+mod hostile;
+mod invalid_options;
+mod label_sgd;
+mod layering;
+mod losses;
+mod mechanisms;
+mod newton_cg;
+mod objective;
+mod observers;
+mod pl_fit;
+mod pl_losses;
+mod policy_fw;
+mod policy_inner;
+mod provenance;
+mod rdp;
+mod robust;
+mod sgd;
+mod solver_agreement;
+mod user_level;
+mod warm_start;
