@@ -106,6 +106,7 @@ pub mod feasible;
 pub mod model;
 pub mod objective;
 pub mod policy;
+pub mod prelude;
 pub mod privacy;
 pub mod solver;
 

@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["estimator"],
     &["policy", "sim"],
+    &["prelude"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
