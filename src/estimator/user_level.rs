@@ -1015,7 +1015,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn theory_preset_matches_the_spec_examples() {
+    fn theory_preset_matches_reference_examples() {
         // Thm 4's preset at practical sizes, L = 1: τ = 49.5 and std 661 σ/ñ; τ = 25.5 and 375 σ/ñ;
         // τ = 2.07 and 30 σ/ñ.
         let t1 = theory::tau(2500, 768, 10, 3.0, 2500, 1e-5, 1.0);

@@ -459,7 +459,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_values() {
+    fn reference_values() {
         // Full ranking at u = 0: log K! (K = 5: 4.787491742782046).
         let l = PlRanking::new(4).unwrap();
         let (v, g, _) = eval_all(&l, &[0.0; 5], &[3, 1, 4, 0, 2]);

@@ -183,7 +183,7 @@ mod tests {
     use crate::mechanism::simulation_rng;
 
     #[test]
-    fn spec_single_query_probabilities() {
+    fn single_query_probabilities() {
         let at = AboveThreshold::new(16.0, 0.5, 1.0, AtCalibration::PaperFaithful, &mut simulation_rng(0)).unwrap();
         assert!((at.halt_probability(16.0) - 0.5).abs() < 1e-15);
         assert!((at.halt_probability(17.0) - 0.458_531).abs() < 5e-7);

@@ -124,7 +124,7 @@ mod tests {
     use crate::mechanism::simulation_rng;
 
     #[test]
-    fn spec_keep_probabilities() {
+    fn keep_probabilities_match_closed_form() {
         for &(m, e, want) in &[
             (10, 1.0, 0.524_979_2),
             (10, 3.0, 0.574_442_5),

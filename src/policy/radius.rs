@@ -9,7 +9,7 @@
 //! | [`private_mle_radius`] | "Provable protection of human judgements" (anon., 2024), Alg. 1 + Alg. 2 (`θ̃`, `Σ̃`) | `2s_G(2√d + √(2 ln(1/η)))` | `√(3/2)(R1+…+R5)` | Lemmas A.8–A.11 of that paper, constants kept |
 //! | [`local_radius`] | MLE, debiased RR (Chowdhury, Zhou & Natarajan (2024); Zhou, Wu & Orabona (2025)), CTL/LTC corruption | `X_max² d ln(n/η)/n` | `2f/γ + 2B√λ` | Zhou, Wu & Orabona (2025), Thm 5.4 and Lemma H.1, constants kept, `‖x‖ ≤ X_max` |
 //! | [`objpert_radius`] | objective perturbation (Chowdhury, Zhou & Natarajan (2024), Alg. 2) | as `local_radius` | `2f/γ + B√(4λ + β/(γn))` | derived here (below) |
-//! | [`seed000_radius`] | Chowdhury, Zhou & Natarajan (2024), eq. (7), the paper's form | user | `(C/γ)coth(ε/2)√((d+ln(1/η))/n) + C'√λB` | that paper, with caller-supplied `C`, `C'` |
+//! | [`local_rr_radius`] | Chowdhury, Zhou & Natarajan (2024), eq. (7), the paper's form | user | `(C/γ)coth(ε/2)√((d+ln(1/η))/n) + C'√λB` | that paper, with caller-supplied `C`, `C'` |
 //!
 //! Never plug realised noise into `Γ` (it would leak): every input here is public.
 
@@ -363,7 +363,7 @@ pub fn objpert_radius(p: &ObjPertRadius) -> Result<Calibration> {
 /// # Errors
 /// Invalid inputs.
 #[allow(clippy::too_many_arguments)]
-pub fn seed000_radius(
+pub fn local_rr_radius(
     c: f64,
     c_prime: f64,
     eps: f64,
@@ -441,7 +441,7 @@ mod tests {
     }
 
     #[test]
-    fn objpert_and_seed000_validate() {
+    fn objpert_and_local_rr_validate() {
         let p = ObjPertRadius {
             n: 1000,
             d: 5,
@@ -456,8 +456,8 @@ mod tests {
         let r = objpert_radius(&p).unwrap();
         assert!(r.radius > 0.0 && r.radius.is_finite());
         assert!(objpert_radius(&ObjPertRadius { eta: 0.0, ..p.clone() }).is_err());
-        let s = seed000_radius(1.0, 1.0, 1.0, 1.0, 1.0, 1000, 5, 0.05, 0.01).unwrap();
+        let s = local_rr_radius(1.0, 1.0, 1.0, 1.0, 1.0, 1000, 5, 0.05, 0.01).unwrap();
         assert!((s.terms[1].1 - 0.1).abs() < 1e-15);
-        assert!(seed000_radius(0.0, 1.0, 1.0, 1.0, 1.0, 1000, 5, 0.05, 0.01).is_err());
+        assert!(local_rr_radius(0.0, 1.0, 1.0, 1.0, 1.0, 1000, 5, 0.05, 0.01).is_err());
     }
 }

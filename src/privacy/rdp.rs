@@ -983,7 +983,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_per_order_values() {
+    fn per_order_reference_values() {
         // Values of Google's dp_accounting (8 digits).
         for &(q, s, a, want) in &[
             (0.01, 1.1, 2.0, 1.285_100_8e-4),

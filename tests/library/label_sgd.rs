@@ -390,7 +390,7 @@ fn mixture_model_data(n: usize, seed: u64) -> (Vec<f64>, Vec<u8>, Vec<f64>) {
 }
 
 #[test]
-fn guarantees_compose_as_the_spec_says() {
+fn guarantees_compose_as_stated() {
     let n = 3000;
     let (x, y, _) = mixture_model_data(n, 5);
     let model = MulticlassModel::new(MulticlassView::new(&x, n, 4, 5, &y).unwrap(), PlTop1).unwrap();

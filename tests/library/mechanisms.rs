@@ -438,7 +438,7 @@ fn max_likelihood_ratio(t: &[f64], k: usize) -> f64 {
 }
 
 #[test]
-fn krr_matrix_spec_values() {
+fn krr_matrix_reference_values() {
     // Rows sum to 1, the ratio is e^ε exactly; K = 10: ε = 1 diagonal 0.2319693,
     // off-diagonal 0.0853367; ε = 2 diagonal 0.4508531.
     for (k, eps) in [(2usize, 1.0), (10, 1.0), (10, 2.0), (100, 4.0)] {

@@ -4,7 +4,7 @@
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use privpref::Result;
-use privpref_experiments::{seed000_comparison, Cell, Estimator, Seed000Config};
+use privpref_experiments::{local_comparison, Cell, Estimator, LocalComparisonConfig};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -41,7 +41,7 @@ pub struct DemoArgs {
 }
 
 pub fn run(a: DemoArgs) -> Result<()> {
-    let cfg = Seed000Config {
+    let cfg = LocalComparisonConfig {
         d: a.d,
         theta_norm: a.theta_norm,
         radius: a.radius,
@@ -60,7 +60,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         .expect("valid template"),
     );
     let t0 = Instant::now();
-    let cells = pool.install(|| seed000_comparison(&cfg, &|| bar.inc(1)))?;
+    let cells = pool.install(|| local_comparison(&cfg, &|| bar.inc(1)))?;
     bar.finish_and_clear();
     let wall = t0.elapsed().as_secs_f64();
     // A lost table (closed pipe, full disk) is an error, not a silent success.
@@ -83,7 +83,7 @@ fn fmt_err(c: Option<&Cell>) -> String {
     }
 }
 
-fn print_table(cfg: &Seed000Config, cells: &[Cell], wall: f64, threads: usize) -> std::io::Result<()> {
+fn print_table(cfg: &LocalComparisonConfig, cells: &[Cell], wall: f64, threads: usize) -> std::io::Result<()> {
     let mut o = std::io::stdout().lock();
     writeln!(
         o,
@@ -180,7 +180,7 @@ const AGREEMENT_FACTOR: f64 = 2.0;
 ///   ball `Θ_B`, not the privacy noise, limits its error and the ratio says nothing about the
 ///   theory): the ratio agrees when `RR/MLE ÷ coth(ε/2)` lies in
 ///   `[1/AGREEMENT_FACTOR, AGREEMENT_FACTOR]`.
-fn verdict(cfg: &Seed000Config, cells: &[Cell]) -> Vec<String> {
+fn verdict(cfg: &LocalComparisonConfig, cells: &[Cell]) -> Vec<String> {
     let trivial = cfg.theta_norm;
     let cells_word = |k: usize| {
         if k == 1 {
@@ -331,8 +331,8 @@ mod tests {
         }
     }
 
-    fn cfg(eps: Vec<f64>, ns: Vec<usize>) -> Seed000Config {
-        Seed000Config {
+    fn cfg(eps: Vec<f64>, ns: Vec<usize>) -> LocalComparisonConfig {
+        LocalComparisonConfig {
             d: 5,
             theta_norm: 1.0,
             radius: 2.0,

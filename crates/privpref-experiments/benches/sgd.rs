@@ -10,7 +10,7 @@
 //!   one-pass runs of the same problems;
 //! * the **grid of Chowdhury, Zhou & Natarajan (2024)** (`d = 5`, `ε ∈ {0.1, 0.5, 1}`, `n ∈ {1000,
 //!   …, 10000}`, 100 repetitions, the three estimators of
-//!   [`privpref_experiments::seed000_sgd_grid`]) with nested samples (the default) and with an
+//!   [`privpref_experiments::sgd_grid_comparison`]) with nested samples (the default) and with an
 //!   independent sample per `n`, on all threads (target < 0.2 s).
 //!
 //! Everything runs on one thread except the grid.
@@ -27,7 +27,7 @@ use privpref::solver::sgd::{
     self, Averaging, ReplicaBlock, ReplicaOptions, ReplicaProblem, ReplicaSteps, Schedule, SgdOptions, StepRule,
 };
 use privpref::solver::Control;
-use privpref_experiments::{seed000_sgd_grid, SgdGridConfig};
+use privpref_experiments::{sgd_grid_comparison, SgdGridConfig};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -141,7 +141,7 @@ fn bench_replicated(c: &mut Criterion) {
 }
 
 fn bench_grid(c: &mut Criterion) {
-    let mut g = c.benchmark_group("seed000_grid");
+    let mut g = c.benchmark_group("sgd_grid");
     g.sample_size(10);
     g.warm_up_time(Duration::from_secs(1));
     g.measurement_time(Duration::from_secs(6));
@@ -150,9 +150,11 @@ fn bench_grid(c: &mut Criterion) {
         nested: false,
         ..SgdGridConfig::default()
     };
-    g.bench_function("nested", |b| b.iter(|| black_box(seed000_sgd_grid(&nested).unwrap())));
+    g.bench_function("nested", |b| {
+        b.iter(|| black_box(sgd_grid_comparison(&nested).unwrap()))
+    });
     g.bench_function("independent", |b| {
-        b.iter(|| black_box(seed000_sgd_grid(&indep).unwrap()))
+        b.iter(|| black_box(sgd_grid_comparison(&indep).unwrap()))
     });
     g.finish();
 }
@@ -209,7 +211,7 @@ fn write_summary() {
          data generation included; nested samples read the MLE and local SGD-RR of the smaller n off checkpoints of one pass. Target < 0.2 s.\n\n| samples | mean time (s) |\n|---|---|\n"
     );
     for f in ["nested", "independent"] {
-        if let Some(ns) = mean_ns_of("seed000_grid", f) {
+        if let Some(ns) = mean_ns_of("sgd_grid", f) {
             t += &format!("| {f} | {:.3} |\n", ns / 1e9);
         }
     }

@@ -16,7 +16,7 @@
 //! are public; it is computed from the features only.
 //!
 //! Reproducible: repetition `r` at size `n` draws `θ*` from `(seed, r)`, data from
-//! `(seed, r, n)` (the same data as [`super::seed000_comparison`]), RR labels and the
+//! `(seed, r, n)` (the same data as [`super::local_comparison`]), RR labels and the
 //! objective-perturbation noise from `(seed, r, n, ε bits)`; independent of threads and order.
 
 use super::check_grid;

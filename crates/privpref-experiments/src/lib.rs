@@ -16,10 +16,10 @@
 //! RR-with-prior in one and two stages, LP-Normal-SGD, against the exact debiased ERM) and
 //! LP-RR-SGD's rates in `n` and `ε`.
 //!
-//! [`seed000_comparison`]: the local-model comparison of Chowdhury, Zhou & Natarajan (2024) (Sec. 6
+//! [`local_comparison`]: the local-model comparison of Chowdhury, Zhou & Natarajan (2024) (Sec. 6
 //! and Figure 1) with *exact* estimators: the non-private MLE on clear labels, and MLE-RR and
 //! debiased RR on labels privatised by randomized response, for several ε and n, with repetitions.
-//! Everything the paper leaves unstated is an explicit field of [`Seed000Config`]: `θ*` is drawn
+//! Everything the paper leaves unstated is an explicit field of [`LocalComparisonConfig`]: `θ*` is drawn
 //! per repetition on the sum-zero subspace with norm `theta_norm` (so `θ* ∈ Θ_B` for `radius ≥
 //! theta_norm`), features `φ ~ N(0, I_d)` with `x = φ¹ − φ⁰`, and the estimators are solved exactly
 //! over `Θ_B` by projected Newton.
@@ -40,7 +40,7 @@ pub mod stats;
 pub mod user_level;
 
 pub use krr_scaling::{krr_scaling, KrrScalingConfig, KrrScalingRow};
-pub use sgd_grid::{seed000_sgd_grid, SgdCell, SgdEstimator, SgdGridConfig, SgdGridResult};
+pub use sgd_grid::{sgd_grid_comparison, SgdCell, SgdEstimator, SgdGridConfig, SgdGridResult};
 
 use privpref::data::PairwiseView;
 use privpref::error::{check_eps, check_radius, Error, Result};
@@ -54,9 +54,9 @@ use privpref::solver::Control;
 use rayon::prelude::*;
 use std::time::Instant;
 
-/// Settings of [`seed000_comparison`].
+/// Settings of [`local_comparison`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct Seed000Config {
+pub struct LocalComparisonConfig {
     /// Feature dimension `d` (the paper shows `d = 5`).
     pub d: usize,
     /// `‖θ*‖`.
@@ -73,11 +73,11 @@ pub struct Seed000Config {
     pub seed: u64,
 }
 
-impl Default for Seed000Config {
+impl Default for LocalComparisonConfig {
     /// `d = 5`, `‖θ*‖ = 1`, `B = 2`, `ε ∈ {0.1, 0.5, 1}`, `n ∈ {1e3, 3e3, 1e4, 3e4, 1e5}`,
     /// 20 repetitions, seed 2024.
     fn default() -> Self {
-        Seed000Config {
+        LocalComparisonConfig {
             d: 5,
             theta_norm: 1.0,
             radius: 2.0,
@@ -189,7 +189,7 @@ pub(crate) fn check_grid(d: usize, radius: f64, theta_norm: f64, eps: &[f64], re
 }
 
 /// Runs the comparison; `progress()` is called after each `(n, repetition)` job.
-pub fn seed000_comparison(cfg: &Seed000Config, progress: &(dyn Fn() + Sync)) -> Result<Vec<Cell>> {
+pub fn local_comparison(cfg: &LocalComparisonConfig, progress: &(dyn Fn() + Sync)) -> Result<Vec<Cell>> {
     check_grid(cfg.d, cfg.radius, cfg.theta_norm, &cfg.eps, cfg.reps, &cfg.ns)?;
     let set = FeasibleSet::theta_b(cfg.radius)?;
     let mut control = Control::default();

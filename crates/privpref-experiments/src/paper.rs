@@ -17,7 +17,7 @@ use crate::robust::{
     dpo_rates, hidden_direction, ltc_vs_ctl, oblivious_mask_check, privacy_factor, rate_in_n, signal_threshold,
     CorruptionConfig, DpoConfig, RateConfig,
 };
-use crate::sgd_grid::{seed000_sgd_grid, SgdEstimator, SgdGridConfig};
+use crate::sgd_grid::{sgd_grid_comparison, SgdEstimator, SgdGridConfig};
 use crate::stats::{bootstrap_slope, mean, std_err};
 use privpref::error::{Error, Result};
 use privpref::sim::corrupt::ltc_signal_threshold;
@@ -190,7 +190,7 @@ fn fig1(o: &PaperOptions, progress: &(dyn Fn() + Sync)) -> Result<Vec<File>> {
     for d in PaperExperiment::fig1_ds() {
         let cfg = central_cfg(o, d);
         let cells = central_vs_local(&cfg, progress)?;
-        let sg = seed000_sgd_grid(&SgdGridConfig {
+        let sg = sgd_grid_comparison(&SgdGridConfig {
             d,
             reps: cfg.reps,
             seed: o.seed,

@@ -19,7 +19,7 @@
 //!
 //! Everything the paper leaves unstated is a field of [`SgdGridConfig`]:
 //! `B` and the feasible set, `‖θ*‖` (θ* drawn per repetition on the sum-zero subspace, as in
-//! [`super::seed000_comparison`]), the step rule (default: the paper's constant `η = 0.1`), the
+//! [`super::local_comparison`]), the step rule (default: the paper's constant `η = 0.1`), the
 //! averaging, `β` (default `√n/B`, Thm 5.3), `δ` and the seed.
 //!
 //! **Samples** ([`SgdGridConfig::nested`]): by default the sizes are **nested** — repetition `r`
@@ -32,7 +32,7 @@
 //! within a repetition (smoother curves, about 2.4× less data to generate for the default sizes).
 //!
 //! **Reproducible**: repetition `r` uses `θ*` from `(seed, r)`, a sample of size `m` from
-//! `(seed, r, m)` exactly as [`super::seed000_comparison`] does (`m = n` for independent samples,
+//! `(seed, r, m)` exactly as [`super::local_comparison`] does (`m = n` for independent samples,
 //! `m = n_max` for nested ones), its RR labels from `(seed, r, m, ε)` and the noise of size `n`
 //! from `(seed, r, n, ε)` only (`ε` by its bits, not its position in the list). Blocks of repetitions run in parallel with rayon; the result does not depend on
 //! the thread count, the block size or the grid order.
@@ -62,7 +62,7 @@ pub enum RidgeRule {
     Fixed(f64),
 }
 
-/// Settings of [`seed000_sgd_grid`]. Defaults: `d = 5`, `‖θ*‖ = 1`, `B = 2` on `Θ_B`,
+/// Settings of [`sgd_grid_comparison`]. Defaults: `d = 5`, `‖θ*‖ = 1`, `B = 2` on `Θ_B`,
 /// `ε ∈ {0.1, 0.5, 1}`, `n ∈ {1000, 2000, 4000, 6000, 8000, 10000}`, 100 repetitions,
 /// `δ = 1e-3`, constant step `η = 0.1`, last iterate, `β = √n/B`, seed 2024, nested samples,
 /// 25 repetitions per block (four equal jobs for the default 100 repetitions).
@@ -428,7 +428,7 @@ fn run_block_prefixes<L: Loss>(
 /// # Errors
 /// [`Error::InvalidParam`] for invalid settings; the errors of the step rule's resolution
 /// (e.g. `theory` with `κ = 0`).
-pub fn seed000_sgd_grid(cfg: &SgdGridConfig) -> Result<SgdGridResult> {
+pub fn sgd_grid_comparison(cfg: &SgdGridConfig) -> Result<SgdGridResult> {
     validate(cfg)?;
     // Jobs: (sizes fitted, size drawn, block of repetitions), largest n first for load balance.
     // Nested samples: one job per block fits every n on one draw of size n_max.
@@ -568,8 +568,8 @@ mod tests {
             ..SgdGridConfig::default()
         };
         assert!(cfg.nested, "nested samples are the default");
-        let nested = seed000_sgd_grid(&cfg).unwrap();
-        let indep = seed000_sgd_grid(&SgdGridConfig {
+        let nested = sgd_grid_comparison(&cfg).unwrap();
+        let indep = sgd_grid_comparison(&SgdGridConfig {
             nested: false,
             ..cfg.clone()
         })
@@ -624,8 +624,8 @@ mod tests {
             nested,
             ..SgdGridConfig::default()
         };
-        let a = seed000_sgd_grid(&cfg).unwrap();
-        let b = seed000_sgd_grid(&SgdGridConfig {
+        let a = sgd_grid_comparison(&cfg).unwrap();
+        let b = sgd_grid_comparison(&SgdGridConfig {
             block: 7,
             eps: vec![1.0, 0.5],
             ns: vec![500, 300],

@@ -133,7 +133,7 @@ mod tests {
     }
 
     #[test]
-    fn calibrations_match_the_spec_values() {
+    fn calibrations_match_reference_values() {
         // Reference values of the analytic and classic Gaussian mechanisms.
         let a = GaussianCalibration::Analytic;
         let c = GaussianCalibration::Classic;

@@ -50,7 +50,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spec_values() {
+    fn reference_values() {
         assert!((debiased_lipschitz_factor(1.0, 3) - 4.491_860_2).abs() < 1e-7);
         for (e, d, want) in [
             (1.0, 0.0, 0.072_490_2),

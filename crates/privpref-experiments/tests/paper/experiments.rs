@@ -5,17 +5,17 @@
 //! whose last Newton steps are at the rounding level on the sphere ‖θ‖ = B; it failed when the
 //! solver gave up on a rounding-limited slope instead of trying the full step.
 
-use privpref_experiments::{seed000_comparison, Estimator, Seed000Config};
+use privpref_experiments::{local_comparison, Estimator, LocalComparisonConfig};
 
 #[test]
 fn demo_subgrid_every_fit_converges_and_convex_fits_are_certified() {
-    let cfg = Seed000Config {
+    let cfg = LocalComparisonConfig {
         eps: vec![0.1],
         ns: vec![1000, 10_000],
         reps: 20,
-        ..Seed000Config::default()
+        ..LocalComparisonConfig::default()
     };
-    let cells = seed000_comparison(&cfg, &|| {}).unwrap();
+    let cells = local_comparison(&cfg, &|| {}).unwrap();
     assert_eq!(cells.len(), 2 * 3, "three estimators at two sizes");
     for c in &cells {
         assert_eq!(c.errors.len(), cfg.reps);

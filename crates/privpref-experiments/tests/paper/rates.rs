@@ -120,7 +120,7 @@ fn hidden_direction_seminorm_scales_like_root_alpha() {
 /// (theory n^−1; the ridge β = √n/B adds an n^−1/2 bias, so measured slopes lie between). Seeds
 /// 1–3: local −0.41 to −0.53, local excess −0.44 to −0.55, central excess −0.68 to −0.78.
 #[test]
-fn seed000_local_rate_and_faster_central_excess() {
+fn local_rate_and_faster_central_excess() {
     let cfg = CentralConfig {
         d: 3,
         ns: vec![1000, 2000, 4000, 8000],

@@ -3,7 +3,7 @@
 constants of Chowdhury, Zhou & Natarajan (2024) used in the tests (gamma, the objective-perturbation
 noise s_w, RR constants) against mpmath (dps=50) and against the committed fixtures.
 
-    python3 tests/reference/check_spec.py
+    python3 tests/reference/check_printed_values.py
 
 For a printed value with k decimals the allowed difference is half a unit in its last printed place
 (the printing precision); for a value printed with 16-17 significant digits (a double's repr) it is

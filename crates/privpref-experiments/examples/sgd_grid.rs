@@ -4,13 +4,13 @@
 //! error ± standard error per `(ε, n)` and the wall time (with the thread-time split between data
 //! generation and SGD).
 //!
-//! `cargo run --release --example seed000_sgd_grid [STEP] [independent] [block=K]` where `STEP` is a step
+//! `cargo run --release --example sgd_grid [STEP] [independent] [block=K]` where `STEP` is a step
 //! rule (`const:0.1`, the paper's, by default; `theory`, `invt:C`, `lambda:L`, `statement`) and
 //! `independent` draws a fresh sample per `n` instead of nested samples (the default);
 //! `block=K` sets the repetitions advanced together (performance only).
 
 use privpref::solver::sgd::StepRule;
-use privpref_experiments::{seed000_sgd_grid, SgdEstimator, SgdGridConfig};
+use privpref_experiments::{sgd_grid_comparison, SgdEstimator, SgdGridConfig};
 use std::time::Instant;
 
 fn main() -> Result<(), privpref::Error> {
@@ -27,7 +27,7 @@ fn main() -> Result<(), privpref::Error> {
         }
     }
     let t = Instant::now();
-    let res = seed000_sgd_grid(&cfg)?;
+    let res = sgd_grid_comparison(&cfg)?;
     let wall = t.elapsed().as_secs_f64();
     println!(
         "Chowdhury, Zhou & Natarajan (2024) grid by one-pass SGD: d = {}, ‖θ*‖ = {}, B = {} ({}), step {}, {:?}, β = {:?}, δ = {}, {} repetitions, {} samples, seed {}",
