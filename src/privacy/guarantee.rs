@@ -1,5 +1,6 @@
 //! The privacy guarantee attached to every released estimate.
 
+use super::provenance::{Provenance, Randomizer};
 use std::fmt;
 
 /// Where the randomness that protects the data is added.
@@ -166,21 +167,7 @@ impl Guarantee {
     /// parameter check. Labels privatised by the library carry their own provenance
     /// ([`RandomizedResponse::privatize`](crate::mechanism::RandomizedResponse::privatize)).
     pub fn local_rr(eps: f64) -> Self {
-        Guarantee {
-            eps,
-            delta: 0.0,
-            model: PrivacyModel::Local,
-            unit: PrivacyUnit::Item,
-            neighbouring: Neighbouring::LabelChange,
-            mechanism: "randomized response (Chowdhury, Zhou & Natarajan (2024), eq. 2); the estimator is post-processing",
-            noise: NoiseSource::External,
-            assumptions: Assumptions {
-                notes: vec![format!(
-                    "provenance: asserted by the caller, not performed or checked by privpref: each label randomised exactly once by binary randomized response at eps = {eps}, with a CSPRNG"
-                )],
-                ..Assumptions::default()
-            },
-        }
+        Provenance::asserted_unchecked(Randomizer::Rr { eps }).guarantee()
     }
 
     /// The guarantee of labels the caller states were randomised once by user-level randomized
@@ -194,7 +181,7 @@ impl Guarantee {
             model: PrivacyModel::Local,
             unit: PrivacyUnit::User,
             neighbouring: Neighbouring::LabelChange,
-            mechanism: "user-level randomized response, eps/m_u per label (Zhang et al. (2025), Sec. 4.1); the estimator is post-processing",
+            mechanism: Randomizer::UserLevelRr { eps, counts: Vec::new() }.mechanism_text(),
             noise: NoiseSource::External,
             assumptions: Assumptions {
                 notes: vec![format!(
@@ -210,16 +197,7 @@ impl Guarantee {
     /// Sec. 4.4): pure `ε`-label-LDP per sample (`P[ỹ = y]/P[ỹ = y'] ≤ e^ε`), which implies central
     /// `ε`-label DP. **Asserted by the caller**, as [`Guarantee::local_rr`].
     pub fn local_krr(eps: f64, k: usize) -> Self {
-        Guarantee {
-            mechanism: "K-ary randomized response (Chowdhury, Zhou & Natarajan (2024), Sec. 4.4); the estimator is post-processing",
-            assumptions: Assumptions {
-                notes: vec![format!(
-                    "provenance: asserted by the caller, not performed or checked by privpref: each choice randomised exactly once by K-RR over K = {k} alternatives at eps = {eps}, with a CSPRNG"
-                )],
-                ..Assumptions::default()
-            },
-            ..Guarantee::local_rr(eps)
-        }
+        Provenance::asserted_unchecked(Randomizer::Krr { eps, k }).guarantee()
     }
 
     /// Basic composition (Dwork & Roth 2014, Thm 3.16): releasing both is

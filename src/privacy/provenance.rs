@@ -151,7 +151,7 @@ impl Randomizer {
     }
 
     /// The guarantee's mechanism text.
-    fn mechanism_text(&self) -> &'static str {
+    pub(crate) fn mechanism_text(&self) -> &'static str {
         match self {
             Randomizer::Rr { .. } => {
                 "randomized response (Chowdhury, Zhou & Natarajan (2024), eq. 2); the estimator is post-processing"
@@ -313,6 +313,15 @@ impl Provenance {
             randomizer,
             origin: Origin::AssertedByCaller,
         })
+    }
+
+    /// [`Provenance::asserted_by_caller`] without the parameter check (the guarantee
+    /// constructors of [`Guarantee`] that predate provenance, e.g. [`Guarantee::local_rr`]).
+    pub(crate) fn asserted_unchecked(randomizer: Randomizer) -> Self {
+        Provenance {
+            randomizer,
+            origin: Origin::AssertedByCaller,
+        }
     }
 
     /// A provenance read back from a record of a library randomisation (e.g. the side-car file

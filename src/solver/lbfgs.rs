@@ -176,7 +176,6 @@ pub fn solve<O: SmoothObjective>(
     opts: &LbfgsOptions,
     ctl: &Control,
 ) -> Result<SolveReport> {
-    ctl.validate()?;
     opts.validate()?;
     let max_iter = ctl.max_iter.saturating_mul(ITERS_PER_MAX_ITER);
     let (run, ()) = Run::start("lbfgs", obj, set, theta0, ctl, max_iter, Run::evaluate_start(obj))?;

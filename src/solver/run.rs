@@ -27,8 +27,8 @@ pub(crate) struct Run<'a, O> {
 }
 
 impl<'a, O: SmoothObjective> Run<'a, O> {
-    /// Checks the inputs (`ctl` must be validated by the caller's option check too), projects
-    /// `theta0` (default 0) onto `set`, evaluates there with `first` (which returns whatever the
+    /// Checks the inputs (`ctl` and `theta0`; the solver's own options are the caller's),
+    /// projects `theta0` (default 0) onto `set`, evaluates there with `first` (which returns whatever the
     /// solver wants to keep from that pass, e.g. that a fused pass also filled its Hessian), and
     /// sets up the certifier and column scales.
     ///
