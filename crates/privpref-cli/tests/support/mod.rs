@@ -5,14 +5,19 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A fresh directory under the system temp dir, removed on drop. Named by the test process's
-/// id and `tag`, so tests of one binary need distinct tags and test binaries never collide.
+/// id, a per-process counter and `tag`, so no two live directories collide.
 pub struct TempDir(PathBuf);
 
 impl TempDir {
     pub fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("privpref-test-{}-{tag}", std::process::id()));
+        // Tests of one binary run in parallel in one process: a counter keeps
+        // two tests that use the same tag out of each other's directory.
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let k = NEXT.fetch_add(1, Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("privpref-test-{}-{k}-{tag}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).expect("create temp dir");
         TempDir(p)
