@@ -143,13 +143,13 @@ fn write_report() {
             "| {} | {} | {} | {} | {} | {} | {} | {:.2e} | {:.2e} | {} |\n",
             solver.name(),
             t.map_or("–".into(), |t| format!("{:.2}", t / 1e3)),
-            r.iterations,
-            r.grad_evals,
-            r.hessian_evals,
-            r.line_search_evals,
-            r.direction_passes,
-            r.kkt_residual,
-            r.kkt_tol,
+            r.counts.iterations,
+            r.counts.grad_evals,
+            r.counts.hessian_evals,
+            r.counts.line_search_evals,
+            r.counts.direction_passes,
+            r.certificate.kkt_residual,
+            r.certificate.kkt_tol,
             r.converged()
         ));
     }

@@ -163,7 +163,7 @@ fn main() -> privpref::Result<()> {
         // Accounting of what a fit may hold besides X (bytes).
         let block = t as f64 * (2u64 << 20) as f64;
         let scores = 4.0 * 8.0 * n as f64;
-        let dense = if r.hessian_evals > 0 {
+        let dense = if r.counts.hessian_evals > 0 {
             // The pass's chunk accumulators (at most 2^k), and Newton's h, reduced copy, Helmert
             // temporary and up to three Cholesky factors; plus faer's GEMM workspace, allocated
             // once per thread on a thread's first product (64 MiB of address space, measured).
@@ -178,17 +178,17 @@ fn main() -> privpref::Result<()> {
             solver.name(),
             r.solver,
             r.termination,
-            r.iterations,
+            r.counts.iterations,
             r.data_passes(),
-            r.grad_evals,
-            r.hessian_evals,
-            r.fused_evals,
-            r.cg_iterations,
-            r.direction_passes,
-            r.compensated_evals,
-            r.line_search_evals,
-            r.kkt_residual,
-            r.kkt_tol,
+            r.counts.grad_evals,
+            r.counts.hessian_evals,
+            r.counts.fused_evals,
+            r.counts.cg_iterations,
+            r.counts.direction_passes,
+            r.counts.compensated_evals,
+            r.counts.line_search_evals,
+            r.certificate.kkt_residual,
+            r.certificate.kkt_tol,
             wall,
             t,
             peak,

@@ -44,7 +44,11 @@ fn main() -> privpref::Result<()> {
     println!("‖θ̂ − θ*‖ = {err:.4}  (n = {n}, ε = {eps})");
     println!(
         "certificate: relative KKT residual {:.1e} ≤ {:.1e} ({}, {} iterations), global optimum: {}",
-        report.kkt_residual, report.kkt_tol, report.solver, report.iterations, report.certified_global
+        report.certificate.kkt_residual,
+        report.certificate.kkt_tol,
+        report.solver,
+        report.counts.iterations,
+        report.certificate.certified_global
     );
     if let Some(g) = &model.guarantee {
         println!("guarantee: {g}");

@@ -47,7 +47,7 @@
 //! let model = fit_privatized(view, &y_private, &opts)?;
 //! assert_eq!(model.guarantee.as_ref().map(|g| g.eps), Some(1.0));
 //! let report = model.report.into_result()?; // Err unless the KKT certificate holds
-//! assert!(report.kkt_residual <= report.kkt_tol);
+//! assert!(report.certificate.kkt_residual <= report.certificate.kkt_tol);
 //! # Ok::<(), privpref::Error>(())
 //! ```
 //!

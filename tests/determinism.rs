@@ -92,7 +92,7 @@ fn newton_solve_is_bit_identical_across_thread_counts() {
             let obj = Objective::new(view, RrDebiased::new(0.7).unwrap());
             let r = newton::solve(&obj, &FeasibleSet::theta_b(0.5).unwrap(), None, &Control::default()).unwrap();
             assert!(r.converged());
-            (bits(&r.theta), r.objective.to_bits(), r.iterations)
+            (bits(&r.theta), r.certificate.objective.to_bits(), r.counts.iterations)
         })
     };
     let a = solve(1);
@@ -187,11 +187,15 @@ fn newton_uses_the_fused_pass_for_every_hessian() {
     let set = FeasibleSet::theta_b(0.8).unwrap();
     let r = newton::solve(&obj, &set, None, &Control::default()).unwrap();
     assert!(r.converged(), "{:?}", r.termination);
-    assert!(r.hessian_evals >= 2);
-    assert_eq!(r.fused_evals, r.hessian_evals, "{r:?}");
+    assert!(r.counts.hessian_evals >= 2);
+    assert_eq!(r.counts.fused_evals, r.counts.hessian_evals, "{r:?}");
     assert_eq!(
         r.data_passes(),
-        r.grad_evals + r.direction_passes + r.compensated_evals + r.scale_passes + r.setup_passes
+        r.counts.grad_evals
+            + r.counts.direction_passes
+            + r.counts.compensated_evals
+            + r.counts.scale_passes
+            + r.counts.setup_passes
     );
     // The fused evaluation is the separate one, bit for bit.
     let (mut e1, mut e2) = (Eval::new(n, d), Eval::new(n, d));

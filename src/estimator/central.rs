@@ -336,7 +336,7 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
     let mu = opts.beta / nf;
     let l = opts.feature_bound.value();
     let smooth = l * l + mu;
-    let dist = distance_bound(r.projected_gradient, mu, smooth);
+    let dist = distance_bound(r.certificate.projected_gradient, mu, smooth);
 
     // The certificate alone decides (a solver that stopped early but met it is fine; a
     // non-finite residual never meets it). The refusal is data-dependent (module docs: it
@@ -350,12 +350,12 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
             dist,
             o.radius,
         )),
-        None if !(r.projected_gradient <= opts.kkt_tol) => Some((
+        None if !(r.certificate.projected_gradient <= opts.kkt_tol) => Some((
             format!(
                 "the proof of Chowdhury, Zhou & Natarajan (2024), Thm 5.2, covers the exact minimiser only, and the KKT residual is above the certified tolerance (solver: {})",
                 r.termination.describe()
             ),
-            r.projected_gradient,
+            r.certificate.projected_gradient,
             opts.kkt_tol,
         )),
         _ => None,
@@ -372,7 +372,7 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
     if let Some(z) = &out_noise {
         model.theta.iter_mut().zip(z).for_each(|(t, v)| *t += v);
     }
-    let kkt_residual = model.report.projected_gradient;
+    let kkt_residual = model.report.certificate.projected_gradient;
     model.no_guarantee_reason = refusal.as_ref().map(|r| format!("guarantee refused: {}", r.0));
     model.guarantee = if refusal.is_some() {
         None

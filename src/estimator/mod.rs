@@ -270,13 +270,13 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(obj: &O, opts: &FitOpti
                 SolverKind::Newton => newton::solve(obj, &opts.set, start, &opts.control)?,
                 _ => newton_cg::solve(obj, &opts.set, start, &opts.control)?,
             };
-            second.iterations += first.iterations;
-            second.grad_evals += first.grad_evals;
-            second.line_search_evals += first.line_search_evals;
-            second.direction_passes += first.direction_passes;
-            second.setup_passes += first.setup_passes;
-            second.scale_passes += first.scale_passes;
-            second.elapsed += first.elapsed;
+            second.counts.iterations += first.counts.iterations;
+            second.counts.grad_evals += first.counts.grad_evals;
+            second.counts.line_search_evals += first.counts.line_search_evals;
+            second.counts.direction_passes += first.counts.direction_passes;
+            second.counts.setup_passes += first.counts.setup_passes;
+            second.counts.scale_passes += first.counts.scale_passes;
+            second.counts.elapsed += first.counts.elapsed;
             Ok(second)
         }
     }

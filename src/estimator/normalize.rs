@@ -98,10 +98,10 @@ pub fn scaled_set(set: FeasibleSet, e: i32) -> Result<FeasibleSet> {
 pub fn unscale_report(rep: &mut SolveReport, e: i32) {
     let back = pow2(-e);
     rep.theta.iter_mut().for_each(|t| *t *= back);
-    rep.multiplier *= pow2(2 * e);
-    rep.last_step_norm *= back;
-    rep.max_shift *= pow2(2 * e);
+    rep.certificate.multiplier *= pow2(2 * e);
+    rep.detail.last_step_norm *= back;
+    rep.detail.max_shift *= pow2(2 * e);
     // θ − Π(θ − ∇F) mixes the units of θ and of the gradient: not available from the
     // normalised problem.
-    rep.projected_gradient = f64::NAN;
+    rep.certificate.projected_gradient = f64::NAN;
 }

@@ -226,15 +226,15 @@ pub(crate) struct Certifier {
 
 impl Certifier {
     /// Starts from the term magnitudes at `ev`'s point: a sample estimate when the objective
-    /// offers one, else the full pass (counted in [`SolveReport::scale_passes`]).
+    /// offers one, else the full pass (counted in [`Counts::scale_passes`](crate::solver::Counts::scale_passes)).
     pub fn new<O: SmoothObjective>(obj: &O, ev: &Eval, ctl: &Control, rep: &mut SolveReport) -> Certifier {
         let scale = obj.grad_scale_sample(ev, SCALE_SAMPLE_ROWS).unwrap_or_else(|| {
             let mut a = vec![0.0; obj.dim()];
             obj.grad_scale(ev, &mut a);
-            rep.scale_passes += 1;
+            rep.counts.scale_passes += 1;
             a
         });
-        rep.kkt_tol = ctl.tol_rel;
+        rep.certificate.kkt_tol = ctl.tol_rel;
         Certifier {
             tol: ctl.tol_rel,
             tol_abs: ctl.tol_abs,
@@ -251,7 +251,7 @@ impl Certifier {
     /// [`Certifier::certify`] at this point then makes no pass of its own. Without a fused pass
     /// the magnitudes wait for `certify` (one pass, only at the point that needs it).
     pub fn evaluate<O: SmoothObjective>(&mut self, obj: &O, theta: &[f64], ev: &mut Eval, rep: &mut SolveReport) {
-        rep.grad_evals += 1;
+        rep.counts.grad_evals += 1;
         if obj.fused_scale() {
             obj.evaluate_scaled(theta, ev, &mut self.scale);
             self.scale_at = Some(theta.to_vec());
@@ -279,7 +279,7 @@ impl Certifier {
     ) -> Kkt {
         if self.scale_at.as_deref() != Some(&ev.theta[..]) {
             obj.grad_scale(ev, &mut self.scale);
-            rep.scale_passes += 1;
+            rep.counts.scale_passes += 1;
             self.scale_at = Some(ev.theta.clone());
         }
         measure(set, &ev.theta, grad, &self.scale, self.info)
@@ -287,11 +287,11 @@ impl Certifier {
     /// Writes the certificate of the returned point into the report (`certified_global` is
     /// the caller's: it also needs the termination).
     pub fn record(k: &Kkt, rep: &mut SolveReport) {
-        rep.kkt_residual = k.relative;
-        rep.projected_gradient = k.projected_gradient;
-        rep.suboptimality_bound = k.suboptimality_bound;
-        rep.on_boundary = k.on_boundary;
-        rep.multiplier = k.multiplier;
+        rep.certificate.kkt_residual = k.relative;
+        rep.certificate.projected_gradient = k.projected_gradient;
+        rep.certificate.suboptimality_bound = k.suboptimality_bound;
+        rep.certificate.on_boundary = k.on_boundary;
+        rep.certificate.multiplier = k.multiplier;
     }
 }
 

@@ -103,10 +103,10 @@ impl<O: SmoothObjective> Run<'_, O> {
         }
         let est = self.estimate();
         let kkt = est.relative;
-        if self.ctl.wants_progress(self.rep.iterations) {
+        if self.ctl.wants_progress(self.rep.counts.iterations) {
             self.ctl.notify_progress(&Progress {
                 solver,
-                iteration: self.rep.iterations,
+                iteration: self.rep.counts.iterations,
                 budget,
                 objective: self.ev.value,
                 kkt_residual: kkt,
@@ -142,7 +142,7 @@ impl<O: SmoothObjective> Run<'_, O> {
         if let Some(t) = self.ctl.stop_requested() {
             return Err(t);
         }
-        if self.rep.iterations >= budget {
+        if self.rep.counts.iterations >= budget {
             return Err(Termination::MaxIterations);
         }
         Ok(AtPoint {
@@ -156,10 +156,10 @@ impl<O: SmoothObjective> Run<'_, O> {
     /// run). Returns the step; `Err(NoMinimizer)` when, without a ball, `‖θ‖` passed the cap.
     pub fn accept(&mut self, new_theta: Vec<f64>, trial: &mut Eval) -> Result<Vec<f64>, Termination> {
         let s: Vec<f64> = new_theta.iter().zip(&self.theta).map(|(a, b)| a - b).collect();
-        self.rep.last_step_norm = norm(&s);
+        self.rep.detail.last_step_norm = norm(&s);
         std::mem::swap(&mut self.ev, trial);
         self.theta = new_theta;
-        self.rep.iterations += 1;
+        self.rep.counts.iterations += 1;
         if self.set.radius().is_none() && self.cols.norm(&self.theta) > self.ctl.norm_cap {
             return Err(Termination::NoMinimizer);
         }
@@ -294,7 +294,7 @@ pub(crate) fn arc_search<O: SmoothObjective>(
         Some(c) => c.evaluate(obj, t, trial, rep),
         None => {
             obj.evaluate(t, trial);
-            rep.grad_evals += 1;
+            rep.counts.grad_evals += 1;
         }
     };
     let theta = &ev.theta;
@@ -346,7 +346,7 @@ pub(crate) fn arc_search<O: SmoothObjective>(
     // Backtrack in O(n) per trial from the scores of the direction.
     xd.resize(obj.num_scores(), 0.0);
     obj.direction_scores(dir, xd);
-    rep.direction_passes += 1;
+    rep.counts.direction_passes += 1;
     let mut alpha = 1.0f64;
     let mut fa = trial.value;
     for _ in 0..MAX_TRIALS {
@@ -372,7 +372,7 @@ pub(crate) fn arc_search<O: SmoothObjective>(
             }
         });
         fa = obj.arc_value(ev, dir, xd, alpha, scale);
-        rep.line_search_evals += 1;
+        rep.counts.line_search_evals += 1;
         let t = point(alpha);
         let lin = linear(&t);
         if accept(lin, fa) {

@@ -260,7 +260,7 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
                     return Some(Termination::Converged);
                 }
                 self.polish.restart();
-                (run.rep.iterations >= self.max_iter).then_some(Termination::MaxIterations)
+                (run.rep.counts.iterations >= self.max_iter).then_some(Termination::MaxIterations)
             }
             _ => Some(termination),
         }

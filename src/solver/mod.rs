@@ -23,7 +23,7 @@ pub mod scales;
 pub mod sgd;
 
 pub use observe::{Observer, Progress, SharedObserver, StartInfo};
-pub use report::{SolveReport, Termination};
+pub use report::{Certificate, Counts, SolveReport, SolverDetail, Termination};
 
 use crate::error::{Error, Result};
 use crate::par::Par;

@@ -86,11 +86,11 @@ fn fused_evaluation<O: SecondOrderObjective>(
     h: &mut [f64],
     rep: &mut SolveReport,
 ) -> bool {
-    rep.grad_evals += 1;
+    rep.counts.grad_evals += 1;
     if obj.fused_hessian() {
-        rep.negative_curvature_rows = obj.evaluate_with_hessian(theta, ev, h);
-        rep.hessian_evals += 1;
-        rep.fused_evals += 1;
+        rep.detail.negative_curvature_rows = obj.evaluate_with_hessian(theta, ev, h);
+        rep.counts.hessian_evals += 1;
+        rep.counts.fused_evals += 1;
         true
     } else {
         obj.evaluate(theta, ev);
@@ -242,7 +242,7 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
         if at_kkt && negligible {
             return self.refine_and_certify();
         }
-        if self.run.rep.iterations >= self.run.ctl.max_iter {
+        if self.run.rep.counts.iterations >= self.run.ctl.max_iter {
             return Flow::Stop(Termination::MaxIterations);
         }
         if self.radius.is_none() && self.recession_detected(at_kkt, step.len) {
@@ -262,10 +262,10 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
 
     fn report_progress(&self, kkt: f64) {
         let run = &self.run;
-        if run.ctl.wants_progress(run.rep.iterations) {
+        if run.ctl.wants_progress(run.rep.counts.iterations) {
             run.ctl.notify_progress(&super::Progress {
                 solver: "newton",
-                iteration: run.rep.iterations,
+                iteration: run.rep.counts.iterations,
                 budget: run.ctl.max_iter,
                 objective: run.ev.value,
                 kkt_residual: kkt,
@@ -279,8 +279,8 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
     fn newton_step(&mut self) -> Option<Step> {
         let (d, run) = (self.d, &mut self.run);
         if !self.h_fresh {
-            run.rep.negative_curvature_rows = run.obj.hessian_into(&run.ev, &mut self.h);
-            run.rep.hessian_evals += 1;
+            run.rep.detail.negative_curvature_rows = run.obj.hessian_into(&run.ev, &mut self.h);
+            run.rep.counts.hessian_evals += 1;
         }
         self.h_fresh = false;
         if self.sz {
@@ -294,8 +294,8 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
         }
         let step = newton_subproblem(&self.hr, self.m, &self.gr, &self.ur, self.radius)?;
         if step.shift > 0.0 {
-            run.rep.hessian_shifts += 1;
-            run.rep.max_shift = run.rep.max_shift.max(step.shift);
+            run.rep.detail.hessian_shifts += 1;
+            run.rep.detail.max_shift = run.rep.detail.max_shift.max(step.shift);
         }
         let p = step.p;
         if self.sz {
@@ -306,7 +306,7 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
         // Sizes in the column-scaled norm (the units of the scores); the Euclidean length for
         // the direction tests.
         let len = norm(&p);
-        run.rep.last_step_norm = len;
+        run.rep.detail.last_step_norm = len;
         Some(Step {
             norm: run.cols.norm(&self.s),
             len,
@@ -354,7 +354,7 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
         if self.stalled >= STALL_LIMIT {
             return Flow::Stop(Termination::PrecisionLimit);
         }
-        if run.rep.iterations >= run.ctl.max_iter {
+        if run.rep.counts.iterations >= run.ctl.max_iter {
             return Flow::Stop(Termination::MaxIterations);
         }
         Flow::Next
@@ -370,7 +370,7 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
         let run = &mut self.run;
         let mut gc = vec![0.0; d];
         let mut fc = run.obj.value_grad_compensated(&run.theta, &mut gc);
-        run.rep.compensated_evals += 1;
+        run.rep.counts.compensated_evals += 1;
         let mut gcr = vec![0.0; m];
         let mut s_ref = vec![0.0; d];
         let mut gn = vec![0.0; d];
@@ -394,11 +394,11 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
                     run.theta = pt;
                     fc = pf;
                     gc = pg;
-                    run.rep.refinement_steps -= 1;
+                    run.rep.counts.refinement_steps -= 1;
                     break;
                 }
             }
-            if dn <= 4.0 * f64::EPSILON * norm(&run.theta) || run.rep.refinement_steps == REFINE_ROUNDS {
+            if dn <= 4.0 * f64::EPSILON * norm(&run.theta) || run.rep.counts.refinement_steps == REFINE_ROUNDS {
                 break;
             }
             if sz {
@@ -410,14 +410,14 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
             th.iter_mut().zip(&s_ref).for_each(|(t, v)| *t += v);
             run.set.project(&mut th);
             let fnew = run.obj.value_grad_compensated(&th, &mut gn);
-            run.rep.compensated_evals += 1;
+            run.rep.counts.compensated_evals += 1;
             if !fnew.is_finite() || gn.iter().any(|g| !g.is_finite()) {
                 break;
             }
             last = Some((std::mem::replace(&mut run.theta, th), fc, gc.clone(), dn));
             std::mem::swap(&mut gc, &mut gn);
             fc = fnew;
-            run.rep.refinement_steps += 1;
+            run.rep.counts.refinement_steps += 1;
         }
         (gc, fc)
     }
@@ -428,7 +428,7 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
         let run = &mut self.run;
         let (obj, s) = (run.obj, &mut self.s);
         obj.direction_scores(s, &mut self.xs);
-        run.rep.direction_passes += 1;
+        run.rep.counts.direction_passes += 1;
         let slope = dot(&run.ev.grad, s);
         // A tiny step on the sphere can have a computed slope ≥ 0 from rounding alone (the
         // radial part of `u` is known only to ~1e-16·B, and μ times that can exceed the true
@@ -445,7 +445,7 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
         let tries = if rounding_limited { 1 } else { 80 };
         for _ in 0..tries {
             let fa = obj.line_value(&run.ev, s, &self.xs, alpha);
-            run.rep.line_search_evals += 1;
+            run.rep.counts.line_search_evals += 1;
             let noise = 8.0 * f64::EPSILON * (f0.abs() + fa.abs());
             if fa.is_finite() && fa <= f0 + ARMIJO * alpha * slope + noise {
                 accepted = true;
@@ -482,7 +482,7 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
         run.set.project(&mut th);
         self.h_fresh = fused_evaluation(run.obj, &th, &mut run.ev, &mut self.h, &mut run.rep);
         run.theta = th;
-        run.rep.iterations += 1;
+        run.rep.counts.iterations += 1;
         if self.radius.is_none() && run.cols.norm(&run.theta) > run.ctl.norm_cap {
             return Flow::Stop(Termination::NoMinimizer);
         }
@@ -512,11 +512,11 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
         run.set.project(&mut full);
         let mut trial = run.obj.new_eval();
         run.obj.evaluate(&full, &mut trial);
-        run.rep.grad_evals += 1;
+        run.rep.counts.grad_evals += 1;
         if all_finite(&trial) && run.cert.estimate(run.set, &full, &trial.grad).relative < 0.5 * kkt {
             run.ev = trial;
             run.theta = full;
-            run.rep.iterations += 1;
+            run.rep.counts.iterations += 1;
             self.prev_step = Some(self.s.clone());
             return true;
         }
@@ -530,7 +530,7 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
         if self.certified.is_none() && all_finite(&run.ev) && run.ev.theta == run.theta {
             let mut gc = vec![0.0; self.d];
             let fc = run.obj.value_grad_compensated(&run.theta, &mut gc);
-            run.rep.compensated_evals += 1;
+            run.rep.counts.compensated_evals += 1;
             if fc.is_finite() && gc.iter().all(|g| g.is_finite()) {
                 self.certified = Some((run.certify(&gc), fc));
             }

@@ -112,7 +112,7 @@ impl Observer for Recorder {
     fn on_end(&self, r: &SolveReport) {
         self.push(RecordedEvent::End {
             termination: r.termination.as_str(),
-            iterations: r.iterations,
+            iterations: r.counts.iterations,
         });
     }
 }

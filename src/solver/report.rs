@@ -29,7 +29,7 @@ pub enum Termination {
     PrecisionLimit,
     /// A fixed-budget algorithm (one-pass SGD, SGD with a fixed number of epochs) ran its whole
     /// budget. The result is the algorithm's output, not a certified minimiser: compare
-    /// [`SolveReport::kkt_residual`] with [`SolveReport::kkt_tol`] to see how close it is.
+    /// [`Certificate::kkt_residual`] with [`Certificate::kkt_tol`] to see how close it is.
     Completed,
 }
 
@@ -80,7 +80,12 @@ impl std::fmt::Display for Termination {
 
 /// A solver's result. Check [`SolveReport::converged`] (or use [`SolveReport::into_result`]):
 /// a report whose termination is not `Converged` carries the last iterate, not a solution.
+/// What a solver returns: the point, why it stopped, and three parts — the
+/// [`Certificate`] of the point (what is known about its optimality), the [`Counts`] of the
+/// work done (passes over `X`, iterations, time) and the [`SolverDetail`] that only some
+/// solvers produce (Hessian shifts, negative curvature).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SolveReport {
     /// Solver name (`newton`).
     pub solver: &'static str,
@@ -88,23 +93,48 @@ pub struct SolveReport {
     pub theta: Vec<f64>,
     /// Why the solver stopped.
     pub termination: Termination,
+    /// What is known about the optimality of `theta`.
+    pub certificate: Certificate,
+    /// The work done.
+    pub counts: Counts,
+    /// What only some solvers report.
+    pub detail: SolverDetail,
+}
+
+/// The optimality certificate of a solver's returned point `θ`, all computed at `θ`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Certificate {
     /// `F(θ)`.
     pub objective: f64,
-    /// The relative KKT residual `κ` at `theta` ([`crate::solver::certificate`]): the
+    /// The relative KKT residual `κ` at `θ` ([`crate::solver::certificate`]): the
     /// componentwise relative backward error of the KKT conditions, invariant to the units of
-    /// the features. Converged means `κ ≤ kkt_tol` with the term magnitudes computed at `theta`.
+    /// the features. Converged means `κ ≤ kkt_tol` with the term magnitudes computed at `θ`.
     pub kkt_residual: f64,
     /// The tolerance `κ` was compared with ([`Control::tol_rel`](crate::solver::Control)).
     pub kkt_tol: f64,
-    /// The Euclidean projected-gradient residual `‖θ − Π(θ − ∇F(θ))‖₂` at `theta` (absolute, in
+    /// The Euclidean projected-gradient residual `‖θ − Π(θ − ∇F(θ))‖₂` at `θ` (absolute, in
     /// the units of `θ`; the input of the distance bounds of the central estimators).
     pub projected_gradient: f64,
     /// A bound on `F(θ) − min F` where one exists: the Frank–Wolfe gap on a bounded set, or
     /// `W‖P∇F‖²/(2β)` with a ridge (convex objectives only; `None` otherwise).
     pub suboptimality_bound: Option<f64>,
-    /// Length of the last Newton step `‖s‖` (before the final polishing step).
-    pub last_step_norm: f64,
-    /// Newton iterations (Hessian factorisations of the outer loop).
+    /// Whether `‖θ‖ = B` (within 1e-10 relative).
+    pub on_boundary: bool,
+    /// KKT multiplier of the ball, `μ = max(0, −(P∇F)ᵀθ / ‖θ‖²)` when on the boundary, else 0.
+    pub multiplier: f64,
+    /// Whether the point is certified to be a *global* minimiser: converged, and the objective
+    /// is convex on the feasible set (always for convex losses; for `mle-rr` when
+    /// `ε ≥ 2B·max_i‖P x_i‖`, since its second derivative is negative only for `|t| > ε/2`).
+    pub certified_global: bool,
+}
+
+/// The work a solve did. [`SolveReport::data_passes`] sums the passes over `X`.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct Counts {
+    /// Outer iterations: Newton steps (Hessian factorisations), L-BFGS or Newton-CG iterations,
+    /// SGD steps.
     pub iterations: usize,
     /// Full passes over `X` that evaluated value and gradient.
     pub grad_evals: usize,
@@ -117,10 +147,6 @@ pub struct SolveReport {
     /// Conjugate-gradient iterations of Newton-CG, each one Hessian-vector product (one pass over
     /// `X`); 0 for the other solvers.
     pub cg_iterations: usize,
-    /// Newton-CG: CG directions along which the curvature `pᵀ∇²F p` was not positive (non-convex
-    /// losses; the step then goes to the ball's boundary, or falls back to the CG iterate so far
-    /// or to the steepest-descent direction without a ball).
-    pub negative_curvature_directions: usize,
     /// O(n) objective evaluations inside line searches (no pass over `X`).
     pub line_search_evals: usize,
     /// Passes over `X` computing a direction's scores `Xs`.
@@ -135,23 +161,28 @@ pub struct SolveReport {
     pub scale_passes: usize,
     /// Refinement corrections accepted.
     pub refinement_steps: usize,
-    /// Newton iterations whose Hessian had to be shifted (indefinite or singular).
-    pub hessian_shifts: usize,
-    /// Largest shift used.
-    pub max_shift: f64,
-    /// Rows with negative curvature `ℓ'' < 0` at the final point (non-convex losses; counted by
-    /// Newton's dense Hessian, 0 for the other solvers).
-    pub negative_curvature_rows: usize,
-    /// Whether `‖θ‖ = B` (within 1e-10 relative).
-    pub on_boundary: bool,
-    /// KKT multiplier of the ball, `μ = max(0, −(P∇F)ᵀθ / ‖θ‖²)` when on the boundary, else 0.
-    pub multiplier: f64,
-    /// Whether the point is certified to be a *global* minimiser: converged, and the objective
-    /// is convex on the feasible set (always for convex losses; for `mle-rr` when
-    /// `ε ≥ 2B·max_i‖P x_i‖`, since its second derivative is negative only for `|t| > ε/2`).
-    pub certified_global: bool,
     /// Wall time.
     pub elapsed: Duration,
+}
+
+/// Diagnostics that only some solvers produce (0 or `NaN` for the others).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SolverDetail {
+    /// Length of the last Newton step `‖s‖` (before the final polishing step); Newton, L-BFGS
+    /// and Newton-CG.
+    pub last_step_norm: f64,
+    /// Newton: iterations whose Hessian had to be shifted (indefinite or singular).
+    pub hessian_shifts: usize,
+    /// Newton: the largest shift used.
+    pub max_shift: f64,
+    /// Newton: rows with negative curvature `ℓ'' < 0` at the final point (non-convex losses;
+    /// counted by the dense Hessian).
+    pub negative_curvature_rows: usize,
+    /// Newton-CG: CG directions along which the curvature `pᵀ∇²F p` was not positive (non-convex
+    /// losses; the step then goes to the ball's boundary, or falls back to the CG iterate so far
+    /// or to the steepest-descent direction without a ball).
+    pub negative_curvature_directions: usize,
 }
 
 impl SolveReport {
@@ -162,31 +193,24 @@ impl SolveReport {
             solver,
             theta,
             termination,
-            objective: f64::NAN,
-            kkt_residual: f64::NAN,
-            kkt_tol: f64::NAN,
-            projected_gradient: f64::NAN,
-            suboptimality_bound: None,
-            last_step_norm: f64::NAN,
-            iterations: 0,
-            grad_evals: 0,
-            hessian_evals: 0,
-            fused_evals: 0,
-            cg_iterations: 0,
-            negative_curvature_directions: 0,
-            line_search_evals: 0,
-            direction_passes: 0,
-            compensated_evals: 0,
-            scale_passes: 0,
-            setup_passes: 0,
-            refinement_steps: 0,
-            hessian_shifts: 0,
-            max_shift: 0.0,
-            negative_curvature_rows: 0,
-            on_boundary: false,
-            multiplier: 0.0,
-            certified_global: false,
-            elapsed: Default::default(),
+            certificate: Certificate {
+                objective: f64::NAN,
+                kkt_residual: f64::NAN,
+                kkt_tol: f64::NAN,
+                projected_gradient: f64::NAN,
+                suboptimality_bound: None,
+                on_boundary: false,
+                multiplier: 0.0,
+                certified_global: false,
+            },
+            counts: Counts::default(),
+            detail: SolverDetail {
+                last_step_norm: f64::NAN,
+                hessian_shifts: 0,
+                max_shift: 0.0,
+                negative_curvature_rows: 0,
+                negative_curvature_directions: 0,
+            },
         }
     }
     /// Passes over the data `X` the solve made: value+gradient passes, dense Hessians not fused
@@ -194,12 +218,12 @@ impl SolveReport {
     /// the certificate's scale passes and doubled-precision passes (each of those costs about
     /// two or three ordinary passes).
     pub fn data_passes(&self) -> usize {
-        self.grad_evals + self.hessian_evals - self.fused_evals.min(self.hessian_evals)
-            + self.direction_passes
-            + self.setup_passes
-            + self.scale_passes
-            + self.cg_iterations
-            + self.compensated_evals
+        self.counts.grad_evals + self.counts.hessian_evals - self.counts.fused_evals.min(self.counts.hessian_evals)
+            + self.counts.direction_passes
+            + self.counts.setup_passes
+            + self.counts.scale_passes
+            + self.counts.cg_iterations
+            + self.counts.compensated_evals
     }
     /// Whether the solver converged (the KKT certificate holds).
     pub fn converged(&self) -> bool {
@@ -215,9 +239,9 @@ impl SolveReport {
                 solver: self.solver,
                 termination: self.termination.as_str(),
                 reason: self.termination.describe(),
-                kkt_residual: self.kkt_residual,
-                kkt_tol: self.kkt_tol,
-                iterations: self.iterations,
+                kkt_residual: self.certificate.kkt_residual,
+                kkt_tol: self.certificate.kkt_tol,
+                iterations: self.counts.iterations,
             })
         }
     }

@@ -80,7 +80,7 @@ impl<'a, O: SmoothObjective> Run<'a, O> {
     pub fn evaluate_start(obj: &O) -> impl FnOnce(&[f64], &mut Eval, &mut SolveReport) + '_ {
         move |theta, ev, rep| {
             obj.evaluate(theta, ev);
-            rep.grad_evals += 1;
+            rep.counts.grad_evals += 1;
         }
     }
 
@@ -116,11 +116,11 @@ impl<'a, O: SmoothObjective> Run<'a, O> {
         self.rep.termination = termination;
         let k = match certified {
             Some((k, f)) => {
-                self.rep.objective = f;
+                self.rep.certificate.objective = f;
                 k
             }
             None => {
-                self.rep.objective = self.ev.value;
+                self.rep.certificate.objective = self.ev.value;
                 if all_finite(&self.ev) && self.ev.theta == self.theta {
                     self.certify_here()
                 } else {
@@ -130,10 +130,10 @@ impl<'a, O: SmoothObjective> Run<'a, O> {
         };
         Certifier::record(&k, &mut self.rep);
         let (sz, radius) = (self.set.sum_zero(), self.set.radius());
-        self.rep.certified_global =
+        self.rep.certificate.certified_global =
             termination.is_converged() && (O::CONVEX || radius.is_some_and(|b| self.obj.convex_on_ball(b, sz)));
         self.rep.theta = self.theta;
-        self.rep.elapsed = self.started.elapsed();
+        self.rep.counts.elapsed = self.started.elapsed();
         self.ctl.notify_end(&self.rep);
         self.rep
     }

@@ -17,7 +17,7 @@
 //! The moments come from a fixed sample of [`SCALING_SAMPLE_ROWS`] rows when the objective
 //! offers one and the sampled columns are all non-zero with a spread below half of
 //! [`SCALING_SPREAD`]; otherwise from a pass over `X` (counted in
-//! [`SolveReport::setup_passes`](super::SolveReport::setup_passes)). A column that is zero
+//! [`Counts::setup_passes`](super::Counts::setup_passes)). A column that is zero
 //! has `c_j = 0`: a step along it changes no score.
 
 use super::SolveReport;
@@ -63,7 +63,7 @@ impl ColumnScales {
         let (m, full) = match sampled {
             Some(m) => (m, false),
             None => {
-                rep.setup_passes += 1;
+                rep.counts.setup_passes += 1;
                 (obj.column_second_moments(), true)
             }
         };

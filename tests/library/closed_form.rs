@@ -34,28 +34,33 @@ fn every_fixture(solver: SolverKind) {
                 if !r.converged() {
                     bad.push(format!(
                         "termination {} (KKT {:.2e}, tol {:.2e}, {} it)",
-                        r.termination, r.kkt_residual, r.kkt_tol, r.iterations
+                        r.termination, r.certificate.kkt_residual, r.certificate.kkt_tol, r.counts.iterations
                     ));
                 } else {
-                    bad.extend(check_answer(fx, &r.theta, r.objective, r.on_boundary));
+                    bad.extend(check_answer(
+                        fx,
+                        &r.theta,
+                        r.certificate.objective,
+                        r.certificate.on_boundary,
+                    ));
                     let want = fx.theta.as_ref().unwrap();
                     let dinf = r.theta.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
                     if dinf > worst.0 {
                         worst = (dinf, fx.name.clone());
                     }
                     // The solver's own certificate.
-                    if !(r.kkt_residual <= r.kkt_tol) {
+                    if !(r.certificate.kkt_residual <= r.certificate.kkt_tol) {
                         bad.push(format!(
                             "KKT residual {:.2e} above its tolerance {:.2e}",
-                            r.kkt_residual, r.kkt_tol
+                            r.certificate.kkt_residual, r.certificate.kkt_tol
                         ));
                     }
-                    if let (Some(mu), true) = (fx.multiplier, r.on_boundary) {
-                        if (r.multiplier - mu).abs() > 1e-7 * mu.abs().max(1e-3) {
-                            bad.push(format!("multiplier {} vs {}", r.multiplier, mu));
+                    if let (Some(mu), true) = (fx.multiplier, r.certificate.on_boundary) {
+                        if (r.certificate.multiplier - mu).abs() > 1e-7 * mu.abs().max(1e-3) {
+                            bad.push(format!("multiplier {} vs {}", r.certificate.multiplier, mu));
                         }
                     }
-                    if fx.loss != "mle-rr" && !r.certified_global {
+                    if fx.loss != "mle-rr" && !r.certificate.certified_global {
                         bad.push("convex problem not certified global".into());
                     }
                 }

@@ -85,7 +85,7 @@ fn every_solver_gives_the_bits_of_the_widened_data_and_the_f64_answer_to_roundin
         let a = fit(v32, &o).unwrap();
         let b = fit(v64, &o).unwrap();
         assert_eq!(bits(&a.theta), bits(&b.theta), "{solver:?}");
-        assert_eq!(a.report.iterations, b.report.iterations, "{solver:?}");
+        assert_eq!(a.report.counts.iterations, b.report.counts.iterations, "{solver:?}");
         if solver == SolverKind::Newton {
             // Against the original f64 data: the data moved by ≤ 2⁻²⁴ relative per value, so
             // θ̂ moves by about that times the condition of the problem (here well below 1e-5).

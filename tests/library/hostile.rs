@@ -312,7 +312,7 @@ fn scores_rms(c: &Case, v: &[f64]) -> f64 {
 fn check_report(c: &Case, solver: SolverKind, r: &SolveReport) -> Vec<String> {
     let mut bad = Vec::new();
     let tag = solver.name();
-    if r.certified_global && !r.converged() {
+    if r.certificate.certified_global && !r.converged() {
         bad.push(format!(
             "{tag}: certified_global without convergence ({})",
             r.termination
@@ -326,17 +326,17 @@ fn check_report(c: &Case, solver: SolverKind, r: &SolveReport) -> Vec<String> {
         {
             bad.push(format!("{tag}: converged at an infeasible point"));
         }
-        if !(r.kkt_residual <= r.kkt_tol) {
+        if !(r.certificate.kkt_residual <= r.certificate.kkt_tol) {
             bad.push(format!(
                 "{tag}: converged with reported κ {:.3e} > tol {:.1e}",
-                r.kkt_residual, r.kkt_tol
+                r.certificate.kkt_residual, r.certificate.kkt_tol
             ));
         }
         match recomputed_kkt(c, &r.theta) {
-            Some(k) if k <= SLACK * r.kkt_tol => {}
+            Some(k) if k <= SLACK * r.certificate.kkt_tol => {}
             Some(k) => bad.push(format!(
                 "{tag}: FALSE CERTIFICATE — converged, but the recomputed relative KKT residual is {k:.3e} (reported {:.3e}, tol {:.1e})",
-                r.kkt_residual, r.kkt_tol
+                r.certificate.kkt_residual, r.certificate.kkt_tol
             )),
             None => {}
         }
@@ -393,8 +393,8 @@ fn class_run(class: &'static str, seed: u64, tallies: &mut BTreeMap<&'static str
                             c.describe(),
                             solver.name(),
                             r.termination,
-                            r.kkt_residual,
-                            r.iterations
+                            r.certificate.kkt_residual,
+                            r.counts.iterations
                         );
                     }
                     if r.converged() {
@@ -405,7 +405,7 @@ fn class_run(class: &'static str, seed: u64, tallies: &mut BTreeMap<&'static str
                     let b = check_report(&c, solver, &r);
                     t.false_certificates += b.iter().filter(|m| m.contains("FALSE CERTIFICATE")).count();
                     bad.extend(b);
-                    if r.certified_global && !matches!(c.loss, LossSpec::MleRr { .. }) {
+                    if r.certificate.certified_global && !matches!(c.loss, LossSpec::MleRr { .. }) {
                         certified.push((solver, r.theta.clone()));
                     }
                 }
@@ -617,11 +617,11 @@ fn column_spread_family_every_solver_converges_and_agrees_with_newton() {
         if !newton.converged() {
             failures.push(format!(
                 "spread {spread:.1e} {loss:?} {set:?}: newton {} (κ {:.2e})",
-                newton.termination, newton.kkt_residual
+                newton.termination, newton.certificate.kkt_residual
             ));
             continue;
         }
-        active += usize::from(newton.on_boundary);
+        active += usize::from(newton.certificate.on_boundary);
         let cn = |v: &[f64]| v.iter().zip(&c).map(|(a, b)| (a * b) * (a * b)).sum::<f64>().sqrt();
         let scale = cn(&newton.theta).max(1.0);
         for solver in [SolverKind::NewtonCg, SolverKind::Lbfgs, SolverKind::Auto] {
@@ -640,8 +640,8 @@ fn column_spread_family_every_solver_converges_and_agrees_with_newton() {
                     "spread {spread:.1e} {loss:?} {set:?}: {} {} after {} iterations (κ {:.2e})",
                     solver.name(),
                     r.termination,
-                    r.iterations,
-                    r.kkt_residual
+                    r.counts.iterations,
+                    r.certificate.kkt_residual
                 )),
                 other => failures.push(format!("spread {spread:.1e}: {} {other:?}", solver.name())),
             }

@@ -78,9 +78,9 @@ fn extreme_valid_radii_give_finite_feasible_answers() {
                 );
                 assert!(m.report.converged(), "{r} {solver:?}: {:?}", m.report.termination);
                 assert!(
-                    m.report.kkt_residual <= 1e-10,
+                    m.report.certificate.kkt_residual <= 1e-10,
                     "{r} {solver:?}: {}",
-                    m.report.kkt_residual
+                    m.report.certificate.kkt_residual
                 );
             }
         }

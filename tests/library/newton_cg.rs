@@ -41,27 +41,35 @@ fn mle_rr_from_a_far_start_meets_negative_curvature() {
              newton {} ({} shifts, F {}), |Δθ|∞ {:.2e}",
             set.name(),
             r.termination,
-            r.iterations,
-            r.cg_iterations,
-            r.negative_curvature_directions,
-            r.hessian_shifts,
-            r.kkt_residual,
-            r.objective,
+            r.counts.iterations,
+            r.counts.cg_iterations,
+            r.detail.negative_curvature_directions,
+            r.detail.hessian_shifts,
+            r.certificate.kkt_residual,
+            r.certificate.objective,
             nr.termination,
-            nr.hessian_shifts,
-            nr.objective,
+            nr.detail.hessian_shifts,
+            nr.certificate.objective,
             inf_dist(&r.theta, &nr.theta)
         );
         // The branch is exercised, and the outcome is honest: the same termination kind as
         // Newton, a KKT point when converged, never certified global (ε = 0.5 on a ball of
         // radius 20 is far from the convexity certificate; distinct local minima may be found).
-        assert!(r.negative_curvature_directions > 0, "{}", set.name());
+        assert!(r.detail.negative_curvature_directions > 0, "{}", set.name());
         assert_eq!(r.termination, nr.termination, "{}", set.name());
-        assert!(!nr.certified_global && !r.certified_global, "{}", set.name());
+        assert!(
+            !nr.certificate.certified_global && !r.certificate.certified_global,
+            "{}",
+            set.name()
+        );
         if r.converged() {
-            assert!(r.kkt_residual <= r.kkt_tol, "{}: {r:?}", set.name());
+            assert!(
+                r.certificate.kkt_residual <= r.certificate.kkt_tol,
+                "{}: {r:?}",
+                set.name()
+            );
             assert!(set.contains(&r.theta, 1e-12));
-            assert!(r.on_boundary || set.radius().is_none() || r.multiplier == 0.0);
+            assert!(r.certificate.on_boundary || set.radius().is_none() || r.certificate.multiplier == 0.0);
         }
     }
 }
@@ -91,24 +99,27 @@ fn newton_cg_is_bit_identical_across_thread_counts_and_counts_its_passes() {
             })
     };
     let r1 = run(1);
-    assert!(r1.converged() && r1.certified_global, "{r1:?}");
+    assert!(r1.converged() && r1.certificate.certified_global, "{r1:?}");
     assert_eq!(r1.solver, "newton-cg");
-    assert_eq!(r1.hessian_evals, 0);
-    assert!(r1.cg_iterations >= r1.iterations, "{r1:?}");
+    assert_eq!(r1.counts.hessian_evals, 0);
+    assert!(r1.counts.cg_iterations >= r1.counts.iterations, "{r1:?}");
     assert_eq!(
         r1.data_passes(),
-        r1.grad_evals
-            + r1.direction_passes
-            + r1.cg_iterations
-            + r1.compensated_evals
-            + r1.scale_passes
-            + r1.setup_passes
+        r1.counts.grad_evals
+            + r1.counts.direction_passes
+            + r1.counts.cg_iterations
+            + r1.counts.compensated_evals
+            + r1.counts.scale_passes
+            + r1.counts.setup_passes
     );
     for t in [2, 8] {
         let r = run(t);
         assert_eq!(bits(&r.theta), bits(&r1.theta), "{t} threads");
-        assert_eq!(r.objective.to_bits(), r1.objective.to_bits());
-        assert_eq!((r.iterations, r.cg_iterations), (r1.iterations, r1.cg_iterations));
+        assert_eq!(r.certificate.objective.to_bits(), r1.certificate.objective.to_bits());
+        assert_eq!(
+            (r.counts.iterations, r.counts.cg_iterations),
+            (r1.counts.iterations, r1.counts.cg_iterations)
+        );
     }
     // And the answer is Newton's.
     let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
@@ -117,8 +128,8 @@ fn newton_cg_is_bit_identical_across_thread_counts_and_counts_its_passes() {
     let dt = inf_dist(&nr.theta, &r1.theta);
     eprintln!(
         "n = {n}, d = {d}: newton-cg {} Newton steps, {} CG iterations, {} passes; newton {} passes; |Δθ|∞ = {dt:.2e}",
-        r1.iterations,
-        r1.cg_iterations,
+        r1.counts.iterations,
+        r1.counts.cg_iterations,
         r1.data_passes(),
         nr.data_passes()
     );

@@ -169,10 +169,10 @@ fn weight_two_equals_duplicated_row() {
         let (a, c) = (solve(weighted), solve(dup));
         assert!(a.converged() && c.converged(), "{a:?}\n{c:?}");
         assert!(
-            (a.objective - c.objective).abs() < 1e-14,
+            (a.certificate.objective - c.certificate.objective).abs() < 1e-14,
             "objective {} vs {}",
-            a.objective,
-            c.objective
+            a.certificate.objective,
+            c.certificate.objective
         );
         for (p, q) in a.theta.iter().zip(&c.theta) {
             assert!((p - q).abs() < 1e-12, "{set:?}: {p} vs {q}");

@@ -68,7 +68,7 @@ fn check_events(
     }
     let want_end = RecordedEvent::End {
         termination: r.termination.as_str(),
-        iterations: r.iterations,
+        iterations: r.counts.iterations,
     };
     if ev.last() != Some(&want_end) {
         bad.push(format!("last event {:?}, want {want_end:?}", ev.last()));
@@ -88,13 +88,13 @@ fn check_events(
     if !its.windows(2).all(|w| w[0] < w[1]) {
         bad.push(format!("progress iterations not increasing: {its:?}"));
     }
-    if let Some(i) = its.iter().find(|i| **i > r.iterations) {
+    if let Some(i) = its.iter().find(|i| **i > r.counts.iterations) {
         bad.push(format!(
             "progress at iteration {i} after the run's {} iterations",
-            r.iterations
+            r.counts.iterations
         ));
     }
-    let missing: Vec<usize> = (1..r.iterations)
+    let missing: Vec<usize> = (1..r.counts.iterations)
         .filter(|i| i % every == 0 && !its.contains(i))
         .collect();
     if !missing.is_empty() {
@@ -116,23 +116,23 @@ fn check_events(
             .iter()
             .zip(&plain.theta)
             .all(|(a, b)| a.to_bits() == b.to_bits())
-        && r.objective.to_bits() == plain.objective.to_bits()
-        && r.kkt_residual.to_bits() == plain.kkt_residual.to_bits()
-        && r.iterations == plain.iterations
+        && r.certificate.objective.to_bits() == plain.certificate.objective.to_bits()
+        && r.certificate.kkt_residual.to_bits() == plain.certificate.kkt_residual.to_bits()
+        && r.counts.iterations == plain.counts.iterations
         && r.termination == plain.termination;
     if !same {
         bad.push(format!(
             "the observer changed the result: with {} after {} it, F = {:e}, KKT = {:e}, θ = {:?}; \
              without {} after {} it, F = {:e}, KKT = {:e}, θ = {:?}",
             r.termination,
-            r.iterations,
-            r.objective,
-            r.kkt_residual,
+            r.counts.iterations,
+            r.certificate.objective,
+            r.certificate.kkt_residual,
             r.theta,
             plain.termination,
-            plain.iterations,
-            plain.objective,
-            plain.kkt_residual,
+            plain.counts.iterations,
+            plain.certificate.objective,
+            plain.certificate.kkt_residual,
             plain.theta
         ));
     }
@@ -170,7 +170,7 @@ fn observer_contract(solver: SolverKind) {
                     "{} on {name}, observe_every = {every} ({} after {} it):\n    {}\n    events: {ev:?}",
                     solver.name(),
                     r.termination,
-                    r.iterations,
+                    r.counts.iterations,
                     bad.join("\n    ")
                 ));
             }
@@ -204,9 +204,9 @@ fn the_checks_catch_bad_recordings() {
     let r = solve(name, SolverKind::Newton, Some((rec.clone(), 2))).unwrap();
     let ev = rec.events();
     assert!(
-        r.iterations >= 3,
+        r.counts.iterations >= 3,
         "{} iterations: too few to test the grid",
-        r.iterations
+        r.counts.iterations
     );
     assert!(check_events(name, SolverKind::Newton, 2, &r, &r, &ev).is_empty());
 

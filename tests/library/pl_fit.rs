@@ -118,14 +118,19 @@ fn opts(loss: GroupLossSpec, set: FeasibleSet, solver: SolverKind) -> FitOptions
 
 fn check_against_reference(c: &RefCase, m: &FittedModel<GroupLossSpec>, what: &str) -> f64 {
     let r = &m.report;
-    assert!(r.converged(), "{what}: {} ({})", r.termination, r.kkt_residual);
     assert!(
-        r.kkt_residual <= r.kkt_tol,
-        "{what}: KKT {} > {}",
-        r.kkt_residual,
-        r.kkt_tol
+        r.converged(),
+        "{what}: {} ({})",
+        r.termination,
+        r.certificate.kkt_residual
     );
-    assert!(r.certified_global, "{what}: not certified");
+    assert!(
+        r.certificate.kkt_residual <= r.certificate.kkt_tol,
+        "{what}: KKT {} > {}",
+        r.certificate.kkt_residual,
+        r.certificate.kkt_tol
+    );
+    assert!(r.certificate.certified_global, "{what}: not certified");
     let err = max_diff(&m.theta, &c.theta);
     assert!(
         err <= 1e-9 * norm(&c.theta).max(1.0),
@@ -133,17 +138,17 @@ fn check_against_reference(c: &RefCase, m: &FittedModel<GroupLossSpec>, what: &s
         m.theta
     );
     assert!(
-        (r.objective - c.objective).abs() <= 1e-12 * c.objective.abs().max(1.0),
+        (r.certificate.objective - c.objective).abs() <= 1e-12 * c.objective.abs().max(1.0),
         "{what}: F = {} vs {}",
-        r.objective,
+        r.certificate.objective,
         c.objective
     );
-    assert_eq!(r.on_boundary, c.on_boundary, "{what}: boundary flag");
+    assert_eq!(r.certificate.on_boundary, c.on_boundary, "{what}: boundary flag");
     if let Some(mu) = c.multiplier {
         assert!(
-            (r.multiplier - mu).abs() <= 1e-7 * mu.max(1.0),
+            (r.certificate.multiplier - mu).abs() <= 1e-7 * mu.max(1.0),
             "{what}: μ = {} vs {mu}",
-            r.multiplier
+            r.certificate.multiplier
         );
     }
     if c.set.sum_zero() {
@@ -241,7 +246,7 @@ fn k2_plackett_luce_equals_btl_to_1e_12() {
             worst = worst.max(err);
             assert!(err <= 1e-12, "{} on {set:?}: |Δθ|∞ = {err:e}", spec.name());
             assert!(
-                (a.report.objective - b.report.objective).abs() <= 1e-14,
+                (a.report.certificate.objective - b.report.certificate.objective).abs() <= 1e-14,
                 "{spec:?} objective"
             );
         }
@@ -319,7 +324,7 @@ fn newton_and_lbfgs_agree_on_plackett_luce_problems() {
         for (s, m) in [("newton", &a), ("lbfgs", &b), ("newton-cg", &c)] {
             let r = &m.report;
             assert!(
-                r.converged() && r.kkt_residual <= r.kkt_tol && r.certified_global,
+                r.converged() && r.certificate.kkt_residual <= r.certificate.kkt_tol && r.certificate.certified_global,
                 "{name} {s}: {}",
                 r.termination
             );
@@ -327,16 +332,24 @@ fn newton_and_lbfgs_agree_on_plackett_luce_problems() {
         let err = max_diff(&a.theta, &b.theta);
         eprintln!("{name}: Newton vs L-BFGS |Δθ|∞ = {err:.2e}");
         assert!(err <= 1e-7, "{name}: Newton vs L-BFGS |Δθ|∞ = {err:e}");
-        assert!((a.report.kkt_tol - b.report.kkt_tol).abs() <= 1e-15 * a.report.kkt_tol);
-        assert_eq!(a.report.on_boundary, b.report.on_boundary, "{name}");
+        assert!(
+            (a.report.certificate.kkt_tol - b.report.certificate.kkt_tol).abs() <= 1e-15 * a.report.certificate.kkt_tol
+        );
+        assert_eq!(
+            a.report.certificate.on_boundary, b.report.certificate.on_boundary,
+            "{name}"
+        );
         let err = max_diff(&a.theta, &c.theta);
         eprintln!(
             "{name}: Newton vs Newton-CG |Δθ|∞ = {err:.2e} ({} CG iterations)",
-            c.report.cg_iterations
+            c.report.counts.cg_iterations
         );
         assert!(err <= 1e-7, "{name}: Newton vs Newton-CG |Δθ|∞ = {err:e}");
-        assert_eq!(a.report.on_boundary, c.report.on_boundary, "{name}");
-        assert_eq!(c.report.hessian_evals, 0);
+        assert_eq!(
+            a.report.certificate.on_boundary, c.report.certificate.on_boundary,
+            "{name}"
+        );
+        assert_eq!(c.report.counts.hessian_evals, 0);
     }
 }
 
@@ -368,7 +381,11 @@ fn sgd_approaches_the_exact_minimiser() {
         };
         let s = fit_kwise(view, &o).unwrap();
         let err = max_diff(&s.theta, &exact.theta);
-        eprintln!("{}: SGD |Δθ|∞ = {err:e}, KKT {:e}", spec.name(), s.report.kkt_residual);
+        eprintln!(
+            "{}: SGD |Δθ|∞ = {err:e}, KKT {:e}",
+            spec.name(),
+            s.report.certificate.kkt_residual
+        );
         assert!(err <= 2e-3, "{}: SGD |Δθ|∞ = {err:e}", spec.name());
         assert!(matches!(
             s.report.termination,
@@ -425,7 +442,7 @@ fn krr_loss_has_no_minimiser_without_a_norm_bound() {
         let r = fit_kwise(view, &opts(spec, FeasibleSet::SumZero, solver)).unwrap();
         assert_eq!(r.report.termination, Termination::NoMinimizer, "{}", solver.name());
         let b = fit_kwise(view, &opts(spec, FeasibleSet::theta_b(1.0).unwrap(), solver)).unwrap();
-        assert!(b.report.converged() && b.report.on_boundary && b.report.multiplier > 0.0);
+        assert!(b.report.converged() && b.report.certificate.on_boundary && b.report.certificate.multiplier > 0.0);
         let want = [2.0 / 6f64.sqrt(), -1.0 / 6f64.sqrt(), -1.0 / 6f64.sqrt()];
         assert!(max_diff(&b.theta, &want) < 1e-9, "{:?}", b.theta);
     }
@@ -498,7 +515,10 @@ fn fits_are_bit_identical_for_any_thread_count() {
         for t in [2, 3] {
             let r = run(t);
             assert_eq!(base.theta, r.theta, "{} {t} threads", solver.name());
-            assert_eq!(base.report.objective.to_bits(), r.report.objective.to_bits());
+            assert_eq!(
+                base.report.certificate.objective.to_bits(),
+                r.report.certificate.objective.to_bits()
+            );
         }
     }
 }
@@ -534,7 +554,7 @@ fn theory_step_constants_for_plackett_luce() {
         &Control::default(),
     )
     .unwrap();
-    assert_eq!(r.iterations, 4);
+    assert_eq!(r.counts.iterations, 4);
 }
 
 #[test]

@@ -127,7 +127,7 @@ fn sgd_reference<L: Loss>(
 fn one_pass_solve<L: Loss>(obj: &Objective<'_, L>, set: &FeasibleSet, step: StepRule) -> Vec<f64> {
     let r = sgd::solve(obj, set, None, &SgdOptions::one_pass(step), &Control::default()).unwrap();
     assert_eq!(r.solver, "sgd");
-    assert_eq!(r.iterations, obj.data().n());
+    assert_eq!(r.counts.iterations, obj.data().n());
     r.theta
 }
 
@@ -254,31 +254,31 @@ fn report_fields_of_a_one_pass_run() {
     )
     .unwrap();
     assert_eq!(r.termination, Termination::Completed);
-    assert_eq!(r.iterations, n);
-    assert_eq!(r.grad_evals, 2); // at the start and at the output
-    assert!((r.objective - obj.value(&r.theta)).abs() <= 1e-15 * r.objective.abs().max(1.0));
+    assert_eq!(r.counts.iterations, n);
+    assert_eq!(r.counts.grad_evals, 2); // at the start and at the output
+    assert!((r.certificate.objective - obj.value(&r.theta)).abs() <= 1e-15 * r.certificate.objective.abs().max(1.0));
     let mut ev = privpref::objective::Eval::new(n, d);
     obj.evaluate(&r.theta, &mut ev);
-    assert_eq!(r.projected_gradient, set.kkt_residual(&r.theta, &ev.grad));
+    assert_eq!(r.certificate.projected_gradient, set.kkt_residual(&r.theta, &ev.grad));
     let again = common::independent_kkt(&obj, &set, &r.theta);
     assert!(
-        (r.kkt_residual - again.relative).abs() <= 1e-6 * again.relative,
+        (r.certificate.kkt_residual - again.relative).abs() <= 1e-6 * again.relative,
         "{} vs {}",
-        r.kkt_residual,
+        r.certificate.kkt_residual,
         again.relative
     );
-    assert_eq!(r.kkt_tol, 1e-10);
-    assert!(r.on_boundary, "{r:?}");
+    assert_eq!(r.certificate.kkt_tol, 1e-10);
+    assert!(r.certificate.on_boundary, "{r:?}");
     let mut pg = ev.grad.clone();
     privpref::feasible::center(&mut pg);
     let tn2: f64 = r.theta.iter().map(|t| t * t).sum();
     let mu = -pg.iter().zip(&r.theta).map(|(g, t)| g * t).sum::<f64>() / tn2;
     assert!(
-        (r.multiplier - mu.max(0.0)).abs() <= 1e-14 * mu.abs(),
+        (r.certificate.multiplier - mu.max(0.0)).abs() <= 1e-14 * mu.abs(),
         "{} vs {mu}",
-        r.multiplier
+        r.certificate.multiplier
     );
-    assert!(!r.certified_global);
+    assert!(!r.certificate.certified_global);
     assert!(set.contains(&r.theta, 1e-12));
 }
 
@@ -861,10 +861,10 @@ fn minibatch_is_deterministic_and_thread_independent() {
         o
     });
     assert_eq!(bits(&a.theta), bits(&b.theta));
-    assert_eq!(a.objective.to_bits(), b.objective.to_bits());
+    assert_eq!(a.certificate.objective.to_bits(), b.certificate.objective.to_bits());
     assert_ne!(bits(&a.theta), bits(&c.theta));
-    assert_eq!(a.iterations, 3 * n.div_ceil(64));
-    assert_eq!(a.grad_evals, 4);
+    assert_eq!(a.counts.iterations, 3 * n.div_ceil(64));
+    assert_eq!(a.counts.grad_evals, 4);
     // batch = 1 with shuffling and several epochs uses the single-sample steps.
     let mut o1 = opts;
     o1.batch = 1;
@@ -909,7 +909,7 @@ fn minibatch_approaches_the_newton_solution() {
     )
     .unwrap();
     assert!(dist(&r1.theta, &exact.theta) > 20.0 * e);
-    let gap = r.objective - exact.report.objective;
+    let gap = r.certificate.objective - exact.report.certificate.objective;
     assert!((0.0..2e-7).contains(&gap), "F − F* = {gap:e}");
     assert_eq!(r.termination, Termination::Completed);
     // A loose tolerance stops early as converged, after a whole epoch.
@@ -918,12 +918,12 @@ fn minibatch_approaches_the_newton_solution() {
     opts.epochs = 1000;
     let r2 = sgd::solve(&obj, &set, None, &opts, &loose).unwrap();
     assert_eq!(r2.termination, Termination::Converged);
-    assert!(r2.kkt_residual <= r2.kkt_tol);
+    assert!(r2.certificate.kkt_residual <= r2.certificate.kkt_tol);
     let per_epoch = n / 50;
     assert!(
-        r2.iterations < 1000 * per_epoch && r2.iterations % per_epoch == 0,
+        r2.counts.iterations < 1000 * per_epoch && r2.counts.iterations % per_epoch == 0,
         "{}",
-        r2.iterations
+        r2.counts.iterations
     );
 }
 
@@ -1009,8 +1009,8 @@ fn interrupt_stops_within_a_few_thousand_steps() {
     ctl.interrupt = Some(flag);
     let r = sgd::solve(&obj, &set, None, &SgdOptions::one_pass(StepRule::Const(0.1)), &ctl).unwrap();
     assert_eq!(r.termination, Termination::Interrupted);
-    assert_eq!(r.iterations, 4096);
-    assert!(r.objective.is_finite() && r.kkt_residual.is_finite());
+    assert_eq!(r.counts.iterations, 4096);
+    assert!(r.certificate.objective.is_finite() && r.certificate.kkt_residual.is_finite());
     // The replicated engine too.
     let blk = ReplicaBlock::new(&x, &y, n, d, 1).unwrap();
     let out = sgd::replicated::run(

@@ -346,7 +346,13 @@ fn infeasibility(set: &FeasibleSet, theta: &[f64]) -> Option<String> {
 fn summary(r: &SolveReport) -> String {
     format!(
         "{} after {} it, KKT {:.3e} / tol {:.3e}, F = {:.17e}, certified_global = {}, θ = {:?}",
-        r.termination, r.iterations, r.kkt_residual, r.kkt_tol, r.objective, r.certified_global, r.theta
+        r.termination,
+        r.counts.iterations,
+        r.certificate.kkt_residual,
+        r.certificate.kkt_tol,
+        r.certificate.objective,
+        r.certificate.certified_global,
+        r.theta
     )
 }
 
@@ -403,9 +409,9 @@ fn residual_allowed(p: &Problem, newton: &SolveReport) -> Option<f64> {
         let e: Vec<f64> = a
             .iter()
             .zip(&newton.theta)
-            .map(|(a, t)| a + newton.multiplier * t.abs())
+            .map(|(a, t)| a + newton.certificate.multiplier * t.abs())
             .collect();
-        Some(newton.kkt_tol * norm(&e))
+        Some(newton.certificate.kkt_tol * norm(&e))
     })
     .ok()
     .flatten()
@@ -432,7 +438,14 @@ fn curvature(p: &Problem, newton: &SolveReport) -> Option<f64> {
         } else {
             (h, d)
         };
-        Some(min_eigenvalue(h, m) + if newton.on_boundary { newton.multiplier } else { 0.0 })
+        Some(
+            min_eigenvalue(h, m)
+                + if newton.certificate.on_boundary {
+                    newton.certificate.multiplier
+                } else {
+                    0.0
+                },
+        )
     })
     .ok()
     .flatten()
@@ -452,13 +465,13 @@ fn check_newton(p: &Problem, r: &SolveReport) -> Vec<String> {
             r.termination, p.expect
         ));
     }
-    if r.converged() && !(r.kkt_residual <= r.kkt_tol) {
+    if r.converged() && !(r.certificate.kkt_residual <= r.certificate.kkt_tol) {
         bad.push(format!(
             "newton: converged with KKT residual {:.3e} > tol {:.3e}",
-            r.kkt_residual, r.kkt_tol
+            r.certificate.kkt_residual, r.certificate.kkt_tol
         ));
     }
-    if r.certified_global && !r.converged() {
+    if r.certificate.certified_global && !r.converged() {
         bad.push("newton: certified_global without convergence".into());
     }
     if let Some(e) = infeasibility(&p.opts.set, &r.theta) {
@@ -476,23 +489,23 @@ fn check_lbfgs(p: &Problem, newton: &SolveReport, lb: &SolveReport, tag: &str) -
     if let Some(e) = infeasibility(&p.opts.set, &lb.theta) {
         bad.push(format!("{tag}: {e}"));
     }
-    if lb.certified_global && !lb.converged() {
+    if lb.certificate.certified_global && !lb.converged() {
         bad.push(format!(
             "{tag}: certified_global without convergence ({})",
             lb.termination
         ));
     }
-    if lb.converged() && !(lb.kkt_residual <= lb.kkt_tol) {
+    if lb.converged() && !(lb.certificate.kkt_residual <= lb.certificate.kkt_tol) {
         bad.push(format!(
             "{tag}: converged with KKT residual {:.3e} > its tol {:.3e}",
-            lb.kkt_residual, lb.kkt_tol
+            lb.certificate.kkt_residual, lb.certificate.kkt_tol
         ));
     }
-    let tol_gap = (lb.kkt_tol - newton.kkt_tol).abs();
-    if !(tol_gap <= 1e-15 * newton.kkt_tol.abs()) {
+    let tol_gap = (lb.certificate.kkt_tol - newton.certificate.kkt_tol).abs();
+    if !(tol_gap <= 1e-15 * newton.certificate.kkt_tol.abs()) {
         bad.push(format!(
             "kkt_tol differs: newton {:e} vs {tag} {:e}",
-            newton.kkt_tol, lb.kkt_tol
+            newton.certificate.kkt_tol, lb.certificate.kkt_tol
         ));
     }
     if newton.termination == Termination::NoMinimizer && !matches!(p.opts.loss, LossSpec::MleRr { .. }) {
@@ -507,11 +520,11 @@ fn check_lbfgs(p: &Problem, newton: &SolveReport, lb: &SolveReport, tag: &str) -
                 lb.termination
             ));
         }
-    } else if newton.converged() && newton.certified_global {
+    } else if newton.converged() && newton.certificate.certified_global {
         if !lb.converged() {
             bad.push(format!(
                 "newton converged (certified) but {tag} ends {} (KKT {:.3e} / tol {:.3e}, {} it)",
-                lb.termination, lb.kkt_residual, lb.kkt_tol, lb.iterations
+                lb.termination, lb.certificate.kkt_residual, lb.certificate.kkt_tol, lb.counts.iterations
             ));
         } else {
             let dt = inf_dist(&newton.theta, &lb.theta);
@@ -523,16 +536,16 @@ fn check_lbfgs(p: &Problem, newton: &SolveReport, lb: &SolveReport, tag: &str) -
                 bad.push(format!(
                     "|θ_newton − θ_{tag}|∞ = {dt:.3e} > {AGREE_TOL:e} (KKT newton {:.3e}, {tag} {:.3e}, tol {:.3e}; \
                      accuracy the tolerance alone guarantees: kkt_tol·‖a‖/λ_min = {bound})",
-                    newton.kkt_residual, lb.kkt_residual, newton.kkt_tol
+                    newton.certificate.kkt_residual, lb.certificate.kkt_residual, newton.certificate.kkt_tol
                 ));
             }
-            if !lb.certified_global {
+            if !lb.certificate.certified_global {
                 bad.push(format!(
                     "{tag} converged on a problem Newton certifies global, but is not certified"
                 ));
             }
         }
-    } else if !newton.certified_global && lb.certified_global {
+    } else if !newton.certificate.certified_global && lb.certificate.certified_global {
         bad.push(format!(
             "{tag} claims certified_global where newton ({}) does not: the loss is not certified convex on the set",
             newton.termination
@@ -558,7 +571,7 @@ enum Scope {
 
 /// Whether Newton's certified answer is ill-conditioned at the tolerance (see [`Scope`]).
 fn ill_conditioned(p: &Problem, newton: &SolveReport) -> bool {
-    newton.certified_global
+    newton.certificate.certified_global
         && match (residual_allowed(p, newton), curvature(p, newton)) {
             (Some(r), Some(c)) => !(r / c <= AGREE_TOL),
             _ => true,
@@ -736,19 +749,20 @@ fn newton_reference_side_is_sound() {
                 if !b.is_empty() {
                     bad.push(format!("{}:\n    {}", p.label(), b.join("\n    ")));
                 }
-                certified += usize::from(r.certified_global);
+                certified += usize::from(r.certificate.certified_global);
                 let ratio = || residual_allowed(p, &r).unwrap_or(f64::NAN) / curvature(p, &r).unwrap_or(f64::NAN);
-                if r.certified_global && !ill_conditioned(p, &r) && ratio() > worst_well.0 {
+                if r.certificate.certified_global && !ill_conditioned(p, &r) && ratio() > worst_well.0 {
                     worst_well = (ratio(), p.label());
                 }
                 if ill_conditioned(p, &r) {
                     loose.push(format!("{} (kkt_tol·‖a‖/λ_min = {:.1e})", p.label(), ratio()));
                 }
-                uncertified_mle_rr +=
-                    usize::from(r.converged() && !r.certified_global && matches!(p.opts.loss, LossSpec::MleRr { .. }));
+                uncertified_mle_rr += usize::from(
+                    r.converged() && !r.certificate.certified_global && matches!(p.opts.loss, LossSpec::MleRr { .. }),
+                );
                 no_min += usize::from(r.termination == Termination::NoMinimizer);
                 if r.converged() && p.opts.set.radius().is_some() {
-                    if r.on_boundary {
+                    if r.certificate.on_boundary {
                         boundary += 1;
                     } else {
                         interior += 1;
@@ -825,11 +839,11 @@ fn the_checks_catch_disagreements() {
     }
     let mut stopped = nr.clone();
     stopped.termination = Termination::MaxIterations;
-    stopped.certified_global = false;
+    stopped.certificate.certified_global = false;
     let msg = check_lbfgs(p, &nr, &stopped, tag).join("\n");
     assert!(msg.contains("but lbfgs(m=10) ends max-iterations"), "{msg}");
     let mut loose = nr.clone();
-    loose.kkt_tol *= 2.0;
+    loose.certificate.kkt_tol *= 2.0;
     assert!(check_lbfgs(p, &nr, &loose, tag).join("\n").contains("kkt_tol differs"));
     let mut outside = nr.clone();
     outside.theta.iter_mut().for_each(|t| *t *= 1.0 + 1e-9);
@@ -844,17 +858,17 @@ fn the_checks_catch_disagreements() {
     assert!(check_lbfgs(p, &nr, &nr, tag).is_empty());
     let mut fake = nr.clone();
     fake.termination = Termination::Converged;
-    fake.kkt_residual = 0.0;
+    fake.certificate.kkt_residual = 0.0;
     let msg = check_lbfgs(p, &nr, &fake, tag).join("\n");
     assert!(msg.contains("false certificate"), "{msg}");
 
     // Non-convex mle-rr, not certified: a certified L-BFGS report is dishonest.
     let p = find("grouped-mle-rr-none");
     let nr = p.solve(SolverKind::Newton, 0).unwrap();
-    assert!(nr.converged() && !nr.certified_global);
+    assert!(nr.converged() && !nr.certificate.certified_global);
     assert!(check_lbfgs(p, &nr, &nr, tag).is_empty());
     let mut claims = nr.clone();
-    claims.certified_global = true;
+    claims.certificate.certified_global = true;
     let msg = check_lbfgs(p, &nr, &claims, tag).join("\n");
     assert!(msg.contains("claims certified_global"), "{msg}");
 }
@@ -915,12 +929,12 @@ fn auto_solver_follows_its_rule_and_agrees_with_newton() {
     let lbfgs = fit(view, &lo).unwrap();
     assert!(!lbfgs.report.converged(), "the fixture must exhaust L-BFGS's budget");
     assert_eq!(auto.report.solver, "newton");
-    assert!(auto.report.iterations > lbfgs.report.iterations);
+    assert!(auto.report.counts.iterations > lbfgs.report.counts.iterations);
     assert!(
-        auto.report.kkt_residual < lbfgs.report.kkt_residual,
+        auto.report.certificate.kkt_residual < lbfgs.report.certificate.kkt_residual,
         "{} vs {}",
-        auto.report.kkt_residual,
-        lbfgs.report.kkt_residual
+        auto.report.certificate.kkt_residual,
+        lbfgs.report.certificate.kkt_residual
     );
     // Above AUTO_DENSE_NEWTON_MAX_D the fallback is Newton-CG; with a budget that lets it
     // finish, the answer is Newton's.
@@ -943,7 +957,7 @@ fn auto_solver_follows_its_rule_and_agrees_with_newton() {
     .unwrap();
     assert!(newton.report.converged());
     assert_eq!(auto.report.solver, "newton-cg", "{:?}", auto.report.termination);
-    assert!(auto.report.converged() && auto.report.cg_iterations > 0);
+    assert!(auto.report.converged() && auto.report.counts.cg_iterations > 0);
     let diff = auto
         .theta
         .iter()
@@ -996,7 +1010,7 @@ fn lbfgs_checks_column_scales_on_a_sample_before_a_pass() {
         o.solver = SolverKind::Lbfgs;
         let lb = fit(view, &o).unwrap();
         assert!(lb.report.converged(), "{}: {:?}", ds.name, lb.report.termination);
-        assert_eq!(lb.report.setup_passes, want_setup, "{}: setup passes", ds.name);
+        assert_eq!(lb.report.counts.setup_passes, want_setup, "{}: setup passes", ds.name);
         let diff = inf_dist(&lb.theta, &newton.theta);
         assert!(diff <= AGREE_TOL, "{}: L-BFGS vs Newton |Δθ|∞ = {diff:e}", ds.name);
     }

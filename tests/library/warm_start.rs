@@ -96,7 +96,7 @@ fn inf_dist(a: &[f64], b: &[f64]) -> f64 {
 fn describe(r: &SolveReport) -> String {
     format!(
         "{} {} after {} it (KKT {:.3e} / tol {:.3e}), θ = {:?}",
-        r.solver, r.termination, r.iterations, r.kkt_residual, r.kkt_tol, r.theta
+        r.solver, r.termination, r.counts.iterations, r.certificate.kkt_residual, r.certificate.kkt_tol, r.theta
     )
 }
 
@@ -105,10 +105,12 @@ fn describe(r: &SolveReport) -> String {
 /// (reported and recomputed); the reported residual is honest.
 fn common_checks(fx: &Fixture, o: &FitOptions, cold: &SolveReport, r: &SolveReport) -> Vec<String> {
     let mut bad = Vec::new();
-    if r.kkt_tol.to_bits() != cold.kkt_tol.to_bits() || r.kkt_tol != o.control.tol_rel {
+    if r.certificate.kkt_tol.to_bits() != cold.certificate.kkt_tol.to_bits()
+        || r.certificate.kkt_tol != o.control.tol_rel
+    {
         bad.push(format!(
             "kkt_tol {:e} differs from the cold start's {:e} or tol_rel {:e}",
-            r.kkt_tol, cold.kkt_tol, o.control.tol_rel
+            r.certificate.kkt_tol, cold.certificate.kkt_tol, o.control.tol_rel
         ));
     }
     if !o.set.contains(&r.theta, 1e-12) {
@@ -116,26 +118,28 @@ fn common_checks(fx: &Fixture, o: &FitOptions, cold: &SolveReport, r: &SolveRepo
     }
     let again = kkt_recomputed(fx, &r.theta);
     if r.converged() {
-        if !(r.kkt_residual <= r.kkt_tol) {
+        if !(r.certificate.kkt_residual <= r.certificate.kkt_tol) {
             bad.push(format!(
                 "converged with KKT residual {:.3e} > tol {:.3e}",
-                r.kkt_residual, r.kkt_tol
+                r.certificate.kkt_residual, r.certificate.kkt_tol
             ));
         }
-        if !(again <= r.kkt_tol * (1.0 + 1e-6)) {
+        if !(again <= r.certificate.kkt_tol * (1.0 + 1e-6)) {
             bad.push(format!(
                 "converged, but the recomputed KKT residual {again:.3e} > tol {:.3e}",
-                r.kkt_tol
+                r.certificate.kkt_tol
             ));
         }
     }
-    if !((r.kkt_residual - again).abs() <= 1e-3 * again.max(r.kkt_residual) + 1e-3 * r.kkt_tol) {
+    if !((r.certificate.kkt_residual - again).abs()
+        <= 1e-3 * again.max(r.certificate.kkt_residual) + 1e-3 * r.certificate.kkt_tol)
+    {
         bad.push(format!(
             "reported KKT residual {:.3e}, recomputed {again:.3e}",
-            r.kkt_residual
+            r.certificate.kkt_residual
         ));
     }
-    if r.certified_global && !r.converged() {
+    if r.certificate.certified_global && !r.converged() {
         bad.push("certified_global without convergence".into());
     }
     bad
@@ -182,8 +186,11 @@ fn at_solution(solver: SolverKind) {
         if !r.converged() {
             bad.push(format!("did not converge: {}", r.termination));
         }
-        if solver == SolverKind::Newton && r.iterations > 1 {
-            bad.push(format!("{} iterations from the solution (at most 1)", r.iterations));
+        if solver == SolverKind::Newton && r.counts.iterations > 1 {
+            bad.push(format!(
+                "{} iterations from the solution (at most 1)",
+                r.counts.iterations
+            ));
         }
         let dt = inf_dist(&r.theta, &star);
         if !(dt <= 1e-9) {
@@ -471,19 +478,19 @@ fn lbfgs_without_polishing_stops_at_the_tolerance() {
         let quick = solve(&fx, &q).unwrap_or_else(|e| panic!("{}: {e}", fx.name));
         assert!(quick.termination.is_converged(), "{}: {:?}", fx.name, quick.termination);
         assert!(
-            quick.kkt_residual <= quick.kkt_tol,
+            quick.certificate.kkt_residual <= quick.certificate.kkt_tol,
             "{}: {} > {}",
             fx.name,
-            quick.kkt_residual,
-            quick.kkt_tol
+            quick.certificate.kkt_residual,
+            quick.certificate.kkt_tol
         );
-        assert_eq!(quick.kkt_tol, full.kkt_tol, "{}", fx.name);
+        assert_eq!(quick.certificate.kkt_tol, full.certificate.kkt_tol, "{}", fx.name);
         assert!(
-            quick.iterations <= full.iterations,
+            quick.counts.iterations <= full.counts.iterations,
             "{}: {} > {}",
             fx.name,
-            quick.iterations,
-            full.iterations
+            quick.counts.iterations,
+            full.counts.iterations
         );
         let err = quick
             .theta
@@ -492,7 +499,7 @@ fn lbfgs_without_polishing_stops_at_the_tolerance() {
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
         assert!(err <= 1e-6, "{}: |Δθ|∞ = {err:e} without polishing", fx.name);
-        fewer += usize::from(quick.iterations < full.iterations);
+        fewer += usize::from(quick.counts.iterations < full.counts.iterations);
         checked += 1;
     }
     assert!(checked >= 20, "only {checked} fixtures checked");

@@ -85,10 +85,10 @@ fn main() -> privpref::Result<()> {
                     loss.name(),
                     solver.name(),
                     r.termination,
-                    r.certified_global,
-                    r.kkt_residual,
+                    r.certificate.certified_global,
+                    r.certificate.kkt_residual,
                     recomputed(view, loss, &set, &r.theta),
-                    r.objective
+                    r.certificate.objective
                 );
             }
         }
@@ -106,7 +106,7 @@ fn main() -> privpref::Result<()> {
         match fit(view, &FitOptions::new(LossSpec::Mle, set)) {
             Ok(m) => println!(
                 "- {big:e}: {} (certified {})",
-                m.report.termination, m.report.certified_global
+                m.report.termination, m.report.certificate.certified_global
             ),
             Err(e) => println!("- {big:e}: error: {e}"),
         }
@@ -150,7 +150,7 @@ fn main() -> privpref::Result<()> {
         "- sgd, batch 64, η = 1/L̄, Polyak averaging: error {:.4}, {} (relative KKT {:.1e})",
         err(&m.theta),
         m.report.termination,
-        m.report.kkt_residual
+        m.report.certificate.kkt_residual
     );
 
     // 4. Badly scaled columns under Θ_B (column scales 10^[−3, 0], B = 100).

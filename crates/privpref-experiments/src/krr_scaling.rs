@@ -132,7 +132,7 @@ pub fn krr_scaling(cfg: &KrrScalingConfig) -> Result<Vec<KrrScalingRow>> {
                 let m = fit_kwise(v, &o)?;
                 let diff: Vec<f64> = m.theta.iter().zip(&th).map(|(a, b)| a - b).collect();
                 let e = norm(&diff);
-                out.push((e * e, m.report.converged(), m.report.on_boundary));
+                out.push((e * e, m.report.converged(), m.report.certificate.on_boundary));
                 Ok(())
             };
             run(GroupLossSpec::PlTop1, &choices)?;

@@ -225,7 +225,7 @@ pub fn local_comparison(cfg: &LocalComparisonConfig, progress: &(dyn Fn() + Sync
                     r,
                     err,
                     m.report.termination,
-                    m.report.certified_global,
+                    m.report.certificate.certified_global,
                     secs,
                 ));
                 Ok(())

@@ -26,10 +26,10 @@
 //! On the face or without a ball there is no sphere to step to: a direction of non-positive
 //! curvature restarts CG on the shifted model `A + τI`, `τ` raised past the curvature found
 //! (Levenberg–Marquardt, as dense Newton shifts an indefinite Hessian; counted in
-//! [`SolveReport::hessian_shifts`] and [`SolveReport::max_shift`]); after 30 raises the step is
+//! [`SolverDetail::hessian_shifts`](crate::solver::SolverDetail::hessian_shifts) and [`SolverDetail::max_shift`](crate::solver::SolverDetail::max_shift)); after 30 raises the step is
 //! the CG iterate so far, or `−g` (the safeguard of Alg. 7.1). Directions of non-positive
 //! curvature (the non-convex `mle-rr`) are counted in
-//! [`SolveReport::negative_curvature_directions`].
+//! [`SolverDetail::negative_curvature_directions`](crate::solver::SolverDetail::negative_curvature_directions).
 //!
 //! **Forcing.** `η = min(0.5, √κ)`, `κ` the relative KKT residual ([`super::certificate`];
 //! scale-free; superlinear local convergence,
@@ -54,7 +54,7 @@
 //! the ball).
 //!
 //! **Cost** per Newton step: one value+gradient pass plus one pass per CG iteration
-//! ([`SolveReport::cg_iterations`]). Memory: `O(d)` vectors besides two `O(n)` score vectors
+//! ([`Counts::cg_iterations`](crate::solver::Counts::cg_iterations)). Memory: `O(d)` vectors besides two `O(n)` score vectors
 //! (the current and the trial point) and a third for the direction's scores, allocated only
 //! when a line search backtracks — no `d × d` matrix.
 
@@ -151,7 +151,7 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
             Some((bt, _)) if !matches!(termination, Termination::NoMinimizer) => {
                 if run.ev.theta != bt {
                     run.obj.evaluate(&bt, &mut run.ev);
-                    run.rep.grad_evals += 1;
+                    run.rep.counts.grad_evals += 1;
                 }
                 run.theta = bt;
                 let (f, g) = if self.m > 0 {
@@ -169,7 +169,7 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
                     return Some(Termination::Converged);
                 }
                 self.polish.restart();
-                (run.rep.iterations >= run.ctl.max_iter).then_some(Termination::MaxIterations)
+                (run.rep.counts.iterations >= run.ctl.max_iter).then_some(Termination::MaxIterations)
             }
             _ => Some(termination),
         }
@@ -306,7 +306,7 @@ fn refine<O: SecondOrderObjective>(
     let (sz, radius) = (set.sum_zero(), set.radius());
     let mut gc = vec![0.0; d];
     let mut fc = obj.value_grad_compensated(theta, &mut gc);
-    rep.compensated_evals += 1;
+    rep.counts.compensated_evals += 1;
     let mut gn = vec![0.0; d];
     let ones = vec![1.0; d];
     let mut last: Option<(Vec<f64>, f64, Vec<f64>, f64)> = None; // previous (θ, F, ∇F, ‖δ‖)
@@ -331,24 +331,24 @@ fn refine<O: SecondOrderObjective>(
                 *theta = pt;
                 fc = pf;
                 gc = pg;
-                rep.refinement_steps -= 1;
+                rep.counts.refinement_steps -= 1;
                 break;
             }
         }
-        if !(dn > 4.0 * f64::EPSILON * norm(theta)) || rep.refinement_steps == REFINE_ROUNDS {
+        if !(dn > 4.0 * f64::EPSILON * norm(theta)) || rep.counts.refinement_steps == REFINE_ROUNDS {
             break;
         }
         let mut th: Vec<f64> = theta.iter().zip(&delta).map(|(t, v)| t + v).collect();
         set.project(&mut th);
         let fnew = obj.value_grad_compensated(&th, &mut gn);
-        rep.compensated_evals += 1;
+        rep.counts.compensated_evals += 1;
         if !fnew.is_finite() || gn.iter().any(|g| !g.is_finite()) {
             break;
         }
         last = Some((std::mem::replace(theta, th), fc, gc.clone(), dn));
         std::mem::swap(&mut gc, &mut gn);
         fc = fnew;
-        rep.refinement_steps += 1;
+        rep.counts.refinement_steps += 1;
     }
     (fc, gc)
 }

@@ -137,7 +137,7 @@ pub(super) fn truncated_cg<O: SecondOrderObjective>(
     let d = g.len();
     let apply = |v: &[f64], out: &mut [f64], rep: &mut SolveReport| {
         obj.hess_vec(ev, v, out);
-        rep.cg_iterations += 1;
+        rep.counts.cg_iterations += 1;
         let mu = model.face.map_or(0.0, |f| f.0) + model.shift;
         if mu != 0.0 {
             out.iter_mut().zip(v).for_each(|(o, x)| *o = mu.mul_add(*x, *o));
@@ -266,12 +266,12 @@ pub(super) fn newton_direction<O: SecondOrderObjective>(
         let cg = truncated_cg(obj, ev, model, g, eta, max_iter, rep);
         let Some(q) = cg.negative_curvature else {
             if model.shift > 0.0 {
-                rep.hessian_shifts += 1;
-                rep.max_shift = rep.max_shift.max(model.shift);
+                rep.detail.hessian_shifts += 1;
+                rep.detail.max_shift = rep.detail.max_shift.max(model.shift);
             }
             return cg;
         };
-        rep.negative_curvature_directions += 1;
+        rep.detail.negative_curvature_directions += 1;
         attempt += 1;
         if model.ball.is_some() || attempt >= MAX_SHIFTS {
             return cg;

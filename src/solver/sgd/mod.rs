@@ -218,7 +218,7 @@ pub fn solve<O: SgdObjective>(
     // The starting point's evaluation gives the certificate its first term magnitudes.
     let mut ev = obj.new_eval();
     obj.evaluate(st0.output(), &mut ev);
-    rep.grad_evals += 1;
+    rep.counts.grad_evals += 1;
     if !super::all_finite(&ev) {
         return Err(Error::Numerical(
             "the objective or its gradient is not finite at the starting point".into(),
@@ -266,7 +266,7 @@ pub fn solve<O: SgdObjective>(
         }
         // End of epoch: F and the KKT residual of the returned point, one full pass.
         obj.evaluate(st.output(), &mut ev);
-        rep.grad_evals += 1;
+        rep.counts.grad_evals += 1;
         evaluated = true;
         if !super::all_finite(&ev) || st.output().iter().any(|v| !v.is_finite()) {
             termination = Termination::NonFinite;
@@ -298,14 +298,14 @@ pub fn solve<O: SgdObjective>(
     if !evaluated {
         // Stopped inside an epoch: evaluate the point returned.
         obj.evaluate(st.output(), &mut ev);
-        rep.grad_evals += 1;
+        rep.counts.grad_evals += 1;
         certified = None;
     }
 
     let theta = st.output().to_vec();
     rep.termination = termination;
-    rep.objective = ev.value;
-    rep.iterations = st.t;
+    rep.certificate.objective = ev.value;
+    rep.counts.iterations = st.t;
     // The residual of the returned point with the term magnitudes recomputed there.
     let k = match certified {
         Some(k) => k,
@@ -313,10 +313,10 @@ pub fn solve<O: SgdObjective>(
         None => cert.estimate(set, &theta, &ev.grad),
     };
     Certifier::record(&k, &mut rep);
-    rep.certified_global =
+    rep.certificate.certified_global =
         termination.is_converged() && (O::CONVEX || set.radius().is_some_and(|b| obj.convex_on_ball(b, sz)));
     rep.theta = theta;
-    rep.elapsed = start.elapsed();
+    rep.counts.elapsed = start.elapsed();
     ctl.notify_end(&rep);
     Ok(rep)
 }

@@ -348,8 +348,8 @@ pub fn run<L: Loss>(
     if ctl.observer.is_some() {
         let mut rep = SolveReport::blank("sgd-replicated", out.theta_of(0), Termination::Completed);
         rep.termination = out.termination;
-        rep.iterations = out.steps;
-        rep.elapsed = out.elapsed;
+        rep.counts.iterations = out.steps;
+        rep.counts.elapsed = out.elapsed;
         ctl.notify_end(&rep);
     }
     Ok(out)
