@@ -1,4 +1,11 @@
-//! The result of fitting an estimator.
+//! The result of every estimator: [`Fit`].
+//!
+//! A fit is the estimate `θ̂`, the solver's [`SolveReport`] (its certificate and counts), the
+//! privacy [`Guarantee`] of `θ̂` (or why there is none), and a typed `detail` that only that
+//! estimator produces: the configuration and the labels' provenance of a local fit
+//! ([`Local`]), the noise scales of a central release, the released labels of label-private
+//! SGD, and so on. The estimators name their detail type; a local pairwise fit is `Fit` (the
+//! default parameter), a K-wise one `Fit<Local<GroupLossSpec>>`.
 
 use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
@@ -9,6 +16,7 @@ use crate::solver::SolveReport;
 /// loss specification: [`LossSpec`] for pairwise fits,
 /// [`GroupLossSpec`](crate::loss::GroupLossSpec) for K-wise fits.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct FitConfig<S = LossSpec> {
     /// Loss (with its privacy level for the RR losses).
     pub loss: S,
@@ -22,23 +30,96 @@ pub struct FitConfig<S = LossSpec> {
     pub solver: &'static str,
 }
 
-/// A fitted reward model `r_θ(s, a) = φ(s, a)ᵀθ` with the solver's certificate.
+impl<S> FitConfig<S> {
+    pub(crate) fn new(loss: S, set: FeasibleSet, ridge: f64, linear_term: bool, solver: &'static str) -> Self {
+        FitConfig {
+            loss,
+            set,
+            ridge,
+            linear_term,
+            solver,
+        }
+    }
+}
+
+/// The result of an estimator: a reward model `r_θ(s, a) = φ(s, a)ᵀθ`, how it was computed, and
+/// what it guarantees. `D` is the estimator's own detail.
+///
+/// Which fields mean what, by estimator:
+///
+/// * `theta` is the released estimate: the minimiser for a local fit; the minimiser plus its
+///   output noise for a central release (objective perturbation with output perturbation, the
+///   private MLE); the policy parameter `θ̂'` for DPO; the last (or averaged) iterate of an SGD
+///   estimator.
+/// * `report` is the solver's report of the point it computed. For a central release it
+///   describes the **unperturbed** minimiser: a non-private diagnostic, never to be released.
+///   The stochastic estimators (label-private SGD, user-level DP-SGD, AUP-RLHF) evaluate no
+///   objective: their report ends [`Completed`](crate::solver::Termination::Completed) with the
+///   certificate's values `NaN` and only the step count and time filled in.
 #[derive(Debug, Clone)]
-pub struct FittedModel<S = LossSpec> {
+#[non_exhaustive]
+pub struct Fit<D = Local> {
     /// The estimate `θ̂`.
     pub theta: Vec<f64>,
-    /// The solver report (termination, KKT residual, counts, time).
+    /// The solver's certificate, counts and detail.
     pub report: SolveReport,
-    /// The configuration that produced it.
-    pub config: FitConfig<S>,
-    /// The privacy guarantee of `theta` (`None`: not private, or not known to be; see
+    /// The privacy guarantee of `theta` (`None`: not private, not known to be, or refused; see
     /// [`no_guarantee_reason`](Self::no_guarantee_reason)). A local fit gets the guarantee of
-    /// its labels' [`provenance`](Self::provenance) ([`Provenance::guarantee`]), never one
-    /// inferred from the loss; the central estimators attach their own.
+    /// its labels' provenance ([`Provenance::guarantee`]), never one inferred from the loss;
+    /// the central and SGD estimators attach their own.
     pub guarantee: Option<Guarantee>,
-    /// The provenance of the labels a local fit used (`None`: raw labels, or a central fit).
-    pub provenance: Option<Provenance>,
-    /// Why `guarantee` is `None`, when it is (labels without provenance, a refused central
-    /// guarantee).
+    /// Why `guarantee` is `None`, when it is (labels without provenance; a refused central
+    /// guarantee, prefixed `guarantee refused: `).
     pub no_guarantee_reason: Option<String>,
+    /// What only this estimator produces.
+    pub detail: D,
+}
+
+impl<D> Fit<D> {
+    pub(crate) fn new(theta: Vec<f64>, report: SolveReport, detail: D) -> Self {
+        Fit {
+            theta,
+            report,
+            guarantee: None,
+            no_guarantee_reason: None,
+            detail,
+        }
+    }
+
+    /// The reason a central guarantee was refused (the text after `guarantee refused: ` in
+    /// [`no_guarantee_reason`](Self::no_guarantee_reason)), if it was.
+    pub fn refusal(&self) -> Option<&str> {
+        self.no_guarantee_reason
+            .as_deref()
+            .and_then(|r| r.strip_prefix(REFUSED))
+    }
+
+    /// Records a refused guarantee: no guarantee, and the reason prefixed `guarantee refused: `.
+    pub(crate) fn refuse(&mut self, reason: &str) {
+        self.guarantee = None;
+        self.no_guarantee_reason = Some(format!("{REFUSED}{reason}"));
+    }
+}
+
+const REFUSED: &str = "guarantee refused: ";
+
+/// The detail of a local fit ([`fit`](crate::estimator::fit),
+/// [`fit_kwise`](crate::estimator::fit_kwise), the user-level RR fit, loss (14)): its
+/// configuration and the provenance of its labels.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Local<S = LossSpec> {
+    /// The configuration that produced the fit.
+    pub config: FitConfig<S>,
+    /// The provenance of the labels (`None`: raw labels).
+    pub provenance: Option<Provenance>,
+}
+
+impl<S> Local<S> {
+    pub(crate) fn new(config: FitConfig<S>) -> Self {
+        Local {
+            config,
+            provenance: None,
+        }
+    }
 }

@@ -19,11 +19,11 @@
 
 pub use crate::data::{FeatureBound, GroupView, PairwiseView, UserIndex};
 pub use crate::error::{Error, Result};
-pub use crate::estimator::central::{objective_perturbation, ObjPertOptions, PrivateFit};
+pub use crate::estimator::central::{objective_perturbation, ObjPertDetail, ObjPertOptions};
 pub use crate::estimator::{fit, fit_kwise, fit_kwise_privatized, fit_privatized, FitOptions, SolverKind};
 pub use crate::feasible::{FeasibleSet, Radius};
 pub use crate::loss::{GroupLossSpec, LossSpec};
 pub use crate::mechanism::{KaryRr, Mechanism, RandomizedResponse, UserLevelRr};
-pub use crate::model::FittedModel;
+pub use crate::model::{Fit, FitConfig, Local};
 pub use crate::privacy::{Guarantee, NoiseRng, PrivatizedLabels, Provenance, Randomizer};
 pub use crate::solver::{Control, SolveReport, Termination};

@@ -64,7 +64,7 @@ use crate::data::{FeatureBound, Features, PairwiseView};
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::{Logistic, LossSpec};
-use crate::model::{FitConfig, FittedModel};
+use crate::model::{Fit, FitConfig, Local};
 use crate::objective::Objective;
 use crate::privacy::calibrate::{gaussian_mechanism_std, objpert_noise_std};
 use crate::privacy::{gaussian_vector, Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit};
@@ -154,19 +154,18 @@ pub fn default_beta(n: usize, set: &FeasibleSet) -> Result<f64> {
     Ok((n as f64).sqrt() / b)
 }
 
-/// A central release: the released `θ`, its guarantee and the (non-private) diagnostics.
-#[derive(Debug, Clone)]
-pub struct PrivateFit {
-    /// The released estimate (`model.theta`) with its guarantee (`model.guarantee`, `None`
-    /// only when refused and `allow_unguaranteed` was set) and configuration. `model.report`
-    /// is the solver's diagnostic of the *unperturbed* minimiser: never release it.
-    pub model: FittedModel,
-    /// Why the guarantee was refused, when it was.
-    pub refusal: Option<String>,
-    /// Achieved Euclidean KKT residual `‖θ − Π(θ − ∇F)‖` of the minimiser (the report's
-    /// `projected_gradient`; the relative certificate is in `model.report.kkt_residual`).
-    pub kkt_residual: f64,
-    /// The certified tolerance it was checked against.
+/// The detail of an objective-perturbation release ([`objective_perturbation`]). The fit's
+/// `theta` is the released estimate, its `guarantee` the release's (`None` only when refused
+/// and `allow_unguaranteed` was set; [`Fit::refusal`] says why), and its `report` the
+/// solver's diagnostic of the *unperturbed* minimiser: never release the report. The
+/// achieved Euclidean KKT residual `‖θ − Π(θ − ∇F)‖` of the minimiser is the report's
+/// `certificate.projected_gradient`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ObjPertDetail {
+    /// The configuration of the perturbed objective (logistic loss, ridge `β`, linear term).
+    pub config: FitConfig,
+    /// The certified tolerance the KKT residual was checked against.
     pub kkt_tol: f64,
     /// Certified bound on `‖θ̂ − θ_exact‖` from the residual (see the module docs).
     pub distance_bound: f64,
@@ -239,7 +238,7 @@ pub fn objpert_minimiser(
     beta: f64,
     w: &[f64],
     control: &Control,
-) -> Result<FittedModel> {
+) -> Result<Fit> {
     if !(beta.is_finite() && beta > 0.0) {
         return Err(Error::param("beta", format!("must be finite and > 0, got {beta}")));
     }
@@ -248,20 +247,8 @@ pub fn objpert_minimiser(
         .with_linear_term(w.to_vec())?
         .with_par(control.par);
     let report = newton::solve(&obj, &set, None, control)?;
-    Ok(FittedModel {
-        theta: report.theta.clone(),
-        report,
-        config: FitConfig {
-            loss: LossSpec::Mle,
-            set,
-            ridge: beta,
-            linear_term: true,
-            solver: "newton",
-        },
-        guarantee: None,
-        provenance: None,
-        no_guarantee_reason: None,
-    })
+    let config = FitConfig::new(LossSpec::Mle, set, beta, true, "newton");
+    Ok(Fit::new(report.theta.clone(), report, Local::new(config)))
 }
 
 /// Objective perturbation (module docs): draws `w ~ N(0, s_w² I)` from `rng` (then, with output
@@ -273,7 +260,11 @@ pub fn objpert_minimiser(
 /// * [`Error::GuaranteeRefused`] when the KKT residual exceeds `kkt_tol` (whatever the solver's
 ///   termination; `NaN` never passes), or, with output perturbation, when the distance bound
 ///   exceeds `τ` — unless `allow_unguaranteed`.
-pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng: &mut NoiseRng) -> Result<PrivateFit> {
+pub fn objective_perturbation(
+    data: PairwiseView<'_>,
+    opts: &ObjPertOptions,
+    rng: &mut NoiseRng,
+) -> Result<Fit<ObjPertDetail>> {
     check_eps(opts.eps)?;
     check_delta(opts.delta)?;
     common_checks(&data, opts.feature_bound, opts.beta)?;
@@ -330,8 +321,8 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
     } else {
         aim
     };
-    let mut model = objpert_minimiser(data, opts.set, opts.beta, &w, &control)?;
-    let r = &model.report;
+    let minimiser = objpert_minimiser(data, opts.set, opts.beta, &w, &control)?;
+    let r = &minimiser.report;
     let nf = n as f64;
     let mu = opts.beta / nf;
     let l = opts.feature_bound.value();
@@ -369,13 +360,21 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
             });
         }
     }
+    let kkt_residual = r.certificate.projected_gradient;
+    let detail = ObjPertDetail {
+        config: minimiser.detail.config,
+        kkt_tol: opts.kkt_tol,
+        distance_bound: dist,
+        noise_std,
+        output_noise_std,
+        beta: opts.beta,
+    };
+    let mut model = Fit::new(minimiser.theta, minimiser.report, detail);
     if let Some(z) = &out_noise {
         model.theta.iter_mut().zip(z).for_each(|(t, v)| *t += v);
     }
-    let kkt_residual = model.report.certificate.projected_gradient;
-    model.no_guarantee_reason = refusal.as_ref().map(|r| format!("guarantee refused: {}", r.0));
-    model.guarantee = if refusal.is_some() {
-        None
+    if let Some((reason, ..)) = &refusal {
+        model.refuse(reason);
     } else {
         let mut notes = vec![
             "loss: logistic on clear labels (its Hessian does not depend on the labels; Chowdhury, Zhou & Natarajan 2024, App. D.2)".to_string(),
@@ -395,7 +394,7 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
             ));
         }
         notes.extend(trajectory_note(opts.feature_bound));
-        Some(Guarantee {
+        model.guarantee = Some(Guarantee {
             eps: opts.eps,
             delta: opts.delta,
             model: PrivacyModel::Central,
@@ -413,18 +412,9 @@ pub fn objective_perturbation(data: PairwiseView<'_>, opts: &ObjPertOptions, rng
                 radius: opts.set.radius(),
                 notes,
             },
-        })
-    };
-    Ok(PrivateFit {
-        model,
-        refusal: refusal.map(|r| r.0),
-        kkt_residual,
-        kkt_tol: opts.kkt_tol,
-        distance_bound: dist,
-        noise_std,
-        output_noise_std,
-        beta: opts.beta,
-    })
+        });
+    }
+    Ok(model)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use super::{local_guarantee, loss_words, no_provenance_reason, run_solver, FitOp
 use crate::data::GroupView;
 use crate::error::{Error, Result};
 use crate::loss::GroupLossSpec;
-use crate::model::{FitConfig, FittedModel};
+use crate::model::{Fit, FitConfig, Local};
 use crate::objective::GroupObjective;
 use crate::privacy::{PrivatizedLabels, Randomizer};
 use crate::with_group_loss;
@@ -31,7 +31,7 @@ use crate::with_group_loss;
 /// saying so.
 ///
 /// The labels carry no provenance, so the model carries no local guarantee, even with the
-/// `pl-krr` loss ([`FittedModel::no_guarantee_reason`] says so); fit privatised choices with
+/// `pl-krr` loss ([`Fit::no_guarantee_reason`] says so); fit privatised choices with
 /// [`fit_kwise_privatized`].
 ///
 /// ```
@@ -50,7 +50,7 @@ use crate::with_group_loss;
 /// }
 /// # Ok::<(), privpref::Error>(())
 /// ```
-pub fn fit_kwise(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Result<FittedModel<GroupLossSpec>> {
+pub fn fit_kwise(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Result<Fit<Local<GroupLossSpec>>> {
     let mut model = fit_kwise_raw(data, opts)?;
     model.no_guarantee_reason = Some(no_provenance_reason(opts.loss.name(), opts.loss.eps()));
     Ok(model)
@@ -69,7 +69,7 @@ pub fn fit_kwise_privatized(
     data: GroupView<'_>,
     labels: &PrivatizedLabels,
     opts: &FitOptions<GroupLossSpec>,
-) -> Result<FittedModel<GroupLossSpec>> {
+) -> Result<Fit<Local<GroupLossSpec>>> {
     if data.is_ranking() {
         return Err(Error::ProvenanceMismatch {
             expected: "privatised choices (one label per sample)".into(),
@@ -92,11 +92,11 @@ pub fn fit_kwise_privatized(
     let guarantee = local_guarantee(p, expected.as_ref(), &loss_words(opts.loss.name(), opts.loss.eps()))?;
     let mut model = fit_kwise_raw(data, opts)?;
     model.guarantee = Some(guarantee);
-    model.provenance = Some(p.clone());
+    model.detail.provenance = Some(p.clone());
     Ok(model)
 }
 
-fn fit_kwise_raw(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Result<FittedModel<GroupLossSpec>> {
+fn fit_kwise_raw(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Result<Fit<Local<GroupLossSpec>>> {
     opts.validate()?;
     let k = data.k();
     let report = with_group_loss!(opts.loss, k, |loss| {
@@ -108,18 +108,12 @@ fn fit_kwise_raw(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Resul
         }
         run_solver(&obj, opts)?
     })?;
-    Ok(FittedModel {
-        theta: report.theta.clone(),
-        guarantee: None,
-        provenance: None,
-        no_guarantee_reason: None,
-        config: FitConfig {
-            loss: opts.loss,
-            set: opts.set,
-            ridge: opts.ridge,
-            linear_term: opts.linear_term.is_some(),
-            solver: opts.solver.name(),
-        },
-        report,
-    })
+    let config = FitConfig::new(
+        opts.loss,
+        opts.set,
+        opts.ridge,
+        opts.linear_term.is_some(),
+        opts.solver.name(),
+    );
+    Ok(Fit::new(report.theta.clone(), report, Local::new(config)))
 }

@@ -21,7 +21,7 @@
 //! **Guarantees follow the labels.** [`fit`] takes raw labels and attaches no local guarantee,
 //! whatever the loss (the debiased loss is a valid estimator, but nothing shows its labels were
 //! randomised, at which `ε`, or with which generator); the model says why
-//! ([`FittedModel::no_guarantee_reason`]). [`fit_privatized`] takes
+//! ([`Fit::no_guarantee_reason`]). [`fit_privatized`] takes
 //! [`PrivatizedLabels`] and attaches the guarantee of their
 //! [`Provenance`]: library-privatised (CSPRNG, or simulation-only
 //! for a seeded generator), recorded, or asserted by the caller. A loss calibrated to another
@@ -56,7 +56,7 @@ use crate::data::PairwiseView;
 use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
-use crate::model::{FitConfig, FittedModel};
+use crate::model::{Fit, FitConfig, Local};
 use crate::objective::{Objective, SecondOrderObjective};
 use crate::privacy::{Guarantee, PrivatizedLabels, Provenance, Randomizer};
 use crate::solver::lbfgs::LbfgsOptions;
@@ -302,9 +302,9 @@ pub(crate) fn run_solver<O: SecondOrderObjective + SgdObjective, S>(
 /// [`SolveReport::into_result`](crate::solver::SolveReport::into_result) to turn that into an error.
 ///
 /// The labels carry no provenance, so the model carries **no local guarantee**, even with the
-/// `mle-rr` or `debiased-rr` loss; [`FittedModel::no_guarantee_reason`] says so. Fit labels
+/// `mle-rr` or `debiased-rr` loss; [`Fit::no_guarantee_reason`] says so. Fit labels
 /// privatised by a mechanism (or with an asserted provenance) with [`fit_privatized`].
-pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
+pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fit> {
     let mut model = fit_raw(data, opts)?;
     model.no_guarantee_reason = Some(no_provenance_reason(opts.loss.name(), opts.loss.eps()));
     Ok(model)
@@ -342,7 +342,7 @@ pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
 /// # Errors
 /// [`Error::ProvenanceMismatch`] when `data`'s labels are not `labels`, or the loss is
 /// calibrated to another randomiser or `ε`, or the labels are not binary; otherwise as [`fit`].
-pub fn fit_privatized(data: PairwiseView<'_>, labels: &PrivatizedLabels, opts: &FitOptions) -> Result<FittedModel> {
+pub fn fit_privatized(data: PairwiseView<'_>, labels: &PrivatizedLabels, opts: &FitOptions) -> Result<Fit> {
     labels.check_same(data.y())?;
     let p = labels.provenance();
     if p.randomizer().num_labels() != 2 {
@@ -358,7 +358,7 @@ pub fn fit_privatized(data: PairwiseView<'_>, labels: &PrivatizedLabels, opts: &
     let guarantee = local_guarantee(p, expected.as_ref(), &loss_words(opts.loss.name(), opts.loss.eps()))?;
     let mut model = fit_raw(data, opts)?;
     model.guarantee = Some(guarantee);
-    model.provenance = Some(p.clone());
+    model.detail.provenance = Some(p.clone());
     Ok(model)
 }
 
@@ -401,7 +401,7 @@ pub(crate) fn loss_words(name: &str, eps: Option<f64>) -> String {
 }
 
 /// [`fit`] without a guarantee or a reason (the callers attach them).
-pub(crate) fn fit_raw(data: PairwiseView<'_>, opts: &FitOptions) -> Result<FittedModel> {
+pub(crate) fn fit_raw(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fit> {
     opts.validate()?;
     // Features far from unit size are solved on X·2^{-e}, exactly equivalent ([`normalize`]).
     let e = normalize::exponent(&data.magnitude());
@@ -422,20 +422,14 @@ pub(crate) fn fit_raw(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fitte
         normalize::unscale_report(&mut r, e);
         r
     };
-    Ok(FittedModel {
-        theta: report.theta.clone(),
-        guarantee: None,
-        provenance: None,
-        no_guarantee_reason: None,
-        config: FitConfig {
-            loss: opts.loss,
-            set: opts.set,
-            ridge: opts.ridge,
-            linear_term: opts.linear_term.is_some(),
-            solver: opts.solver.name(),
-        },
-        report,
-    })
+    let config = FitConfig::new(
+        opts.loss,
+        opts.set,
+        opts.ridge,
+        opts.linear_term.is_some(),
+        opts.solver.name(),
+    );
+    Ok(Fit::new(report.theta.clone(), report, Local::new(config)))
 }
 
 /// The pairwise objective of `opts` on `data`, solved.

@@ -38,7 +38,7 @@ use crate::data::{FeatureBound, PairwiseView};
 use crate::error::{DataErrorKind, Error, Location, Result};
 use crate::feasible::{center, norm, FeasibleSet};
 use crate::loss::Logistic;
-use crate::model::FittedModel;
+use crate::model::{Fit, FitConfig};
 use crate::objective::Objective;
 use crate::privacy::calibrate::{
     calibrate_private_mle, private_covariance_std, PrivateMleCalibration, PrivateMleParams,
@@ -93,19 +93,19 @@ impl PrivateMleOptions {
     }
 }
 
-/// The release of [`private_mle`].
+/// The detail of a [`private_mle`] release. The fit's `theta` is the released `θ̃ = θ̂ + w`,
+/// its `guarantee` the `(ε/2, δ/2)` guarantee (`None` only when refused and
+/// `allow_unguaranteed`; [`Fit::refusal`] says why), and its `report` the non-private
+/// diagnostic of `θ̂`: never release the report.
 #[derive(Debug, Clone)]
-pub struct PrivateMle {
-    /// `model.theta` is the released `θ̃ = θ̂ + w`; `model.guarantee` its `(ε/2, δ/2)` guarantee
-    /// (`None` only when refused and `allow_unguaranteed`); `model.report` is the non-private
-    /// diagnostic of `θ̂` — never release it.
-    pub model: FittedModel,
+#[non_exhaustive]
+pub struct PrivateMleDetail {
+    /// The configuration of the perturbed objective (logistic loss, ridge `2αn`, linear term).
+    pub config: FitConfig,
     /// The constants used.
     pub calibration: PrivateMleCalibration,
     /// The certified upper bound on `ℓ̃(θ̂) − min ℓ̃`.
     pub gap_certificate: f64,
-    /// Why the guarantee was refused, when it was.
-    pub refusal: Option<String>,
 }
 
 /// `min(FW gap, ‖P∇F‖·e(r))` at `theta` (module docs), gradient in doubled precision.
@@ -134,7 +134,11 @@ fn gap_certificate(obj: &Objective<'_, Logistic>, set: &FeasibleSet, theta: &[f6
 /// `‖x_i‖ > 2L` ([`Error::FeatureBound`]), a bound whose horizon is not the data's
 /// ([`FeatureBound::check_data`]); [`Error::GuaranteeRefused`] when the accuracy
 /// certificate is not below `β` (unless `allow_unguaranteed`).
-pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut NoiseRng) -> Result<PrivateMle> {
+pub fn private_mle(
+    data: PairwiseView<'_>,
+    opts: &PrivateMleOptions,
+    rng: &mut NoiseRng,
+) -> Result<Fit<PrivateMleDetail>> {
     let radius = opts.set.radius().ok_or_else(|| {
         Error::param(
             "constraint",
@@ -171,7 +175,7 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
     } else {
         aim
     };
-    let mut model = objpert_minimiser(data, opts.set, ridge, &b, &control)?;
+    let minimiser = objpert_minimiser(data, opts.set, ridge, &b, &control)?;
     let obj = Objective::new(data, Logistic)
         .with_ridge(ridge)?
         .with_linear_term(b)?
@@ -179,12 +183,12 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
     let mu = 2.0 * cal.alpha;
     let l = opts.feature_bound.value();
     let smooth = l * l + mu;
-    let gap = gap_certificate(&obj, &opts.set, &model.report.theta, mu, smooth);
+    let gap = gap_certificate(&obj, &opts.set, &minimiser.report.theta, mu, smooth);
     // A data-dependent refusal (module docs).
     let refusal = if !(gap < cal.accuracy) {
         let reason = format!(
             "the certified objective gap is not below the accuracy beta that calibrates the output noise ({})",
-            model.report.termination.describe()
+            minimiser.report.termination.describe()
         );
         if !opts.allow_unguaranteed {
             return Err(Error::GuaranteeRefused {
@@ -197,13 +201,18 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
     } else {
         None
     };
+    let accuracy = cal.accuracy;
+    let detail = PrivateMleDetail {
+        config: minimiser.detail.config,
+        calibration: cal,
+        gap_certificate: gap,
+    };
+    let mut model = Fit::new(minimiser.theta, minimiser.report, detail);
     model.theta.iter_mut().zip(&w).for_each(|(t, v)| *t += v);
-    model.config.ridge = ridge;
-    model.no_guarantee_reason = refusal.as_ref().map(|r| format!("guarantee refused: {r}"));
-    model.guarantee = if refusal.is_some() {
-        None
+    if let Some(reason) = &refusal {
+        model.refuse(reason);
     } else {
-        Some(Guarantee {
+        model.guarantee = Some(Guarantee {
             eps: opts.eps / 2.0,
             delta: opts.delta / 2.0,
             model: PrivacyModel::Central,
@@ -213,10 +222,10 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
             noise: rng.source(),
             assumptions: Assumptions {
                 feature_bound: Some(opts.feature_bound.value()),
-                exactness_tol: Some(cal.accuracy),
+                exactness_tol: Some(accuracy),
                 radius: Some(radius),
                 notes: vec![
-                    format!("objective gap certified <= {gap:.3e} < beta = {:.3e} (Frank-Wolfe / strong-convexity bound)", cal.accuracy),
+                    format!("objective gap certified <= {gap:.3e} < beta = {:.3e} (Frank-Wolfe / strong-convexity bound)", accuracy),
                     "corrected constants: s_b uses the gradient bound G = 2L (not the feature bound); alpha >= 4L^2/(eps n); beta = min(1/n, alpha/(d n^2))".into(),
                     "the constant 40 of s_b and nu is the paper's (via Bassily et al. 2019, Thm 5.6); it has not been checked against that source".into(),
                     "L is an a-priori bound: features are private under this relation".into(),
@@ -226,14 +235,9 @@ pub fn private_mle(data: PairwiseView<'_>, opts: &PrivateMleOptions, rng: &mut N
                 .chain(trajectory_note(opts.feature_bound))
                 .collect(),
             },
-        })
-    };
-    Ok(PrivateMle {
-        model,
-        calibration: cal,
-        gap_certificate: gap,
-        refusal,
-    })
+        });
+    }
+    Ok(model)
 }
 
 /// Settings of [`private_covariance`] (every field is checked there).

@@ -29,7 +29,7 @@ use crate::estimator::{fit, FitOptions};
 use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
 use crate::math::simd::scalar::softplus;
-use crate::model::FittedModel;
+use crate::model::{Fit, FitConfig, Local};
 
 /// Loss (14) of Zhou, Wu & Orabona (2025) in minimised form, `f(u; z) = softplus(u) − ŷ(z) u` with
 /// the debiased label `ŷ(z) = coth(ε/2)(z + σ(ε) − 1)` (their Alg. 1): a scalar reference for the
@@ -63,7 +63,7 @@ pub fn debiased_label(z: u8, eps: f64) -> f64 {
 /// # Errors
 /// Invalid `eps` or `radius`, and solver errors; a fit that did not converge is
 /// [`Error::NotConverged`].
-pub fn fit_loss14(data: PairwiseView<'_>, eps: Option<f64>, radius: f64) -> Result<FittedModel> {
+pub fn fit_loss14(data: PairwiseView<'_>, eps: Option<f64>, radius: f64) -> Result<Fit> {
     let loss = match eps {
         Some(eps) => LossSpec::DebiasedRr { eps },
         None => LossSpec::Mle,
@@ -73,15 +73,17 @@ pub fn fit_loss14(data: PairwiseView<'_>, eps: Option<f64>, radius: f64) -> Resu
     Ok(model)
 }
 
-/// A DPO fit by the reduction of Zhou, Wu & Orabona (2025), Prop. 4.6.
-#[derive(Debug, Clone)]
-pub struct DpoFit {
+/// The detail of a DPO fit by the reduction of Zhou, Wu & Orabona (2025), Prop. 4.6
+/// ([`fit_dpo`]). The fit's `theta` is `θ̂' = θ̂/β + θ_sft`, the parameter of the returned
+/// log-linear policy `π_{θ̂'}`; its `report` and `guarantee` are those of the underlying loss
+/// (14) fit of `θ̂`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DpoDetail {
     /// `θ̂`, the estimate of `θ_true = β(θ* − θ_sft)` (the reward-difference parameter).
     pub theta_true: Vec<f64>,
-    /// `θ̂' = θ̂/β + θ_sft`, the parameter of the returned log-linear policy `π_{θ̂'}`.
-    pub theta_policy: Vec<f64>,
-    /// The underlying loss (14) fit (report and privacy guarantee).
-    pub model: FittedModel,
+    /// The configuration of the loss (14) fit.
+    pub config: FitConfig,
 }
 
 /// DPO with a log-linear policy class by the reduction of Zhou, Wu & Orabona (2025), Prop. 4.6 (see
@@ -97,7 +99,7 @@ pub fn fit_dpo(
     beta: f64,
     theta_sft: &[f64],
     radius_prime: f64,
-) -> Result<DpoFit> {
+) -> Result<Fit<DpoDetail>> {
     if !(beta.is_finite() && beta > 0.0) {
         return Err(Error::param("beta", format!("must be finite and > 0, got {beta}")));
     }
@@ -113,9 +115,22 @@ pub fn fit_dpo(
     }
     let model = fit_loss14(data, eps, radius_prime)?;
     let theta_policy = model.theta.iter().zip(theta_sft).map(|(t, s)| t / beta + s).collect();
-    Ok(DpoFit {
-        theta_true: model.theta.clone(),
+    let Fit {
+        theta,
+        report,
+        guarantee,
+        no_guarantee_reason,
+        detail: Local { config, .. },
+    } = model;
+    let mut dpo = Fit::new(
         theta_policy,
-        model,
-    })
+        report,
+        DpoDetail {
+            theta_true: theta,
+            config,
+        },
+    );
+    dpo.guarantee = guarantee;
+    dpo.no_guarantee_reason = no_guarantee_reason;
+    Ok(dpo)
 }

@@ -25,7 +25,7 @@ use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
 use crate::math::simd::scalar::sigmoid;
 use crate::mechanism::{uniform_f64, AboveThreshold, AtCalibration};
-use crate::model::FittedModel;
+use crate::model::Fit;
 use crate::privacy::rdp::{Accountant, EpsilonReport};
 use crate::privacy::{
     gaussian_vector, Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit, PrivatizedLabels,
@@ -78,14 +78,14 @@ impl UserRrOptions {
 /// σ̄_i(1−2ỹ_i)x_i` (the objective is then `N/Σc_i` times `ℓ̂`, the same minimiser).
 ///
 /// The labels carry no provenance, so the result carries **no guarantee**
-/// ([`FittedModel::no_guarantee_reason`] says why); labels from
+/// ([`Fit::no_guarantee_reason`] says why); labels from
 /// [`UserLevelRr::privatize`](crate::mechanism::UserLevelRr::privatize) are fitted with
 /// [`fit_user_rr_privatized`], which attaches the user-level guarantee of their provenance.
 ///
 /// # Errors
 /// [`Error::Shape`] if `users` does not cover the rows; [`Error::InvalidParam`] for `ε ≤ 0` or
 /// sample weights on `data` (the estimator defines its own); solver errors from `fit`.
-pub fn fit_user_rr(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptions) -> Result<FittedModel> {
+pub fn fit_user_rr(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptions) -> Result<Fit> {
     let mut model = fit_user_rr_raw(data, users, opts)?;
     model.no_guarantee_reason = Some(no_provenance_reason("user-level debiased-rr", Some(opts.eps)));
     Ok(model)
@@ -107,7 +107,7 @@ pub fn fit_user_rr_privatized(
     users: &UserIndex,
     labels: &PrivatizedLabels,
     opts: &UserRrOptions,
-) -> Result<FittedModel> {
+) -> Result<Fit> {
     check_eps(opts.eps)?;
     users.check_rows(data.n())?;
     labels.check_same(data.y())?;
@@ -122,11 +122,11 @@ pub fn fit_user_rr_privatized(
     )?;
     let mut model = fit_user_rr_raw(data, users, opts)?;
     model.guarantee = Some(p.guarantee());
-    model.provenance = Some(p.clone());
+    model.detail.provenance = Some(p.clone());
     Ok(model)
 }
 
-fn fit_user_rr_raw(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptions) -> Result<FittedModel> {
+fn fit_user_rr_raw(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptions) -> Result<Fit> {
     check_eps(opts.eps)?;
     users.check_rows(data.n())?;
     if data.weights().is_some() {

@@ -115,7 +115,7 @@ pub fn fixture(name: &str) -> Fixture {
 }
 
 /// Solves a fixture with the library's exact Newton solver (default options).
-pub fn fit_fixture(fx: &Fixture) -> privpref::model::FittedModel {
+pub fn fit_fixture(fx: &Fixture) -> privpref::model::Fit {
     privpref::estimator::fit(fixture_view(fx), &fixture_options(fx)).unwrap()
 }
 

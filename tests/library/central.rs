@@ -5,7 +5,7 @@
 use crate::common;
 use privpref::data::{FeatureBound, PairwiseView};
 use privpref::estimator::central::{
-    objective_perturbation, objpert_minimiser, ObjPertOptions, OutputPerturbation, PrivateFit,
+    objective_perturbation, objpert_minimiser, ObjPertDetail, ObjPertOptions, OutputPerturbation,
 };
 use privpref::estimator::private_mle::{
     private_covariance, private_covariance_of_view, private_mle, CovarianceOptions, PrivateMleOptions,
@@ -14,6 +14,7 @@ use privpref::estimator::{fit, fit_privatized, FitOptions};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::simulation_rng;
+use privpref::model::Fit;
 use privpref::privacy::{
     calibrate_private_mle, gaussian_vector, objpert_noise_std, Neighbouring, NoiseRng, NoiseSource, PrivacyModel,
     PrivacyUnit, PrivateMleParams, PrivatizedLabels, Randomizer,
@@ -156,14 +157,14 @@ fn seeded_release_is_reproducible_and_equals_the_fixed_noise_minimiser() {
     let a = objective_perturbation(view, &opts, &mut NoiseRng::seeded(42)).unwrap();
     let b = objective_perturbation(view, &opts, &mut NoiseRng::seeded(42)).unwrap();
     let c = objective_perturbation(view, &opts, &mut NoiseRng::seeded(43)).unwrap();
-    assert_eq!(a.model.theta, b.model.theta);
-    assert_ne!(a.model.theta, c.model.theta);
+    assert_eq!(a.theta, b.theta);
+    assert_ne!(a.theta, c.theta);
     let sw = objpert_noise_std(0.5, 1e-3, fb(l)).unwrap();
-    assert_eq!(a.noise_std, sw);
+    assert_eq!(a.detail.noise_std, sw);
     let w = gaussian_vector(3, sw, &mut NoiseRng::seeded(42));
     let m = objpert_minimiser(view, set, 3.0, &w, &opts.control).unwrap();
-    assert!(inf_dist(&m.theta, &a.model.theta) < 1e-13);
-    let g = a.model.guarantee.as_ref().expect("guarantee");
+    assert!(inf_dist(&m.theta, &a.theta) < 1e-13);
+    let g = a.guarantee.as_ref().expect("guarantee");
     assert_eq!((g.eps, g.delta), (0.5, 1e-3));
     assert_eq!(g.model, PrivacyModel::Central);
     assert_eq!(g.unit, PrivacyUnit::Item);
@@ -172,10 +173,10 @@ fn seeded_release_is_reproducible_and_equals_the_fixed_noise_minimiser() {
     assert!(!g.holds_for_real_data());
     assert_eq!(g.assumptions.feature_bound, Some(l));
     assert_eq!(g.assumptions.exactness_tol, Some(1e-9));
-    assert!(a.kkt_residual <= 1e-9);
+    assert!(a.report.certificate.projected_gradient <= 1e-9);
     // Default generator: a CSPRNG, recorded as such.
     let s = objective_perturbation(view, &opts, &mut NoiseRng::secure().unwrap()).unwrap();
-    assert_eq!(s.model.guarantee.unwrap().noise, NoiseSource::Secure);
+    assert_eq!(s.guarantee.unwrap().noise, NoiseSource::Secure);
 }
 
 /// The noise scale, statistically: unconstrained and interior, the KKT condition inverts the
@@ -193,7 +194,7 @@ fn recovered_noise_has_the_calibrated_scale() {
     let (mut s1, mut s2, mut k) = (0.0, 0.0, 0.0);
     for rep in 0..300u64 {
         let f = objective_perturbation(view, &opts, &mut NoiseRng::seeded(1000 + rep)).unwrap();
-        let th = &f.model.theta;
+        let th = &f.theta;
         let mut g: Vec<f64> = th.iter().map(|t| beta * t).collect();
         for i in 0..view.n() {
             let r = &view.x().unwrap()[i * view.d()..(i + 1) * view.d()];
@@ -214,7 +215,7 @@ fn recovered_noise_has_the_calibrated_scale() {
     assert!(mean.abs() < 4.0 * sw / k.sqrt(), "mean {mean}");
 }
 
-fn refused(r: Result<PrivateFit, Error>) -> (String, f64, f64) {
+fn refused(r: Result<Fit<ObjPertDetail>, Error>) -> (String, f64, f64) {
     match r {
         Err(Error::GuaranteeRefused {
             reason,
@@ -251,8 +252,8 @@ fn guarantee_is_refused_when_the_tolerance_is_not_met() {
     // 3. Explicitly unguaranteed.
     opts.allow_unguaranteed = true;
     let f = objective_perturbation(view, &opts, &mut NoiseRng::seeded(1)).unwrap();
-    assert!(f.model.guarantee.is_none());
-    assert!(f.refusal.is_some());
+    assert!(f.guarantee.is_none());
+    assert!(f.refusal().is_some());
     // The same run with the default tolerance is guaranteed and releases the same point.
     let g = objective_perturbation(
         view,
@@ -260,8 +261,8 @@ fn guarantee_is_refused_when_the_tolerance_is_not_met() {
         &mut NoiseRng::seeded(1),
     )
     .unwrap();
-    assert!(g.model.guarantee.is_some() && g.refusal.is_none());
-    assert!(inf_dist(&g.model.theta, &f.model.theta) < 1e-12);
+    assert!(g.guarantee.is_some() && g.refusal().is_none());
+    assert!(inf_dist(&g.theta, &f.theta) < 1e-12);
     // 4. Output perturbation whose radius is below the certified distance.
     let mut opts = ObjPertOptions::new(1.0, 1e-3, fb(l), 2.0, set);
     opts.output = Some(OutputPerturbation::new(1e-300, 0.2, 1e-4));
@@ -284,20 +285,20 @@ fn output_perturbation_adds_the_calibrated_second_draw() {
     opts.output = Some(OutputPerturbation::new(tau, e2, d2));
     let f = objective_perturbation(view, &opts, &mut NoiseRng::seeded(77)).unwrap();
     let sw = objpert_noise_std(0.75, 8e-4, fb(l)).unwrap();
-    assert!((f.noise_std - sw).abs() < 1e-12 * sw);
+    assert!((f.detail.noise_std - sw).abs() < 1e-12 * sw);
     let nu = 2.0 * tau * (2.0 * (1.25f64 / d2).ln()).sqrt() / e2;
-    assert!((f.output_noise_std.unwrap() - nu).abs() < 1e-15);
+    assert!((f.detail.output_noise_std.unwrap() - nu).abs() < 1e-15);
     let mut rng = NoiseRng::seeded(77);
     let w = gaussian_vector(3, sw, &mut rng);
     let z = gaussian_vector(3, nu, &mut rng);
     let m = objpert_minimiser(view, set, 2.0, &w, &opts.control).unwrap();
     for (j, zj) in z.iter().enumerate() {
-        assert!((f.model.theta[j] - (m.theta[j] + zj)).abs() < 1e-12);
+        assert!((f.theta[j] - (m.theta[j] + zj)).abs() < 1e-12);
     }
-    let g = f.model.guarantee.unwrap();
+    let g = f.guarantee.unwrap();
     assert_eq!((g.eps, g.delta), (1.0, 1e-3));
     assert_eq!(g.assumptions.exactness_tol, Some(tau));
-    assert!(f.distance_bound <= tau);
+    assert!(f.detail.distance_bound <= tau);
 }
 
 /// Typed errors on bad input: a row above 2L (named), β ≤ 0, weights, bad ε/δ/L.
@@ -379,14 +380,14 @@ fn private_mle_releases_the_certified_minimiser_plus_output_noise() {
     let delta = 1.0 / (400.0f64 * 400.0);
     let opts = PrivateMleOptions::new(1.0, delta, fb(l), set);
     let r = private_mle(view, &opts, &mut NoiseRng::seeded(5)).unwrap();
-    let c = &r.calibration;
+    let c = &r.detail.calibration;
     assert!(
-        r.gap_certificate < c.accuracy,
+        r.detail.gap_certificate < c.accuracy,
         "{} vs {}",
-        r.gap_certificate,
+        r.detail.gap_certificate,
         c.accuracy
     );
-    let g = r.model.guarantee.as_ref().unwrap();
+    let g = r.guarantee.as_ref().unwrap();
     assert_eq!((g.eps, g.delta), (0.5, delta / 2.0));
     assert_eq!(g.neighbouring, Neighbouring::ReplaceRecord);
     let mut rng = NoiseRng::seeded(5);
@@ -394,7 +395,7 @@ fn private_mle_releases_the_certified_minimiser_plus_output_noise() {
     let w = gaussian_vector(3, c.output_noise_std, &mut rng);
     let m = objpert_minimiser(view, set, 2.0 * c.alpha * 400.0, &b, &Control::default()).unwrap();
     for (j, wj) in w.iter().enumerate() {
-        assert!((r.model.theta[j] - (m.theta[j] + wj)).abs() < 1e-9, "{j}");
+        assert!((r.theta[j] - (m.theta[j] + wj)).abs() < 1e-9, "{j}");
     }
     // Refusal: one Newton iteration cannot certify β.
     let mut bad = opts.clone();
@@ -405,7 +406,7 @@ fn private_mle_releases_the_certified_minimiser_plus_output_noise() {
     ));
     bad.allow_unguaranteed = true;
     let u = private_mle(view, &bad, &mut NoiseRng::seeded(5)).unwrap();
-    assert!(u.model.guarantee.is_none() && u.refusal.is_some());
+    assert!(u.guarantee.is_none() && u.refusal().is_some());
     // δ above 1/n² and ε above 1 are rejected (Algorithm 1's inputs).
     let mut e = opts.clone();
     e.delta = 1e-3;
@@ -601,11 +602,11 @@ fn trajectory_noise_is_calibrated_to_the_horizon_times_the_step_bound() {
     .unwrap();
     let by_hand = 1.5 * (8.0 * (2.0f64 / delta).ln() + 4.0 * eps).sqrt() / eps;
     assert!(
-        (f.noise_std - by_hand).abs() <= 1e-15 * by_hand,
+        (f.detail.noise_std - by_hand).abs() <= 1e-15 * by_hand,
         "{} vs {by_hand}",
-        f.noise_std
+        f.detail.noise_std
     );
-    assert_eq!(f.noise_std, objpert_noise_std(eps, delta, fb(1.5)).unwrap());
+    assert_eq!(f.detail.noise_std, objpert_noise_std(eps, delta, fb(1.5)).unwrap());
     // The same rows declared as pairwise data with the bound H·L release the same point.
     let plain = t.pairs().view().unwrap();
     assert_eq!(plain.horizon(), 1);
@@ -615,8 +616,8 @@ fn trajectory_noise_is_calibrated_to_the_horizon_times_the_step_bound() {
         &mut NoiseRng::seeded(3),
     )
     .unwrap();
-    assert_eq!((f.noise_std, &f.model.theta), (g.noise_std, &g.model.theta));
-    let guarantee = f.model.guarantee.as_ref().unwrap();
+    assert_eq!((f.detail.noise_std, &f.theta), (g.detail.noise_std, &g.theta));
+    let guarantee = f.guarantee.as_ref().unwrap();
     assert_eq!(guarantee.assumptions.feature_bound, Some(1.5));
     assert!(guarantee.assumptions.notes.iter().any(|s| s.contains("horizon H = 3")));
 
@@ -654,11 +655,11 @@ fn trajectory_noise_is_calibrated_to_the_horizon_times_the_step_bound() {
     )
     .unwrap();
     let want = calibrate_private_mle(&PrivateMleParams::new(1.0, delta, fb(1.5), 2.0, n, d)).unwrap();
-    assert_eq!(r.calibration, want);
-    assert_eq!(r.calibration.grad_bound, 2.0 * 1.5);
-    assert_eq!(r.calibration.alpha_min, 4.0 * 1.5 * 1.5 / n as f64);
+    assert_eq!(r.detail.calibration, want);
+    assert_eq!(r.detail.calibration.grad_bound, 2.0 * 1.5);
+    assert_eq!(r.detail.calibration.alpha_min, 4.0 * 1.5 * 1.5 / n as f64);
     assert_eq!(
-        r.calibration.gamma,
+        r.detail.calibration.gamma,
         1.0 / (2.0 + (2.0f64 * 1.5 * 2.0).exp() + (-2.0f64 * 1.5 * 2.0).exp())
     );
     assert!(matches!(

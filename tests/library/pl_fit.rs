@@ -19,7 +19,7 @@ use privpref::estimator::{fit, fit_kwise, FitOptions, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::{GroupLossSpec, LossSpec, PlKrrDebiased, PlRanking, PlTop1};
 use privpref::mechanism::{simulation_rng, KaryRr, Mechanism};
-use privpref::model::FittedModel;
+use privpref::model::{Fit, Local};
 use privpref::objective::GroupObjective;
 use privpref::sim::{pl_groups, theta_star};
 use privpref::solver::sgd::SgdObjective;
@@ -116,7 +116,7 @@ fn opts(loss: GroupLossSpec, set: FeasibleSet, solver: SolverKind) -> FitOptions
     o
 }
 
-fn check_against_reference(c: &RefCase, m: &FittedModel<GroupLossSpec>, what: &str) -> f64 {
+fn check_against_reference(c: &RefCase, m: &Fit<Local<GroupLossSpec>>, what: &str) -> f64 {
     let r = &m.report;
     assert!(
         r.converged(),

@@ -34,7 +34,7 @@ fn debiased(eps: f64) -> FitOptions {
     FitOptions::new(LossSpec::DebiasedRr { eps }, FeasibleSet::theta_b(2.0).unwrap())
 }
 
-fn mismatch(r: privpref::Result<privpref::model::FittedModel>) -> (String, String) {
+fn mismatch(r: privpref::Result<privpref::model::Fit>) -> (String, String) {
     match r {
         Err(Error::ProvenanceMismatch { expected, found }) => (expected, found),
         Err(e) => panic!("expected a provenance mismatch, got the error {e}"),
@@ -73,7 +73,7 @@ fn library_privatised_labels_get_the_guarantee_of_their_provenance() {
         "{:?}",
         g.assumptions.notes
     );
-    assert_eq!(model.provenance.as_ref(), Some(p));
+    assert_eq!(model.detail.provenance.as_ref(), Some(p));
     assert!(model.no_guarantee_reason.is_none());
     assert_eq!(g, &private.guarantee());
 }
@@ -117,7 +117,7 @@ fn raw_labels_get_no_local_guarantee_and_the_same_estimate() {
     ] {
         let m = fit(view, &FitOptions::new(loss, FeasibleSet::theta_b(2.0).unwrap())).unwrap();
         assert!(m.guarantee.is_none(), "{loss:?}");
-        assert!(m.provenance.is_none());
+        assert!(m.detail.provenance.is_none());
         let why = m.no_guarantee_reason.expect("a reason");
         assert!(why.contains("no provenance"), "{why}");
     }
@@ -231,7 +231,7 @@ fn mechanism_and_k_mismatches_are_typed_errors() {
     let choices = g.choices();
     let set = FeasibleSet::theta_b(3.0).unwrap();
     let plkrr = |eps| FitOptions::new(GroupLossSpec::PlKrr { eps }, set);
-    let kwise_mismatch = |r: privpref::Result<privpref::model::FittedModel<GroupLossSpec>>| match r {
+    let kwise_mismatch = |r: privpref::Result<privpref::model::Fit<privpref::model::Local<GroupLossSpec>>>| match r {
         Err(Error::ProvenanceMismatch { expected, found }) => (expected, found),
         other => panic!("expected a provenance mismatch, got {:?}", other.map(|m| m.guarantee)),
     };

@@ -181,6 +181,7 @@ fn dpo_reduction_recovers_the_policy() {
     let fitd = fit_dpo(data.view().unwrap(), None, beta, &tsft, 2.0 * beta).unwrap();
     let tt: Vec<f64> = ts.iter().zip(&tsft).map(|(a, c)| beta * (a - c)).collect();
     let err_true: f64 = fitd
+        .detail
         .theta_true
         .iter()
         .zip(&tt)
@@ -188,7 +189,7 @@ fn dpo_reduction_recovers_the_policy() {
         .sum::<f64>()
         .sqrt();
     let err_pol: f64 = fitd
-        .theta_policy
+        .theta
         .iter()
         .zip(&ts)
         .map(|(a, c)| (a - c).powi(2))
@@ -196,7 +197,7 @@ fn dpo_reduction_recovers_the_policy() {
         .sqrt();
     assert!(err_true < 0.05, "‖θ̂ − θ_true‖ = {err_true}");
     assert!((err_pol - err_true / beta).abs() < 1e-12, "the map θ̂' = θ̂/β + θ_sft");
-    let so = b.suboptimality(&ts, &tsft, beta, &fitd.theta_policy).unwrap();
+    let so = b.suboptimality(&ts, &tsft, beta, &fitd.theta).unwrap();
     let so_sft = b.suboptimality(&ts, &tsft, beta, &tsft).unwrap();
     assert!(
         so.abs() < 0.1 * so_sft.abs(),

@@ -175,16 +175,16 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
             o.allow_unguaranteed = c.allow_unguaranteed;
             o.control = inp.control;
             let f = objective_perturbation(inp.view, &o, &mut rng)?;
-            let r = &f.model.report;
+            let r = &f.report;
             Ok(json!({
-                "theta": f.model.theta,
-                "guarantee": guarantee_json(f.model.guarantee.as_ref()),
-                "refusal": f.refusal,
+                "theta": f.theta,
+                "guarantee": guarantee_json(f.guarantee.as_ref()),
+                "refusal": f.refusal(),
                 "central": true,
                 "mechanism": "objpert",
-                "kkt_residual": f.kkt_residual,
-                "kkt_tol": f.kkt_tol,
-                "distance_bound": f.distance_bound,
+                "kkt_residual": f.report.certificate.projected_gradient,
+                "kkt_tol": f.detail.kkt_tol,
+                "distance_bound": f.detail.distance_bound,
                 "converged": r.converged(),
                 "termination": r.termination.as_str(),
                 "iterations": r.counts.iterations,
@@ -192,11 +192,11 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
                 "loss": "mle",
                 "constraint": inp.set.name(),
                 "radius": inp.set.radius(),
-                "beta": f.beta,
+                "beta": f.detail.beta,
                 "feature_bound_per_step": l,
                 "horizon": horizon,
-                "noise_std": f.noise_std,
-                "output_noise_std": f.output_noise_std,
+                "noise_std": f.detail.noise_std,
+                "output_noise_std": f.detail.output_noise_std,
                 "n": n,
                 "d": d,
                 "elapsed_s": r.counts.elapsed.as_secs_f64(),
@@ -228,15 +228,15 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
             o.allow_unguaranteed = c.allow_unguaranteed;
             o.control = inp.control;
             let f = private_mle(inp.view, &o, &mut rng)?;
-            let r = &f.model.report;
-            let k = &f.calibration;
+            let r = &f.report;
+            let k = &f.detail.calibration;
             Ok(json!({
-                "theta": f.model.theta,
-                "guarantee": guarantee_json(f.model.guarantee.as_ref()),
-                "refusal": f.refusal,
+                "theta": f.theta,
+                "guarantee": guarantee_json(f.guarantee.as_ref()),
+                "refusal": f.refusal(),
                 "central": true,
                 "mechanism": "private-mle",
-                "gap_certificate": f.gap_certificate,
+                "gap_certificate": f.detail.gap_certificate,
                 "accuracy": k.accuracy,
                 "alpha": k.alpha,
                 "alpha_min": k.alpha_min,

@@ -105,7 +105,7 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
     }
     provenance::insert_fields(
         &mut result,
-        model.provenance.as_ref(),
+        model.detail.provenance.as_ref(),
         model.no_guarantee_reason.as_deref(),
     );
     fit_shared::finish(&a.out, result, r)

@@ -411,7 +411,7 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     result.insert("x_dtype".into(), json!(dtype));
     provenance::insert_fields(
         &mut result,
-        model.provenance.as_ref(),
+        model.detail.provenance.as_ref(),
         model.no_guarantee_reason.as_deref(),
     );
     fit_shared::finish(&a.out, result, r)

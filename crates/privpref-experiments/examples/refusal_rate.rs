@@ -83,12 +83,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         o.control = control.clone();
                         o.allow_unguaranteed = true;
                         let f = objective_perturbation(view, &o, &mut NoiseRng::seeded(mix_seed(seed, 2)))?;
-                        op.add(f.refusal.is_some(), f.kkt_residual, f.kkt_tol);
+                        op.add(
+                            f.refusal().is_some(),
+                            f.report.certificate.projected_gradient,
+                            f.detail.kkt_tol,
+                        );
                         let mut p = PrivateMleOptions::new(eps, delta, l, ball);
                         p.control = control.clone();
                         p.allow_unguaranteed = true;
                         let m = private_mle(view, &p, &mut NoiseRng::seeded(mix_seed(seed, 3)))?;
-                        pm.add(m.refusal.is_some(), m.gap_certificate, m.calibration.accuracy);
+                        pm.add(
+                            m.refusal().is_some(),
+                            m.detail.gap_certificate,
+                            m.detail.calibration.accuracy,
+                        );
                     }
                     for (i, c) in [&op, &pm].into_iter().enumerate() {
                         total_runs[i] += c.runs;

@@ -184,8 +184,8 @@ pub fn central_vs_local(cfg: &CentralConfig, progress: &(dyn Fn() + Sync)) -> Re
                     Some(eps),
                     n,
                     r,
-                    err(&f.model.theta),
-                    f.model.guarantee.is_none(),
+                    err(&f.theta),
+                    f.guarantee.is_none(),
                 ));
             }
             progress();

@@ -319,12 +319,12 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                         o.allow_unguaranteed = true;
                         let f = objective_perturbation(view, &o, &mut NoiseRng::seeded(seed))?;
                         let cal = objpert_radius(&{
-                            let mut o = ObjPertRadius::new(n, d, x_max, cfg.radius, f.noise_std, f.beta);
+                            let mut o = ObjPertRadius::new(n, d, x_max, cfg.radius, f.detail.noise_std, f.detail.beta);
                             o.eta = cfg.eta;
                             o.multiplier = cfg.radius_multiplier;
                             o
                         })?;
-                        (f.model.theta, sigma.clone(), cal)
+                        (f.theta, sigma.clone(), cal)
                     }
                     PolicyEstimator::PrivateMle => {
                         let delta = 0.5 / (nf * nf);
@@ -342,13 +342,13 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                             &CovarianceOptions::new(cfg.eps_central, delta, unit_bound),
                             &mut rng,
                         )?;
-                        let cal = private_mle_radius(&f.calibration, &{
+                        let cal = private_mle_radius(&f.detail.calibration, &{
                             let mut p = PrivateMleRadius::new(n, d, unit_bound, cfg.radius);
                             p.eta = cfg.eta;
                             p.multiplier = cfg.radius_multiplier;
                             p
                         })?;
-                        (f.model.theta, c.matrix, cal)
+                        (f.theta, c.matrix, cal)
                     }
                 };
                 let set = ConfidenceSet::new(&theta_hat, Some(&cov), cal.lambda, cal.radius, set_kind)?;

@@ -665,8 +665,8 @@ pub fn dpo_rates(cfg: &DpoConfig, progress: &(dyn Fn() + Sync)) -> Result<Vec<Dp
                     let view = PairwiseView::new(&data.x[..n * cfg.d], n, cfg.d, &z[..n], None)?;
                     let f = fit_dpo(view, *level, cfg.beta, &tsft, radius)?;
                     row.push((
-                        dist(&f.theta_policy, &ts),
-                        bandit.suboptimality(&ts, &tsft, cfg.beta, &f.theta_policy)?,
+                        dist(&f.theta, &ts),
+                        bandit.suboptimality(&ts, &tsft, cfg.beta, &f.theta)?,
                     ));
                     progress();
                 }
