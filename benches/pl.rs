@@ -71,7 +71,7 @@ fn stream_read(x: &[f64]) -> f64 {
 
 fn options(solver: SolverKind) -> FitOptions<GroupLossSpec> {
     let mut o = FitOptions::new(GroupLossSpec::PlTop1, FeasibleSet::theta_b(10.0).unwrap());
-    o.solver = solver;
+    o.solver = solver.into();
     o
 }
 

@@ -132,7 +132,7 @@ fn main() -> privpref::Result<()> {
         .build()
         .expect("pool");
     let mut opts = FitOptions::new(loss, set);
-    opts.solver = solver;
+    opts.solver = solver.into();
     let view = data.view()?;
     let mut times = Vec::new();
     let mut first_peak = String::from("n/a");

@@ -20,7 +20,7 @@
 pub use crate::data::{FeatureBound, GroupView, PairwiseView, UserIndex};
 pub use crate::error::{Error, Result};
 pub use crate::estimator::central::{objective_perturbation, ObjPertDetail, ObjPertOptions};
-pub use crate::estimator::{fit, fit_kwise, fit_kwise_privatized, fit_privatized, FitOptions, SolverKind};
+pub use crate::estimator::{fit, fit_kwise, fit_kwise_privatized, fit_privatized, FitOptions, Solver, SolverKind};
 pub use crate::feasible::{FeasibleSet, Radius};
 pub use crate::loss::{GroupLossSpec, LossSpec};
 pub use crate::mechanism::{KaryRr, Mechanism, RandomizedResponse, UserLevelRr};

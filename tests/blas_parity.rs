@@ -87,7 +87,7 @@ fn newton_fits_agree_with_the_reference_answer() {
     let set = FeasibleSet::theta_b(3.0).unwrap();
     let newton = fit(view, &FitOptions::new(LossSpec::Mle, set)).unwrap();
     let mut lo = FitOptions::new(LossSpec::Mle, set);
-    lo.solver = privpref::estimator::SolverKind::Lbfgs;
+    lo.solver = privpref::estimator::SolverKind::Lbfgs.into();
     let lbfgs = fit(view, &lo).unwrap();
     let diff = newton
         .theta

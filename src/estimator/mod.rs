@@ -185,6 +185,81 @@ impl SolverKind {
     }
 }
 
+/// The solver of a fit, carrying its own settings: the settings of a solver that does not run
+/// cannot be given. The default is [`Solver::Auto`] with default L-BFGS settings.
+///
+/// ```
+/// use privpref::estimator::{Solver, SolverKind};
+/// use privpref::solver::lbfgs::LbfgsOptions;
+///
+/// let mut lbfgs = LbfgsOptions::default();
+/// lbfgs.memory = 20;
+/// let solver = Solver::Lbfgs(lbfgs);
+/// assert_eq!((solver.kind(), solver.name()), (SolverKind::Lbfgs, "lbfgs"));
+/// assert_eq!(Solver::from(SolverKind::Newton), Solver::Newton);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Solver {
+    /// Exact projected Newton ([`crate::solver::newton`]).
+    Newton,
+    /// Hessian-free truncated Newton-CG ([`crate::solver::newton_cg`]).
+    NewtonCg,
+    /// Projected L-BFGS ([`crate::solver::lbfgs`]) with its settings.
+    Lbfgs(LbfgsOptions),
+    /// Projected SGD ([`crate::solver::sgd`]) with its settings.
+    Sgd(SgdOptions),
+    /// The rule of [`SolverKind::Auto`]; the settings are those of its L-BFGS stage.
+    Auto(LbfgsOptions),
+}
+
+impl Default for Solver {
+    fn default() -> Self {
+        Solver::Auto(LbfgsOptions::default())
+    }
+}
+
+impl From<SolverKind> for Solver {
+    /// The solver `kind` with default settings.
+    fn from(kind: SolverKind) -> Self {
+        match kind {
+            SolverKind::Newton => Solver::Newton,
+            SolverKind::NewtonCg => Solver::NewtonCg,
+            SolverKind::Lbfgs => Solver::Lbfgs(LbfgsOptions::default()),
+            SolverKind::Sgd => Solver::Sgd(SgdOptions::default()),
+            SolverKind::Auto => Solver::Auto(LbfgsOptions::default()),
+        }
+    }
+}
+
+impl Solver {
+    /// Which solver this is.
+    pub fn kind(&self) -> SolverKind {
+        match self {
+            Solver::Newton => SolverKind::Newton,
+            Solver::NewtonCg => SolverKind::NewtonCg,
+            Solver::Lbfgs(_) => SolverKind::Lbfgs,
+            Solver::Sgd(_) => SolverKind::Sgd,
+            Solver::Auto(_) => SolverKind::Auto,
+        }
+    }
+    /// The CLI name ([`SolverKind::name`]).
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+    /// Checks the settings ([`LbfgsOptions::validate`], [`SgdOptions::validate`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] naming the first invalid setting.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            Solver::Lbfgs(o) | Solver::Auto(o) => o.validate(),
+            Solver::Sgd(o) => o.validate(),
+            Solver::Newton | Solver::NewtonCg => Ok(()),
+        }
+    }
+}
+
 /// Everything [`fit`] (and, with `S = `[`GroupLossSpec`](crate::loss::GroupLossSpec),
 /// [`fit_kwise`]) needs besides the data.
 #[derive(Debug, Clone)]
@@ -198,38 +273,31 @@ pub struct FitOptions<S = LossSpec> {
     pub ridge: f64,
     /// Linear term `b` (length `d`), e.g. the objective-perturbation noise.
     pub linear_term: Option<Vec<f64>>,
-    /// Solver.
-    pub solver: SolverKind,
+    /// The solver and its settings.
+    pub solver: Solver,
     /// Stopping rules and parallelism.
     pub control: Control,
     /// Warm start.
     pub theta0: Option<Vec<f64>>,
-    /// Settings used when `solver` is [`SolverKind::Lbfgs`].
-    pub lbfgs: LbfgsOptions,
-    /// Settings used when `solver` is [`SolverKind::Sgd`].
-    pub sgd: SgdOptions,
 }
 
 impl<S> FitOptions<S> {
-    /// Defaults: no ridge, no linear term, [`SolverKind::Auto`], default [`Control`].
+    /// Defaults: no ridge, no linear term, [`Solver::Auto`], default [`Control`].
     pub fn new(loss: S, set: FeasibleSet) -> Self {
         FitOptions {
             loss,
             set,
             ridge: 0.0,
             linear_term: None,
-            solver: SolverKind::Auto,
+            solver: Solver::default(),
             control: Control::default(),
             theta0: None,
-            lbfgs: LbfgsOptions::default(),
-            sgd: SgdOptions::default(),
         }
     }
 
-    /// Checks every setting, including those of the solvers `solver` does not run (an invalid
-    /// value is an error even where it would be ignored): the ridge (finite, `≥ 0`), the linear
-    /// term and warm start (finite), [`Control::validate`], [`LbfgsOptions::validate`] and
-    /// [`SgdOptions::validate`]. [`fit`] and [`fit_kwise`] call it first.
+    /// Checks every setting: the ridge (finite, `≥ 0`), the linear term and warm start
+    /// (finite), [`Control::validate`] and [`Solver::validate`]. [`fit`] and [`fit_kwise`] call
+    /// it first.
     ///
     /// # Errors
     /// [`Error::InvalidParam`] naming the first invalid setting.
@@ -246,18 +314,21 @@ impl<S> FitOptions<S> {
             }
         }
         self.control.validate()?;
-        self.lbfgs.validate()?;
-        self.sgd.validate()
+        self.solver.validate()
     }
 }
 
-fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(obj: &O, opts: &FitOptions<S>) -> Result<SolveReport> {
+fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
+    obj: &O,
+    opts: &FitOptions<S>,
+    lbfgs_opts: &LbfgsOptions,
+) -> Result<SolveReport> {
     let (n, d) = (obj.num_samples(), obj.dim());
     let theta0 = opts.theta0.as_deref();
     match auto_solver(O::CONVEX, n, d) {
         SolverKind::Newton => newton::solve(obj, &opts.set, theta0, &opts.control),
         _ => {
-            let first = lbfgs::solve(obj, &opts.set, theta0, &opts.lbfgs, &opts.control)?;
+            let first = lbfgs::solve(obj, &opts.set, theta0, lbfgs_opts, &opts.control)?;
             let retry = matches!(
                 first.termination,
                 Termination::MaxIterations | Termination::LineSearchFailed
@@ -288,12 +359,13 @@ pub(crate) fn run_solver<O: SecondOrderObjective + SgdObjective, S>(
     obj: &O,
     opts: &FitOptions<S>,
 ) -> Result<SolveReport> {
-    match opts.solver {
-        SolverKind::Newton => newton::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.control),
-        SolverKind::NewtonCg => newton_cg::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.control),
-        SolverKind::Lbfgs => lbfgs::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.lbfgs, &opts.control),
-        SolverKind::Sgd => sgd::solve(obj, &opts.set, opts.theta0.as_deref(), &opts.sgd, &opts.control),
-        SolverKind::Auto => solve_auto(obj, opts),
+    let theta0 = opts.theta0.as_deref();
+    match &opts.solver {
+        Solver::Newton => newton::solve(obj, &opts.set, theta0, &opts.control),
+        Solver::NewtonCg => newton_cg::solve(obj, &opts.set, theta0, &opts.control),
+        Solver::Lbfgs(o) => lbfgs::solve(obj, &opts.set, theta0, o, &opts.control),
+        Solver::Sgd(o) => sgd::solve(obj, &opts.set, theta0, o, &opts.control),
+        Solver::Auto(o) => solve_auto(obj, opts, o),
     }
 }
 

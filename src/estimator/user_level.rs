@@ -18,7 +18,7 @@
 //! for simulations, recorded in the guarantee); user sampling, record sampling, the outlier
 //! coins and all noise are drawn from it in a fixed order, so a seed reproduces the run.
 
-use super::{fit_raw, no_provenance_reason, FitOptions, SolverKind};
+use super::{fit_raw, no_provenance_reason, FitOptions, Solver};
 use crate::data::{Features, PairwiseView, UserIndex};
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
@@ -47,8 +47,8 @@ pub struct UserRrOptions {
     /// The feasible set (the constraint is essential: the debiased loss is unbounded below).
     /// Default `Θ_B`.
     pub set: FeasibleSet,
-    /// The exact solver (default Newton).
-    pub solver: SolverKind,
+    /// The exact solver and its settings (default Newton).
+    pub solver: Solver,
     /// Stopping rules.
     pub control: Control,
 }
@@ -59,7 +59,7 @@ impl UserRrOptions {
         UserRrOptions {
             eps,
             set,
-            solver: SolverKind::Newton,
+            solver: Solver::Newton,
             control: Control::default(),
         }
     }

@@ -102,7 +102,7 @@ pub fn fixture_options(fx: &Fixture) -> privpref::estimator::FitOptions {
     );
     opts.ridge = fx.ridge;
     opts.linear_term = fx.linear_term.clone();
-    opts.solver = privpref::estimator::SolverKind::Newton;
+    opts.solver = privpref::estimator::SolverKind::Newton.into();
     opts
 }
 

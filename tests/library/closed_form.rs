@@ -24,7 +24,7 @@ fn every_fixture(solver: SolverKind) {
     let all = fixtures();
     for fx in &all {
         let mut opts = fixture_options(fx);
-        opts.solver = solver;
+        opts.solver = solver.into();
         let m = privpref::estimator::fit(fixture_view(fx), &opts).unwrap();
         let r = &m.report;
         assert_eq!(r.solver, solver.name());

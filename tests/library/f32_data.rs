@@ -4,7 +4,7 @@
 //! original f64 data only by the data's own rounding (checked against a bound).
 
 use privpref::data::{Features, PairwiseView};
-use privpref::estimator::{fit, FitOptions, SolverKind};
+use privpref::estimator::{fit, FitOptions, Solver, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::kernels::{self, Rows};
 use privpref::loss::{LossSpec, RrDebiased};
@@ -79,9 +79,15 @@ fn every_solver_gives_the_bits_of_the_widened_data_and_the_f64_answer_to_roundin
     let vorig = PairwiseView::new(&x, n, d, &y, None).unwrap();
     for solver in [SolverKind::Newton, SolverKind::Lbfgs, SolverKind::Sgd, SolverKind::Auto] {
         let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
-        o.solver = solver;
-        // (The theory step is refused on this data as unstable: a constant step instead.)
-        o.sgd.step = privpref::solver::sgd::StepRule::Const(0.05);
+        o.solver = match solver {
+            // (The theory step is refused on this data as unstable: a constant step instead.)
+            SolverKind::Sgd => {
+                let mut s = privpref::solver::sgd::SgdOptions::default();
+                s.step = privpref::solver::sgd::StepRule::Const(0.05);
+                Solver::Sgd(s)
+            }
+            other => other.into(),
+        };
         let a = fit(v32, &o).unwrap();
         let b = fit(v64, &o).unwrap();
         assert_eq!(bits(&a.theta), bits(&b.theta), "{solver:?}");

@@ -21,7 +21,7 @@
 use crate::common;
 use common::independent_kkt;
 use privpref::data::PairwiseView;
-use privpref::estimator::{fit, FitOptions, SolverKind};
+use privpref::estimator::{fit, FitOptions, Solver, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::objective::Objective;
@@ -252,9 +252,9 @@ enum Outcome {
 fn options(c: &Case, solver: SolverKind) -> FitOptions {
     let mut o = FitOptions::new(c.loss, c.set);
     o.ridge = c.ridge;
-    o.solver = solver;
+    o.solver = solver.into();
     if solver == SolverKind::Sgd {
-        o.sgd = {
+        o.solver = Solver::Sgd({
             let mut o = SgdOptions::default();
             o.step = StepRule::Const(0.05);
             o.batch = 8;
@@ -263,7 +263,7 @@ fn options(c: &Case, solver: SolverKind) -> FitOptions {
             o.seed = 1;
             o.average = Averaging::Polyak;
             o
-        };
+        });
     }
     o
 }

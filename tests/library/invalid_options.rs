@@ -6,13 +6,14 @@
 use privpref::data::{GroupLabels, GroupView};
 use privpref::estimator::central::default_beta;
 use privpref::estimator::user_level::{aup_rlhf, AupOptions};
-use privpref::estimator::{fit, fit_kwise, FitOptions, SolverKind};
+use privpref::estimator::{fit, fit_kwise, FitOptions, Solver, SolverKind};
 use privpref::feasible::{FeasibleSet, Radius};
 use privpref::loss::{GroupLossSpec, LossSpec};
 use privpref::mechanism::simulation_rng;
 use privpref::privacy::NoiseRng;
 use privpref::sim::{btl_pairs, btl_users_equal, theta_star, UserFeatures};
-use privpref::solver::sgd::StepRule;
+use privpref::solver::lbfgs::LbfgsOptions;
+use privpref::solver::sgd::{SgdOptions, StepRule};
 use privpref::Error;
 
 /// Negative, zero, NaN, infinite and subnormal.
@@ -68,7 +69,7 @@ fn extreme_valid_radii_give_finite_feasible_answers() {
                 SolverKind::Auto,
             ] {
                 let mut o = FitOptions::new(LossSpec::Mle, set);
-                o.solver = solver;
+                o.solver = solver.into();
                 let m = fit(view, &o).unwrap();
                 assert!(m.theta.iter().all(|v| v.is_finite()), "{r} {solver:?}: {:?}", m.theta);
                 assert!(
@@ -126,54 +127,25 @@ fn fit_options_are_validated_at_the_entry_point() {
         assert_eq!(name(&|o| o.control.norm_cap = v), "norm-cap", "{v}");
     }
     assert_eq!(name(&|o| o.control.observe_every = 0), "observe-every");
-    // Settings of the solvers that do not run.
-    for solver in [
-        SolverKind::Newton,
-        SolverKind::NewtonCg,
-        SolverKind::Sgd,
-        SolverKind::Auto,
+    // The settings of the chosen solver (those of a solver that does not run cannot be
+    // given: `Solver` carries only its own).
+    let mut lbfgs = LbfgsOptions::default();
+    lbfgs.memory = 0;
+    assert_eq!(name(&|o| o.solver = Solver::Lbfgs(lbfgs)), "memory");
+    assert_eq!(name(&|o| o.solver = Solver::Auto(lbfgs)), "memory");
+    let sgd = |f: &dyn Fn(&mut SgdOptions)| {
+        let mut s = SgdOptions::default();
+        f(&mut s);
+        Solver::Sgd(s)
+    };
+    assert_eq!(name(&|o| o.solver = sgd(&|s| s.batch = 0)), "batch");
+    assert_eq!(name(&|o| o.solver = sgd(&|s| s.epochs = 0)), "epochs");
+    for rule in [
+        StepRule::Const(f64::NAN),
+        StepRule::InvT(-1.0),
+        StepRule::TheoryLambda(0.0),
     ] {
-        assert_eq!(
-            name(&|o| {
-                o.solver = solver;
-                o.lbfgs.memory = 0;
-            }),
-            "memory"
-        );
-    }
-    for solver in [
-        SolverKind::Newton,
-        SolverKind::NewtonCg,
-        SolverKind::Lbfgs,
-        SolverKind::Auto,
-    ] {
-        assert_eq!(
-            name(&|o| {
-                o.solver = solver;
-                o.sgd.batch = 0;
-            }),
-            "batch"
-        );
-        assert_eq!(
-            name(&|o| {
-                o.solver = solver;
-                o.sgd.epochs = 0;
-            }),
-            "epochs"
-        );
-        for rule in [
-            StepRule::Const(f64::NAN),
-            StepRule::InvT(-1.0),
-            StepRule::TheoryLambda(0.0),
-        ] {
-            assert_eq!(
-                name(&|o| {
-                    o.solver = solver;
-                    o.sgd.step = rule;
-                }),
-                "step"
-            );
-        }
+        assert_eq!(name(&|o| o.solver = sgd(&|s| s.step = rule)), "step");
     }
     // The same for K-wise fits.
     let x: Vec<f64> = (0..5)
@@ -183,7 +155,9 @@ fn fit_options_are_validated_at_the_entry_point() {
     let g = GroupView::new(&x, 5, 3, 3, GroupLabels::Choice(&y), None).unwrap();
     let mut o = FitOptions::new(GroupLossSpec::PlTop1, FeasibleSet::theta_b(2.0).unwrap());
     assert!(fit_kwise(g, &o).unwrap().report.converged());
-    o.sgd.epochs = 0;
+    let mut s = SgdOptions::default();
+    s.epochs = 0;
+    o.solver = Solver::Sgd(s);
     assert_eq!(param_name(fit_kwise(g, &o).map(|m| m.theta)), "epochs");
 }
 
@@ -194,9 +168,11 @@ fn lbfgs_memory_of_any_size() {
     let data = small_view_data();
     let view = data.view().unwrap();
     let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
-    o.solver = SolverKind::Lbfgs;
+    o.solver = SolverKind::Lbfgs.into();
     let reference = fit(view, &o).unwrap();
-    o.lbfgs.memory = usize::MAX;
+    let mut lbfgs = LbfgsOptions::default();
+    lbfgs.memory = usize::MAX;
+    o.solver = Solver::Lbfgs(lbfgs);
     let m = fit(view, &o).unwrap();
     assert!(m.report.converged());
     let diff = m

@@ -32,9 +32,9 @@ fn mle_rr_from_a_far_start_meets_negative_curvature() {
         set.project(&mut start);
         let mut o = FitOptions::new(LossSpec::MleRr { eps }, set);
         o.theta0 = Some(start);
-        o.solver = SolverKind::NewtonCg;
+        o.solver = SolverKind::NewtonCg.into();
         let r = fit(view, &o).unwrap().report;
-        o.solver = SolverKind::Newton;
+        o.solver = SolverKind::Newton.into();
         let nr = fit(view, &o).unwrap().report;
         eprintln!(
             "{}: newton-cg {} ({} it, {} CG, {} negative-curvature directions, {} shifted steps, KKT {:.2e}, F {}), \
@@ -94,7 +94,7 @@ fn newton_cg_is_bit_identical_across_thread_counts_and_counts_its_passes() {
             .unwrap()
             .install(|| {
                 let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
-                o.solver = SolverKind::NewtonCg;
+                o.solver = SolverKind::NewtonCg.into();
                 fit(view, &o).unwrap().report
             })
     };
@@ -123,7 +123,7 @@ fn newton_cg_is_bit_identical_across_thread_counts_and_counts_its_passes() {
     }
     // And the answer is Newton's.
     let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
-    o.solver = SolverKind::Newton;
+    o.solver = SolverKind::Newton.into();
     let nr = fit(view, &o).unwrap().report;
     let dt = inf_dist(&nr.theta, &r1.theta);
     eprintln!(

@@ -26,7 +26,7 @@ const MAX_ITER: usize = 500;
 fn solve(name: &str, solver: SolverKind, obs: Option<(SharedObserver, usize)>) -> Result<SolveReport, String> {
     let fx = fixture(name);
     let mut o = fixture_options(&fx);
-    o.solver = solver;
+    o.solver = solver.into();
     o.control.max_iter = MAX_ITER;
     if let Some((ob, every)) = obs {
         o.control.observer = Some(ob);

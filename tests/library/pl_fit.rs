@@ -15,7 +15,7 @@
 //!   Algorithm 1's K-RR step, the theory step constants, and trajectory comparisons.
 
 use privpref::data::{trajectory_pairs, GroupLabels, GroupView, PairwiseView};
-use privpref::estimator::{fit, fit_kwise, FitOptions, SolverKind};
+use privpref::estimator::{fit, fit_kwise, FitOptions, Solver, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::{GroupLossSpec, LossSpec, PlKrrDebiased, PlRanking, PlTop1};
 use privpref::mechanism::{simulation_rng, KaryRr, Mechanism};
@@ -112,7 +112,7 @@ fn max_diff(a: &[f64], b: &[f64]) -> f64 {
 
 fn opts(loss: GroupLossSpec, set: FeasibleSet, solver: SolverKind) -> FitOptions<GroupLossSpec> {
     let mut o = FitOptions::new(loss, set);
-    o.solver = solver;
+    o.solver = solver.into();
     o
 }
 
@@ -239,7 +239,7 @@ fn k2_plackett_luce_equals_btl_to_1e_12() {
             let pv = pw.view().unwrap();
             let a = fit_kwise(view, &opts(spec, set, SolverKind::Newton)).unwrap();
             let mut po = FitOptions::new(pair_loss, set);
-            po.solver = SolverKind::Newton;
+            po.solver = SolverKind::Newton.into();
             let b = fit(pv, &po).unwrap();
             assert!(a.report.converged() && b.report.converged(), "{spec:?} {set:?}");
             let err = max_diff(&a.theta, &b.theta);
@@ -369,7 +369,7 @@ fn sgd_approaches_the_exact_minimiser() {
         let set = FeasibleSet::theta_b(5.0).unwrap();
         let exact = fit_kwise(view, &opts(spec, set, SolverKind::Newton)).unwrap();
         let mut o = opts(spec, set, SolverKind::Sgd);
-        o.sgd = {
+        o.solver = Solver::Sgd({
             let mut o = SgdOptions::default();
             o.step = StepRule::InvT(2.0);
             o.batch = 10;
@@ -378,7 +378,7 @@ fn sgd_approaches_the_exact_minimiser() {
             o.seed = 3;
             o.average = Averaging::Polyak;
             o
-        };
+        });
         let s = fit_kwise(view, &o).unwrap();
         let err = max_diff(&s.theta, &exact.theta);
         eprintln!(

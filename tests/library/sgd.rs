@@ -825,7 +825,7 @@ fn invalid_options_are_typed_errors() {
     ));
     // Through `fit` too.
     let mut fo = FitOptions::new(LossSpec::DebiasedRr { eps: 1.0 }, FeasibleSet::Unconstrained);
-    fo.solver = privpref::estimator::SolverKind::Sgd;
+    fo.solver = privpref::estimator::SolverKind::Sgd.into();
     assert!(matches!(fit(view, &fo), Err(Error::InvalidParam { name: "step", .. })));
     fo.set = set;
     let m = fit(view, &fo).unwrap();

@@ -41,7 +41,7 @@
 use crate::common;
 use common::{fixture_options, fixtures};
 use privpref::data::PairwiseView;
-use privpref::estimator::{fit, FitOptions, SolverKind};
+use privpref::estimator::{fit, FitOptions, Solver, SolverKind};
 use privpref::feasible::{helmert, FeasibleSet};
 use privpref::loss::LossSpec;
 use privpref::mechanism::{simulation_rng, Mechanism, RandomizedResponse};
@@ -119,13 +119,13 @@ impl Problem {
     }
     fn solve(&self, solver: SolverKind, memory: usize) -> privpref::Result<SolveReport> {
         let mut o = self.opts.clone();
-        o.solver = solver;
+        o.solver = solver.into();
         if solver == SolverKind::Lbfgs {
-            o.lbfgs = {
+            o.solver = Solver::Lbfgs({
                 let mut o = LbfgsOptions::default();
                 o.memory = memory;
                 o
-            };
+            });
             o.control.max_iter = LBFGS_MAX_ITER;
         }
         if solver == SolverKind::NewtonCg {
@@ -300,7 +300,7 @@ fn generated_problems() -> Vec<Problem> {
                     Expect::Either
                 };
                 let mut opts = FitOptions::new(*loss, *set);
-                opts.solver = SolverKind::Newton;
+                opts.solver = SolverKind::Newton.into();
                 out.push(Problem {
                     source: format!("generated {}", ds.name),
                     x: ds.x.clone(),
@@ -907,7 +907,7 @@ fn auto_solver_follows_its_rule_and_agrees_with_newton() {
         let set = FeasibleSet::theta_b(2.0).unwrap();
         let newton = fit(view, &FitOptions::new(loss, set)).unwrap();
         let mut o = FitOptions::new(loss, set);
-        o.solver = SolverKind::Auto;
+        o.solver = SolverKind::Auto.into();
         let auto = fit(view, &o).unwrap();
         assert!(auto.report.converged(), "{loss:?}: {:?}", auto.report.termination);
         assert_eq!(auto.report.solver, first, "{loss:?}");
@@ -921,11 +921,11 @@ fn auto_solver_follows_its_rule_and_agrees_with_newton() {
     }
     // Fallback: an L-BFGS budget too small to converge hands over to Newton, which finishes.
     let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
-    o.solver = SolverKind::Auto;
+    o.solver = SolverKind::Auto.into();
     o.control.max_iter = 1;
     let auto = fit(view, &o).unwrap();
     let mut lo = o.clone();
-    lo.solver = SolverKind::Lbfgs;
+    lo.solver = SolverKind::Lbfgs.into();
     let lbfgs = fit(view, &lo).unwrap();
     assert!(!lbfgs.report.converged(), "the fixture must exhaust L-BFGS's budget");
     assert_eq!(auto.report.solver, "newton");
@@ -943,12 +943,13 @@ fn auto_solver_follows_its_rule_and_agrees_with_newton() {
     let data = btl_pairs(4000, &theta, &mut simulation_rng(8)).unwrap();
     let view = data.view().unwrap();
     let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
-    o.solver = SolverKind::Lbfgs;
+    let mut memory_one = LbfgsOptions::default();
+    memory_one.memory = 1;
+    o.solver = Solver::Lbfgs(memory_one);
     o.control.max_iter = 2;
-    o.lbfgs.memory = 1;
     let lbfgs = fit(view, &o).unwrap();
     assert!(!lbfgs.report.converged(), "L-BFGS must run out of its budget of 20");
-    o.solver = SolverKind::Auto;
+    o.solver = Solver::Auto(memory_one);
     let auto = fit(view, &o).unwrap();
     let newton = fit(
         view,
@@ -1007,7 +1008,7 @@ fn lbfgs_checks_column_scales_on_a_sample_before_a_pass() {
         );
         let newton = fit(view, &FitOptions::new(LossSpec::Mle, set)).unwrap();
         let mut o = FitOptions::new(LossSpec::Mle, set);
-        o.solver = SolverKind::Lbfgs;
+        o.solver = SolverKind::Lbfgs.into();
         let lb = fit(view, &o).unwrap();
         assert!(lb.report.converged(), "{}: {:?}", ds.name, lb.report.termination);
         assert_eq!(lb.report.counts.setup_passes, want_setup, "{}: setup passes", ds.name);

@@ -152,7 +152,7 @@ fn user_rr_estimator_is_the_exact_constrained_minimiser() {
         );
         // L-BFGS reaches the same point.
         let mut o = UserRrOptions::new(eps, set);
-        o.solver = privpref::estimator::SolverKind::Lbfgs;
+        o.solver = privpref::estimator::SolverKind::Lbfgs.into();
         let m2 = fit_user_rr(view, &ud.users, &o).unwrap();
         let diff = model
             .theta

@@ -21,9 +21,10 @@
 
 use crate::common;
 use common::{fixture, fixture_options, fixture_view, independent_kkt, Fixture};
-use privpref::estimator::{fit, FitOptions, SolverKind};
+use privpref::estimator::{fit, FitOptions, Solver, SolverKind};
 use privpref::feasible::{center, norm, FeasibleSet};
 use privpref::objective::Objective;
+use privpref::solver::lbfgs::LbfgsOptions;
 use privpref::solver::sgd::{Averaging, SgdOptions, StepRule};
 use privpref::solver::{SolveReport, Termination};
 use privpref::{with_loss, Error};
@@ -41,13 +42,13 @@ const PROBLEMS: [&str; 5] = [
 /// Options for `solver` on a fixture, warm-started at `theta0`.
 fn options(fx: &Fixture, solver: SolverKind, sgd: Option<SgdOptions>, theta0: Option<Vec<f64>>) -> FitOptions {
     let mut o = fixture_options(fx);
-    o.solver = solver;
+    o.solver = solver.into();
     o.theta0 = theta0;
     if solver == SolverKind::Lbfgs {
         o.control.max_iter = 10_000;
     }
     if let Some(s) = sgd {
-        o.sgd = s;
+        o.solver = Solver::Sgd(s);
     }
     o
 }
@@ -474,7 +475,9 @@ fn lbfgs_without_polishing_stops_at_the_tolerance() {
             continue;
         }
         let mut q = o.clone();
-        q.lbfgs.polish_iters = 0;
+        let mut lbfgs = LbfgsOptions::default();
+        lbfgs.polish_iters = 0;
+        q.solver = Solver::Lbfgs(lbfgs);
         let quick = solve(&fx, &q).unwrap_or_else(|e| panic!("{}: {e}", fx.name));
         assert!(quick.termination.is_converged(), "{}: {:?}", fx.name, quick.termination);
         assert!(

@@ -8,7 +8,7 @@
 
 use privpref::data::npy::{self, header};
 use privpref::data::PairwiseView;
-use privpref::estimator::{fit, FitOptions, SolverKind};
+use privpref::estimator::{fit, FitOptions, Solver, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::{Loss, LossSpec};
 use privpref::mechanism::{simulation_rng, Mechanism, RandomizedResponse};
@@ -78,7 +78,7 @@ fn main() -> privpref::Result<()> {
                 SolverKind::Lbfgs,
             ] {
                 let mut o = FitOptions::new(loss, set);
-                o.solver = solver;
+                o.solver = solver.into();
                 let r = fit(view, &o)?.report;
                 println!(
                     "| {big:e} | {} | {} | {} | {} | {:.1e} | {:.1e} | {:.6e} |",
@@ -130,12 +130,12 @@ fn main() -> privpref::Result<()> {
         exact.report.termination
     );
     let mut o = FitOptions::new(loss2, set);
-    o.solver = SolverKind::Sgd;
+    o.solver = SolverKind::Sgd.into();
     match fit(view2, &o) {
         Ok(m) => println!("- sgd, default step: error {:.4}", err(&m.theta)),
         Err(e) => println!("- sgd, default step: error: {e}"),
     }
-    o.sgd = {
+    o.solver = Solver::Sgd({
         let mut o = SgdOptions::default();
         o.step = StepRule::Const(1.0 / (0.25 * (0.5f64).tanh() * 100.0));
         o.batch = 64;
@@ -144,7 +144,7 @@ fn main() -> privpref::Result<()> {
         o.seed = 1;
         o.average = Averaging::Polyak;
         o
-    };
+    });
     let m = fit(view2, &o)?;
     println!(
         "- sgd, batch 64, η = 1/L̄, Polyak averaging: error {:.4}, {} (relative KKT {:.1e})",
@@ -172,9 +172,9 @@ fn main() -> privpref::Result<()> {
         let view = PairwiseView::new(&x, n3, d3, &dat.y, None)?;
         let set3 = FeasibleSet::theta_b(100.0)?;
         let mut o = FitOptions::new(LossSpec::Mle, set3);
-        o.solver = SolverKind::Newton;
+        o.solver = Solver::Newton;
         let nw = fit(view, &o)?;
-        o.solver = SolverKind::Lbfgs;
+        o.solver = SolverKind::Lbfgs.into();
         let lb = fit(view, &o)?;
         let dist = lb
             .theta

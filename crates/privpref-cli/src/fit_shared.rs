@@ -54,15 +54,13 @@ impl FitArgs {
         let mut opts = FitOptions::new(loss, set);
         opts.ridge = self.ridge;
         opts.linear_term = self.linear_term.as_ref().map(npy::read_vector).transpose()?;
-        opts.solver = solver;
         opts.theta0 = self.theta0.as_ref().map(npy::read_vector).transpose()?;
         opts.control = self.control();
         if solver == SolverKind::Sgd {
             opts.control.observer = Some(Arc::new(super::progress::StepBar::new()));
             opts.control.observe_every = (solver_args::sgd_steps(&settings.sgd, n) / 1000).max(1);
         }
-        opts.lbfgs = settings.lbfgs;
-        opts.sgd = settings.sgd;
+        opts.solver = settings.solver(solver);
         Ok(opts)
     }
 }

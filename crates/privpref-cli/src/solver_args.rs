@@ -2,7 +2,7 @@
 //! `--step`, `--shuffle`, `--average` for SGD): parsing, checks against the chosen solver, and
 //! their JSON record.
 
-use privpref::estimator::SolverKind;
+use privpref::estimator::{Solver, SolverKind};
 use privpref::solver::lbfgs::LbfgsOptions;
 use privpref::solver::sgd::{Averaging, SgdOptions, StepRule};
 use privpref::Error;
@@ -34,6 +34,18 @@ pub struct Settings {
     pub lbfgs: LbfgsOptions,
     /// For `--solver sgd` (defaults otherwise, but for the seed).
     pub sgd: SgdOptions,
+}
+
+impl Settings {
+    /// The library's solver `kind` with these settings.
+    pub fn solver(&self, kind: SolverKind) -> Solver {
+        match kind {
+            SolverKind::Lbfgs => Solver::Lbfgs(self.lbfgs),
+            SolverKind::Sgd => Solver::Sgd(self.sgd),
+            SolverKind::Auto => Solver::Auto(self.lbfgs),
+            other => other.into(),
+        }
+    }
 }
 
 /// Checks that every given option applies to `solver`, parses and validates the values, and

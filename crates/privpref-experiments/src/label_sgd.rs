@@ -213,7 +213,7 @@ pub fn label_sgd_comparison(cfg: &LabelSgdConfig, progress: &(dyn Fn() + Sync)) 
             // Clear-label ERM (exact).
             let gv = GroupView::new(&feats, cfg.n, k, k * d, GroupLabels::Choice(&data.y), None)?;
             let mut fo = FitOptions::new(GroupLossSpec::PlTop1, set);
-            fo.solver = SolverKind::Lbfgs;
+            fo.solver = SolverKind::Lbfgs.into();
             fo.control = control.clone();
             let fit = fit_kwise(gv, &fo)?;
             let (a, e) = eval(&fit.theta)?;
@@ -323,7 +323,7 @@ pub fn label_sgd_comparison(cfg: &LabelSgdConfig, progress: &(dyn Fn() + Sync)) 
                 let yt = KaryRr::new(eps, k)?.randomize(&data.y, &mut rng)?;
                 let gv = GroupView::new(&feats, cfg.n, k, k * d, GroupLabels::Choice(&yt), None)?;
                 let mut fo = FitOptions::new(GroupLossSpec::PlKrr { eps }, set);
-                fo.solver = SolverKind::Lbfgs;
+                fo.solver = SolverKind::Lbfgs.into();
                 fo.control = control.clone();
                 let fit = fit_kwise(gv, &fo)?;
                 let (a, e) = eval(&fit.theta)?;

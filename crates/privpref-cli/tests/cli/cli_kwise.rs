@@ -421,7 +421,7 @@ fn fits_match_the_library_for_every_label_dtype() {
     let rview = GroupView::new(&inp.x, N, K, D, GroupLabels::Ranking(&inp.ranking), None).unwrap();
     for (top, solver) in [(None, "newton"), (Some(1usize), "lbfgs")] {
         let mut opts = FitOptions::new(GroupLossSpec::PlRanking { top }, set);
-        opts.solver = privpref::estimator::SolverKind::parse(solver).unwrap();
+        opts.solver = privpref::estimator::SolverKind::parse(solver).unwrap().into();
         let lib = fit_kwise(rview, &opts).unwrap();
         let mut args = vec![
             "fit".to_string(),

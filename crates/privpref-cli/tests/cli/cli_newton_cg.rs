@@ -59,7 +59,7 @@ fn cli_runs_newton_cg() {
         .map(|t| t.as_f64().unwrap())
         .collect();
     let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
-    o.solver = SolverKind::NewtonCg;
+    o.solver = SolverKind::NewtonCg.into();
     let lib = fit(data.view().unwrap(), &o).unwrap();
     assert_eq!(bits(&cli), bits(&lib.theta));
     let nv = run("newton");
