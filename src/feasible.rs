@@ -82,6 +82,18 @@ pub enum FeasibleSet {
     Unconstrained,
 }
 
+/// `{"constraint": name, "radius": B or null}`, the CLI's keys.
+#[cfg(feature = "serde")]
+impl serde::Serialize for FeasibleSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("constraint", self.name())?;
+        m.serialize_entry("radius", &self.radius())?;
+        m.end()
+    }
+}
+
 impl FeasibleSet {
     /// `Θ_B` with a validated radius.
     ///

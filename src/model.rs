@@ -16,11 +16,14 @@ use crate::solver::SolveReport;
 /// loss specification: [`LossSpec`] for pairwise fits,
 /// [`GroupLossSpec`](crate::loss::GroupLossSpec) for K-wise fits.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct FitConfig<S = LossSpec> {
     /// Loss (with its privacy level for the RR losses).
+    #[cfg_attr(feature = "serde", serde(flatten))]
     pub loss: S,
     /// Feasible set.
+    #[cfg_attr(feature = "serde", serde(flatten))]
     pub set: FeasibleSet,
     /// Ridge `β` of `(β/2W)‖θ‖²`.
     pub ridge: f64,
@@ -57,6 +60,7 @@ impl<S> FitConfig<S> {
 ///   objective: their report ends [`Completed`](crate::solver::Termination::Completed) with the
 ///   certificate's values `NaN` and only the step count and time filled in.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct Fit<D = Local> {
     /// The estimate `θ̂`.
@@ -107,6 +111,7 @@ const REFUSED: &str = "guarantee refused: ";
 /// [`fit_kwise`](crate::estimator::fit_kwise), the user-level RR fit, loss (14)): its
 /// configuration and the provenance of its labels.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct Local<S = LossSpec> {
     /// The configuration that produced the fit.

@@ -161,6 +161,7 @@ pub fn default_beta(n: usize, set: &FeasibleSet) -> Result<f64> {
 /// achieved Euclidean KKT residual `‖θ − Π(θ − ∇F)‖` of the minimiser is the report's
 /// `certificate.projected_gradient`.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct ObjPertDetail {
     /// The configuration of the perturbed objective (logistic loss, ridge `β`, linear term).

@@ -98,6 +98,7 @@ impl PrivateMleOptions {
 /// `allow_unguaranteed`; [`Fit::refusal`] says why), and its `report` the non-private
 /// diagnostic of `θ̂`: never release the report.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct PrivateMleDetail {
     /// The configuration of the perturbed objective (logistic loss, ridge `2αn`, linear term).

@@ -78,6 +78,7 @@ pub fn fit_loss14(data: PairwiseView<'_>, eps: Option<f64>, radius: f64) -> Resu
 /// log-linear policy `π_{θ̂'}`; its `report` and `guarantee` are those of the underlying loss
 /// (14) fit of `θ̂`.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct DpoDetail {
     /// `θ̂`, the estimate of `θ_true = β(θ* − θ_sft)` (the reward-difference parameter).

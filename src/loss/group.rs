@@ -67,6 +67,11 @@ pub trait GroupLoss: Send + Sync + Clone + std::fmt::Debug {
 /// A group loss chosen at run time (CLI). Use [`with_group_loss!`](crate::with_group_loss) to
 /// turn it into a concrete [`GroupLoss`].
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(tag = "loss", rename_all = "kebab-case")
+)]
 pub enum GroupLossSpec {
     /// Plackett–Luce top-1 (choice) likelihood.
     PlTop1,

@@ -171,6 +171,11 @@ where
 /// A loss chosen at run time (CLI, configuration files). Use [`with_loss!`](crate::with_loss)
 /// to turn it into a concrete [`Loss`] type.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(tag = "loss", rename_all = "kebab-case")
+)]
 pub enum LossSpec {
     /// Logistic (BTL) likelihood on clear labels.
     Mle,

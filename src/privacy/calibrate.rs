@@ -229,6 +229,7 @@ impl PrivateMleParams {
 /// The constants of Algorithm 1 of "Provable protection of human judgements" (anon., 2024), with
 /// our corrections (each stated at its field; the list is in `docs/papers.md`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PrivateMleCalibration {
     /// Per-sample gradient bound `G = 2L` of the BTL loss (the paper writes the feature bound `L`
     /// in `s_b²`, which gives 4× too little variance).

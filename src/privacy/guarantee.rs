@@ -5,6 +5,7 @@ use std::fmt;
 
 /// Where the randomness that protects the data is added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 pub enum PrivacyModel {
     /// Each label is randomised by its owner before collection (label-LDP, Chowdhury, Zhou &
     /// Natarajan (2024), Def. 2.3); every estimator computed from the randomised labels is
@@ -28,6 +29,7 @@ impl PrivacyModel {
 
 /// The unit protected by the guarantee: what a neighbouring dataset changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 pub enum PrivacyUnit {
     /// One comparison (one row).
     Item,
@@ -47,6 +49,7 @@ impl PrivacyUnit {
 
 /// The neighbouring relation of the unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 pub enum Neighbouring {
     /// Only the label of one unit changes; features are public (label DP, Chowdhury, Zhou &
     /// Natarajan (2024), Def. 2.2).
@@ -104,6 +107,7 @@ impl NoiseSource {
 
 /// The assumptions a calibration relied on. The guarantee holds only if they do.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Assumptions {
     /// The feature bound `L` (`‖φ‖ ≤ L`, so `‖x_i‖ ≤ 2L`; Chowdhury, Zhou & Natarajan (2024),
     /// Assumption 2.1), stated by the
@@ -156,6 +160,32 @@ pub struct Guarantee {
     pub noise: NoiseSource,
     /// What the calibration relied on.
     pub assumptions: Assumptions,
+}
+
+/// The keys of the CLI: `eps`, `delta`, `model`, `unit`, `neighbouring`, `mechanism`, `noise`
+/// (the generator, [`NoiseSource::describe`]), `seed`, `holds_for_real_data`, the assumptions'
+/// `feature_bound`, `exactness_tol`, `radius` and `notes`.
+#[cfg(feature = "serde")]
+impl serde::Serialize for Guarantee {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let a = &self.assumptions;
+        let mut m = s.serialize_map(Some(13))?;
+        m.serialize_entry("eps", &self.eps)?;
+        m.serialize_entry("delta", &self.delta)?;
+        m.serialize_entry("model", &self.model)?;
+        m.serialize_entry("unit", &self.unit)?;
+        m.serialize_entry("neighbouring", &self.neighbouring)?;
+        m.serialize_entry("mechanism", self.mechanism)?;
+        m.serialize_entry("noise", self.noise.describe())?;
+        m.serialize_entry("seed", &self.noise.seed())?;
+        m.serialize_entry("holds_for_real_data", &self.holds_for_real_data())?;
+        m.serialize_entry("feature_bound", &a.feature_bound)?;
+        m.serialize_entry("exactness_tol", &a.exactness_tol)?;
+        m.serialize_entry("radius", &a.radius)?;
+        m.serialize_entry("notes", &a.notes)?;
+        m.end()
+    }
 }
 
 impl Guarantee {

@@ -433,6 +433,37 @@ impl Provenance {
     }
 }
 
+/// The CLI's keys: `origin`, `asserted_by_caller`, `mechanism`, `eps`, `k` (K-RR and RRTop-k),
+/// `generator`, `seed` (a simulation generator's), `simulation_only` and `description` (the
+/// `Display` text).
+#[cfg(feature = "serde")]
+impl serde::Serialize for Provenance {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let r = self.randomizer();
+        let k = match r {
+            Randomizer::Krr { k, .. } | Randomizer::RrTopK { k, .. } => Some(*k),
+            _ => None,
+        };
+        let generator = self.origin().generator();
+        let seed = match generator {
+            Some(Generator::Simulation { seed }) => Some(seed),
+            _ => None,
+        };
+        let mut m = s.serialize_map(Some(9))?;
+        m.serialize_entry("origin", self.origin().name())?;
+        m.serialize_entry("asserted_by_caller", &(self.origin() == Origin::AssertedByCaller))?;
+        m.serialize_entry("mechanism", r.name())?;
+        m.serialize_entry("eps", &r.eps())?;
+        m.serialize_entry("k", &k)?;
+        m.serialize_entry("generator", &generator.map(|g| g.name()))?;
+        m.serialize_entry("seed", &seed)?;
+        m.serialize_entry("simulation_only", &self.is_simulation_only())?;
+        m.serialize_entry("description", &self.to_string())?;
+        m.end()
+    }
+}
+
 impl fmt::Display for Provenance {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.randomizer, self.describe_origin())

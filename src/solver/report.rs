@@ -4,6 +4,7 @@ use std::time::Duration;
 
 /// Why a solver stopped. Only [`Termination::Converged`] means the KKT certificate holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 #[non_exhaustive]
 pub enum Termination {
     /// The relative KKT residual ([`crate::solver::certificate`]) at the returned point, with
@@ -85,6 +86,7 @@ impl std::fmt::Display for Termination {
 /// work done (passes over `X`, iterations, time) and the [`SolverDetail`] that only some
 /// solvers produce (Hessian shifts, negative curvature).
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct SolveReport {
     /// Solver name (`newton`).
@@ -94,15 +96,21 @@ pub struct SolveReport {
     /// Why the solver stopped.
     pub termination: Termination,
     /// What is known about the optimality of `theta`.
+    #[cfg_attr(feature = "serde", serde(flatten))]
     pub certificate: Certificate,
     /// The work done.
+    #[cfg_attr(feature = "serde", serde(flatten))]
     pub counts: Counts,
     /// What only some solvers report.
+    #[cfg_attr(feature = "serde", serde(flatten))]
     pub detail: SolverDetail,
 }
 
-/// The optimality certificate of a solver's returned point `θ`, all computed at `θ`.
+/// The optimality certificate of a solver's returned point `θ`, all computed at `θ`. With the
+/// `serde` feature a non-finite value serialises as whatever the format makes of it (`null` in
+/// `serde_json`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct Certificate {
     /// `F(θ)`.
@@ -131,6 +139,7 @@ pub struct Certificate {
 
 /// The work a solve did. [`SolveReport::data_passes`] sums the passes over `X`.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct Counts {
     /// Outer iterations: Newton steps (Hessian factorisations), L-BFGS or Newton-CG iterations,
@@ -161,12 +170,14 @@ pub struct Counts {
     pub scale_passes: usize,
     /// Refinement corrections accepted.
     pub refinement_steps: usize,
-    /// Wall time.
+    /// Wall time (serialised as `elapsed_s`, seconds).
+    #[cfg_attr(feature = "serde", serde(rename = "elapsed_s", serialize_with = "seconds"))]
     pub elapsed: Duration,
 }
 
 /// Diagnostics that only some solvers produce (0 or `NaN` for the others).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct SolverDetail {
     /// Length of the last Newton step `‖s‖` (before the final polishing step); Newton, L-BFGS
@@ -245,4 +256,10 @@ impl SolveReport {
             })
         }
     }
+}
+
+/// A duration as seconds (`f64`).
+#[cfg(feature = "serde")]
+fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
 }

@@ -23,6 +23,8 @@ mod policy_inner;
 mod provenance;
 mod rdp;
 mod robust;
+#[cfg(feature = "serde")]
+mod serialize;
 mod sgd;
 mod solver_agreement;
 mod user_level;

@@ -97,24 +97,7 @@ impl CentralArgs {
 
 /// JSON of a guarantee (`null` for none).
 pub fn guarantee_json(g: Option<&Guarantee>) -> Value {
-    match g {
-        None => Value::Null,
-        Some(g) => json!({
-            "eps": g.eps,
-            "delta": g.delta,
-            "model": g.model.as_str(),
-            "unit": g.unit.as_str(),
-            "neighbouring": g.neighbouring.as_str(),
-            "mechanism": g.mechanism,
-            "noise": g.noise.describe(),
-            "seed": g.noise.seed(),
-            "holds_for_real_data": g.holds_for_real_data(),
-            "feature_bound": g.assumptions.feature_bound,
-            "exactness_tol": g.assumptions.exactness_tol,
-            "radius": g.assumptions.radius,
-            "notes": g.assumptions.notes,
-        }),
-    }
+    serde_json::to_value(g).expect("a Guarantee serialises to JSON")
 }
 
 /// Everything `fit --central` needs from the common fit arguments.

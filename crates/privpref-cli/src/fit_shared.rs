@@ -88,7 +88,11 @@ pub fn report_json(
     seed: Option<u64>,
     threads: usize,
 ) -> Map<String, Value> {
-    let v = json!({
+    // The solver's report (certificate, counts, detail) by its derived `Serialize`, flat.
+    let Ok(Value::Object(mut m)) = serde_json::to_value(r) else {
+        unreachable!("a SolveReport serialises to a JSON object")
+    };
+    let extra = json!({
         "loss": p.loss,
         "eps": p.eps,
         "constraint": p.set.name(),
@@ -96,39 +100,16 @@ pub fn report_json(
         "ridge": p.ridge,
         "n": p.n,
         "d": p.d,
-        "theta": r.theta,
-        "objective": super::finite_or_null(r.certificate.objective),
-        "kkt_residual": super::finite_or_null(r.certificate.kkt_residual),
-        "kkt_tol": r.certificate.kkt_tol,
-        "projected_gradient": super::finite_or_null(r.certificate.projected_gradient),
-        "suboptimality_bound": r.certificate.suboptimality_bound,
-        "iterations": r.counts.iterations,
         "converged": r.converged(),
         "approximate": r.termination == privpref::solver::Termination::Completed,
-        "termination": r.termination.as_str(),
-        "solver": r.solver,
-        "elapsed_s": r.counts.elapsed.as_secs_f64(),
-        "on_boundary": r.certificate.on_boundary,
-        "multiplier": r.certificate.multiplier,
-        "certified_global": r.certificate.certified_global,
-        "hessian_shifts": r.detail.hessian_shifts,
-        "negative_curvature_rows": r.detail.negative_curvature_rows,
-        "grad_evals": r.counts.grad_evals,
-        "hessian_evals": r.counts.hessian_evals,
-        "fused_evals": r.counts.fused_evals,
-        "cg_iterations": r.counts.cg_iterations,
-        "negative_curvature_directions": r.detail.negative_curvature_directions,
-        "direction_passes": r.counts.direction_passes,
-        "setup_passes": r.counts.setup_passes,
-        "scale_passes": r.counts.scale_passes,
         "data_passes": r.data_passes(),
-        "line_search_evals": r.counts.line_search_evals,
         "threads": threads,
         "guarantee": central::guarantee_json(guarantee),
     });
-    let Value::Object(mut m) = v else {
+    let Value::Object(extra) = extra else {
         unreachable!("json! of an object literal is an object")
     };
+    m.extend(extra);
     for (k, v) in solver_args::record(solver, settings, seed) {
         m.insert(k.into(), v);
     }

@@ -315,14 +315,6 @@ fn stdout_err(e: &std::io::Error) -> Error {
     }
 }
 
-fn finite_or_null(v: f64) -> serde_json::Value {
-    if v.is_finite() {
-        json!(v)
-    } else {
-        serde_json::Value::Null
-    }
-}
-
 fn run_fit(a: FitArgs) -> Result<(), Failure> {
     if a.label.label_mechanism.is_some() || a.central.central {
         for (name, given) in [

@@ -28,7 +28,7 @@
 //! then says "asserted by the caller"); with neither, the fit carries no local guarantee and its
 //! JSON says why (`"provenance": null`, `"no_guarantee_reason"`).
 
-use privpref::privacy::{Generator, Origin, PrivatizedLabels, Provenance, Randomizer};
+use privpref::privacy::{Generator, PrivatizedLabels, Provenance, Randomizer};
 use privpref::Error;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -241,27 +241,7 @@ pub fn insert_fields(
 
 /// The `provenance` field of a result (`null` without one).
 pub fn provenance_json(p: Option<&Provenance>) -> Value {
-    let Some(p) = p else { return Value::Null };
-    let r = p.randomizer();
-    let k = match r {
-        Randomizer::Krr { k, .. } | Randomizer::RrTopK { k, .. } => Some(*k),
-        _ => None,
-    };
-    let generator = p.origin().generator();
-    json!({
-        "origin": p.origin().name(),
-        "asserted_by_caller": p.origin() == Origin::AssertedByCaller,
-        "mechanism": r.name(),
-        "eps": r.eps(),
-        "k": k,
-        "generator": generator.map(|g| g.name()),
-        "seed": match generator {
-            Some(Generator::Simulation { seed }) => Some(seed),
-            _ => None,
-        },
-        "simulation_only": p.is_simulation_only(),
-        "description": p.to_string(),
-    })
+    serde_json::to_value(p).expect("a Provenance serialises to JSON")
 }
 
 #[cfg(test)]
