@@ -24,6 +24,7 @@ mod provenance;
 mod rdp;
 mod robust;
 mod sgd;
+mod sgd_engine_bits;
 mod solver_agreement;
 mod user_level;
 mod warm_start;
