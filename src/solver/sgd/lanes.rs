@@ -210,6 +210,11 @@ pub(crate) struct Proj {
 }
 
 impl Proj {
+    /// No projection (the unconstrained set).
+    pub const NONE: Proj = Proj {
+        center: false,
+        ball: None,
+    };
     /// The projection onto `set`.
     pub fn of(set: &crate::feasible::FeasibleSet) -> Self {
         Proj {

@@ -27,6 +27,7 @@
 //! **Determinism.** The steps run on the calling thread; only the evaluation passes use
 //! [`Control::par`], and they are thread-count independent. Same inputs and seed → same bits.
 
+pub(crate) mod engine;
 mod group;
 mod lanes;
 mod minibatch;
@@ -49,7 +50,8 @@ use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::Loss;
 use crate::objective::Objective;
-use one_pass::{Setup, State};
+use engine::Iterates;
+use one_pass::{iterate_mean, Setup};
 use std::ops::Range;
 use std::time::Instant;
 
@@ -61,14 +63,15 @@ pub(crate) fn pairwise_steps<L: Loss>(
     order: Option<&[usize]>,
     batch: usize,
     steps: Range<usize>,
-    st: &mut State,
+    st: &mut Iterates,
     scratch: &mut minibatch::Scratch,
-) {
+) -> Result<()> {
     if batch == 1 {
-        one_pass::run(obj, setup, order, steps, st);
+        one_pass::run(obj, setup, order, steps, st)?;
     } else {
-        minibatch::run(obj, setup, order, batch, steps, st, scratch);
+        minibatch::run(obj, setup, order, batch, steps, st, scratch)?;
     }
+    Ok(())
 }
 
 /// How the returned point is formed from the iterates.
@@ -214,10 +217,10 @@ pub fn solve<O: SgdObjective>(
 
     let mut rep = SolveReport::blank("sgd", vec![0.0; d], Termination::Completed);
     let setup = Setup::new(obj, set, sched);
-    let st0 = State::new(d, theta0, setup.proj, opts.average);
+    let st0 = Iterates::start(d, theta0, &setup.proj, iterate_mean(opts.average, d));
     // The starting point's evaluation gives the certificate its first term magnitudes.
     let mut ev = obj.new_eval();
-    obj.evaluate(st0.output(), &mut ev);
+    obj.evaluate(&st0.output(), &mut ev);
     rep.grad_evals += 1;
     if !super::all_finite(&ev) {
         return Err(Error::Numerical(
@@ -251,7 +254,7 @@ pub fn solve<O: SgdObjective>(
                 end = end.min(k + (next - st.t));
             }
             evaluated = false;
-            obj.sgd_steps(&setup, order.as_deref(), opts.batch, k..end, &mut st, &mut scratch);
+            obj.sgd_steps(&setup, order.as_deref(), opts.batch, k..end, &mut st, &mut scratch)?;
             k = end;
             if k < per_epoch && ctl.wants_progress(st.t) {
                 ctl.notify_progress(&Progress {
@@ -260,19 +263,19 @@ pub fn solve<O: SgdObjective>(
                     budget,
                     objective: f64::NAN,
                     kkt_residual: f64::NAN,
-                    theta: st.output(),
+                    theta: &st.output(),
                 });
             }
         }
         // End of epoch: F and the KKT residual of the returned point, one full pass.
-        obj.evaluate(st.output(), &mut ev);
+        obj.evaluate(&st.output(), &mut ev);
         rep.grad_evals += 1;
         evaluated = true;
         if !super::all_finite(&ev) || st.output().iter().any(|v| !v.is_finite()) {
             termination = Termination::NonFinite;
             break;
         }
-        let est = cert.estimate(set, st.output(), &ev.grad);
+        let est = cert.estimate(set, &st.output(), &ev.grad);
         if ctl.wants_progress(st.t) {
             ctl.notify_progress(&Progress {
                 solver: "sgd",
@@ -280,7 +283,7 @@ pub fn solve<O: SgdObjective>(
                 budget,
                 objective: ev.value,
                 kkt_residual: est.relative,
-                theta: st.output(),
+                theta: &st.output(),
             });
         }
         if cert.meets(&est) {
@@ -297,15 +300,16 @@ pub fn solve<O: SgdObjective>(
     }
     if !evaluated {
         // Stopped inside an epoch: evaluate the point returned.
-        obj.evaluate(st.output(), &mut ev);
+        obj.evaluate(&st.output(), &mut ev);
         rep.grad_evals += 1;
         certified = None;
     }
 
-    let theta = st.output().to_vec();
+    let iterations = st.t;
+    let theta = st.into_output();
     rep.termination = termination;
     rep.objective = ev.value;
-    rep.iterations = st.t;
+    rep.iterations = iterations;
     // The residual of the returned point with the term magnitudes recomputed there.
     let k = match certified {
         Some(k) => k,
