@@ -10,9 +10,11 @@
 //! | [`user_dpsgd`] | Poisson user sampling, per-user averaged and clipped gradients, `N(0, σ²C²I)` once per step, `/ñ` | `(ε, δ)` from the RDP accountant | Zhang et al. (2025), App. B.1 Alg. 4 (after Chua et al. 2024), with the noise added before dividing by `ñ` (the paper prints it after) |
 //! | [`aup_rlhf`] | AdapUserPriv-SGD per phase: AboveThreshold concentration test (Δ = 2), outlier-robust mean, Gaussian noise | `(ε, δ)` as claimed by the paper | Zhang et al. (2025), Alg. 1–2, with the corrections listed at [`aup_rlhf`] |
 //!
-//! The BTL loss is the negative log-likelihood `ℓ(θ; x, y) = softplus((1−2y)xᵀθ)` with gradient
-//! `(σ(xᵀθ) − y)x` (the paper prints the log-likelihood, without the minus sign). The per-user
-//! averaged gradient is `g_u(θ) = (1/m_u) Σ_{j∈u} (σ(x_jᵀθ) − y_j) x_j`.
+//! The per-user averaged gradient is `g_u(θ) = (1/m_u) Σ_{j∈u} ℓ'(x_jᵀθ; y_j) x_j` for a pairwise
+//! [`Loss`]: the BTL negative log-likelihood `ℓ(t; y) = softplus((1−2y)t)`, `ℓ' = σ(t) − y`, by
+//! default (the paper prints the log-likelihood, without the minus sign); [`user_dpsgd`] takes
+//! any ([`UserDpSgdOptions::loss`]). Both iterative algorithms run on the projected SGD engine of
+//! [`crate::solver::sgd`], supplying the privatised gradient of each step.
 //!
 //! Every randomised algorithm takes a [`NoiseRng`] (a CSPRNG by default, a seeded generator
 //! for simulations, recorded in the guarantee); user sampling, record sampling, the outlier
@@ -28,7 +30,7 @@ use super::{fit_raw, no_provenance_reason, FitOptions, SolverKind};
 use crate::data::{Features, PairwiseView, UserIndex};
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
-use crate::loss::LossSpec;
+use crate::loss::{Logistic, Loss, LossSpec};
 use crate::math::simd::scalar::sigmoid;
 use crate::model::FittedModel;
 use crate::privacy::rdp::{Accountant, EpsilonReport};
@@ -332,6 +334,10 @@ pub struct UserDpSgdOptions {
     pub output: UserOutput,
     /// The accountant (default: proven replace relation, improved conversion, default orders).
     pub accountant: Accountant,
+    /// The pairwise loss of the per-user gradients (default [`LossSpec::Mle`], the BTL
+    /// negative log-likelihood). Clipping bounds every user's contribution whatever the loss,
+    /// so the guarantee does not depend on it.
+    pub loss: LossSpec,
 }
 
 impl UserDpSgdOptions {
@@ -351,6 +357,7 @@ impl UserDpSgdOptions {
             theta0: None,
             output: UserOutput::Last,
             accountant: Accountant::default(),
+            loss: LossSpec::Mle,
         }
     }
 }
@@ -375,10 +382,24 @@ impl UserDpSgdOptions {
 /// Draw order per step: one uniform per user (in user order) for the sampling, then for each
 /// sampled user its record draws (if subsampling), then `d` normals.
 ///
+/// The per-user gradients are those of [`UserDpSgdOptions::loss`] (`ℓ'(x_jᵀθ_t; y_j) x_j` in
+/// place of `(σ(x_jᵀθ_t) − y_j) x_j`; the default is the logistic loss).
+///
 /// # Errors
-/// [`Error::InvalidParam`] for invalid options (ε, δ, ñ ∉ (0, n], T = 0, C, η, k = 0);
-/// [`Error::Shape`] if `users` does not cover the rows; accountant errors.
+/// [`Error::InvalidParam`] for invalid options (ε, δ, ñ ∉ (0, n], T = 0, C, η, k = 0, the loss's
+/// ε); [`Error::Shape`] if `users` does not cover the rows; accountant errors.
 pub fn user_dpsgd(
+    data: PairwiseView<'_>,
+    users: &UserIndex,
+    opts: &UserDpSgdOptions,
+    rng: &mut NoiseRng,
+) -> Result<UserLevelFit> {
+    crate::with_loss!(opts.loss, |loss| user_dpsgd_with(loss, data, users, opts, rng))?
+}
+
+/// [`user_dpsgd`] with the per-user gradients of `loss`.
+fn user_dpsgd_with<L: Loss>(
+    loss: L,
     data: PairwiseView<'_>,
     users: &UserIndex,
     opts: &UserDpSgdOptions,
@@ -431,6 +452,7 @@ pub fn user_dpsgd(
     };
     let mut it = Iterates::resume(start_point(&opts.theta0, d, &opts.set)?, mean, 0);
     let mut hook = DpSgdStep::new(
+        loss,
         data,
         users,
         opts.batch_users,
@@ -444,8 +466,8 @@ pub fn user_dpsgd(
     let theta = it.into_output();
     let mut notes = base_notes(acc, opts.sampler, q);
     notes.push(format!(
-        "per-user averaged gradients clipped to C = {}; noise N(0, (sigma C)^2 I) added once per step to the sum, divided by the nominal batch {}",
-        opts.clip, opts.batch_users
+        "per-user averaged gradients of the `{}` loss clipped to C = {}; noise N(0, (sigma C)^2 I) added once per step to the sum, divided by the nominal batch {}",
+        opts.loss.name(), opts.clip, opts.batch_users
     ));
     let covered = opts.sampler == UserSampler::Poisson || q >= 1.0;
     let (guarantee, refusal) = if covered {
@@ -523,6 +545,19 @@ pub fn aup_rlhf(
     opts: &AupOptions,
     rng: &mut NoiseRng,
 ) -> Result<UserLevelFit> {
+    aup_rlhf_with(&Logistic, data, users, opts, rng)
+}
+
+/// [`aup_rlhf`] with the per-user gradients of `loss`. Not exposed: the default radius
+/// `τ = min(τ_theory, 4L)` of the concentration test is the diameter of the user gradients only
+/// for a loss with `|ℓ'| ≤ 1` (the logistic loss).
+fn aup_rlhf_with<L: Loss>(
+    loss: &L,
+    data: PairwiseView<'_>,
+    users: &UserIndex,
+    opts: &AupOptions,
+    rng: &mut NoiseRng,
+) -> Result<UserLevelFit> {
     check_eps(opts.eps)?;
     check_delta(opts.delta)?;
     crate::privacy::check_feature_bound(opts.feature_bound)?;
@@ -585,7 +620,7 @@ pub fn aup_rlhf(
     for (i, &size) in sizes.iter().enumerate() {
         let pool: Vec<usize> = (start..start + size).collect();
         start += size;
-        let out = adap_user_priv_sgd(&data, users, &pool, theta, opts, rng)?;
+        let out = adap_user_priv_sgd(loss, &data, users, &pool, theta, opts, rng)?;
         theta = out.theta.clone();
         total_steps += out.steps;
         eps_total = eps_total.max(out.at_cost + out.report.epsilon);
@@ -657,4 +692,132 @@ pub fn aup_rlhf(
         steps: total_steps,
         halted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loss::LossOut;
+    use crate::mechanism::simulation_rng;
+    use crate::sim::{btl_users, btl_users_equal, theta_star, UserFeatures};
+    use pulp::Simd;
+
+    /// The logistic loss with the derivative the user-level loops wrote by hand before they ran
+    /// on the SGD engine, `ℓ'(t; y) = σ(t) − y`. For `y = 1` it rounds differently from
+    /// [`Logistic::d1`], `−σ(−t)` (which does not cancel when `σ(t)` is close to 1).
+    #[derive(Debug, Clone, Copy)]
+    struct HandWritten;
+
+    impl Loss for HandWritten {
+        const CONVEX: bool = true;
+        const BOUNDED_BELOW: bool = true;
+        fn name(&self) -> &'static str {
+            "hand-written-btl"
+        }
+        fn value(&self, t: f64, y: u8) -> f64 {
+            Logistic.value(t, y)
+        }
+        fn d1(&self, t: f64, y: u8) -> f64 {
+            sigmoid(t) - f64::from(y)
+        }
+        fn d2(&self, t: f64, y: u8) -> f64 {
+            Logistic.d2(t, y)
+        }
+        fn recession(&self, t: f64, y: u8) -> f64 {
+            Logistic.recession(t, y)
+        }
+        fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {
+            Logistic.eval_simd(simd, t, y, out)
+        }
+        fn curvature_sup(&self) -> f64 {
+            0.25
+        }
+    }
+
+    fn hex(theta: &[f64]) -> String {
+        let h: Vec<String> = theta.iter().map(|v| format!("{:016x}", v.to_bits())).collect();
+        h.join(" ")
+    }
+
+    /// With the hand-written derivative, user-wise DP-SGD and AUP-RLHF on the engine give the
+    /// bits their own loops gave on the cases of `tests/library/sgd_engine_bits.rs` (values
+    /// recorded from those loops). With [`Logistic`] (the public entry points) only the rounding
+    /// of `ℓ'` at `y = 1` differs.
+    #[test]
+    fn the_engine_reproduces_the_bits_of_the_hand_written_loops() {
+        let th = theta_star(3, 1.0, true, &mut simulation_rng(51)).unwrap();
+        let counts: Vec<usize> = (0..30).map(|u| 2 + u % 5).collect();
+        let ud = btl_users(
+            &counts,
+            &th,
+            UserFeatures::Sphere { radius: 1.0 },
+            &mut simulation_rng(52),
+        )
+        .unwrap();
+        let uv = ud.data.view().unwrap();
+        let dp = |o: &UserDpSgdOptions, seed: u64| {
+            hex(
+                &user_dpsgd_with(HandWritten, uv, &ud.users, o, &mut NoiseRng::seeded(seed))
+                    .unwrap()
+                    .theta,
+            )
+        };
+        let o = UserDpSgdOptions::new(2.0, 1e-5, 8.0, 40, 1.0, 0.5);
+        assert_eq!(dp(&o, 61), "bfe95a2c96467d99 3ff2dca8f2abe220 40000dfc9a5df6d1");
+        let mut o = UserDpSgdOptions::new(2.0, 1e-5, 8.0, 40, 0.3, 0.5);
+        o.set = FeasibleSet::theta_b(0.8).unwrap();
+        o.output = UserOutput::Average;
+        o.theta0 = Some(vec![0.3, -0.2, 0.1]);
+        assert_eq!(dp(&o, 62), "bfc47dd350be8be8 bfaf1ab9ba1deab0 3fcc4481bf460692");
+        let mut o = UserDpSgdOptions::new(3.0, 1e-5, 10.0, 41, 1.0, 0.7);
+        o.sampler = UserSampler::FixedSize;
+        o.output = UserOutput::TailAverage;
+        o.records_per_user = Some(2);
+        o.set = FeasibleSet::ball(1.0).unwrap();
+        assert_eq!(dp(&o, 63), "bfdfcd94c73fe65b 3fcbda299102f04e 3fcb98cebb6f00cf");
+        let mut o = UserDpSgdOptions::new(1.0, 1e-5, 30.0, 25, 0.5, 1.0);
+        o.noise_multiplier = Some(0.7);
+        o.output = UserOutput::TailAverage;
+        assert_eq!(dp(&o, 64), "bfe1f587dbdf05ce 3fd60c5bf7f92691 3fd95addd6000dee");
+
+        let th = theta_star(3, 1.0, true, &mut simulation_rng(71)).unwrap();
+        let ua = btl_users_equal(
+            200,
+            5,
+            &th,
+            UserFeatures::Sphere { radius: 1.0 },
+            &mut simulation_rng(72),
+        )
+        .unwrap();
+        let av = ua.data.view().unwrap();
+        let aup = |o: &AupOptions, seed: u64| {
+            hex(
+                &aup_rlhf_with(&HandWritten, av, &ua.users, o, &mut NoiseRng::seeded(seed))
+                    .unwrap()
+                    .theta,
+            )
+        };
+        let mut o = AupOptions::new(4.0, 1e-5, 0.5);
+        o.steps = 30;
+        o.set = FeasibleSet::theta_b(1.0).unwrap();
+        assert_eq!(aup(&o, 81), "bfc83dbaf99e5d97 3fb987c324325df7 3fb6f3b2cf0a5d37");
+        let mut o2 = o.clone();
+        o2.phases = 2;
+        assert_eq!(aup(&o2, 82), "bfcdd7aa5a06ba94 3fd00cd149b91fc3 bf920fc1cb5c2793");
+        let mut o3 = o.clone();
+        o3.batch = AupBatch::Users(150.0);
+        o3.realized_batch = true;
+        o3.theta0 = Some(vec![0.1, 0.2, -0.3]);
+        assert_eq!(aup(&o3, 83), "bfb967aa80573cb6 3fc1a680bcafdaac bfa3caadf210f139");
+        let mut o4 = o.clone();
+        o4.batch = AupBatch::Users(120.0);
+        o4.sampler = UserSampler::FixedSize;
+        o4.tau = Some(1.5);
+        o4.set = FeasibleSet::Unconstrained;
+        assert_eq!(aup(&o4, 84), "400d45c101184b9b 3fe9a411db957e22 3fd2ea2b47be3a00");
+        let mut o5 = o.clone();
+        o5.tau = Some(0.4);
+        o5.steps = 50;
+        assert_eq!(aup(&o5, 85), "3fa34ab769f58206 3fda85e017dfdc81 bfdcef37051e8cc1");
+    }
 }

@@ -7,6 +7,7 @@ use super::UserSampler;
 use crate::data::{PairwiseView, UserIndex};
 use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
+use crate::loss::Loss;
 use crate::mechanism::{uniform_f64, AboveThreshold, AtCalibration};
 use crate::privacy::rdp::{Accountant, EpsilonReport};
 use crate::privacy::{gaussian_vector, NoiseRng};
@@ -203,7 +204,8 @@ pub(super) struct PhaseOut {
 /// The step hook of AdapUserPriv-SGD (Alg. 2, steps 4–12): the users' averaged gradients, the
 /// concentration test (halting on `⊥`), the outlier-robust mean and its Gaussian noise; the
 /// engine takes `θ_{t+1} = Π(θ_t − η(mean + noise))`.
-struct AupStep<'a, 'o, 'r> {
+struct AupStep<'a, 'o, 'r, L> {
+    loss: &'o L,
     data: PairwiseView<'a>,
     users: &'o UserIndex,
     pool: &'o [usize],
@@ -219,7 +221,7 @@ struct AupStep<'a, 'o, 'r> {
     noise: Vec<f64>,
 }
 
-impl StepHook<FeasibleSet> for AupStep<'_, '_, '_> {
+impl<L: Loss> StepHook<FeasibleSet> for AupStep<'_, '_, '_, L> {
     /// Draw order: the sampling uniforms, the AboveThreshold query noise, one keep coin per
     /// sampled user, then `d` normals.
     fn gradient(&mut self, _t: usize, theta: &[f64]) -> Result<Flow> {
@@ -234,7 +236,14 @@ impl StepHook<FeasibleSet> for AupStep<'_, '_, '_> {
         let mut grads = vec![0.0; k * d];
         for (a, &u) in u_t.iter().enumerate() {
             let rows: Vec<usize> = self.users.rows(u).collect();
-            user_gradient(&self.data, &rows, theta, &mut self.buf, &mut grads[a * d..(a + 1) * d]);
+            user_gradient(
+                self.loss,
+                &self.data,
+                &rows,
+                theta,
+                &mut self.buf,
+                &mut grads[a * d..(a + 1) * d],
+            );
         }
         let (score, f) = concentration(&grads, d, self.tau, nb);
         if !self.at.query(score - 0.8 * nb, self.rng)? {
@@ -267,9 +276,11 @@ impl StepHook<FeasibleSet> for AupStep<'_, '_, '_> {
     }
 }
 
-/// AdapUserPriv-SGD (Alg. 2) on the users `pool` from `theta0`, on the SGD engine; returns the
-/// average of the iterates the steps started from (`θ_1 = θ_0`, up to the halting step).
-pub(super) fn adap_user_priv_sgd(
+/// AdapUserPriv-SGD (Alg. 2) with the per-user gradients of `loss` on the users `pool` from
+/// `theta0`, on the SGD engine; returns the average of the iterates the steps started from
+/// (`θ_1 = θ_0`, up to the halting step).
+pub(super) fn adap_user_priv_sgd<L: Loss>(
+    loss: &L,
     data: &PairwiseView<'_>,
     users: &UserIndex,
     pool: &[usize],
@@ -311,6 +322,7 @@ pub(super) fn adap_user_priv_sgd(
     let steps = usize::try_from(opts.steps)
         .map_err(|_| Error::param("steps", format!("{} does not fit in usize", opts.steps)))?;
     let mut hook = AupStep {
+        loss,
         data: *data,
         users,
         pool,

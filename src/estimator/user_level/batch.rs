@@ -4,18 +4,27 @@
 
 use super::UserSampler;
 use crate::data::{PairwiseView, UserIndex};
-use crate::math::simd::scalar::sigmoid;
+use crate::loss::Loss;
 use crate::mechanism::uniform_f64;
 use rand::Rng;
 
-/// `out = (1/|rows|) Σ_{i∈rows} (σ(x_iᵀθ) − y_i) x_i` (`buf`: one row).
-pub(super) fn user_gradient(data: &PairwiseView<'_>, rows: &[usize], theta: &[f64], buf: &mut [f64], out: &mut [f64]) {
+/// The averaged gradient of the rows `rows` (one user's records) for the pairwise loss `ℓ`:
+/// `out = (1/|rows|) Σ_{i∈rows} ℓ'(x_iᵀθ; y_i) x_i` (`buf`: one row). For the logistic (BTL)
+/// loss `ℓ' = σ(x_iᵀθ) − y_i`.
+pub(super) fn user_gradient<L: Loss>(
+    loss: &L,
+    data: &PairwiseView<'_>,
+    rows: &[usize],
+    theta: &[f64],
+    buf: &mut [f64],
+    out: &mut [f64],
+) {
     out.iter_mut().for_each(|v| *v = 0.0);
     let y = data.y();
     for &i in rows {
         data.row_into(i, buf);
         let t: f64 = buf.iter().zip(theta).map(|(a, b)| a * b).sum();
-        let r = sigmoid(t) - f64::from(y[i]);
+        let r = loss.d1(t, y[i]);
         for (o, x) in out.iter_mut().zip(buf.iter()) {
             *o += r * x;
         }

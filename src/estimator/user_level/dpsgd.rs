@@ -8,11 +8,14 @@ use super::UserSampler;
 use crate::data::{PairwiseView, UserIndex};
 use crate::error::Result;
 use crate::feasible::FeasibleSet;
+use crate::loss::Loss;
 use crate::privacy::{gaussian_vector, NoiseRng};
 use crate::solver::sgd::engine::{Flow, StepHook};
 
 /// What a step of user-wise DP-SGD reads (Alg. 4).
-pub(super) struct DpSgdStep<'a, 'u, 'r> {
+pub(super) struct DpSgdStep<'a, 'u, 'r, L> {
+    /// The pairwise loss whose per-user gradients are clipped.
+    pub loss: L,
     pub data: PairwiseView<'a>,
     pub users: &'u UserIndex,
     /// All users (the sampling pool).
@@ -34,10 +37,11 @@ pub(super) struct DpSgdStep<'a, 'u, 'r> {
     pub noise: Vec<f64>,
 }
 
-impl<'a, 'u, 'r> DpSgdStep<'a, 'u, 'r> {
-    /// The hook for `data` and `users` with all buffers allocated.
+impl<'a, 'u, 'r, L: Loss> DpSgdStep<'a, 'u, 'r, L> {
+    /// The hook for `loss` on `data` and `users` with all buffers allocated.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
+        loss: L,
         data: PairwiseView<'a>,
         users: &'u UserIndex,
         batch_users: f64,
@@ -49,6 +53,7 @@ impl<'a, 'u, 'r> DpSgdStep<'a, 'u, 'r> {
     ) -> Self {
         let d = data.d();
         DpSgdStep {
+            loss,
             data,
             users,
             pool: (0..users.n_users()).collect(),
@@ -66,7 +71,7 @@ impl<'a, 'u, 'r> DpSgdStep<'a, 'u, 'r> {
     }
 }
 
-impl StepHook<FeasibleSet> for DpSgdStep<'_, '_, '_> {
+impl<L: Loss> StepHook<FeasibleSet> for DpSgdStep<'_, '_, '_, L> {
     /// `Σ_{u∈U_t} ĝ_u + N(0, σ²C²I)` with `ĝ_u = g_u/max(1, ‖g_u‖/C)`. Draw order: the sampling
     /// uniforms (user order), each sampled user's record draws, then `d` normals.
     fn gradient(&mut self, _t: usize, theta: &[f64]) -> Result<Flow> {
@@ -74,7 +79,7 @@ impl StepHook<FeasibleSet> for DpSgdStep<'_, '_, '_> {
         self.sum.iter_mut().for_each(|v| *v = 0.0);
         for &u in &batch {
             let rows = user_rows(self.users, u, self.records_per_user, self.rng);
-            user_gradient(&self.data, &rows, theta, &mut self.buf, &mut self.g);
+            user_gradient(&self.loss, &self.data, &rows, theta, &mut self.buf, &mut self.g);
             let nrm = self.g.iter().map(|v| v * v).sum::<f64>().sqrt();
             let scale = if nrm > self.clip { self.clip / nrm } else { 1.0 };
             self.sum.iter_mut().zip(&self.g).for_each(|(s, v)| *s += scale * v);

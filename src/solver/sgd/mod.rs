@@ -13,6 +13,13 @@
 //!   seeded per-epoch shuffling, Polyak–Ruppert averaging (`minibatch`).
 //! * **Step rules** — [`StepRule`]: constant (the paper's simulations, `η = 0.1`), `c/t`, and the
 //!   theory rule `1/(λt)`, `λ = γκ tanh(ε/2)` of the proof of Thm 4.5 ([`step`]).
+//! * **One step driver** — the single-sample, mini-batch and K-wise steps above, and the private
+//!   SGD estimators (label-private SGD of Ghazi et al. (2021); user-wise DP-SGD and AUP-RLHF of
+//!   Zhang et al. (2025)) all run on one crate-internal loop (module `engine`): a per-step hook
+//!   computes the stochastic gradient `g_t` — reading a row, privatising a label, clipping
+//!   per-user gradients and adding noise — and the engine owns the step counter, `η_t` from a
+//!   [`Schedule`], the update `θ_{t+1} = Π(θ_t − η_t g_t)` onto the feasible set and the
+//!   averages. Hooks are generic parameters: every loop is monomorphised.
 //!
 //! **Report.** SGD is a fixed-budget algorithm: after each epoch it evaluates `F` and the
 //! relative KKT residual ([`crate::solver::certificate`]) of the returned point with one full

@@ -14,7 +14,7 @@
 //! gradient `(∇log p₀ + ∇log p₁)/(e^ε + 1) − ∇log p_ỹ` of Algorithm 1 (their eq. (10)). The
 //! arithmetic of each step is the canonical sequence of `lanes` (shared with the
 //! replicated engine, bit for bit); `ℓ'` comes from [`Loss::eval_simd`]. The steps are the
-//! engine's ([`engine::drive`]) with a row hook, run inside one SIMD dispatch.
+//! engine's (`engine::drive` with a row hook), run inside one SIMD dispatch.
 
 use super::engine::{self, Flow, IterateMean, Iterates, StepHook};
 use super::lanes::{self, One, Proj};
