@@ -25,6 +25,8 @@ mod batch;
 mod dpsgd;
 
 pub use aup::{concentration, keep_probability, phase_sizes, theory, AupBatch, AupOptions};
+pub use batch::UserSampler;
+pub use dpsgd::{UserDpSgdOptions, UserOutput};
 
 use super::{fit_raw, no_provenance_reason, FitOptions, SolverKind};
 use crate::data::{Features, PairwiseView, UserIndex};
@@ -37,7 +39,7 @@ use crate::privacy::rdp::{Accountant, EpsilonReport};
 use crate::privacy::{
     Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit, PrivatizedLabels, Randomizer,
 };
-use crate::solver::sgd::engine::{self, IterateMean, Iterates};
+use crate::solver::sgd::engine::{self, Iterates};
 use crate::solver::sgd::Schedule;
 use crate::solver::Control;
 use aup::{adap_user_priv_sgd, PhaseOut};
@@ -191,44 +193,6 @@ fn fit_user_rr_raw(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
 // Shared pieces
 // ---------------------------------------------------------------------------------------------
 
-/// How users enter a step's batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum UserSampler {
-    /// Each user independently with probability `q = ñ/n` (what the accountant assumes).
-    #[default]
-    Poisson,
-    /// A uniformly random subset of exactly `round(ñ)` users (the paper's pseudo-code). The
-    /// Poisson accountant does not cover it: the run gets no guarantee unless `ñ = n`.
-    FixedSize,
-}
-
-impl UserSampler {
-    /// Name (reports).
-    pub fn name(&self) -> &'static str {
-        match self {
-            UserSampler::Poisson => "poisson",
-            UserSampler::FixedSize => "fixed-size",
-        }
-    }
-}
-
-/// Which point an iterative user-level algorithm returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum UserOutput {
-    /// The last iterate `θ_{T+1}`.
-    #[default]
-    Last,
-    /// The average `(1/T) Σ_{t=1}^{T} θ_t` with `θ_1 = θ_0` (Zhang et al. (2025), Alg. 2, whose
-    /// indexing leaves `θ_1` undefined: we set `θ_1 = θ_0`).
-    Average,
-    /// The average of the last `⌈T/2⌉` iterates `θ_{⌊T/2⌋+2}, …, θ_{T+1}` (suffix averaging,
-    /// Rakhlin, Shamir & Sridharan 2012): no start-up bias. Post-processing, so privacy is
-    /// unaffected.
-    TailAverage,
-}
-
 /// The result of [`user_dpsgd`] and [`aup_rlhf`].
 #[derive(Debug, Clone)]
 pub struct UserLevelFit {
@@ -302,65 +266,6 @@ fn base_notes(acc: &Accountant, sampler: UserSampler, q: f64) -> Vec<String> {
 // ---------------------------------------------------------------------------------------------
 // User-wise DP-SGD (Alg. 4)
 // ---------------------------------------------------------------------------------------------
-
-/// Options of [`user_dpsgd`] (Zhang et al. (2025), App. B.1 Alg. 4).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct UserDpSgdOptions {
-    /// Target `ε` (used to calibrate `σ` unless [`noise_multiplier`](Self::noise_multiplier) is set).
-    pub eps: f64,
-    /// `δ`.
-    pub delta: f64,
-    /// A fixed noise multiplier instead of the calibration (the guarantee then reports the
-    /// accountant's ε for it).
-    pub noise_multiplier: Option<f64>,
-    /// Expected users per step `ñ` (`q = ñ/n`).
-    pub batch_users: f64,
-    /// Steps `T`.
-    pub steps: u64,
-    /// Clip norm `C` of the per-user averaged gradient.
-    pub clip: f64,
-    /// Step size `η`.
-    pub step_size: f64,
-    /// Records per user per step (`k_i` of the paper; `None`: all of the user's records).
-    pub records_per_user: Option<usize>,
-    /// User sampler (default Poisson).
-    pub sampler: UserSampler,
-    /// Projection after each step (default none: [`FeasibleSet::Unconstrained`]).
-    pub set: FeasibleSet,
-    /// Start (default 0).
-    pub theta0: Option<Vec<f64>>,
-    /// Returned point (default the last iterate).
-    pub output: UserOutput,
-    /// The accountant (default: proven replace relation, improved conversion, default orders).
-    pub accountant: Accountant,
-    /// The pairwise loss of the per-user gradients (default [`LossSpec::Mle`], the BTL
-    /// negative log-likelihood). Clipping bounds every user's contribution whatever the loss,
-    /// so the guarantee does not depend on it.
-    pub loss: LossSpec,
-}
-
-impl UserDpSgdOptions {
-    /// Options with the given privacy target and schedule; the rest default.
-    pub fn new(eps: f64, delta: f64, batch_users: f64, steps: u64, clip: f64, step_size: f64) -> Self {
-        UserDpSgdOptions {
-            eps,
-            delta,
-            noise_multiplier: None,
-            batch_users,
-            steps,
-            clip,
-            step_size,
-            records_per_user: None,
-            sampler: UserSampler::Poisson,
-            set: FeasibleSet::Unconstrained,
-            theta0: None,
-            output: UserOutput::Last,
-            accountant: Accountant::default(),
-            loss: LossSpec::Mle,
-        }
-    }
-}
 
 /// User-wise DP-SGD (Zhang et al. (2025), App. B.1 Alg. 4, after Chua et al. 2024), with the
 /// noise added to the sum before dividing by `ñ` (the paper prints `(1/ñ)Σĝ + N(0, σ²C²I)`,
@@ -444,12 +349,7 @@ fn user_dpsgd_with<L: Loss>(
     };
     let steps = usize::try_from(opts.steps)
         .map_err(|_| Error::param("steps", format!("{} does not fit in usize", opts.steps)))?;
-    let tail_from = steps / 2; // steps t ≥ tail_from + 1 contribute θ_{t+1}
-    let mean = match opts.output {
-        UserOutput::Last => IterateMean::Last,
-        UserOutput::Average => IterateMean::before(d),
-        UserOutput::TailAverage => IterateMean::after(d, tail_from + 1),
-    };
+    let mean = opts.output.iterate_mean(d, steps);
     let mut it = Iterates::resume(start_point(&opts.theta0, d, &opts.set)?, mean, 0);
     let mut hook = DpSgdStep::new(
         loss,
@@ -692,132 +592,4 @@ fn aup_rlhf_with<L: Loss>(
         steps: total_steps,
         halted,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::loss::LossOut;
-    use crate::mechanism::simulation_rng;
-    use crate::sim::{btl_users, btl_users_equal, theta_star, UserFeatures};
-    use pulp::Simd;
-
-    /// The logistic loss with the derivative the user-level loops wrote by hand before they ran
-    /// on the SGD engine, `ℓ'(t; y) = σ(t) − y`. For `y = 1` it rounds differently from
-    /// [`Logistic::d1`], `−σ(−t)` (which does not cancel when `σ(t)` is close to 1).
-    #[derive(Debug, Clone, Copy)]
-    struct HandWritten;
-
-    impl Loss for HandWritten {
-        const CONVEX: bool = true;
-        const BOUNDED_BELOW: bool = true;
-        fn name(&self) -> &'static str {
-            "hand-written-btl"
-        }
-        fn value(&self, t: f64, y: u8) -> f64 {
-            Logistic.value(t, y)
-        }
-        fn d1(&self, t: f64, y: u8) -> f64 {
-            sigmoid(t) - f64::from(y)
-        }
-        fn d2(&self, t: f64, y: u8) -> f64 {
-            Logistic.d2(t, y)
-        }
-        fn recession(&self, t: f64, y: u8) -> f64 {
-            Logistic.recession(t, y)
-        }
-        fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {
-            Logistic.eval_simd(simd, t, y, out)
-        }
-        fn curvature_sup(&self) -> f64 {
-            0.25
-        }
-    }
-
-    fn hex(theta: &[f64]) -> String {
-        let h: Vec<String> = theta.iter().map(|v| format!("{:016x}", v.to_bits())).collect();
-        h.join(" ")
-    }
-
-    /// With the hand-written derivative, user-wise DP-SGD and AUP-RLHF on the engine give the
-    /// bits their own loops gave on the cases of `tests/library/sgd_engine_bits.rs` (values
-    /// recorded from those loops). With [`Logistic`] (the public entry points) only the rounding
-    /// of `ℓ'` at `y = 1` differs.
-    #[test]
-    fn the_engine_reproduces_the_bits_of_the_hand_written_loops() {
-        let th = theta_star(3, 1.0, true, &mut simulation_rng(51)).unwrap();
-        let counts: Vec<usize> = (0..30).map(|u| 2 + u % 5).collect();
-        let ud = btl_users(
-            &counts,
-            &th,
-            UserFeatures::Sphere { radius: 1.0 },
-            &mut simulation_rng(52),
-        )
-        .unwrap();
-        let uv = ud.data.view().unwrap();
-        let dp = |o: &UserDpSgdOptions, seed: u64| {
-            hex(
-                &user_dpsgd_with(HandWritten, uv, &ud.users, o, &mut NoiseRng::seeded(seed))
-                    .unwrap()
-                    .theta,
-            )
-        };
-        let o = UserDpSgdOptions::new(2.0, 1e-5, 8.0, 40, 1.0, 0.5);
-        assert_eq!(dp(&o, 61), "bfe95a2c96467d99 3ff2dca8f2abe220 40000dfc9a5df6d1");
-        let mut o = UserDpSgdOptions::new(2.0, 1e-5, 8.0, 40, 0.3, 0.5);
-        o.set = FeasibleSet::theta_b(0.8).unwrap();
-        o.output = UserOutput::Average;
-        o.theta0 = Some(vec![0.3, -0.2, 0.1]);
-        assert_eq!(dp(&o, 62), "bfc47dd350be8be8 bfaf1ab9ba1deab0 3fcc4481bf460692");
-        let mut o = UserDpSgdOptions::new(3.0, 1e-5, 10.0, 41, 1.0, 0.7);
-        o.sampler = UserSampler::FixedSize;
-        o.output = UserOutput::TailAverage;
-        o.records_per_user = Some(2);
-        o.set = FeasibleSet::ball(1.0).unwrap();
-        assert_eq!(dp(&o, 63), "bfdfcd94c73fe65b 3fcbda299102f04e 3fcb98cebb6f00cf");
-        let mut o = UserDpSgdOptions::new(1.0, 1e-5, 30.0, 25, 0.5, 1.0);
-        o.noise_multiplier = Some(0.7);
-        o.output = UserOutput::TailAverage;
-        assert_eq!(dp(&o, 64), "bfe1f587dbdf05ce 3fd60c5bf7f92691 3fd95addd6000dee");
-
-        let th = theta_star(3, 1.0, true, &mut simulation_rng(71)).unwrap();
-        let ua = btl_users_equal(
-            200,
-            5,
-            &th,
-            UserFeatures::Sphere { radius: 1.0 },
-            &mut simulation_rng(72),
-        )
-        .unwrap();
-        let av = ua.data.view().unwrap();
-        let aup = |o: &AupOptions, seed: u64| {
-            hex(
-                &aup_rlhf_with(&HandWritten, av, &ua.users, o, &mut NoiseRng::seeded(seed))
-                    .unwrap()
-                    .theta,
-            )
-        };
-        let mut o = AupOptions::new(4.0, 1e-5, 0.5);
-        o.steps = 30;
-        o.set = FeasibleSet::theta_b(1.0).unwrap();
-        assert_eq!(aup(&o, 81), "bfc83dbaf99e5d97 3fb987c324325df7 3fb6f3b2cf0a5d37");
-        let mut o2 = o.clone();
-        o2.phases = 2;
-        assert_eq!(aup(&o2, 82), "bfcdd7aa5a06ba94 3fd00cd149b91fc3 bf920fc1cb5c2793");
-        let mut o3 = o.clone();
-        o3.batch = AupBatch::Users(150.0);
-        o3.realized_batch = true;
-        o3.theta0 = Some(vec![0.1, 0.2, -0.3]);
-        assert_eq!(aup(&o3, 83), "bfb967aa80573cb6 3fc1a680bcafdaac bfa3caadf210f139");
-        let mut o4 = o.clone();
-        o4.batch = AupBatch::Users(120.0);
-        o4.sampler = UserSampler::FixedSize;
-        o4.tau = Some(1.5);
-        o4.set = FeasibleSet::Unconstrained;
-        assert_eq!(aup(&o4, 84), "400d45c101184b9b 3fe9a411db957e22 3fd2ea2b47be3a00");
-        let mut o5 = o.clone();
-        o5.tau = Some(0.4);
-        o5.steps = 50;
-        assert_eq!(aup(&o5, 85), "3fa34ab769f58206 3fda85e017dfdc81 bfdcef37051e8cc1");
-    }
 }

@@ -61,7 +61,9 @@ pub mod theory;
 pub use eval::{accuracy, excess_risk, mean_loss};
 pub use model::{GroupModel, LabelLoss, LabelModel, MulticlassModel, PairwiseModel};
 pub use multistage::{multi_stage, FilterRule, MultiStageFit, MultiStageOptions, StageReport};
+use normal::normal_calibration;
 pub use normal::{GaussianCalibration, DEFAULT_RANK_TOL};
+pub use pass::{debias_factors, debiased_score_gradient};
 pub(crate) use pass::{run_pass, PassSetup, Visit};
 pub use prior::{histogram_prior, kmeans, model_prior, HistogramPrior, Prior};
 
@@ -336,44 +338,6 @@ pub struct LpSgdFit {
     pub elapsed: Duration,
 }
 
-/// `(f_k, q_k)`: the debiasing factor `(E+k−1)/(E−1)` and `1/(E+k−1)` without overflow.
-pub fn debias_factors(eps: f64, k: usize) -> (f64, f64) {
-    let em = (-eps).exp();
-    let den = 1.0 + (k as f64 - 1.0) * em;
-    (den / -(-eps).exp_m1(), em / den)
-}
-
-/// `ĝ = f_k (g_ỹ − q_k Σ_{j∈S} g_j)` in score space (eq. (7) and Cor. 10; `S` = all labels when
-/// `set` is `None`), or `g_ỹ` when `k = 1` or `debias` is false. `grads` is `K × m`.
-pub fn debiased_score_gradient(
-    grads: &[f64],
-    m: usize,
-    label: u8,
-    set: Option<&[u8]>,
-    eps: f64,
-    debias: bool,
-    out: &mut [f64],
-) {
-    let kk = grads.len() / m;
-    let y = usize::from(label);
-    out.copy_from_slice(&grads[y * m..(y + 1) * m]);
-    let k = set.map_or(kk, <[u8]>::len);
-    if !debias || k == 1 {
-        return;
-    }
-    let (f, q) = debias_factors(eps, k);
-    let mut add = |j: usize| {
-        for (o, g) in out.iter_mut().zip(&grads[j * m..(j + 1) * m]) {
-            *o -= q * g;
-        }
-    };
-    match set {
-        Some(s) => s.iter().for_each(|&j| add(usize::from(j))),
-        None => (0..kk).for_each(add),
-    }
-    out.iter_mut().for_each(|o| *o *= f);
-}
-
 /// The Lipschitz constant for the theory step: the stated one, or the model's bound.
 pub(crate) fn resolve_lipschitz<M: LabelModel>(model: &M, stated: Option<f64>, step: LpStep) -> Result<f64> {
     if !matches!(step, LpStep::Theory(_)) {
@@ -458,42 +422,6 @@ fn check_theta0(theta0: Option<&[f64]>, p: usize) -> Result<Vec<f64>> {
             Ok(t.to_vec())
         }
     }
-}
-
-/// LP-Normal-SGD's `(σ, Δ)`: the stated sensitivity, or the largest per-sample label sensitivity
-/// of the public features (canonical losses), raised by a relative `1e-9` so that the realised
-/// sensitivities (computed with rounding) stay below it.
-pub(crate) fn normal_calibration<M: LabelModel>(
-    model: &M,
-    eps: f64,
-    delta: f64,
-    calibration: GaussianCalibration,
-    sensitivity: Option<f64>,
-) -> Result<(f64, f64)> {
-    let sens = match sensitivity {
-        Some(s) => s,
-        None => {
-            let mut worst = 0.0f64;
-            for i in 0..model.n() {
-                match model.label_sensitivity(i) {
-                    Some(s) => worst = worst.max(s),
-                    None => {
-                        return Err(Error::param(
-                            "sensitivity",
-                            "LP-Normal-SGD needs the label sensitivity Δ for a loss whose gradient differences depend on θ: state it (--sensitivity)",
-                        ))
-                    }
-                }
-            }
-            if worst == 0.0 {
-                // No label ever changes a gradient: any σ is private; keep the calibration finite.
-                f64::MIN_POSITIVE
-            } else {
-                worst * (1.0 + 1e-9)
-            }
-        }
-    };
-    Ok((calibration.sigma(sens, eps, delta)?, sens))
 }
 
 /// One pass of label-private SGD over the samples of `model` in data order (module docs).

@@ -78,6 +78,42 @@ impl GaussianCalibration {
     }
 }
 
+/// LP-Normal-SGD's `(σ, Δ)`: the stated sensitivity, or the largest per-sample label sensitivity
+/// of the public features (canonical losses), raised by a relative `1e-9` so that the realised
+/// sensitivities (computed with rounding) stay below it.
+pub(crate) fn normal_calibration<M: LabelModel>(
+    model: &M,
+    eps: f64,
+    delta: f64,
+    calibration: GaussianCalibration,
+    sensitivity: Option<f64>,
+) -> Result<(f64, f64)> {
+    let sens = match sensitivity {
+        Some(s) => s,
+        None => {
+            let mut worst = 0.0f64;
+            for i in 0..model.n() {
+                match model.label_sensitivity(i) {
+                    Some(s) => worst = worst.max(s),
+                    None => {
+                        return Err(Error::param(
+                            "sensitivity",
+                            "LP-Normal-SGD needs the label sensitivity Δ for a loss whose gradient differences depend on θ: state it (--sensitivity)",
+                        ))
+                    }
+                }
+            }
+            if worst == 0.0 {
+                // No label ever changes a gradient: any σ is private; keep the calibration finite.
+                f64::MIN_POSITIVE
+            } else {
+                worst * (1.0 + 1e-9)
+            }
+        }
+    };
+    Ok((calibration.sigma(sens, eps, delta)?, sens))
+}
+
 /// Default relative rank tolerance (module docs).
 pub const DEFAULT_RANK_TOL: f64 = 1e-12;
 

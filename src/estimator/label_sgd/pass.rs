@@ -5,7 +5,7 @@
 //! [`super`]).
 
 use super::normal::NormalStep;
-use super::{debias_factors, debiased_score_gradient, LabelMechanism, LabelModel, LpStep, ReleasedLabel};
+use super::{LabelMechanism, LabelModel, LpStep, ReleasedLabel};
 use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::mechanism::{KaryRr, RrTopK, RrWithPrior, TopDraw};
@@ -57,6 +57,44 @@ pub(crate) struct NormalStats {
     pub rank_min: usize,
     pub rank_max: usize,
     pub rank_sum: usize,
+}
+
+/// `(f_k, q_k)`: the debiasing factor `(E+k−1)/(E−1)` and `1/(E+k−1)` without overflow.
+pub fn debias_factors(eps: f64, k: usize) -> (f64, f64) {
+    let em = (-eps).exp();
+    let den = 1.0 + (k as f64 - 1.0) * em;
+    (den / -(-eps).exp_m1(), em / den)
+}
+
+/// `ĝ = f_k (g_ỹ − q_k Σ_{j∈S} g_j)` in score space (eq. (7) and Cor. 10; `S` = all labels when
+/// `set` is `None`), or `g_ỹ` when `k = 1` or `debias` is false. `grads` is `K × m`.
+pub fn debiased_score_gradient(
+    grads: &[f64],
+    m: usize,
+    label: u8,
+    set: Option<&[u8]>,
+    eps: f64,
+    debias: bool,
+    out: &mut [f64],
+) {
+    let kk = grads.len() / m;
+    let y = usize::from(label);
+    out.copy_from_slice(&grads[y * m..(y + 1) * m]);
+    let k = set.map_or(kk, <[u8]>::len);
+    if !debias || k == 1 {
+        return;
+    }
+    let (f, q) = debias_factors(eps, k);
+    let mut add = |j: usize| {
+        for (o, g) in out.iter_mut().zip(&grads[j * m..(j + 1) * m]) {
+            *o -= q * g;
+        }
+    };
+    match set {
+        Some(s) => s.iter().for_each(|&j| add(usize::from(j))),
+        None => (0..kk).for_each(add),
+    }
+    out.iter_mut().for_each(|o| *o *= f);
 }
 
 /// `G` of the theory step for a release over `k` labels (module docs of [`super`]).

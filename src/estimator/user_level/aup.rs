@@ -2,8 +2,7 @@
 //! the phase sizes, the concentration test and keep probabilities of the outlier-robust mean, and
 //! one run of AdapUserPriv-SGD on the SGD engine ([`crate::solver::sgd::engine`]).
 
-use super::batch::{sample_users, user_gradient};
-use super::UserSampler;
+use super::batch::{sample_users, user_gradient, UserSampler};
 use crate::data::{PairwiseView, UserIndex};
 use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
@@ -357,7 +356,54 @@ pub(super) fn adap_user_priv_sgd<L: Loss>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::aup_rlhf_with;
+    use super::super::batch::tests::{hex, HandWritten};
     use super::*;
+    use crate::mechanism::simulation_rng;
+    use crate::sim::{btl_users_equal, theta_star, UserFeatures};
+
+    /// With the hand-written derivative, AUP-RLHF on the engine gives the bits its own loop gave
+    /// on the cases of `tests/library/sgd_engine_bits.rs` (values recorded from that loop),
+    /// including a halt at step 15.
+    #[test]
+    fn the_engine_reproduces_the_bits_of_the_hand_written_loop() {
+        let th = theta_star(3, 1.0, true, &mut simulation_rng(71)).unwrap();
+        let ua = btl_users_equal(
+            200,
+            5,
+            &th,
+            UserFeatures::Sphere { radius: 1.0 },
+            &mut simulation_rng(72),
+        )
+        .unwrap();
+        let av = ua.data.view().unwrap();
+        let aup = |o: &AupOptions, seed: u64| {
+            let fit = aup_rlhf_with(&HandWritten, av, &ua.users, o, &mut NoiseRng::seeded(seed)).unwrap();
+            hex(&fit.theta)
+        };
+        let mut o = AupOptions::new(4.0, 1e-5, 0.5);
+        o.steps = 30;
+        o.set = FeasibleSet::theta_b(1.0).unwrap();
+        assert_eq!(aup(&o, 81), "bfc83dbaf99e5d97 3fb987c324325df7 3fb6f3b2cf0a5d37");
+        let mut o2 = o.clone();
+        o2.phases = 2;
+        assert_eq!(aup(&o2, 82), "bfcdd7aa5a06ba94 3fd00cd149b91fc3 bf920fc1cb5c2793");
+        let mut o3 = o.clone();
+        o3.batch = AupBatch::Users(150.0);
+        o3.realized_batch = true;
+        o3.theta0 = Some(vec![0.1, 0.2, -0.3]);
+        assert_eq!(aup(&o3, 83), "bfb967aa80573cb6 3fc1a680bcafdaac bfa3caadf210f139");
+        let mut o4 = o.clone();
+        o4.batch = AupBatch::Users(120.0);
+        o4.sampler = UserSampler::FixedSize;
+        o4.tau = Some(1.5);
+        o4.set = FeasibleSet::Unconstrained;
+        assert_eq!(aup(&o4, 84), "400d45c101184b9b 3fe9a411db957e22 3fd2ea2b47be3a00");
+        let mut o5 = o.clone();
+        o5.tau = Some(0.4);
+        o5.steps = 50;
+        assert_eq!(aup(&o5, 85), "3fa34ab769f58206 3fda85e017dfdc81 bfdcef37051e8cc1");
+    }
 
     #[test]
     fn theory_preset_matches_reference_examples() {
