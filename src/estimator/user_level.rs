@@ -42,7 +42,7 @@ use crate::privacy::{
 use crate::solver::sgd::engine::{self, Iterates};
 use crate::solver::sgd::Schedule;
 use crate::solver::Control;
-use aup::{adap_user_priv_sgd, PhaseOut};
+use aup::{adap_user_priv_sgd, checked_phase_sizes, PhaseOut};
 use dpsgd::DpSgdStep;
 
 // ---------------------------------------------------------------------------------------------
@@ -458,59 +458,8 @@ fn aup_rlhf_with<L: Loss>(
     opts: &AupOptions,
     rng: &mut NoiseRng,
 ) -> Result<UserLevelFit> {
-    check_eps(opts.eps)?;
-    check_delta(opts.delta)?;
-    crate::privacy::check_feature_bound(opts.feature_bound)?;
-    users.check_rows(data.n())?;
-    if opts.phases == 0 {
-        return Err(Error::param("phases", "must be >= 1, got 0"));
-    }
-    if opts.steps == 0 {
-        return Err(Error::param("steps", "must be >= 1, got 0"));
-    }
-    check_positive("step-size", opts.step_size)?;
-    if let Some(t) = opts.tau {
-        check_positive("tau", t)?;
-    }
-    if let AupBatch::Users(b) = opts.batch {
-        check_positive("batch-users", b)?;
-    }
-    if let Some(s) = opts.noise_multiplier {
-        crate::privacy::rdp::check_noise_multiplier(s)?;
-    }
-    // Rows must respect ‖x‖ ≤ 2L (the calibration of the test and the noise relies on it).
+    let sizes = checked_phase_sizes(&data, users, opts)?;
     let d = data.d();
-    let limit = 2.0 * opts.feature_bound;
-    let mut buf = vec![0.0; d];
-    for i in 0..data.n() {
-        data.row_into(i, &mut buf);
-        let nrm = buf.iter().map(|v| v * v).sum::<f64>().sqrt();
-        if nrm > limit {
-            return Err(Error::FeatureBound {
-                row: i,
-                norm: nrm,
-                limit,
-            });
-        }
-    }
-    let n = users.n_users();
-    // The first phase has ⌊n/2^k⌋ users: refuse an empty one before allocating k phases.
-    if opts.phases >= usize::BITS as usize || n >> opts.phases == 0 {
-        return Err(Error::Shape(format!(
-            "phase 1 of {} has no users (n = {n} users: at most log2(n) = {} phases)",
-            opts.phases,
-            n.max(1).ilog2()
-        )));
-    }
-    let all = opts.use_all_users.unwrap_or(opts.phases == 1);
-    let sizes = phase_sizes(n, opts.phases, all);
-    if let Some(i) = sizes.iter().position(|&s| s == 0) {
-        return Err(Error::Shape(format!(
-            "phase {} of {} has no users (n = {n} users)",
-            i + 1,
-            opts.phases
-        )));
-    }
     let mut theta = start_point(&opts.theta0, d, &opts.set)?;
     let mut start = 0usize;
     let mut total_steps = 0u64;

@@ -35,6 +35,9 @@
 //!   the expectation over the sample; the sizes depend on the priors only), so every sample
 //!   gets the same step. LP-Normal-SGD uses Prop. 11's `G² = L² + Kσ²`. A multiplier `c` (`theory:C`) scales the
 //!   step; `invsqrt:C` (`C/√t`) and `const:ETA` are free choices.
+//! * **Engine.** A pass runs on the crate's projected SGD engine ([`crate::solver::sgd`]): a
+//!   per-step hook reads and privatises the label (or adds LP-Normal-SGD's noise) and hands over
+//!   `ĝ_t`; the engine takes the step with the [`LpStep`] schedule and projects onto `W`.
 //! * **Multi-stage training** ([`multistage`]): LP-MST (main paper Alg. 3) on top of these passes.
 //! * **Models** ([`model`]): the binary linear model ([`PairwiseModel`]), K-wise Plackett–Luce
 //!   ([`GroupModel`]) and the K-class softmax ([`MulticlassModel`]), on the crate's

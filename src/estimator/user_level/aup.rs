@@ -3,8 +3,9 @@
 //! one run of AdapUserPriv-SGD on the SGD engine ([`crate::solver::sgd::engine`]).
 
 use super::batch::{sample_users, user_gradient, UserSampler};
+use super::check_positive;
 use crate::data::{PairwiseView, UserIndex};
-use crate::error::{Error, Result};
+use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::Loss;
 use crate::mechanism::{uniform_f64, AboveThreshold, AtCalibration};
@@ -186,6 +187,67 @@ pub fn concentration(grads: &[f64], d: usize, tau: f64, nb: f64) -> (f64, Vec<us
 /// 0 at f = 30, 0.9 at 39, 1 at 40).
 pub fn keep_probability(f: usize, nb: f64) -> f64 {
     ((f as f64 - nb / 2.0) / (nb / 6.0)).clamp(0.0, 1.0)
+}
+
+/// Checks the options of [`aup_rlhf`](super::aup_rlhf), every row against `‖x‖ ≤ 2L` and the
+/// phases against the users, and returns the phase sizes ([`phase_sizes`]).
+///
+/// # Errors
+/// As [`aup_rlhf`](super::aup_rlhf).
+pub(super) fn checked_phase_sizes(data: &PairwiseView<'_>, users: &UserIndex, opts: &AupOptions) -> Result<Vec<usize>> {
+    check_eps(opts.eps)?;
+    check_delta(opts.delta)?;
+    crate::privacy::check_feature_bound(opts.feature_bound)?;
+    users.check_rows(data.n())?;
+    if opts.phases == 0 {
+        return Err(Error::param("phases", "must be >= 1, got 0"));
+    }
+    if opts.steps == 0 {
+        return Err(Error::param("steps", "must be >= 1, got 0"));
+    }
+    check_positive("step-size", opts.step_size)?;
+    if let Some(t) = opts.tau {
+        check_positive("tau", t)?;
+    }
+    if let AupBatch::Users(b) = opts.batch {
+        check_positive("batch-users", b)?;
+    }
+    if let Some(s) = opts.noise_multiplier {
+        crate::privacy::rdp::check_noise_multiplier(s)?;
+    }
+    // Rows must respect ‖x‖ ≤ 2L (the calibration of the test and the noise relies on it).
+    let limit = 2.0 * opts.feature_bound;
+    let mut buf = vec![0.0; data.d()];
+    for i in 0..data.n() {
+        data.row_into(i, &mut buf);
+        let nrm = buf.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if nrm > limit {
+            return Err(Error::FeatureBound {
+                row: i,
+                norm: nrm,
+                limit,
+            });
+        }
+    }
+    let n = users.n_users();
+    // The first phase has ⌊n/2^k⌋ users: refuse an empty one before allocating k phases.
+    if opts.phases >= usize::BITS as usize || n >> opts.phases == 0 {
+        return Err(Error::Shape(format!(
+            "phase 1 of {} has no users (n = {n} users: at most log2(n) = {} phases)",
+            opts.phases,
+            n.max(1).ilog2()
+        )));
+    }
+    let all = opts.use_all_users.unwrap_or(opts.phases == 1);
+    let sizes = phase_sizes(n, opts.phases, all);
+    if let Some(i) = sizes.iter().position(|&s| s == 0) {
+        return Err(Error::Shape(format!(
+            "phase {} of {} has no users (n = {n} users)",
+            i + 1,
+            opts.phases
+        )));
+    }
+    Ok(sizes)
 }
 
 /// One run of AdapUserPriv-SGD on the users `pool` (Zhang et al. (2025), Alg. 2).

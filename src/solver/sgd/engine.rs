@@ -191,27 +191,6 @@ impl Iterates {
             }
         }
     }
-    #[inline(always)]
-    fn before_step(&mut self) {
-        if let IterateMean::Before { sum, count } = &mut self.mean {
-            sum.iter_mut().zip(&self.theta).for_each(|(a, t)| *a += t);
-            *count += 1;
-        }
-    }
-    #[inline(always)]
-    fn after_step(&mut self) {
-        let t = self.t;
-        match &mut self.mean {
-            IterateMean::Last | IterateMean::Before { .. } => {}
-            IterateMean::Polyak(a) => lanes::average(One, a, &self.theta, 1.0 / t as f64),
-            IterateMean::After { from, sum, count } => {
-                if t >= *from {
-                    sum.iter_mut().zip(&self.theta).for_each(|(a, v)| *a += v);
-                    *count += 1;
-                }
-            }
-        }
-    }
 }
 
 /// Runs at most `steps` steps of projected SGD from `it` (module docs): for each, the hook's
@@ -231,17 +210,79 @@ pub(crate) fn drive<P: Projection, H: StepHook<P>>(
     it: &mut Iterates,
     steps: usize,
 ) -> Result<Flow> {
+    // One loop per kind of average, so that the step loop carries no test of the kind.
+    let Iterates { theta, mean, t } = it;
+    match mean {
+        IterateMean::Last => run(hook, proj, sched, theta, t, steps, |_| {}, |_, _| {}),
+        IterateMean::Polyak(a) => run(
+            hook,
+            proj,
+            sched,
+            theta,
+            t,
+            steps,
+            |_| {},
+            |th, t| lanes::average(One, a, th, 1.0 / t as f64),
+        ),
+        IterateMean::Before { sum, count } => run(
+            hook,
+            proj,
+            sched,
+            theta,
+            t,
+            steps,
+            |th| {
+                sum.iter_mut().zip(th).for_each(|(a, v)| *a += v);
+                *count += 1;
+            },
+            |_, _| {},
+        ),
+        IterateMean::After { from, sum, count } => {
+            let from = *from;
+            run(
+                hook,
+                proj,
+                sched,
+                theta,
+                t,
+                steps,
+                |_| {},
+                |th, t| {
+                    if t >= from {
+                        sum.iter_mut().zip(th).for_each(|(a, v)| *a += v);
+                        *count += 1;
+                    }
+                },
+            )
+        }
+    }
+}
+
+/// The step loop of [`drive`], with the average's updates before (`θ_t`) and after
+/// (`θ_{t+1}`, `t`) each step.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn run<P: Projection, H: StepHook<P>>(
+    hook: &mut H,
+    proj: &P,
+    sched: &Schedule,
+    theta: &mut [f64],
+    t: &mut usize,
+    steps: usize,
+    mut before: impl FnMut(&[f64]),
+    mut after: impl FnMut(&[f64], usize),
+) -> Result<Flow> {
     for _ in 0..steps {
-        let t = it.t + 1;
-        it.before_step();
-        if hook.gradient(t, &it.theta)? == Flow::Halt {
+        let next = *t + 1;
+        before(theta);
+        if hook.gradient(next, theta)? == Flow::Halt {
             return Ok(Flow::Halt);
         }
-        let eta = sched.eta(t);
-        hook.descend(-eta, &mut it.theta, proj);
-        it.t = t;
-        hook.after_step(t, &it.theta)?;
-        it.after_step();
+        let eta = sched.eta(next);
+        hook.descend(-eta, theta, proj);
+        *t = next;
+        hook.after_step(next, theta)?;
+        after(theta, next);
     }
     Ok(Flow::Continue)
 }

@@ -62,7 +62,7 @@ use one_pass::{iterate_mean, Setup};
 use std::ops::Range;
 use std::time::Instant;
 
-/// The pairwise SGD steps: single-sample ([`one_pass`]) for `batch = 1`, mini-batch otherwise.
+/// The pairwise SGD steps: single-sample ([`one_pass`](mod@one_pass)) for `batch = 1`, mini-batch otherwise.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn pairwise_steps<L: Loss>(
     obj: &Objective<'_, L>,

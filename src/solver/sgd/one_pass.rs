@@ -74,44 +74,76 @@ impl Setup {
     }
 }
 
+/// Where the single-sample steps read their rows.
+trait RowSource {
+    /// Makes row `i` the current row.
+    fn load(&mut self, i: usize);
+    /// The current row.
+    fn row(&self) -> &[f64];
+}
+
+/// `f64` features: the current row is borrowed.
+struct F64Rows<'a> {
+    x: &'a [f64],
+    d: usize,
+    cur: &'a [f64],
+}
+
+impl RowSource for F64Rows<'_> {
+    #[inline(always)]
+    fn load(&mut self, i: usize) {
+        self.cur = &self.x[i * self.d..(i + 1) * self.d];
+    }
+    #[inline(always)]
+    fn row(&self) -> &[f64] {
+        self.cur
+    }
+}
+
+/// `f32` features: the current row is widened into a buffer.
+struct F32Rows<'a> {
+    x: Features<'a>,
+    buf: Vec<f64>,
+}
+
+impl RowSource for F32Rows<'_> {
+    #[inline(always)]
+    fn load(&mut self, i: usize) {
+        let d = self.buf.len();
+        self.x.copy_into(i * d, &mut self.buf);
+    }
+    #[inline(always)]
+    fn row(&self) -> &[f64] {
+        &self.buf
+    }
+}
+
 /// The single-sample step hook: `g_t = (n w_i / W) ℓ'(x_iᵀθ_t; y_i) x_i + (βθ_t + b)/W` for the
 /// row `i` at the next position of the visiting order.
-struct RowStep<'s, 'a, L, S> {
+struct RowStep<'s, 'a, L, S, R> {
     simd: S,
-    rows: Rows<'a>,
+    src: R,
+    y: &'a [u8],
+    w: Option<&'a [f64]>,
     loss: &'s L,
     order: Option<&'s [usize]>,
     setup: &'s Setup,
     /// The next position of the visiting order.
     next: usize,
-    /// The current row (converted here for `f32` features).
-    buf: Vec<f64>,
-    /// The current row index and its factor `c = (n w_i/W) ℓ'`.
-    row: usize,
+    /// The current row's factor `c = (n w_i/W) ℓ'`.
     c: f64,
 }
 
-impl<L, S> RowStep<'_, '_, L, S> {
-    #[inline(always)]
-    fn x(&self) -> &[f64] {
-        let d = self.rows.d;
-        match self.rows.x {
-            Features::F64(x) => &x[self.row * d..(self.row + 1) * d],
-            Features::F32(_) => &self.buf[..d],
-        }
-    }
-}
-
-impl<L: Loss, S: Simd> StepHook<Proj> for RowStep<'_, '_, L, S> {
+impl<L: Loss, S: Simd, R: RowSource> StepHook<Proj> for RowStep<'_, '_, L, S, R> {
     #[inline(always)]
     fn gradient(&mut self, _t: usize, theta: &[f64]) -> Result<Flow> {
         let p = self.next;
         self.next += 1;
         let i = self.order.map_or(p, |o| o[p]);
-        let d = self.rows.d;
-        let row = self.rows.x.row(i, d, &mut self.buf);
-        let sb = [lanes::dot(One, row, &theta[..d])];
-        let yb = [self.rows.y[i] as f64];
+        self.src.load(i);
+        let row = self.src.row();
+        let sb = [lanes::dot(One, row, &theta[..row.len()])];
+        let yb = [self.y[i] as f64];
         let mut gb = [0.0f64];
         self.loss.eval_simd(
             self.simd,
@@ -123,20 +155,20 @@ impl<L: Loss, S: Simd> StepHook<Proj> for RowStep<'_, '_, L, S> {
             },
         );
         let mut c = gb[0];
-        if let Some(w) = self.rows.w {
+        if let Some(w) = self.w {
             c *= (self.setup.n * w[i]) / self.setup.total_weight;
         }
-        self.row = i;
         self.c = c;
         Ok(Flow::Continue)
     }
     #[inline(always)]
     fn add_to(&self, alpha: f64, theta: &mut [f64]) {
-        self.setup.penalised_step(self.x(), self.c, alpha, theta, Proj::NONE);
+        self.setup
+            .penalised_step(self.src.row(), self.c, alpha, theta, Proj::NONE);
     }
     #[inline(always)]
     fn descend(&self, alpha: f64, theta: &mut [f64], proj: &Proj) {
-        self.setup.penalised_step(self.x(), self.c, alpha, theta, *proj);
+        self.setup.penalised_step(self.src.row(), self.c, alpha, theta, *proj);
     }
 }
 
@@ -149,30 +181,35 @@ struct Pass<'s, 'a, L> {
     st: &'s mut Iterates,
 }
 
+impl<'s, 'a, L: Loss> Pass<'s, 'a, L> {
+    /// The steps with the rows read from `src`.
+    #[inline(always)]
+    fn steps<S: Simd, R: RowSource>(self, simd: S, src: R) -> Result<Flow> {
+        let mut hook = RowStep {
+            simd,
+            src,
+            y: self.rows.y,
+            w: self.rows.w,
+            loss: self.loss,
+            order: self.order,
+            setup: self.setup,
+            next: self.pos.start,
+            c: 0.0,
+        };
+        let setup = self.setup;
+        engine::drive(&mut hook, &setup.proj, &setup.sched, self.st, self.pos.len())
+    }
+}
+
 impl<L: Loss> WithSimd for Pass<'_, '_, L> {
     type Output = Result<Flow>;
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) -> Result<Flow> {
-        let Pass {
-            rows,
-            loss,
-            order,
-            pos,
-            setup,
-            st,
-        } = self;
-        let mut hook = RowStep {
-            simd,
-            rows,
-            loss,
-            order,
-            setup,
-            next: pos.start,
-            buf: vec![0.0; rows.d],
-            row: 0,
-            c: 0.0,
-        };
-        engine::drive(&mut hook, &setup.proj, &setup.sched, st, pos.len())
+        let d = self.rows.d;
+        match self.rows.x {
+            Features::F64(x) => self.steps(simd, F64Rows { x, d, cur: &[] }),
+            x @ Features::F32(_) => self.steps(simd, F32Rows { x, buf: vec![0.0; d] }),
+        }
     }
 }
 
