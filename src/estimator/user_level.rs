@@ -351,17 +351,7 @@ fn user_dpsgd_with<L: Loss>(
         .map_err(|_| Error::param("steps", format!("{} does not fit in usize", opts.steps)))?;
     let mean = opts.output.iterate_mean(d, steps);
     let mut it = Iterates::resume(start_point(&opts.theta0, d, &opts.set)?, mean, 0);
-    let mut hook = DpSgdStep::new(
-        loss,
-        data,
-        users,
-        opts.batch_users,
-        opts.sampler,
-        opts.records_per_user,
-        opts.clip,
-        sigma * opts.clip,
-        rng,
-    );
+    let mut hook = DpSgdStep::new(loss, data, users, opts, sigma, rng);
     engine::drive(&mut hook, &opts.set, &Schedule::Const(opts.step_size), &mut it, steps)?;
     let theta = it.into_output();
     let mut notes = base_notes(acc, opts.sampler, q);

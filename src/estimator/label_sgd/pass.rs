@@ -186,36 +186,25 @@ impl<M: LabelModel> StepHook<FeasibleSet> for LabelStep<'_, '_, '_, M> {
             self.current = Current::Normal;
             return Ok(Flow::Continue);
         }
-        let (eps, debias) = (self.ps.eps, self.ps.debias);
-        let (k, fresh) = match visit {
-            Visit::Reuse(rel) => {
-                debiased_score_gradient(
-                    &self.grads,
-                    m,
-                    rel.label,
-                    rel.set.as_deref(),
-                    eps,
-                    debias,
-                    &mut self.gvec,
-                );
-                (rel.k(kk), false)
-            }
+        let fresh = matches!(visit, Visit::Fresh(_));
+        let rel: &ReleasedLabel = match visit {
+            Visit::Reuse(rel) => rel,
             Visit::Fresh(_) => {
                 let draw = self.release(i)?;
-                debiased_score_gradient(
-                    &self.grads,
-                    m,
-                    draw.label,
-                    draw.set.as_deref(),
-                    eps,
-                    debias,
-                    &mut self.gvec,
-                );
-                let k = draw.k(kk);
-                self.pending = Some(draw);
-                (k, true)
+                self.pending.insert(draw)
             }
         };
+        let (eps, debias) = (self.ps.eps, self.ps.debias);
+        debiased_score_gradient(
+            &self.grads,
+            m,
+            rel.label,
+            rel.set.as_deref(),
+            eps,
+            debias,
+            &mut self.gvec,
+        );
+        let k = rel.k(kk);
         self.sum_k += k as f64;
         self.current = Current::Release { i, fresh };
         Ok(Flow::Continue)

@@ -102,40 +102,37 @@ impl UserDpSgdOptions {
 /// What a step of user-wise DP-SGD reads (Alg. 4).
 pub(super) struct DpSgdStep<'a, 'u, 'r, L> {
     /// The pairwise loss whose per-user gradients are clipped.
-    pub loss: L,
-    pub data: PairwiseView<'a>,
-    pub users: &'u UserIndex,
+    loss: L,
+    data: PairwiseView<'a>,
+    users: &'u UserIndex,
     /// All users (the sampling pool).
-    pub pool: Vec<usize>,
+    pool: Vec<usize>,
     /// `ñ`: expected users per step, and the divisor of the noisy sum.
-    pub batch_users: f64,
-    pub sampler: UserSampler,
+    batch_users: f64,
+    sampler: UserSampler,
     /// Records per user per step (`None`: all).
-    pub records_per_user: Option<usize>,
+    records_per_user: Option<usize>,
     /// The clip norm `C`.
-    pub clip: f64,
+    clip: f64,
     /// `σC`: the noise standard deviation on the sum.
-    pub noise_std: f64,
-    pub rng: &'r mut NoiseRng,
+    noise_std: f64,
+    rng: &'r mut NoiseRng,
     /// One row, one user's gradient, the clipped sum, the noise.
-    pub buf: Vec<f64>,
-    pub g: Vec<f64>,
-    pub sum: Vec<f64>,
-    pub noise: Vec<f64>,
+    buf: Vec<f64>,
+    g: Vec<f64>,
+    sum: Vec<f64>,
+    noise: Vec<f64>,
 }
 
 impl<'a, 'u, 'r, L: Loss> DpSgdStep<'a, 'u, 'r, L> {
-    /// The hook for `loss` on `data` and `users` with all buffers allocated.
-    #[allow(clippy::too_many_arguments)]
+    /// The hook for `loss` on `data` and `users` with the settings of `opts` and the noise
+    /// multiplier `sigma`.
     pub fn new(
         loss: L,
         data: PairwiseView<'a>,
         users: &'u UserIndex,
-        batch_users: f64,
-        sampler: UserSampler,
-        records_per_user: Option<usize>,
-        clip: f64,
-        noise_std: f64,
+        opts: &UserDpSgdOptions,
+        sigma: f64,
         rng: &'r mut NoiseRng,
     ) -> Self {
         let d = data.d();
@@ -144,11 +141,11 @@ impl<'a, 'u, 'r, L: Loss> DpSgdStep<'a, 'u, 'r, L> {
             data,
             users,
             pool: (0..users.n_users()).collect(),
-            batch_users,
-            sampler,
-            records_per_user,
-            clip,
-            noise_std,
+            batch_users: opts.batch_users,
+            sampler: opts.sampler,
+            records_per_user: opts.records_per_user,
+            clip: opts.clip,
+            noise_std: sigma * opts.clip,
             rng,
             buf: vec![0.0; d],
             g: vec![0.0; d],
