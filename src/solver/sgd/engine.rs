@@ -1,6 +1,8 @@
-//! The one projected-SGD step driver. Every SGD loop of the crate — the solver's single-sample,
-//! mini-batch and K-wise steps, label-private SGD (Ghazi et al. (2021)), user-level DP-SGD and
-//! AUP-RLHF (Zhang et al. (2025)) — is [`drive`] with a [`StepHook`]:
+//! The one projected-SGD step driver. Every single-run SGD loop of the crate — the solver's
+//! single-sample, mini-batch and K-wise steps, label-private SGD (Ghazi et al. (2021)),
+//! user-level DP-SGD and AUP-RLHF (Zhang et al. (2025)) — is [`drive`] with a [`StepHook`]
+//! (the replicated engine, `replicated`, advances many one-pass runs at once, vectorised over
+//! runs, with the same lane arithmetic and schedules):
 //!
 //! ```text
 //! θ_1 = Π(θ_0)
