@@ -10,29 +10,40 @@
 //! | [`user_dpsgd`] | Poisson user sampling, per-user averaged and clipped gradients, `N(0, σ²C²I)` once per step, `/ñ` | `(ε, δ)` from the RDP accountant | Zhang et al. (2025), App. B.1 Alg. 4 (after Chua et al. 2024), with the noise added before dividing by `ñ` (the paper prints it after) |
 //! | [`aup_rlhf`] | AdapUserPriv-SGD per phase: AboveThreshold concentration test (Δ = 2), outlier-robust mean, Gaussian noise | `(ε, δ)` as claimed by the paper | Zhang et al. (2025), Alg. 1–2, with the corrections listed at [`aup_rlhf`] |
 //!
-//! The BTL loss is the negative log-likelihood `ℓ(θ; x, y) = softplus((1−2y)xᵀθ)` with gradient
-//! `(σ(xᵀθ) − y)x` (the paper prints the log-likelihood, without the minus sign). The per-user
-//! averaged gradient is `g_u(θ) = (1/m_u) Σ_{j∈u} (σ(x_jᵀθ) − y_j) x_j`.
+//! The per-user averaged gradient is `g_u(θ) = (1/m_u) Σ_{j∈u} ℓ'(x_jᵀθ; y_j) x_j` for a pairwise
+//! [`Loss`]: the BTL negative log-likelihood `ℓ(t; y) = softplus((1−2y)t)`, `ℓ' = σ(t) − y`, by
+//! default (the paper prints the log-likelihood, without the minus sign); [`user_dpsgd`] takes
+//! any ([`UserDpSgdOptions::loss`]). Both iterative algorithms run on the projected SGD engine of
+//! [`crate::solver::sgd`], supplying the privatised gradient of each step.
 //!
 //! Every randomised algorithm takes a [`NoiseRng`] (a CSPRNG by default, a seeded generator
 //! for simulations, recorded in the guarantee); user sampling, record sampling, the outlier
 //! coins and all noise are drawn from it in a fixed order, so a seed reproduces the run.
 
+mod aup;
+mod batch;
+mod dpsgd;
+
+pub use aup::{concentration, keep_probability, phase_sizes, theory, AupBatch, AupOptions};
+pub use batch::UserSampler;
+pub use dpsgd::{UserDpSgdOptions, UserOutput};
+
 use super::{fit_raw, no_provenance_reason, FitOptions, Solver};
 use crate::data::{Features, PairwiseView, UserIndex};
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
-use crate::loss::LossSpec;
+use crate::loss::{Logistic, Loss, LossSpec};
 use crate::math::simd::scalar::sigmoid;
-use crate::mechanism::{uniform_f64, AboveThreshold, AtCalibration};
 use crate::model::Fit;
 use crate::privacy::rdp::{Accountant, EpsilonReport};
 use crate::privacy::{
-    gaussian_vector, Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit, PrivatizedLabels,
-    Randomizer,
+    Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit, PrivatizedLabels, Randomizer,
 };
+use crate::solver::sgd::engine::{self, Iterates};
+use crate::solver::sgd::Schedule;
 use crate::solver::Control;
-use rand::Rng;
+use aup::{adap_user_priv_sgd, checked_phase_sizes, PhaseOut};
+use dpsgd::DpSgdStep;
 
 // ---------------------------------------------------------------------------------------------
 // User-level RR + debiased estimator
@@ -182,44 +193,6 @@ fn fit_user_rr_raw(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
 // Shared pieces
 // ---------------------------------------------------------------------------------------------
 
-/// How users enter a step's batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum UserSampler {
-    /// Each user independently with probability `q = ñ/n` (what the accountant assumes).
-    #[default]
-    Poisson,
-    /// A uniformly random subset of exactly `round(ñ)` users (the paper's pseudo-code). The
-    /// Poisson accountant does not cover it: the run gets no guarantee unless `ñ = n`.
-    FixedSize,
-}
-
-impl UserSampler {
-    /// Name (reports).
-    pub fn name(&self) -> &'static str {
-        match self {
-            UserSampler::Poisson => "poisson",
-            UserSampler::FixedSize => "fixed-size",
-        }
-    }
-}
-
-/// Which point an iterative user-level algorithm returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum UserOutput {
-    /// The last iterate `θ_{T+1}`.
-    #[default]
-    Last,
-    /// The average `(1/T) Σ_{t=1}^{T} θ_t` with `θ_1 = θ_0` (Zhang et al. (2025), Alg. 2, whose
-    /// indexing leaves `θ_1` undefined: we set `θ_1 = θ_0`).
-    Average,
-    /// The average of the last `⌈T/2⌉` iterates `θ_{⌊T/2⌋+2}, …, θ_{T+1}` (suffix averaging,
-    /// Rakhlin, Shamir & Sridharan 2012): no start-up bias. Post-processing, so privacy is
-    /// unaffected.
-    TailAverage,
-}
-
 /// The result of [`user_dpsgd`] and [`aup_rlhf`].
 #[derive(Debug, Clone)]
 pub struct UserLevelFit {
@@ -268,66 +241,6 @@ fn start_point(theta0: &Option<Vec<f64>>, d: usize, set: &FeasibleSet) -> Result
     Ok(th)
 }
 
-/// `out = (1/|rows|) Σ_{i∈rows} (σ(x_iᵀθ) − y_i) x_i` (`buf`: one row).
-fn user_gradient(data: &PairwiseView<'_>, rows: &[usize], theta: &[f64], buf: &mut [f64], out: &mut [f64]) {
-    out.iter_mut().for_each(|v| *v = 0.0);
-    let y = data.y();
-    for &i in rows {
-        data.row_into(i, buf);
-        let t: f64 = buf.iter().zip(theta).map(|(a, b)| a * b).sum();
-        let r = sigmoid(t) - f64::from(y[i]);
-        for (o, x) in out.iter_mut().zip(buf.iter()) {
-            *o += r * x;
-        }
-    }
-    let k = rows.len() as f64;
-    out.iter_mut().for_each(|v| *v /= k);
-}
-
-/// The users of one step among `pool` (in pool order).
-fn sample_users<R: Rng + ?Sized>(pool: &[usize], batch: f64, sampler: UserSampler, rng: &mut R) -> Vec<usize> {
-    let n = pool.len();
-    if batch >= n as f64 {
-        return pool.to_vec();
-    }
-    match sampler {
-        UserSampler::Poisson => {
-            let q = batch / n as f64;
-            pool.iter().copied().filter(|_| uniform_f64(rng) < q).collect()
-        }
-        UserSampler::FixedSize => {
-            let k = (batch.round() as usize).clamp(1, n);
-            let mut idx: Vec<usize> = (0..n).collect();
-            for j in 0..k {
-                let r = j + ((uniform_f64(rng) * (n - j) as f64) as usize).min(n - j - 1);
-                idx.swap(j, r);
-            }
-            let mut chosen: Vec<usize> = idx[..k].iter().map(|&j| pool[j]).collect();
-            chosen.sort_unstable();
-            chosen
-        }
-    }
-}
-
-/// The rows of user `u` used in a step: all of them, or `k` drawn without replacement.
-fn user_rows<R: Rng + ?Sized>(users: &UserIndex, u: usize, k: Option<usize>, rng: &mut R) -> Vec<usize> {
-    let rows: Vec<usize> = users.rows(u).collect();
-    match k {
-        Some(k) if k < rows.len() => {
-            let mut r = rows;
-            let n = r.len();
-            for j in 0..k {
-                let s = j + ((uniform_f64(rng) * (n - j) as f64) as usize).min(n - j - 1);
-                r.swap(j, s);
-            }
-            r.truncate(k);
-            r.sort_unstable();
-            r
-        }
-        _ => rows,
-    }
-}
-
 fn base_notes(acc: &Accountant, sampler: UserSampler, q: f64) -> Vec<String> {
     let mut notes = vec![
         "user-level label DP: features, user identities and per-user counts are public; neighbours differ in the labels of one user".to_string(),
@@ -354,60 +267,6 @@ fn base_notes(acc: &Accountant, sampler: UserSampler, q: f64) -> Vec<String> {
 // User-wise DP-SGD (Alg. 4)
 // ---------------------------------------------------------------------------------------------
 
-/// Options of [`user_dpsgd`] (Zhang et al. (2025), App. B.1 Alg. 4).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct UserDpSgdOptions {
-    /// Target `ε` (used to calibrate `σ` unless [`noise_multiplier`](Self::noise_multiplier) is set).
-    pub eps: f64,
-    /// `δ`.
-    pub delta: f64,
-    /// A fixed noise multiplier instead of the calibration (the guarantee then reports the
-    /// accountant's ε for it).
-    pub noise_multiplier: Option<f64>,
-    /// Expected users per step `ñ` (`q = ñ/n`).
-    pub batch_users: f64,
-    /// Steps `T`.
-    pub steps: u64,
-    /// Clip norm `C` of the per-user averaged gradient.
-    pub clip: f64,
-    /// Step size `η`.
-    pub step_size: f64,
-    /// Records per user per step (`k_i` of the paper; `None`: all of the user's records).
-    pub records_per_user: Option<usize>,
-    /// User sampler (default Poisson).
-    pub sampler: UserSampler,
-    /// Projection after each step (default none: [`FeasibleSet::Unconstrained`]).
-    pub set: FeasibleSet,
-    /// Start (default 0).
-    pub theta0: Option<Vec<f64>>,
-    /// Returned point (default the last iterate).
-    pub output: UserOutput,
-    /// The accountant (default: proven replace relation, improved conversion, default orders).
-    pub accountant: Accountant,
-}
-
-impl UserDpSgdOptions {
-    /// Options with the given privacy target and schedule; the rest default.
-    pub fn new(eps: f64, delta: f64, batch_users: f64, steps: u64, clip: f64, step_size: f64) -> Self {
-        UserDpSgdOptions {
-            eps,
-            delta,
-            noise_multiplier: None,
-            batch_users,
-            steps,
-            clip,
-            step_size,
-            records_per_user: None,
-            sampler: UserSampler::Poisson,
-            set: FeasibleSet::Unconstrained,
-            theta0: None,
-            output: UserOutput::Last,
-            accountant: Accountant::default(),
-        }
-    }
-}
-
 /// User-wise DP-SGD (Zhang et al. (2025), App. B.1 Alg. 4, after Chua et al. 2024), with the
 /// noise added to the sum before dividing by `ñ` (the paper prints `(1/ñ)Σĝ + N(0, σ²C²I)`,
 /// which is `ñ` times too much noise for the sensitivity `C/ñ` of the mean):
@@ -428,10 +287,24 @@ impl UserDpSgdOptions {
 /// Draw order per step: one uniform per user (in user order) for the sampling, then for each
 /// sampled user its record draws (if subsampling), then `d` normals.
 ///
+/// The per-user gradients are those of [`UserDpSgdOptions::loss`] (`ℓ'(x_jᵀθ_t; y_j) x_j` in
+/// place of `(σ(x_jᵀθ_t) − y_j) x_j`; the default is the logistic loss).
+///
 /// # Errors
-/// [`Error::InvalidParam`] for invalid options (ε, δ, ñ ∉ (0, n], T = 0, C, η, k = 0);
-/// [`Error::Shape`] if `users` does not cover the rows; accountant errors.
+/// [`Error::InvalidParam`] for invalid options (ε, δ, ñ ∉ (0, n], T = 0, C, η, k = 0, the loss's
+/// ε); [`Error::Shape`] if `users` does not cover the rows; accountant errors.
 pub fn user_dpsgd(
+    data: PairwiseView<'_>,
+    users: &UserIndex,
+    opts: &UserDpSgdOptions,
+    rng: &mut NoiseRng,
+) -> Result<UserLevelFit> {
+    crate::with_loss!(opts.loss, |loss| user_dpsgd_with(loss, data, users, opts, rng))?
+}
+
+/// [`user_dpsgd`] with the per-user gradients of `loss`.
+fn user_dpsgd_with<L: Loss>(
+    loss: L,
     data: PairwiseView<'_>,
     users: &UserIndex,
     opts: &UserDpSgdOptions,
@@ -474,47 +347,17 @@ pub fn user_dpsgd(
             )
         }
     };
-    let mut theta = start_point(&opts.theta0, d, &opts.set)?;
-    let mut avg = vec![0.0; d];
-    let mut tail = vec![0.0; d];
-    let tail_from = opts.steps / 2; // steps t ≥ tail_from (0-based) contribute θ_{t+2}
-    let pool: Vec<usize> = (0..n_users).collect();
-    let (mut buf, mut g, mut sum) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
-    for step in 0..opts.steps {
-        avg.iter_mut().zip(&theta).for_each(|(a, t)| *a += t);
-        let batch = sample_users(&pool, opts.batch_users, opts.sampler, rng);
-        sum.iter_mut().for_each(|v| *v = 0.0);
-        for &u in &batch {
-            let rows = user_rows(users, u, opts.records_per_user, rng);
-            user_gradient(&data, &rows, &theta, &mut buf, &mut g);
-            let nrm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
-            let scale = if nrm > opts.clip { opts.clip / nrm } else { 1.0 };
-            sum.iter_mut().zip(&g).for_each(|(s, v)| *s += scale * v);
-        }
-        let noise = gaussian_vector(d, sigma * opts.clip, rng);
-        for j in 0..d {
-            theta[j] -= opts.step_size * (sum[j] + noise[j]) / opts.batch_users;
-        }
-        opts.set.project(&mut theta);
-        if step >= tail_from {
-            tail.iter_mut().zip(&theta).for_each(|(a, t)| *a += t);
-        }
-    }
-    match opts.output {
-        UserOutput::Last => {}
-        UserOutput::Average => {
-            let t = opts.steps as f64;
-            theta = avg.iter().map(|a| a / t).collect();
-        }
-        UserOutput::TailAverage => {
-            let t = (opts.steps - tail_from) as f64;
-            theta = tail.iter().map(|a| a / t).collect();
-        }
-    }
+    let steps = usize::try_from(opts.steps)
+        .map_err(|_| Error::param("steps", format!("{} does not fit in usize", opts.steps)))?;
+    let mean = opts.output.iterate_mean(d, steps);
+    let mut it = Iterates::resume(start_point(&opts.theta0, d, &opts.set)?, mean, 0);
+    let mut hook = DpSgdStep::new(loss, data, users, opts, sigma, rng);
+    engine::drive(&mut hook, &opts.set, &Schedule::Const(opts.step_size), &mut it, steps)?;
+    let theta = it.into_output();
     let mut notes = base_notes(acc, opts.sampler, q);
     notes.push(format!(
-        "per-user averaged gradients clipped to C = {}; noise N(0, (sigma C)^2 I) added once per step to the sum, divided by the nominal batch {}",
-        opts.clip, opts.batch_users
+        "per-user averaged gradients of the `{}` loss clipped to C = {}; noise N(0, (sigma C)^2 I) added once per step to the sum, divided by the nominal batch {}",
+        opts.loss.name(), opts.clip, opts.batch_users
     ));
     let covered = opts.sampler == UserSampler::Poisson || q >= 1.0;
     let (guarantee, refusal) = if covered {
@@ -557,288 +400,6 @@ pub fn user_dpsgd(
 // AUP-RLHF (Alg. 1) and AdapUserPriv-SGD (Alg. 2)
 // ---------------------------------------------------------------------------------------------
 
-/// The hyper-parameter formulas of Zhang et al. (2025), Thm 4 (the "theory preset"); every log
-/// is natural (the paper does not state the base). They are **impractical**: `τ` exceeds the
-/// trivial gradient diameter `4L` unless `m` is astronomically large, and `T ~ m²n²`.
-pub mod theory {
-    /// Number of phases `k = ⌈ln ln(mn)⌉`, at least 1.
-    pub fn phases(n: usize, m: usize) -> usize {
-        let v = ((m as f64 * n as f64).ln().ln()).ceil();
-        if v.is_finite() && v >= 1.0 {
-            v as usize
-        } else {
-            1
-        }
-    }
-    /// `τ_i = 4L ln(n_i d m e^ε T_i/δ)/√m` (for example, n_i = 2500, m = 10, d = 768,
-    /// T = 2500, ε = 3, δ = 1e-5, L = 1 gives 49.5).
-    pub fn tau(n_i: usize, d: usize, m: usize, eps: f64, steps: u64, delta: f64, l: f64) -> f64 {
-        let (n, d, m, t) = (n_i as f64, d as f64, m as f64, steps as f64);
-        4.0 * l * (n.ln() + d.ln() + m.ln() + eps + t.ln() - delta.ln()) / m.sqrt()
-    }
-    /// `η_i = (B/(4L)) min{√m n_i ε/(T_i √d ln(m n_i d/δ)), T_i^{−3/4}, √(n_i m)/T_i}`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn step_size(b: f64, l: f64, n_i: usize, m: usize, d: usize, eps: f64, delta: f64, steps: u64) -> f64 {
-        let (n, m, d, t) = (n_i as f64, m as f64, d as f64, steps as f64);
-        let a = m.sqrt() * n * eps / (t * d.sqrt() * (m * n * d / delta).ln());
-        (b / (4.0 * l)) * a.min(t.powf(-0.75)).min((n * m).sqrt() / t)
-    }
-    /// `T_i = m² n_i² + m n_i √d` (the order of Thm 4 with constant 1).
-    pub fn steps(n_i: usize, m: usize, d: usize) -> f64 {
-        let (n, m) = (n_i as f64, m as f64);
-        m * m * n * n + m * n * (d as f64).sqrt()
-    }
-    /// The per-coordinate noise standard deviation of the mean oracle,
-    /// `σ · 2√2 τ √(ln(e^ε T/δ)) / ñ` (Alg. 2; for example τ = 49.5, ε = 3, T = 2500,
-    /// δ = 1e-5 gives 661·σ/ñ).
-    pub fn oracle_noise_std(sigma: f64, tau: f64, eps: f64, steps: u64, delta: f64, batch: f64) -> f64 {
-        sigma * 2.0 * std::f64::consts::SQRT_2 * tau * (eps + (steps as f64).ln() - delta.ln()).sqrt() / batch
-    }
-}
-
-/// The user batch of each AdapUserPriv-SGD phase.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub enum AupBatch {
-    /// All users of the phase every step (`ñ_i = n_i`, `q = 1`; Thm 4's setting).
-    Full,
-    /// `ñ` expected users per step.
-    Users(f64),
-}
-
-/// Options of [`aup_rlhf`] (Zhang et al. (2025), Alg. 1–2 and Thm 4).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct AupOptions {
-    /// The budget `ε` of each phase (phases use disjoint users).
-    pub eps: f64,
-    /// `δ`.
-    pub delta: f64,
-    /// The feature bound `L` (`‖φ‖ ≤ L`, so `‖x‖ ≤ 2L`; checked on every row).
-    pub feature_bound: f64,
-    /// Number of phases `k` (default 1, as in the paper's experiments).
-    pub phases: usize,
-    /// Use all users: the `n/2^k` users the phase sizes `n_i = ⌊n/2^{k+1−i}⌋` leave out join the
-    /// last phase (default `None`: true for `k = 1`, false otherwise; with `k = 1` the paper's
-    /// sizes leave half of the users unused).
-    pub use_all_users: Option<bool>,
-    /// Batch (default [`AupBatch::Full`]).
-    pub batch: AupBatch,
-    /// Steps per phase `T` (default 200).
-    pub steps: u64,
-    /// Step size `η` (default 0.5).
-    pub step_size: f64,
-    /// Radius `τ` of the concentration test (default `None`: `min(τ_theory, 4L)`:
-    /// `4L` is the trivial diameter of the user gradients, so the test then passes by
-    /// construction, privacy-neutrally). The paper's experiments used an unreported tuned τ.
-    pub tau: Option<f64>,
-    /// User sampler (default Poisson).
-    pub sampler: UserSampler,
-    /// AboveThreshold noise (default corrected, Δ = 2).
-    pub at_calibration: AtCalibration,
-    /// Use the realised batch size `|U_t|` instead of the nominal `ñ` in the thresholds and the
-    /// noise (default false, paper-faithful; the realised size leaks nothing under label DP but
-    /// departs from the analysis).
-    pub realized_batch: bool,
-    /// Projection after each step (default none, as in the paper's Alg. 2; its analysis assumes
-    /// `Θ_B`).
-    pub set: FeasibleSet,
-    /// Start `θ_0` (default 0).
-    pub theta0: Option<Vec<f64>>,
-    /// The accountant of the Gaussian part (default: proven replace relation).
-    pub accountant: Accountant,
-    /// A fixed noise multiplier for the Gaussian part instead of the calibration to
-    /// `(ε/2, δ/2)` (the guarantee then reports the accountant's ε for it).
-    pub noise_multiplier: Option<f64>,
-}
-
-impl AupOptions {
-    /// Practical defaults (documented on each field): one phase on all users, full batch,
-    /// `T = 200`, `η = 0.5`, `τ = min(τ_theory, 4L)`, corrected AboveThreshold, Poisson.
-    pub fn new(eps: f64, delta: f64, feature_bound: f64) -> Self {
-        AupOptions {
-            eps,
-            delta,
-            feature_bound,
-            phases: 1,
-            use_all_users: None,
-            batch: AupBatch::Full,
-            steps: 200,
-            step_size: 0.5,
-            tau: None,
-            sampler: UserSampler::Poisson,
-            at_calibration: AtCalibration::Corrected,
-            realized_batch: false,
-            set: FeasibleSet::Unconstrained,
-            theta0: None,
-            accountant: Accountant::default(),
-            noise_multiplier: None,
-        }
-    }
-}
-
-/// The user ranges of the phases: `n_i = ⌊n/2^{k+1−i}⌋`, `i = 1..k`, in user order, the
-/// remainder joining the last phase when `use_all_users` (Zhang et al. (2025), Alg. 1).
-pub fn phase_sizes(n: usize, k: usize, use_all_users: bool) -> Vec<usize> {
-    let mut sizes: Vec<usize> = (1..=k).map(|i| n >> (k + 1 - i).min(63)).collect();
-    if use_all_users {
-        let used: usize = sizes.iter().sum();
-        if let Some(last) = sizes.last_mut() {
-            *last += n - used;
-        }
-    }
-    sizes
-}
-
-/// The concentration score and neighbour counts of AdapUserPriv-SGD (Zhang et al. (2025),
-/// Alg. 2 steps 6–9) for the `k = grads.len()/d` user gradients `g_a` (row-major):
-///
-/// `s = (1/max(ñ, k)) Σ_{a,b} 1(‖g_a − g_b‖ ≤ τ)` (ordered pairs, `a = b` included) and
-/// `f_a = Σ_b 1(‖g_b − g_a‖ ≤ 2τ)`.
-///
-/// Changing one gradient flips at most `2(k−1)` ordered-pair indicators, so `s` has sensitivity
-/// `2(k−1)/max(ñ, k) < 2` (and the bound is attained); the paper normalises by `ñ` alone, which
-/// exceeds 2 when a Poisson batch has `k > ñ + 1` users — hence `max(ñ, k)`.
-pub fn concentration(grads: &[f64], d: usize, tau: f64, nb: f64) -> (f64, Vec<usize>) {
-    let k = grads.len() / d;
-    let (t1, t2) = (tau * tau, 4.0 * tau * tau);
-    let mut within = 0usize;
-    let mut f = vec![0usize; k];
-    for a in 0..k {
-        for b in a..k {
-            let d2: f64 = grads[a * d..(a + 1) * d]
-                .iter()
-                .zip(&grads[b * d..(b + 1) * d])
-                .map(|(x, y)| (x - y) * (x - y))
-                .sum();
-            if d2 <= t1 {
-                within += if a == b { 1 } else { 2 };
-            }
-            if d2 <= t2 {
-                f[a] += 1;
-                if a != b {
-                    f[b] += 1;
-                }
-            }
-        }
-    }
-    (within as f64 / nb.max(k as f64), f)
-}
-
-/// The keep probability of a user with `f` neighbours within `2τ` (Zhang et al. (2025),
-/// Alg. 2 step 10): `clip((f − ñ/2)/(ñ/6), 0, 1)` — 0 below `ñ/2`, 1 from `2ñ/3` (for ñ = 60:
-/// 0 at f = 30, 0.9 at 39, 1 at 40).
-pub fn keep_probability(f: usize, nb: f64) -> f64 {
-    ((f as f64 - nb / 2.0) / (nb / 6.0)).clamp(0.0, 1.0)
-}
-
-/// One run of AdapUserPriv-SGD on the users `pool` (Zhang et al. (2025), Alg. 2).
-struct PhaseOut {
-    theta: Vec<f64>,
-    steps: u64,
-    halted_at: Option<u64>,
-    sigma: f64,
-    noise_std: f64,
-    report: EpsilonReport,
-    at_cost: f64,
-    tau: f64,
-}
-
-#[allow(clippy::too_many_arguments)]
-fn adap_user_priv_sgd(
-    data: &PairwiseView<'_>,
-    users: &UserIndex,
-    pool: &[usize],
-    theta0: Vec<f64>,
-    opts: &AupOptions,
-    rng: &mut NoiseRng,
-) -> Result<PhaseOut> {
-    let d = data.d();
-    let n_i = pool.len();
-    let batch = match opts.batch {
-        AupBatch::Full => n_i as f64,
-        AupBatch::Users(b) => b.min(n_i as f64),
-    };
-    let q = batch / n_i as f64;
-    let m_min = pool.iter().map(|&u| users.count(u)).min().unwrap_or(1);
-    let tau = match opts.tau {
-        Some(t) => t,
-        None => theory::tau(n_i, d, m_min, opts.eps, opts.steps, opts.delta, opts.feature_bound)
-            .min(4.0 * opts.feature_bound),
-    };
-    // σ ← PrivacyAccount(ε/2, δ/2, n, ñ, T).
-    let acc = &opts.accountant;
-    let sigma = match opts.noise_multiplier {
-        Some(s) => s,
-        None => {
-            acc.calibrate_sigma(q, opts.steps, 0.5 * opts.eps, 0.5 * opts.delta)?
-                .noise_multiplier
-        }
-    };
-    let report = acc.epsilon(q, sigma, opts.steps, 0.5 * opts.delta)?;
-    // One AboveThreshold instance per run, ε_AT = ε/2, sensitivity 2. The query is
-    // s_t − (4/5)·ñ_t against threshold 0: with the nominal ñ this is the paper's test of s_t
-    // against 4ñ/5; with the realised batch the threshold moves with |U_t| (public under label
-    // DP: the sampling coins do not depend on labels).
-    let mut at = AboveThreshold::new(0.0, 0.5 * opts.eps, 2.0, opts.at_calibration, rng)?;
-    // The noise of the mean oracle: one formula (theory::oracle_noise_std) for the reported and
-    // the added noise.
-    let oracle_std = |nb: f64| theory::oracle_noise_std(sigma, tau, opts.eps, opts.steps, opts.delta, nb);
-    let nominal_std = oracle_std(batch);
-
-    let mut theta = theta0;
-    let mut avg = vec![0.0; d];
-    let mut buf = vec![0.0; d];
-    let mut steps = 0u64;
-    let mut halted_at = None;
-    for t in 1..=opts.steps {
-        let u_t = sample_users(pool, batch, opts.sampler, rng);
-        let k = u_t.len();
-        let nb = if opts.realized_batch { k.max(1) as f64 } else { batch };
-        let mut grads = vec![0.0; k * d];
-        for (a, &u) in u_t.iter().enumerate() {
-            let rows: Vec<usize> = users.rows(u).collect();
-            user_gradient(data, &rows, &theta, &mut buf, &mut grads[a * d..(a + 1) * d]);
-        }
-        let (score, f) = concentration(&grads, d, tau, nb);
-        avg.iter_mut().zip(&theta).for_each(|(s, v)| *s += v);
-        steps = t;
-        if !at.query(score - 0.8 * nb, rng)? {
-            halted_at = Some(t);
-            break;
-        }
-        let mut mean = vec![0.0; d];
-        let mut kept = 0usize;
-        for a in 0..k {
-            if uniform_f64(rng) < keep_probability(f[a], nb) {
-                kept += 1;
-                mean.iter_mut()
-                    .zip(&grads[a * d..(a + 1) * d])
-                    .for_each(|(m, g)| *m += g);
-            }
-        }
-        if kept > 0 {
-            mean.iter_mut().for_each(|m| *m /= kept as f64);
-        }
-        let noise = gaussian_vector(d, oracle_std(nb), rng);
-        for j in 0..d {
-            theta[j] -= opts.step_size * (mean[j] + noise[j]);
-        }
-        opts.set.project(&mut theta);
-    }
-    let theta = avg.iter().map(|a| a / steps as f64).collect();
-    Ok(PhaseOut {
-        theta,
-        steps,
-        halted_at,
-        sigma,
-        noise_std: nominal_std,
-        report,
-        at_cost: at.privacy_cost(),
-        tau,
-    })
-}
-
 /// AUP-RLHF (Zhang et al. (2025), Alg. 1): partition the users into phases `D_1..D_k` of sizes
 /// [`phase_sizes`] and run AdapUserPriv-SGD (Alg. 2) on each, warm-started from the previous
 /// phase's output. Alg. 2 per phase, with these corrections: AboveThreshold calibrated for the
@@ -874,59 +435,21 @@ pub fn aup_rlhf(
     opts: &AupOptions,
     rng: &mut NoiseRng,
 ) -> Result<UserLevelFit> {
-    check_eps(opts.eps)?;
-    check_delta(opts.delta)?;
-    crate::privacy::check_feature_bound(opts.feature_bound)?;
-    users.check_rows(data.n())?;
-    if opts.phases == 0 {
-        return Err(Error::param("phases", "must be >= 1, got 0"));
-    }
-    if opts.steps == 0 {
-        return Err(Error::param("steps", "must be >= 1, got 0"));
-    }
-    check_positive("step-size", opts.step_size)?;
-    if let Some(t) = opts.tau {
-        check_positive("tau", t)?;
-    }
-    if let AupBatch::Users(b) = opts.batch {
-        check_positive("batch-users", b)?;
-    }
-    if let Some(s) = opts.noise_multiplier {
-        crate::privacy::rdp::check_noise_multiplier(s)?;
-    }
-    // Rows must respect ‖x‖ ≤ 2L (the calibration of the test and the noise relies on it).
+    aup_rlhf_with(&Logistic, data, users, opts, rng)
+}
+
+/// [`aup_rlhf`] with the per-user gradients of `loss`. Not exposed: the default radius
+/// `τ = min(τ_theory, 4L)` of the concentration test is the diameter of the user gradients only
+/// for a loss with `|ℓ'| ≤ 1` (the logistic loss).
+fn aup_rlhf_with<L: Loss>(
+    loss: &L,
+    data: PairwiseView<'_>,
+    users: &UserIndex,
+    opts: &AupOptions,
+    rng: &mut NoiseRng,
+) -> Result<UserLevelFit> {
+    let sizes = checked_phase_sizes(&data, users, opts)?;
     let d = data.d();
-    let limit = 2.0 * opts.feature_bound;
-    let mut buf = vec![0.0; d];
-    for i in 0..data.n() {
-        data.row_into(i, &mut buf);
-        let nrm = buf.iter().map(|v| v * v).sum::<f64>().sqrt();
-        if nrm > limit {
-            return Err(Error::FeatureBound {
-                row: i,
-                norm: nrm,
-                limit,
-            });
-        }
-    }
-    let n = users.n_users();
-    // The first phase has ⌊n/2^k⌋ users: refuse an empty one before allocating k phases.
-    if opts.phases >= usize::BITS as usize || n >> opts.phases == 0 {
-        return Err(Error::Shape(format!(
-            "phase 1 of {} has no users (n = {n} users: at most log2(n) = {} phases)",
-            opts.phases,
-            n.max(1).ilog2()
-        )));
-    }
-    let all = opts.use_all_users.unwrap_or(opts.phases == 1);
-    let sizes = phase_sizes(n, opts.phases, all);
-    if let Some(i) = sizes.iter().position(|&s| s == 0) {
-        return Err(Error::Shape(format!(
-            "phase {} of {} has no users (n = {n} users)",
-            i + 1,
-            opts.phases
-        )));
-    }
     let mut theta = start_point(&opts.theta0, d, &opts.set)?;
     let mut start = 0usize;
     let mut total_steps = 0u64;
@@ -936,7 +459,7 @@ pub fn aup_rlhf(
     for (i, &size) in sizes.iter().enumerate() {
         let pool: Vec<usize> = (start..start + size).collect();
         start += size;
-        let out = adap_user_priv_sgd(&data, users, &pool, theta, opts, rng)?;
+        let out = adap_user_priv_sgd(loss, &data, users, &pool, theta, opts, rng)?;
         theta = out.theta.clone();
         total_steps += out.steps;
         eps_total = eps_total.max(out.at_cost + out.report.epsilon);
@@ -1008,95 +531,4 @@ pub fn aup_rlhf(
         steps: total_steps,
         halted,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn theory_preset_matches_reference_examples() {
-        // Thm 4's preset at practical sizes, L = 1: τ = 49.5 and std 661 σ/ñ; τ = 25.5 and 375 σ/ñ;
-        // τ = 2.07 and 30 σ/ñ.
-        let t1 = theory::tau(2500, 768, 10, 3.0, 2500, 1e-5, 1.0);
-        assert!((t1 - 49.5).abs() < 0.05, "{t1}");
-        assert!((theory::oracle_noise_std(1.0, t1, 3.0, 2500, 1e-5, 1.0) - 661.0).abs() < 1.0);
-        let t2 = theory::tau(1800, 768, 50, 8.0, 1800, 1e-5, 1.0);
-        assert!((t2 - 25.5).abs() < 0.05, "{t2}");
-        assert!((theory::oracle_noise_std(1.0, t2, 8.0, 1800, 1e-5, 1.0) - 375.0).abs() < 1.0);
-        let t3 = theory::tau(1_000_000, 10, 10_000, 1.0, 1_000_000, 1e-5, 1.0);
-        assert!((t3 - 2.07).abs() < 0.005, "{t3}");
-        assert!((theory::oracle_noise_std(1.0, t3, 1.0, 1_000_000, 1e-5, 1.0) - 30.0).abs() < 0.5);
-        assert_eq!(theory::phases(2500, 10), 3); // ⌈ln ln 25000⌉ = ⌈2.31⌉
-        assert!(theory::steps(100, 10, 4) > 1e6);
-        let eta = theory::step_size(1.0, 1.0, 1000, 10, 5, 1.0, 1e-5, 100);
-        assert!((eta - 0.25 * 100f64.powf(-0.75)).abs() < 1e-15, "{eta}");
-    }
-
-    #[test]
-    fn phase_sizes_follow_the_paper() {
-        assert_eq!(phase_sizes(1000, 1, false), vec![500]);
-        assert_eq!(phase_sizes(1000, 1, true), vec![1000]);
-        assert_eq!(phase_sizes(1000, 3, false), vec![125, 250, 500]);
-        assert_eq!(phase_sizes(1000, 3, true), vec![125, 250, 625]);
-        assert_eq!(phase_sizes(7, 3, false), vec![0, 1, 3]);
-    }
-
-    #[test]
-    fn keep_probability_of_the_spec() {
-        // ñ = 60: 0 at f = 30, 0.9 at f = 39, 1 at f = 40.
-        assert_eq!(keep_probability(30, 60.0), 0.0);
-        assert_eq!(keep_probability(12, 60.0), 0.0);
-        assert!((keep_probability(39, 60.0) - 0.9).abs() < 1e-15);
-        assert_eq!(keep_probability(40, 60.0), 1.0);
-        assert_eq!(keep_probability(60, 60.0), 1.0);
-    }
-
-    /// Over random trials, replacing one gradient changes the score by at most
-    /// `2(ñ−1)/ñ`, and the bound is attained.
-    #[test]
-    fn concentration_score_sensitivity() {
-        use crate::mechanism::simulation_rng;
-        use rand_distr::{Distribution, StandardNormal};
-        let mut rng = simulation_rng(8);
-        let (k, d, tau) = (12usize, 3usize, 1.0);
-        let bound = 2.0 * (k as f64 - 1.0) / k as f64;
-        let mut worst = 0.0f64;
-        for trial in 0..3000 {
-            let spread = 0.2 + (trial % 7) as f64 * 0.3;
-            let mut g: Vec<f64> = (0..k * d)
-                .map(|_| {
-                    let z: f64 = StandardNormal.sample(&mut rng);
-                    spread * z
-                })
-                .collect();
-            let (s0, _) = concentration(&g, d, tau, k as f64);
-            let a = trial % k;
-            // Replace one user's gradient: sometimes far away, sometimes onto another user.
-            for j in 0..d {
-                g[a * d + j] = if trial % 3 == 0 {
-                    100.0
-                } else {
-                    g[((a + 1) % k) * d + j]
-                };
-            }
-            let (s1, _) = concentration(&g, d, tau, k as f64);
-            worst = worst.max((s1 - s0).abs());
-        }
-        assert!(worst <= bound + 1e-12, "{worst} > {bound}");
-        // Attained: all within τ, then one user moved far away.
-        let g = vec![0.0; k * d];
-        let mut h = g.clone();
-        h[0] = 100.0;
-        let (s0, f0) = concentration(&g, d, tau, k as f64);
-        let (s1, _) = concentration(&h, d, tau, k as f64);
-        assert_eq!(s0, k as f64);
-        assert_eq!(f0, vec![k; k]);
-        assert!(((s0 - s1) - bound).abs() < 1e-12);
-        assert!(worst >= bound - 1e-12, "random trials reached {worst}");
-        // A realised batch above ñ: normalising by max(ñ, k) keeps the sensitivity below 2.
-        let (s_big, _) = concentration(&g, d, tau, 6.0);
-        let (s_big1, _) = concentration(&h, d, tau, 6.0);
-        assert!((s_big - s_big1).abs() < 2.0);
-    }
 }

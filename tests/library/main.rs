@@ -26,6 +26,7 @@ mod robust;
 #[cfg(feature = "serde")]
 mod serialize;
 mod sgd;
+mod sgd_engine_bits;
 mod solver_agreement;
 mod user_level;
 mod warm_start;

@@ -11,6 +11,7 @@ use privpref::estimator::user_level::{
     UserLevelFit, UserOutput, UserRrOptions, UserSampler,
 };
 use privpref::feasible::FeasibleSet;
+use privpref::loss::{Logistic, Loss, LossSpec, Probit};
 use privpref::mechanism::{simulation_rng, AtCalibration, RandomizedResponse, UserLevelRr};
 use privpref::privacy::rdp::{Accountant, Neighbours};
 use privpref::privacy::{NoiseRng, PrivacyModel, PrivacyUnit};
@@ -289,6 +290,51 @@ fn user_dpsgd_guarantee_and_reproducibility() {
     assert!(r.theta.iter().map(|v| v * v).sum::<f64>().sqrt() <= 2.0 + 1e-12);
 }
 
+/// The per-user gradients come from the loss: with the full batch, no clipping and noise of
+/// standard deviation `ησC/ñ ≈ 2·10⁻⁹`, one step of user-wise DP-SGD with the probit loss is `θ_0 − (η/ñ) Σ_u g_u` with
+/// `g_u = (1/m_u) Σ_j ℓ'(x_jᵀθ_0; y_j) x_j` and the probit `ℓ'`, computed here.
+#[test]
+fn user_dpsgd_takes_the_gradient_of_any_pairwise_loss() {
+    let (ud, _) = dpsgd_data();
+    let view = ud.data.view().unwrap();
+    let (n_users, d, eta) = (40usize, 3usize, 0.7);
+    let theta0 = vec![0.3, -0.1, -0.2];
+    let probit: fn(f64, u8) -> f64 = |t, y| Probit.d1(t, y);
+    let logistic: fn(f64, u8) -> f64 = |t, y| Logistic.d1(t, y);
+    for (spec, loss) in [(LossSpec::Probit, probit), (LossSpec::Mle, logistic)] {
+        let mut want = theta0.clone();
+        for u in 0..n_users {
+            for i in ud.users.rows(u) {
+                let r = &ud.data.x[i * d..(i + 1) * d];
+                let t: f64 = r.iter().zip(&theta0).map(|(a, b)| a * b).sum();
+                let g = loss(t, ud.data.y[i]);
+                for j in 0..d {
+                    want[j] -= eta * g * r[j] / 6.0 / n_users as f64;
+                }
+            }
+        }
+        let mut opts = UserDpSgdOptions::new(1.0, 1e-5, n_users as f64, 1, 100.0, eta);
+        opts.noise_multiplier = Some(1e-9);
+        opts.theta0 = Some(theta0.clone());
+        opts.loss = spec;
+        let fit = user_dpsgd(view, &ud.users, &opts, &mut NoiseRng::seeded(3)).unwrap();
+        for j in 0..d {
+            assert!(
+                (fit.theta[j] - want[j]).abs() < 1e-7,
+                "{spec:?}: {:?} vs {want:?}",
+                fit.theta
+            );
+        }
+        assert!(fit
+            .guarantee
+            .unwrap()
+            .assumptions
+            .notes
+            .iter()
+            .any(|n| n.contains(spec.name())));
+    }
+}
+
 #[test]
 fn user_dpsgd_rejects_invalid_options() {
     let (ud, _) = dpsgd_data();
@@ -311,6 +357,7 @@ fn user_dpsgd_rejects_invalid_options() {
     assert_eq!(bad(&|o| o.step_size = f64::NAN), "step-size");
     assert_eq!(bad(&|o| o.records_per_user = Some(0)), "records-per-user");
     assert_eq!(bad(&|o| o.noise_multiplier = Some(0.0)), "noise-multiplier");
+    assert_eq!(bad(&|o| o.loss = LossSpec::DebiasedRr { eps: -1.0 }), "eps");
     let wrong = UserIndex::equal(40, 5).unwrap();
     assert!(matches!(
         user_dpsgd(view, &wrong, &base, &mut NoiseRng::seeded(0)),

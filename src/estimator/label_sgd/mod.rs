@@ -35,6 +35,9 @@
 //!   the expectation over the sample; the sizes depend on the priors only), so every sample
 //!   gets the same step. LP-Normal-SGD uses Prop. 11's `G² = L² + Kσ²`. A multiplier `c` (`theory:C`) scales the
 //!   step; `invsqrt:C` (`C/√t`) and `const:ETA` are free choices.
+//! * **Engine.** A pass runs on the crate's projected SGD engine ([`crate::solver::sgd`]): a
+//!   per-step hook reads and privatises the label (or adds LP-Normal-SGD's noise) and hands over
+//!   `ĝ_t`; the engine takes the step with the [`LpStep`] schedule and projects onto `W`.
 //! * **Multi-stage training** ([`multistage`]): LP-MST (main paper Alg. 3) on top of these passes.
 //! * **Models** ([`model`]): the binary linear model ([`PairwiseModel`]), K-wise Plackett–Luce
 //!   ([`GroupModel`]) and the K-class softmax ([`MulticlassModel`]), on the crate's
@@ -54,20 +57,23 @@ pub mod eval;
 pub mod model;
 pub mod multistage;
 pub mod normal;
+mod pass;
 pub mod prior;
 pub mod theory;
 
 pub use eval::{accuracy, excess_risk, mean_loss};
 pub use model::{GroupModel, LabelLoss, LabelModel, MulticlassModel, PairwiseModel};
 pub use multistage::{multi_stage, FilterRule, MultiStageFit, MultiStageOptions, StageReport};
+use normal::normal_calibration;
 pub use normal::{GaussianCalibration, DEFAULT_RANK_TOL};
+pub use pass::{debias_factors, debiased_score_gradient};
+pub(crate) use pass::{run_pass, PassSetup, Visit};
 pub use prior::{histogram_prior, kmeans, model_prior, HistogramPrior, Prior};
 
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
-use crate::mechanism::{KaryRr, RrTopK, RrWithPrior, TopDraw};
 use crate::privacy::{Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit};
-use rand_distr::{Distribution, StandardNormal};
+use crate::solver::sgd::Schedule;
 use std::time::{Duration, Instant};
 
 /// How each sample's label is privatised when it is used (module docs).
@@ -175,6 +181,18 @@ impl LpStep {
                 "step",
                 format!("unknown step rule `{other}` for label-private SGD (expected theory, theory:C, invsqrt:C or const:ETA)"),
             )),
+        }
+    }
+    /// The engine's schedule for a pass on `set` with the gradient bound `g` (module docs):
+    /// `c·2B/(G√t)`, `C/√t` or `η`.
+    pub(crate) fn schedule(&self, set: &FeasibleSet, g: f64) -> Schedule {
+        match *self {
+            LpStep::Theory(c) => Schedule::InvSqrtT {
+                c: c * 2.0 * set.radius().unwrap_or(f64::NAN),
+                g,
+            },
+            LpStep::InvSqrt(c) => Schedule::InvSqrtT { c, g: 1.0 },
+            LpStep::Const(e) => Schedule::Const(e),
         }
     }
     fn validate(&self) -> Result<()> {
@@ -323,101 +341,6 @@ pub struct LpSgdFit {
     pub elapsed: Duration,
 }
 
-/// A step of a pass: a fresh sample (its label is read and privatised now) or a cached release
-/// (reused by multi-stage training; no new privacy cost).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Visit<'r> {
-    Fresh(usize),
-    Reuse(&'r ReleasedLabel),
-}
-
-/// Everything a pass needs besides the visits.
-pub(crate) struct PassSetup<'a> {
-    pub eps: f64,
-    pub mechanism: LabelMechanism,
-    pub set: FeasibleSet,
-    pub step: LpStep,
-    pub lipschitz: f64,
-    pub debias: bool,
-    pub rank_tol: f64,
-    /// Prior rows indexed by sample (`n × K`), for the prior-based mechanisms.
-    pub priors: Option<&'a [f64]>,
-    /// σ and Δ for LP-Normal-SGD.
-    pub normal: Option<(f64, f64)>,
-}
-
-/// What a pass produced.
-pub(crate) struct PassOut {
-    pub released: Vec<ReleasedLabel>,
-    pub sum_k: f64,
-    pub steps: usize,
-    pub normal: Option<NormalStats>,
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct NormalStats {
-    pub max_sens: f64,
-    pub rank_min: usize,
-    pub rank_max: usize,
-    pub rank_sum: usize,
-}
-
-/// `(f_k, q_k)`: the debiasing factor `(E+k−1)/(E−1)` and `1/(E+k−1)` without overflow.
-pub fn debias_factors(eps: f64, k: usize) -> (f64, f64) {
-    let em = (-eps).exp();
-    let den = 1.0 + (k as f64 - 1.0) * em;
-    (den / -(-eps).exp_m1(), em / den)
-}
-
-/// `ĝ = f_k (g_ỹ − q_k Σ_{j∈S} g_j)` in score space (eq. (7) and Cor. 10; `S` = all labels when
-/// `set` is `None`), or `g_ỹ` when `k = 1` or `debias` is false. `grads` is `K × m`.
-pub fn debiased_score_gradient(
-    grads: &[f64],
-    m: usize,
-    label: u8,
-    set: Option<&[u8]>,
-    eps: f64,
-    debias: bool,
-    out: &mut [f64],
-) {
-    let kk = grads.len() / m;
-    let y = usize::from(label);
-    out.copy_from_slice(&grads[y * m..(y + 1) * m]);
-    let k = set.map_or(kk, <[u8]>::len);
-    if !debias || k == 1 {
-        return;
-    }
-    let (f, q) = debias_factors(eps, k);
-    let mut add = |j: usize| {
-        for (o, g) in out.iter_mut().zip(&grads[j * m..(j + 1) * m]) {
-            *o -= q * g;
-        }
-    };
-    match set {
-        Some(s) => s.iter().for_each(|&j| add(usize::from(j))),
-        None => (0..kk).for_each(add),
-    }
-    out.iter_mut().for_each(|o| *o *= f);
-}
-
-/// `G` of the theory step for a release over `k` labels (module docs).
-fn theory_g(eps: f64, k: usize, lipschitz: f64, debias: bool) -> f64 {
-    if !debias || k == 1 {
-        return lipschitz;
-    }
-    let f = debias_factors(eps, k).0;
-    lipschitz * (8.0 * f * f + 2.0).sqrt()
-}
-
-fn step_size(step: LpStep, t: usize, set: &FeasibleSet, g: f64) -> f64 {
-    let st = (t as f64).sqrt();
-    match step {
-        LpStep::Theory(c) => c * 2.0 * set.radius().unwrap_or(f64::NAN) / (g * st),
-        LpStep::InvSqrt(c) => c / st,
-        LpStep::Const(e) => e,
-    }
-}
-
 /// The Lipschitz constant for the theory step: the stated one, or the model's bound.
 pub(crate) fn resolve_lipschitz<M: LabelModel>(model: &M, stated: Option<f64>, step: LpStep) -> Result<f64> {
     if !matches!(step, LpStep::Theory(_)) {
@@ -447,186 +370,6 @@ pub(crate) fn resolve_lipschitz<M: LabelModel>(model: &M, stated: Option<f64>, s
         ));
     }
     Ok(worst)
-}
-
-/// Runs the steps `visits` from `theta` (in place), with step counter `t0 + 1, t0 + 2, …`.
-pub(crate) fn run_pass<M: LabelModel>(
-    model: &M,
-    ps: &PassSetup<'_>,
-    visits: &[Visit<'_>],
-    theta: &mut [f64],
-    t0: usize,
-    rng: &mut NoiseRng,
-) -> Result<PassOut> {
-    let (kk, m, p) = (model.num_labels(), model.num_scores(), model.dim());
-    let mut u = vec![0.0; m];
-    let mut vals = vec![0.0; kk];
-    let mut grads = vec![0.0; kk * m];
-    let mut gvec = vec![0.0; m];
-    let mut scratch = vec![0.0; model.scratch_len()];
-    let normal_bufs = ps
-        .normal
-        .map(|_| (vec![0.0; kk * p], vec![0.0; (kk - 1) * p], vec![0.0; kk * p]));
-    let (mut gfull, mut diffs, mut q) = normal_bufs.unwrap_or_default();
-    let mut coords = vec![0.0; kk * kk];
-    let mut released = Vec::with_capacity(visits.len());
-    let mut sum_k = 0.0;
-    let mut stats = NormalStats {
-        rank_min: usize::MAX,
-        ..NormalStats::default()
-    };
-    let krr = KaryRr::new(ps.eps, kk)?;
-    let wp = RrWithPrior::new(ps.eps)?;
-    let topk = match ps.mechanism {
-        LabelMechanism::RrTopK { k } => {
-            if k > kk {
-                return Err(Error::param("top-k", format!("k = {k} exceeds the K = {kk} labels")));
-            }
-            Some(RrTopK::new(ps.eps, k)?)
-        }
-        _ => None,
-    };
-    let prior_row = |i: usize| -> Result<&[f64]> {
-        ps.priors
-            .map(|r| &r[i * kk..(i + 1) * kk])
-            .ok_or_else(|| Error::param("prior", "this mechanism needs a per-sample prior"))
-    };
-    // G of the theory step for the whole pass: the root mean square of the per-release bounds
-    // (the proof of Thm 9 bounds E‖ĝ_t‖² with the expectation over the sample too; the label
-    // sets depend on the priors only, so this is label-free). Equal steps for every sample.
-    let g_pass = if ps.normal.is_some() || !matches!(ps.step, LpStep::Theory(_)) {
-        f64::NAN
-    } else {
-        let mut sq = 0.0;
-        for v in visits {
-            let k = match *v {
-                Visit::Reuse(rel) => rel.k(kk),
-                Visit::Fresh(i) => match ps.mechanism {
-                    LabelMechanism::RrTopK { k } => k,
-                    LabelMechanism::RrWithPrior => wp.choose_k(prior_row(i)?)?,
-                    _ => kk,
-                },
-            };
-            sq += theory_g(ps.eps, k, 1.0, ps.debias).powi(2);
-        }
-        ps.lipschitz * (sq / visits.len().max(1) as f64).sqrt()
-    };
-    for (s, visit) in visits.iter().enumerate() {
-        let t = t0 + s + 1;
-        let i = match *visit {
-            Visit::Fresh(i) | Visit::Reuse(&ReleasedLabel { sample: i, .. }) => i,
-        };
-        model.scores(i, theta, &mut u);
-        model.eval_all(&u, &mut vals, Some(&mut grads), &mut scratch);
-        if let (Some((sigma, delta_sens)), Visit::Fresh(_)) = (ps.normal, visit) {
-            // LP-Normal-SGD (module `normal`).
-            gfull.fill(0.0);
-            for (k, row) in gfull.chunks_exact_mut(p).enumerate() {
-                model.lift_add(i, &grads[k * m..(k + 1) * m], 1.0, row);
-            }
-            let (g0, rest) = gfull.split_at(p);
-            for (dk, gk) in diffs.chunks_exact_mut(p).zip(rest.chunks_exact(p)) {
-                for ((d, a), b) in dk.iter_mut().zip(gk).zip(g0) {
-                    *d = a - b;
-                }
-            }
-            let r = normal::orthonormal_basis(&diffs, p, ps.rank_tol, &mut q);
-            // c_0 = 0, c_k = Q(G_k − G_0).
-            coords[..kk * r.max(1)].fill(0.0);
-            for k in 1..kk {
-                let dk = &diffs[(k - 1) * p..k * p];
-                for j in 0..r {
-                    coords[k * r + j] = q[j * p..(j + 1) * p].iter().zip(dk).map(|(a, b)| a * b).sum();
-                }
-            }
-            let mut sens = 0.0f64;
-            for a in 0..kk {
-                for b in a + 1..kk {
-                    let dist = (0..r)
-                        .map(|j| (coords[a * r + j] - coords[b * r + j]).powi(2))
-                        .sum::<f64>()
-                        .sqrt();
-                    sens = sens.max(dist);
-                }
-            }
-            if sens > delta_sens {
-                return Err(Error::Privacy(format!(
-                    "LP-Normal-SGD at sample {i}: the gradient's label sensitivity {sens:e} exceeds the calibrated Δ = {delta_sens:e}; nothing was released (state a larger --sensitivity)"
-                )));
-            }
-            stats.max_sens = stats.max_sens.max(sens);
-            stats.rank_min = stats.rank_min.min(r);
-            stats.rank_max = stats.rank_max.max(r);
-            stats.rank_sum += r;
-            let y = usize::from(model.label(i));
-            let mut dir = gfull[..p].to_vec();
-            for j in 0..r {
-                let z: f64 = StandardNormal.sample(rng);
-                let zj = sigma * z;
-                let cj = coords[y * r + j] + zj;
-                for (dv, qv) in dir.iter_mut().zip(&q[j * p..(j + 1) * p]) {
-                    *dv = cj.mul_add(*qv, *dv);
-                }
-            }
-            let g = (ps.lipschitz * ps.lipschitz + kk as f64 * sigma * sigma).sqrt();
-            let eta = step_size(ps.step, t, &ps.set, g);
-            for (th, dv) in theta.iter_mut().zip(&dir) {
-                *th -= eta * dv;
-            }
-            ps.set.project(theta);
-            continue;
-        }
-        let draw: ReleasedLabel = match *visit {
-            Visit::Reuse(rel) => rel.clone(),
-            Visit::Fresh(i) => {
-                let y = model.label(i);
-                match ps.mechanism {
-                    LabelMechanism::Krr => ReleasedLabel {
-                        sample: i,
-                        label: krr.sample(y, rng)?,
-                        set: None,
-                    },
-                    LabelMechanism::RrTopK { .. } => {
-                        let TopDraw { label, set } = topk.expect("set above").sample(y, prior_row(i)?, rng)?;
-                        ReleasedLabel {
-                            sample: i,
-                            label,
-                            set: Some(set),
-                        }
-                    }
-                    LabelMechanism::RrWithPrior => {
-                        let TopDraw { label, set } = wp.sample(y, prior_row(i)?, rng)?;
-                        ReleasedLabel {
-                            sample: i,
-                            label,
-                            set: Some(set),
-                        }
-                    }
-                    LabelMechanism::Normal { .. } => unreachable!("handled above"),
-                }
-            }
-        };
-        let k = draw.k(kk);
-        sum_k += k as f64;
-        debiased_score_gradient(&grads, m, draw.label, draw.set.as_deref(), ps.eps, ps.debias, &mut gvec);
-        let eta = step_size(ps.step, t, &ps.set, g_pass);
-        model.lift_add(i, &gvec, -eta, theta);
-        ps.set.project(theta);
-        if theta.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Numerical(format!(
-                "the iterate became non-finite at step {t} (sample {i}); lower the step"
-            )));
-        }
-        if let Visit::Fresh(_) = visit {
-            released.push(draw);
-        }
-    }
-    Ok(PassOut {
-        released,
-        sum_k,
-        steps: visits.len(),
-        normal: ps.normal.map(|_| stats),
-    })
 }
 
 /// The guarantee of one pass of a label-randomising mechanism (`ε`, label change, central: the
@@ -682,42 +425,6 @@ fn check_theta0(theta0: Option<&[f64]>, p: usize) -> Result<Vec<f64>> {
             Ok(t.to_vec())
         }
     }
-}
-
-/// LP-Normal-SGD's `(σ, Δ)`: the stated sensitivity, or the largest per-sample label sensitivity
-/// of the public features (canonical losses), raised by a relative `1e-9` so that the realised
-/// sensitivities (computed with rounding) stay below it.
-pub(crate) fn normal_calibration<M: LabelModel>(
-    model: &M,
-    eps: f64,
-    delta: f64,
-    calibration: GaussianCalibration,
-    sensitivity: Option<f64>,
-) -> Result<(f64, f64)> {
-    let sens = match sensitivity {
-        Some(s) => s,
-        None => {
-            let mut worst = 0.0f64;
-            for i in 0..model.n() {
-                match model.label_sensitivity(i) {
-                    Some(s) => worst = worst.max(s),
-                    None => {
-                        return Err(Error::param(
-                            "sensitivity",
-                            "LP-Normal-SGD needs the label sensitivity Δ for a loss whose gradient differences depend on θ: state it (--sensitivity)",
-                        ))
-                    }
-                }
-            }
-            if worst == 0.0 {
-                // No label ever changes a gradient: any σ is private; keep the calibration finite.
-                f64::MIN_POSITIVE
-            } else {
-                worst * (1.0 + 1e-9)
-            }
-        }
-    };
-    Ok((calibration.sigma(sens, eps, delta)?, sens))
 }
 
 /// One pass of label-private SGD over the samples of `model` in data order (module docs).

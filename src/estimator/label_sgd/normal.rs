@@ -23,8 +23,12 @@
 //! Gram–Schmidt passes exceeds `tol · max_k ‖G_k − G_0‖` with `tol = 1e-12` by default
 //! (over-estimating only adds noise).
 
+use super::pass::NormalStats;
+use super::LabelModel;
 use crate::error::{Error, Result};
 use crate::privacy::calibrate::{analytic_gaussian_std, gaussian_mechanism_std};
+use crate::privacy::NoiseRng;
+use rand_distr::{Distribution, StandardNormal};
 
 /// How LP-Normal-SGD's σ is calibrated for the per-step Gaussian mechanism of sensitivity `Δ`
 /// (Prop. 11 leaves the constant `C` of `σ = C·L√(ln(1/δ))/ε` unspecified; these are the
@@ -74,6 +78,42 @@ impl GaussianCalibration {
     }
 }
 
+/// LP-Normal-SGD's `(σ, Δ)`: the stated sensitivity, or the largest per-sample label sensitivity
+/// of the public features (canonical losses), raised by a relative `1e-9` so that the realised
+/// sensitivities (computed with rounding) stay below it.
+pub(crate) fn normal_calibration<M: LabelModel>(
+    model: &M,
+    eps: f64,
+    delta: f64,
+    calibration: GaussianCalibration,
+    sensitivity: Option<f64>,
+) -> Result<(f64, f64)> {
+    let sens = match sensitivity {
+        Some(s) => s,
+        None => {
+            let mut worst = 0.0f64;
+            for i in 0..model.n() {
+                match model.label_sensitivity(i) {
+                    Some(s) => worst = worst.max(s),
+                    None => {
+                        return Err(Error::param(
+                            "sensitivity",
+                            "LP-Normal-SGD needs the label sensitivity Δ for a loss whose gradient differences depend on θ: state it (--sensitivity)",
+                        ))
+                    }
+                }
+            }
+            if worst == 0.0 {
+                // No label ever changes a gradient: any σ is private; keep the calibration finite.
+                f64::MIN_POSITIVE
+            } else {
+                worst * (1.0 + 1e-9)
+            }
+        }
+    };
+    Ok((calibration.sigma(sens, eps, delta)?, sens))
+}
+
 /// Default relative rank tolerance (module docs).
 pub const DEFAULT_RANK_TOL: f64 = 1e-12;
 
@@ -110,6 +150,124 @@ pub fn orthonormal_basis(vectors: &[f64], p: usize, tol: f64, q: &mut [f64]) -> 
         }
     }
     r
+}
+
+/// LP-Normal-SGD's step direction `g̃ = G_0 + Qᵀ(c_y + z)` of one sample (module docs), its
+/// buffers and the statistics of a pass.
+pub(crate) struct NormalStep {
+    /// The candidate gradients `G_k` in parameter space (`K × p`).
+    gfull: Vec<f64>,
+    /// `G_k − G_0`, `k ≥ 1` (`(K−1) × p`).
+    diffs: Vec<f64>,
+    /// The rows of `Q` (`r × p` used).
+    q: Vec<f64>,
+    /// `c_k = Q(G_k − G_0)` (`K × r` used).
+    coords: Vec<f64>,
+    /// `g̃`.
+    dir: Vec<f64>,
+    stats: NormalStats,
+}
+
+impl NormalStep {
+    /// Buffers for `K` labels and `p` parameters (none unless `used`).
+    pub fn new(k: usize, p: usize, used: bool) -> Self {
+        let (gfull, diffs, q, dir) = if used {
+            (vec![0.0; k * p], vec![0.0; (k - 1) * p], vec![0.0; k * p], vec![0.0; p])
+        } else {
+            Default::default()
+        };
+        NormalStep {
+            gfull,
+            diffs,
+            q,
+            coords: vec![0.0; k * k],
+            dir,
+            stats: NormalStats {
+                rank_min: usize::MAX,
+                ..NormalStats::default()
+            },
+        }
+    }
+
+    /// The statistics of the steps so far.
+    pub fn stats(&self) -> NormalStats {
+        self.stats
+    }
+
+    /// Computes `g̃` of sample `i` from its candidate score gradients `grads` (`K × m`) with the
+    /// rank tolerance `tol`, `(σ, Δ)` of the calibration and noise from `rng`.
+    ///
+    /// # Errors
+    /// [`Error::Privacy`] when the realised label sensitivity exceeds `Δ` (nothing is drawn).
+    pub fn direction<M: LabelModel>(
+        &mut self,
+        model: &M,
+        i: usize,
+        grads: &[f64],
+        tol: f64,
+        (sigma, delta_sens): (f64, f64),
+        rng: &mut NoiseRng,
+    ) -> Result<()> {
+        let (kk, m, p) = (model.num_labels(), model.num_scores(), model.dim());
+        self.gfull.fill(0.0);
+        for (k, row) in self.gfull.chunks_exact_mut(p).enumerate() {
+            model.lift_add(i, &grads[k * m..(k + 1) * m], 1.0, row);
+        }
+        let (g0, rest) = self.gfull.split_at(p);
+        for (dk, gk) in self.diffs.chunks_exact_mut(p).zip(rest.chunks_exact(p)) {
+            for ((d, a), b) in dk.iter_mut().zip(gk).zip(g0) {
+                *d = a - b;
+            }
+        }
+        let r = orthonormal_basis(&self.diffs, p, tol, &mut self.q);
+        let (q, coords) = (&self.q, &mut self.coords);
+        // c_0 = 0, c_k = Q(G_k − G_0).
+        coords[..kk * r.max(1)].fill(0.0);
+        for k in 1..kk {
+            let dk = &self.diffs[(k - 1) * p..k * p];
+            for j in 0..r {
+                coords[k * r + j] = q[j * p..(j + 1) * p].iter().zip(dk).map(|(a, b)| a * b).sum();
+            }
+        }
+        let mut sens = 0.0f64;
+        for a in 0..kk {
+            for b in a + 1..kk {
+                let dist = (0..r)
+                    .map(|j| (coords[a * r + j] - coords[b * r + j]).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                sens = sens.max(dist);
+            }
+        }
+        if sens > delta_sens {
+            return Err(Error::Privacy(format!(
+                "LP-Normal-SGD at sample {i}: the gradient's label sensitivity {sens:e} exceeds the calibrated Δ = {delta_sens:e}; nothing was released (state a larger --sensitivity)"
+            )));
+        }
+        let st = &mut self.stats;
+        st.max_sens = st.max_sens.max(sens);
+        st.rank_min = st.rank_min.min(r);
+        st.rank_max = st.rank_max.max(r);
+        st.rank_sum += r;
+        let y = usize::from(model.label(i));
+        self.dir.copy_from_slice(&self.gfull[..p]);
+        for j in 0..r {
+            let z: f64 = StandardNormal.sample(rng);
+            let zj = sigma * z;
+            let cj = coords[y * r + j] + zj;
+            for (dv, qv) in self.dir.iter_mut().zip(&q[j * p..(j + 1) * p]) {
+                *dv = cj.mul_add(*qv, *dv);
+            }
+        }
+        Ok(())
+    }
+
+    /// `θ ← θ + α g̃`.
+    pub fn add_to(&self, alpha: f64, theta: &mut [f64]) {
+        for (th, dv) in theta.iter_mut().zip(&self.dir) {
+            *th += alpha * dv;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -12,15 +12,86 @@
 //! with the update and projection of the canonical arithmetic of [`super::lanes`] (the pairwise
 //! step with the row `x` replaced by `G`). With `pl-krr`, unit weights and no ridge or linear
 //! term, the single-sample `g_t = Φ_iᵀ(c p − w)` is exactly the paper's
-//! `ĝ = Σ_k ∇log p_k/(e^ε + K − 1) − ∇log p_ỹ`. Everything runs on the calling thread.
+//! `ĝ = Σ_k ∇log p_k/(e^ε + K − 1) − ∇log p_ỹ`. The loop is the engine's ([`engine::drive`])
+//! with a K-wise hook. Everything runs on the calling thread.
 
-use super::lanes::{self, One};
+use super::engine::{self, Flow, Iterates, StepHook};
+use super::lanes::{self, One, Proj};
 use super::minibatch::Scratch;
-use super::one_pass::{Setup, State};
+use super::one_pass::Setup;
+use crate::error::Result;
 use crate::loss::GroupLoss;
 use crate::objective::GroupObjective;
-use pulp::Arch;
+use pulp::{Arch, Simd, WithSimd};
 use std::ops::Range;
+
+/// The K-wise step hook: `G = Σ_{i∈𝓑} w_i Φ_iᵀ ∂ℓ/∂u` of the next batch, `c = n/(mW)`.
+struct GroupStep<'s, 'a, L: GroupLoss> {
+    obj: &'s GroupObjective<'a, L>,
+    order: Option<&'s [usize]>,
+    batch: usize,
+    setup: &'s Setup,
+    /// The next batch index (the position for `batch = 1`).
+    next: usize,
+    u: Vec<f64>,
+    g: Vec<f64>,
+    scratch: Vec<f64>,
+    acc: Vec<f64>,
+    c: f64,
+}
+
+impl<L: GroupLoss> StepHook<Proj> for GroupStep<'_, '_, L> {
+    #[inline(always)]
+    fn gradient(&mut self, _t: usize, theta: &[f64]) -> Result<Flow> {
+        let (data, loss) = (self.obj.data(), self.obj.loss());
+        let n = data.n();
+        let step = self.next;
+        self.next += 1;
+        let (p0, p1) = (step * self.batch, ((step + 1) * self.batch).min(n));
+        let m = p1 - p0;
+        self.acc.fill(0.0);
+        for p in p0..p1 {
+            let i = self.order.map_or(p, |o| o[p]);
+            for (r, ur) in self.u.iter_mut().enumerate() {
+                *ur = lanes::dot(One, data.row(i, r), theta);
+            }
+            loss.eval(&self.u, data.order_of(i), Some(&mut self.g), None, &mut self.scratch);
+            let w = data.weight(i);
+            for (r, &gr) in self.g.iter().enumerate() {
+                let c = w * gr;
+                for (a, x) in self.acc.iter_mut().zip(data.row(i, r)) {
+                    *a = c.mul_add(*x, *a);
+                }
+            }
+        }
+        self.c = self.setup.n / (m as f64 * self.setup.total_weight);
+        Ok(Flow::Continue)
+    }
+    #[inline(always)]
+    fn add_to(&self, alpha: f64, theta: &mut [f64]) {
+        self.setup.penalised_step(&self.acc, self.c, alpha, theta, Proj::NONE);
+    }
+    #[inline(always)]
+    fn descend(&self, alpha: f64, theta: &mut [f64], proj: &Proj) {
+        self.setup.penalised_step(&self.acc, self.c, alpha, theta, *proj);
+    }
+}
+
+struct Steps<'s, 'a, L: GroupLoss> {
+    hook: GroupStep<'s, 'a, L>,
+    steps: usize,
+    st: &'s mut Iterates,
+}
+
+impl<L: GroupLoss> WithSimd for Steps<'_, '_, L> {
+    type Output = Result<Flow>;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _simd: S) -> Result<Flow> {
+        let Steps { mut hook, steps, st } = self;
+        let setup = hook.setup;
+        engine::drive(&mut hook, &setup.proj, &setup.sched, st, steps)
+    }
+}
 
 /// Runs steps `steps` (positions for `batch = 1`, batch indices otherwise; `order[p]` is the
 /// sample at position `p`). `_sc` is the pairwise steps' buffer, unused here.
@@ -30,50 +101,24 @@ pub(crate) fn group_steps<L: GroupLoss>(
     order: Option<&[usize]>,
     batch: usize,
     steps: Range<usize>,
-    st: &mut State,
-    sc: &mut Scratch,
-) {
-    let data = obj.data();
-    let loss = obj.loss();
-    let (n, k, d) = (data.n(), data.k(), data.d());
-    let mut u = vec![0.0; k];
-    let mut g = vec![0.0; k];
-    let mut scratch = vec![0.0; loss.scratch_len(k)];
-    let _ = sc;
-    let mut acc = vec![0.0; d];
-    let arch = Arch::new();
-    for step in steps {
-        let (p0, p1) = (step * batch, ((step + 1) * batch).min(n));
-        let m = p1 - p0;
-        acc.fill(0.0);
-        for p in p0..p1 {
-            let i = order.map_or(p, |o| o[p]);
-            for (r, ur) in u.iter_mut().enumerate() {
-                *ur = lanes::dot(One, data.row(i, r), &st.theta);
-            }
-            loss.eval(&u, data.order_of(i), Some(&mut g), None, &mut scratch);
-            let w = data.weight(i);
-            for (r, &gr) in g.iter().enumerate() {
-                let c = w * gr;
-                for (a, x) in acc.iter_mut().zip(data.row(i, r)) {
-                    *a = c.mul_add(*x, *a);
-                }
-            }
-        }
-        let c = setup.n / (m as f64 * setup.total_weight);
-        st.t += 1;
-        let eta = setup.sched.eta(st.t);
-        let gsum = &acc[..];
-        let State { theta, avg, t } = &mut *st;
-        let inv_k = 1.0 / *t as f64;
-        arch.dispatch(
-            #[inline(always)]
-            || {
-                lanes::step(One, gsum, theta, c, -eta, setup.beta_w, &setup.bw, setup.proj);
-                if let Some(a) = avg.as_deref_mut() {
-                    lanes::average(One, a, theta, inv_k);
-                }
-            },
-        );
-    }
+    st: &mut Iterates,
+    _sc: &mut Scratch,
+) -> Result<Flow> {
+    let (k, d) = (obj.data().k(), obj.data().d());
+    Arch::new().dispatch(Steps {
+        hook: GroupStep {
+            obj,
+            order,
+            batch,
+            setup,
+            next: steps.start,
+            u: vec![0.0; k],
+            g: vec![0.0; k],
+            scratch: vec![0.0; obj.loss().scratch_len(k)],
+            acc: vec![0.0; d],
+            c: 0.0,
+        },
+        steps: steps.len(),
+        st,
+    })
 }

@@ -210,6 +210,11 @@ pub(crate) struct Proj {
 }
 
 impl Proj {
+    /// No projection (the unconstrained set).
+    pub const NONE: Proj = Proj {
+        center: false,
+        ball: None,
+    };
     /// The projection onto `set`.
     pub fn of(set: &crate::feasible::FeasibleSet) -> Self {
         Proj {
@@ -396,6 +401,31 @@ mod tests {
         }
         let want = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
         assert_eq!(dot(One, &x, &th).to_bits(), want.to_bits());
+    }
+
+    /// The fused step (update, centring sums, projection) is the update followed by the
+    /// projection, bit for bit: the engine's hooks may fuse them.
+    #[test]
+    fn fused_step_is_the_update_then_the_projection() {
+        for set in [
+            FeasibleSet::theta_b(0.5).unwrap(),
+            FeasibleSet::ball(0.5).unwrap(),
+            FeasibleSet::SumZero,
+            FeasibleSet::Unconstrained,
+        ] {
+            for d in [1usize, 3, 8, 11, 20] {
+                let x: Vec<f64> = (0..d).map(|j| (j as f64 * 0.7).sin()).collect();
+                let th: Vec<f64> = (0..d).map(|j| 0.3 * j as f64 - 0.7).collect();
+                let bw: Vec<f64> = (0..d).map(|j| 1e-3 * j as f64).collect();
+                let mut a = th.clone();
+                step(One, &x, &mut a, 0.9, -0.3, 0.01, &bw, Proj::of(&set));
+                let mut b = th.clone();
+                step(One, &x, &mut b, 0.9, -0.3, 0.01, &bw, Proj::NONE);
+                project(One, &mut b, Proj::of(&set));
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&a), bits(&b), "{set:?} d = {d}");
+            }
+        }
     }
 
     #[test]

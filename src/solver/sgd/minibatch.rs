@@ -8,19 +8,22 @@
 //! θ_{t+1} = Π(θ_t − η_t g_t)
 //! ```
 //!
-//! The update and projection use the canonical arithmetic of [`super::lanes`]. Rows of a
-//! shuffled batch are gathered into a contiguous buffer first. Everything runs on the calling
-//! thread, so results do not depend on the thread count.
+//! The update and projection use the canonical arithmetic of [`super::lanes`]; the loop is the
+//! engine's ([`engine::drive`]) with a batch hook. Rows of a shuffled batch are gathered into a
+//! contiguous buffer first. Everything runs on the calling thread, so results do not depend on
+//! the thread count.
 
-use super::lanes::{self, One};
-use super::one_pass::{rows_of, Setup, State};
+use super::engine::{self, Flow, Iterates, StepHook};
+use super::lanes::Proj;
+use super::one_pass::{rows_of, Setup};
 use crate::data::Features;
+use crate::error::Result;
 use crate::kernels::{self, Rows};
 use crate::loss::Loss;
 use crate::objective::Objective;
 use crate::par::Par;
 use crate::rng::{mix_seed, simulation_rng};
-use pulp::Arch;
+use pulp::{Arch, Simd, WithSimd};
 use rand::Rng;
 use std::ops::Range;
 
@@ -34,26 +37,30 @@ pub(crate) struct Scratch {
     grad: Vec<f64>,
 }
 
-/// Runs batch steps `steps` (batch `k` covers positions `k·batch .. min((k+1)·batch, n)`).
-pub(crate) fn run<L: Loss>(
-    obj: &Objective<'_, L>,
-    setup: &Setup,
-    order: Option<&[usize]>,
+/// The batch step hook: `G` of the next batch by the fused kernel, `c = n/(mW)`.
+struct BatchStep<'s, 'a, L> {
+    all: Rows<'a>,
+    loss: &'s L,
+    order: Option<&'s [usize]>,
     batch: usize,
-    steps: Range<usize>,
-    st: &mut State,
-    sc: &mut Scratch,
-) {
-    let data = obj.data();
-    let all = rows_of(data);
-    let (n, d) = (data.n(), data.d());
-    sc.grad.resize(d, 0.0);
-    let arch = Arch::new();
-    for k in steps {
-        let p0 = k * batch;
-        let p1 = ((k + 1) * batch).min(n);
+    setup: &'s Setup,
+    sc: &'s mut Scratch,
+    /// The next batch index.
+    next: usize,
+    c: f64,
+}
+
+impl<L: Loss> StepHook<Proj> for BatchStep<'_, '_, L> {
+    #[inline(always)]
+    fn gradient(&mut self, _t: usize, theta: &[f64]) -> Result<Flow> {
+        let (all, sc) = (self.all, &mut *self.sc);
+        let (n, d) = (all.y.len(), all.d);
+        let k = self.next;
+        self.next += 1;
+        let p0 = k * self.batch;
+        let p1 = ((k + 1) * self.batch).min(n);
         let m = p1 - p0;
-        let rows = match order {
+        let rows = match self.order {
             None => Rows {
                 x: all.x.slice(p0 * d, p1 * d),
                 d,
@@ -82,23 +89,62 @@ pub(crate) fn run<L: Loss>(
             }
         };
         sc.scores.resize(m, 0.0);
-        kernels::value_grad(rows, obj.loss(), &st.theta, &mut sc.scores, &mut sc.grad, Par::Seq);
-        let c = setup.n / (m as f64 * setup.total_weight);
-        st.t += 1;
-        let eta = setup.sched.eta(st.t);
-        let g = &sc.grad;
-        let State { theta, avg, t } = &mut *st;
-        let inv_k = 1.0 / *t as f64;
-        arch.dispatch(
-            #[inline(always)]
-            || {
-                lanes::step(One, g, theta, c, -eta, setup.beta_w, &setup.bw, setup.proj);
-                if let Some(a) = avg.as_deref_mut() {
-                    lanes::average(One, a, theta, inv_k);
-                }
-            },
-        );
+        kernels::value_grad(rows, self.loss, theta, &mut sc.scores, &mut sc.grad, Par::Seq);
+        self.c = self.setup.n / (m as f64 * self.setup.total_weight);
+        Ok(Flow::Continue)
     }
+    #[inline(always)]
+    fn add_to(&self, alpha: f64, theta: &mut [f64]) {
+        self.setup
+            .penalised_step(&self.sc.grad, self.c, alpha, theta, Proj::NONE);
+    }
+    #[inline(always)]
+    fn descend(&self, alpha: f64, theta: &mut [f64], proj: &Proj) {
+        self.setup.penalised_step(&self.sc.grad, self.c, alpha, theta, *proj);
+    }
+}
+
+struct Batches<'s, 'a, L> {
+    hook: BatchStep<'s, 'a, L>,
+    steps: usize,
+    st: &'s mut Iterates,
+}
+
+impl<L: Loss> WithSimd for Batches<'_, '_, L> {
+    type Output = Result<Flow>;
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _simd: S) -> Result<Flow> {
+        let Batches { mut hook, steps, st } = self;
+        let setup = hook.setup;
+        engine::drive(&mut hook, &setup.proj, &setup.sched, st, steps)
+    }
+}
+
+/// Runs batch steps `steps` (batch `k` covers positions `k·batch .. min((k+1)·batch, n)`).
+pub(crate) fn run<L: Loss>(
+    obj: &Objective<'_, L>,
+    setup: &Setup,
+    order: Option<&[usize]>,
+    batch: usize,
+    steps: Range<usize>,
+    st: &mut Iterates,
+    sc: &mut Scratch,
+) -> Result<Flow> {
+    sc.grad.resize(obj.dim(), 0.0);
+    Arch::new().dispatch(Batches {
+        hook: BatchStep {
+            all: rows_of(obj.data()),
+            loss: obj.loss(),
+            order,
+            batch,
+            setup,
+            sc,
+            next: steps.start,
+            c: 0.0,
+        },
+        steps: steps.len(),
+        st,
+    })
 }
 
 /// A uniformly random permutation of `0..n` for epoch `epoch`: Fisher–Yates driven by

@@ -13,6 +13,13 @@
 //!   seeded per-epoch shuffling, Polyak–Ruppert averaging (`minibatch`).
 //! * **Step rules** — [`StepRule`]: constant (the paper's simulations, `η = 0.1`), `c/t`, and the
 //!   theory rule `1/(λt)`, `λ = γκ tanh(ε/2)` of the proof of Thm 4.5 ([`step`]).
+//! * **One step driver** — the single-sample, mini-batch and K-wise steps above, and the private
+//!   SGD estimators (label-private SGD of Ghazi et al. (2021); user-wise DP-SGD and AUP-RLHF of
+//!   Zhang et al. (2025)) all run on one crate-internal loop (module `engine`): a per-step hook
+//!   computes the stochastic gradient `g_t` — reading a row, privatising a label, clipping
+//!   per-user gradients and adding noise — and the engine owns the step counter, `η_t` from a
+//!   [`Schedule`], the update `θ_{t+1} = Π(θ_t − η_t g_t)` onto the feasible set and the
+//!   averages. Hooks are generic parameters: every loop is monomorphised.
 //!
 //! **Report.** SGD is a fixed-budget algorithm: after each epoch it evaluates `F` and the
 //! relative KKT residual ([`crate::solver::certificate`]) of the returned point with one full
@@ -27,6 +34,7 @@
 //! **Determinism.** The steps run on the calling thread; only the evaluation passes use
 //! [`Control::par`], and they are thread-count independent. Same inputs and seed → same bits.
 
+pub(crate) mod engine;
 mod group;
 mod lanes;
 mod minibatch;
@@ -49,11 +57,12 @@ use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::Loss;
 use crate::objective::Objective;
-use one_pass::{Setup, State};
+use engine::Iterates;
+use one_pass::{iterate_mean, Setup};
 use std::ops::Range;
 use std::time::Instant;
 
-/// The pairwise SGD steps: single-sample ([`one_pass`]) for `batch = 1`, mini-batch otherwise.
+/// The pairwise SGD steps: single-sample ([`one_pass`](mod@one_pass)) for `batch = 1`, mini-batch otherwise.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn pairwise_steps<L: Loss>(
     obj: &Objective<'_, L>,
@@ -61,14 +70,15 @@ pub(crate) fn pairwise_steps<L: Loss>(
     order: Option<&[usize]>,
     batch: usize,
     steps: Range<usize>,
-    st: &mut State,
+    st: &mut Iterates,
     scratch: &mut minibatch::Scratch,
-) {
+) -> Result<()> {
     if batch == 1 {
-        one_pass::run(obj, setup, order, steps, st);
+        one_pass::run(obj, setup, order, steps, st)?;
     } else {
-        minibatch::run(obj, setup, order, batch, steps, st, scratch);
+        minibatch::run(obj, setup, order, batch, steps, st, scratch)?;
     }
+    Ok(())
 }
 
 /// How the returned point is formed from the iterates.
@@ -214,10 +224,10 @@ pub fn solve<O: SgdObjective>(
 
     let mut rep = SolveReport::blank("sgd", vec![0.0; d], Termination::Completed);
     let setup = Setup::new(obj, set, sched);
-    let st0 = State::new(d, theta0, setup.proj, opts.average);
+    let st0 = Iterates::start(d, theta0, &setup.proj, iterate_mean(opts.average, d));
     // The starting point's evaluation gives the certificate its first term magnitudes.
     let mut ev = obj.new_eval();
-    obj.evaluate(st0.output(), &mut ev);
+    obj.evaluate(&st0.output(), &mut ev);
     rep.counts.grad_evals += 1;
     if !super::all_finite(&ev) {
         return Err(Error::Numerical(
@@ -251,7 +261,7 @@ pub fn solve<O: SgdObjective>(
                 end = end.min(k + (next - st.t));
             }
             evaluated = false;
-            obj.sgd_steps(&setup, order.as_deref(), opts.batch, k..end, &mut st, &mut scratch);
+            obj.sgd_steps(&setup, order.as_deref(), opts.batch, k..end, &mut st, &mut scratch)?;
             k = end;
             if k < per_epoch && ctl.wants_progress(st.t) {
                 ctl.notify_progress(&Progress {
@@ -260,19 +270,19 @@ pub fn solve<O: SgdObjective>(
                     budget,
                     objective: f64::NAN,
                     kkt_residual: f64::NAN,
-                    theta: st.output(),
+                    theta: &st.output(),
                 });
             }
         }
         // End of epoch: F and the KKT residual of the returned point, one full pass.
-        obj.evaluate(st.output(), &mut ev);
+        obj.evaluate(&st.output(), &mut ev);
         rep.counts.grad_evals += 1;
         evaluated = true;
         if !super::all_finite(&ev) || st.output().iter().any(|v| !v.is_finite()) {
             termination = Termination::NonFinite;
             break;
         }
-        let est = cert.estimate(set, st.output(), &ev.grad);
+        let est = cert.estimate(set, &st.output(), &ev.grad);
         if ctl.wants_progress(st.t) {
             ctl.notify_progress(&Progress {
                 solver: "sgd",
@@ -280,7 +290,7 @@ pub fn solve<O: SgdObjective>(
                 budget,
                 objective: ev.value,
                 kkt_residual: est.relative,
-                theta: st.output(),
+                theta: &st.output(),
             });
         }
         if cert.meets(&est) {
@@ -297,15 +307,16 @@ pub fn solve<O: SgdObjective>(
     }
     if !evaluated {
         // Stopped inside an epoch: evaluate the point returned.
-        obj.evaluate(st.output(), &mut ev);
+        obj.evaluate(&st.output(), &mut ev);
         rep.counts.grad_evals += 1;
         certified = None;
     }
 
-    let theta = st.output().to_vec();
+    let iterations = st.t;
+    let theta = st.into_output();
     rep.termination = termination;
     rep.certificate.objective = ev.value;
-    rep.counts.iterations = st.t;
+    rep.counts.iterations = iterations;
     // The residual of the returned point with the term magnitudes recomputed there.
     let k = match certified {
         Some(k) => k,

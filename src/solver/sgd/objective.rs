@@ -4,8 +4,9 @@
 //! here, in the solver layer, for the pairwise [`Objective`] and the K-wise [`GroupObjective`],
 //! so the objective layer knows nothing about SGD.
 
+use super::engine::Iterates;
 use super::minibatch::Scratch;
-use super::one_pass::{Setup, State};
+use super::one_pass::Setup;
 use super::{Schedule, StepRule};
 use crate::error::Result;
 use crate::feasible::FeasibleSet;
@@ -14,7 +15,7 @@ use crate::objective::{GroupObjective, Objective, SmoothObjective};
 use std::ops::Range;
 
 pub(crate) mod sealed {
-    use super::{Range, Scratch, Setup, State};
+    use super::{Iterates, Range, Result, Scratch, Setup};
 
     /// The steps of [`super::SgdObjective`]. The trait is public only nominally, in a private
     /// module, so that it can be a supertrait (the sealed-trait pattern): its methods cannot be
@@ -29,9 +30,9 @@ pub(crate) mod sealed {
             order: Option<&[usize]>,
             batch: usize,
             steps: Range<usize>,
-            st: &mut State,
+            st: &mut Iterates,
             scratch: &mut Scratch,
-        );
+        ) -> Result<()>;
     }
 }
 
@@ -59,9 +60,9 @@ impl<L: Loss> sealed::Sealed for Objective<'_, L> {
         order: Option<&[usize]>,
         batch: usize,
         steps: Range<usize>,
-        st: &mut State,
+        st: &mut Iterates,
         scratch: &mut Scratch,
-    ) {
+    ) -> Result<()> {
         super::pairwise_steps(self, setup, order, batch, steps, st, scratch)
     }
 }
@@ -83,10 +84,10 @@ impl<L: GroupLoss> sealed::Sealed for GroupObjective<'_, L> {
         order: Option<&[usize]>,
         batch: usize,
         steps: Range<usize>,
-        st: &mut State,
+        st: &mut Iterates,
         scratch: &mut Scratch,
-    ) {
-        super::group::group_steps(self, setup, order, batch, steps, st, scratch)
+    ) -> Result<()> {
+        super::group::group_steps(self, setup, order, batch, steps, st, scratch).map(|_| ())
     }
 }
 

@@ -356,15 +356,18 @@ pub fn run<L: Loss>(
 }
 
 fn check_schedule(s: &Schedule) -> Result<()> {
-    let (name, v) = match *s {
-        Schedule::Const(v) => ("η", v),
-        Schedule::InvT(v) => ("c", v),
-        Schedule::InvLambdaT(v) => ("λ", v),
+    let positive = |name: &str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(Error::param("step", format!("{name} must be finite and > 0, got {v}")))
+        }
     };
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(Error::param("step", format!("{name} must be finite and > 0, got {v}")))
+    match *s {
+        Schedule::Const(v) => positive("η", v),
+        Schedule::InvT(v) => positive("c", v),
+        Schedule::InvLambdaT(v) => positive("λ", v),
+        Schedule::InvSqrtT { c, g } => positive("c", c).and_then(|()| positive("G", g)),
     }
 }
 

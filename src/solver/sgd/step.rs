@@ -188,6 +188,15 @@ pub enum Schedule {
     InvT(f64),
     /// `η_t = 1 / (λ · t)`.
     InvLambdaT(f64),
+    /// `η_t = c / (G · √t)`: the step of label-private SGD, Ghazi et al. (2021), Thm 9, with
+    /// `c = c₀·D` (`D = 2B` the diameter of the ball, `c₀` a multiplier) and `G` the
+    /// gradient's second-moment bound; `G = 1` gives `c/√t`.
+    InvSqrtT {
+        /// The numerator `c`.
+        c: f64,
+        /// The bound `G`.
+        g: f64,
+    },
 }
 
 impl Schedule {
@@ -198,6 +207,7 @@ impl Schedule {
             Schedule::Const(e) => e,
             Schedule::InvT(c) => c / t as f64,
             Schedule::InvLambdaT(l) => 1.0 / (l * t as f64),
+            Schedule::InvSqrtT { c, g } => c / (g * (t as f64).sqrt()),
         }
     }
 }
@@ -441,6 +451,7 @@ mod tests {
         assert_eq!(Schedule::Const(0.1).eta(7), 0.1);
         assert_eq!(Schedule::InvT(3.0).eta(4), 0.75);
         assert_eq!(Schedule::InvLambdaT(0.5).eta(4), 0.5);
+        assert_eq!(Schedule::InvSqrtT { c: 3.0, g: 0.5 }.eta(4), 3.0);
         assert!(StepRule::Theory.schedule().unwrap_err().to_string().contains("data"));
     }
 }
