@@ -24,7 +24,8 @@
 //! [`super::hessian`] runs the same leaves on given scores (curvature and panels only), so the
 //! Hessian of the fused pass and of a separate Hessian pass at the same scores are the same bits.
 
-use super::{batch_rows, batch_sum, gram, labels_f64, with_f64_rows, RowOps, Rows, MAX_BATCH, SMALL_D};
+use super::row_ops::{batch_sum, labels_f64, RowOps, SMALL_D};
+use super::{batch_rows, gram, with_f64_rows, Rows, MAX_BATCH};
 use crate::loss::{Loss, LossOut};
 use crate::par::{Blocks, Par};
 use pulp::{Arch, Simd, WithSimd};

@@ -20,7 +20,7 @@
 
 use super::gram;
 // TwoSum and Dot2 of the pairwise compensated pass (the same arithmetic).
-use super::{dot2, two_sum as two_sum_v, two_sum_s as two_sum};
+use super::compensated::{dot2, two_sum as two_sum_v, two_sum_s as two_sum};
 use crate::data::GroupView;
 use crate::loss::GroupLoss;
 use crate::par::{tree_reduce, tree_reduce_rows, Blocks, Par};
