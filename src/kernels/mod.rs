@@ -35,7 +35,6 @@ pub use compensated::value_grad_compensated;
 pub use fused::value_grad_hessian;
 pub use loss_sum::{loss_sum, loss_sum_scaled};
 pub use products::{hess_vec, hessian, matvec};
-pub use row_ops::SMALL_D;
 pub use stream::stream_sum;
 pub use value_grad::{abs_grad, value_grad, value_grad_scale};
 
@@ -45,7 +44,7 @@ use crate::par::{Blocks, Par};
 /// Target bytes of row data per block of the streaming passes.
 const STREAM_BLOCK_BYTES: usize = 1 << 20;
 /// Maximum rows per mini-batch inside a block (loss evaluated on this many scores at once).
-pub const MAX_BATCH: usize = 64;
+const MAX_BATCH: usize = 64;
 /// Target bytes of row data per mini-batch (fits L1 so the second touch of the rows is cheap).
 const BATCH_BYTES: usize = 12 * 1024;
 
@@ -110,6 +109,6 @@ fn with_f64_rows(
 
 /// Rows per mini-batch for rows of `d` values: a multiple of 4 in `[4, MAX_BATCH]`.
 #[inline]
-pub fn batch_rows(d: usize) -> usize {
+fn batch_rows(d: usize) -> usize {
     ((BATCH_BYTES / (8 * d.max(1))) / 4 * 4).clamp(4, MAX_BATCH)
 }

@@ -8,7 +8,7 @@ const AXPY_TILE: usize = 8;
 
 /// Below this many columns the row kernels use plain scalar loops: a row is shorter than one or
 /// two SIMD registers, so masked loads and horizontal sums would cost more than they save.
-pub const SMALL_D: usize = 12;
+pub(super) const SMALL_D: usize = 12;
 
 /// Scalar `out[r] = rows[r]ᵀ v` for small `d`, four rows at a time for instruction-level
 /// parallelism. Each row is one sequential sum over `j`, whatever its position.

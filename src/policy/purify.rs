@@ -29,7 +29,7 @@ pub struct PurifyStats {
 }
 
 /// Number of states with at least two actions of positive probability.
-pub fn randomized_states(probs: &[f64], a: usize) -> usize {
+pub(crate) fn randomized_states(probs: &[f64], a: usize) -> usize {
     probs
         .chunks_exact(a)
         .filter(|r| r.iter().filter(|&&p| p > 0.0).count() > 1)

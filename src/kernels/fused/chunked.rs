@@ -7,7 +7,7 @@ use crate::par::{Blocks, Par};
 /// Depth of the reduction tree at which the Hessian accumulators live: at most `2^4 = 16`
 /// chunks, so the Gram products run on up to 16 threads (fewer for large `d`:
 /// [`chunk_depth`]).
-pub const CHUNK_DEPTH: usize = 4;
+const CHUNK_DEPTH: usize = 4;
 /// Bytes of `d × d` chunk accumulators allowed before the chunk depth is lowered.
 const CHUNK_BYTES: usize = 256 << 20;
 
@@ -29,7 +29,7 @@ const PANEL_BYTES: usize = 1 << 21;
 const PANEL_MIN_ROWS: usize = 128;
 
 /// Rows per panel of scaled rows for `d` columns.
-pub fn panel_rows(d: usize) -> usize {
+fn panel_rows(d: usize) -> usize {
     (PANEL_BYTES / (8 * d.max(1))).max(PANEL_MIN_ROWS)
 }
 

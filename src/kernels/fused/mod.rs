@@ -10,7 +10,7 @@
 //!   `√|w_i ℓ''(t_i)|` into a panel (about 2 MiB); a full panel is one Gram product
 //!   `H += PᵀP` ([`super::gram`]: faer, or OpenBLAS `dsyrk` with the `openblas` feature), rows
 //!   with `ℓ'' < 0` (possible for `mle-rr`) going to a second part of the panel that is
-//!   subtracted. For `d <` [`SMALL_D`] the lower triangle is accumulated row by row instead.
+//!   subtracted. For `d < 12` (`SMALL_D`) the lower triangle is accumulated row by row instead.
 //!
 //! **Reduction.** The value and gradient are combined over blocks by the midpoint tree of
 //! [`crate::par`]. The Hessian is accumulated in place along the blocks of each *chunk*, the
@@ -26,7 +26,7 @@
 
 mod chunked;
 
-pub use chunked::{chunk_depth, panel_rows, CHUNK_DEPTH};
+pub use chunked::chunk_depth;
 
 use super::row_ops::{batch_sum, labels_f64, RowOps, SMALL_D};
 use super::{batch_rows, gram, with_f64_rows, Rows, MAX_BATCH};

@@ -120,7 +120,7 @@ pub fn integer_orders(max: u32) -> Vec<f64> {
 // ---------------------------------------------------------------------------------------------
 
 /// Checks a Poisson sampling rate `q ∈ (0, 1]`.
-pub fn check_sampling_rate(q: f64) -> Result<()> {
+fn check_sampling_rate(q: f64) -> Result<()> {
     if q > 0.0 && q <= 1.0 {
         Ok(())
     } else {
@@ -129,7 +129,7 @@ pub fn check_sampling_rate(q: f64) -> Result<()> {
 }
 
 /// Checks a noise multiplier `σ > 0`, finite.
-pub fn check_noise_multiplier(sigma: f64) -> Result<()> {
+pub(crate) fn check_noise_multiplier(sigma: f64) -> Result<()> {
     if sigma.is_finite() && sigma > 0.0 {
         Ok(())
     } else {
