@@ -47,6 +47,7 @@
 use super::confidence::ConfidenceSet;
 use super::pass::{self, PassSpec};
 use super::purify::{purify, randomized_states, PurifyStats};
+use super::rounding::{round, Rounding};
 use super::states::{Reference, StateActions};
 use crate::error::{Error, Result};
 use crate::math::dot;
@@ -167,9 +168,6 @@ pub struct GreedyReport {
     pub g: Vec<f64>,
 }
 
-/// Largest number of roundings of the randomised states tried exhaustively.
-const ROUND_ENUMERATE: usize = 4096;
-
 fn check_dims(states: &StateActions<'_>, set: &ConfidenceSet) -> Result<()> {
     if states.d() != set.dim() {
         return Err(Error::Shape(format!(
@@ -246,6 +244,58 @@ pub fn pessimistic_policy(
 ) -> Result<PolicyReport> {
     let start = Instant::now();
     check_dims(states, set)?;
+    check_options(opts)?;
+    let problem = Problem {
+        states,
+        set,
+        v: states.reference_vector(reference)?,
+        w: states.weight_sum(),
+        par: opts.par,
+    };
+    let mut actions = vec![0u32; states.n()];
+    // Pass 0: the greedy policy of θ̂ (starting point) and the objective's range.
+    let (greedy, scale) = problem.greedy_start(&mut actions);
+    let mut passes = 1usize;
+    let tol_abs = opts.tol_abs.unwrap_or(opts.tol_rel * scale);
+    let (mut probs, g) = starting_policy(states, reference, set, &actions, &greedy.g);
+    let fw = problem.frank_wolfe(opts, tol_abs, &mut probs, &mut actions, g, &mut passes);
+    let gap = (fw.upper - fw.lower).max(0.0);
+    let rel_gap = gap / fw.lower.abs().max(fw.upper.abs()).max(f64::MIN_POSITIVE);
+    let randomized_fw = randomized_states(&probs, states.actions());
+    let (stats, purified_value, g_pur, rounding) = if opts.deterministic {
+        let (stats, g_pur) = problem.purify_and_recompute(&mut probs, &mut actions, &fw.theta_min, &mut passes);
+        let purified_value = set.minimize(&g_pur).lower;
+        let rounding = round(states, set, &probs, &g_pur);
+        (stats, purified_value, g_pur, rounding)
+    } else {
+        (PurifyStats::default(), fw.lower, fw.g, Rounding::none(actions))
+    };
+    Ok(PolicyReport {
+        value: if opts.deterministic { purified_value } else { fw.lower },
+        upper_bound: fw.upper,
+        gap,
+        rel_gap,
+        range: scale,
+        termination: fw.termination,
+        iterations: fw.iterations,
+        passes,
+        probs,
+        randomized_fw,
+        purify: stats,
+        purified_value,
+        actions: rounding.actions,
+        deterministic_value: rounding.value,
+        rounded_states: rounding.rounded,
+        rounding_bound: rounding.bound,
+        theta_min: fw.theta_min,
+        g: g_pur,
+        greedy,
+        elapsed: start.elapsed(),
+        drift: fw.drift,
+    })
+}
+
+fn check_options(opts: &PolicyOptions) -> Result<()> {
     if !(opts.tol_rel.is_finite() && opts.tol_rel >= 0.0) {
         return Err(Error::param(
             "tol",
@@ -260,262 +310,204 @@ pub fn pessimistic_policy(
     if opts.max_passes == 0 {
         return Err(Error::param("max-passes", "must be at least 1"));
     }
-    let (n, na, d) = (states.n(), states.actions(), states.d());
-    let v = states.reference_vector(reference)?;
-    let w = states.weight_sum();
-    let par = opts.par;
-    let mut actions = vec![0u32; n];
-    // Pass 0: the greedy policy of θ̂ (starting point) and the objective's range.
-    let s0 = pass::run(
-        states,
-        set.centre(),
-        &mut [],
-        &mut actions,
-        PassSpec {
-            step: None,
-            policy_sum: false,
-            norms: true,
-        },
-        par,
-    );
-    let mut passes = 1usize;
-    let g0: Vec<f64> = s0.greedy.iter().zip(&v).map(|(a, b)| a / w - b).collect();
-    let greedy = GreedyReport {
-        actions: actions.clone(),
-        plug_in_value: dot(set.centre(), &g0),
-        pessimistic_value: set.minimize(&g0).lower,
-        g: g0.clone(),
-    };
-    let r_c = set.max_norm_bound();
-    let scale = r_c * (s0.max_norm / w + dot(&v, &v).sqrt());
-    let tol_abs = opts.tol_abs.unwrap_or(opts.tol_rel * scale);
-    let mut probs = vec![0.0; n * na];
-    for (s, &a) in actions.iter().enumerate() {
-        probs[s * na + a as usize] = 1.0;
+    Ok(())
+}
+
+/// The inputs every pass shares: the data, the set, the reference vector `v` and the total
+/// weight `w` (`g = (pass sum)/w − v`).
+struct Problem<'a, 's> {
+    states: &'a StateActions<'s>,
+    set: &'a ConfidenceSet,
+    v: Vec<f64>,
+    w: f64,
+    par: Par,
+}
+
+/// The end of the Frank–Wolfe phase.
+struct FrankWolfe {
+    termination: PolicyTermination,
+    /// Certified lower bound on `Ĵ` of the final policy.
+    lower: f64,
+    /// Certified upper bound on `max Ĵ`.
+    upper: f64,
+    /// The worst-case `θ` at the final policy.
+    theta_min: Vec<f64>,
+    /// `g` of the final policy, exact (recomputed by the last pass).
+    g: Vec<f64>,
+    iterations: usize,
+    drift: f64,
+}
+
+impl Problem<'_, '_> {
+    fn pass(&self, theta: &[f64], probs: &mut [f64], actions: &mut [u32], spec: PassSpec) -> pass::PassSums {
+        pass::run(self.states, theta, probs, actions, spec, self.par)
     }
-    let mut g = g0;
-    // With θ = 0 ∈ C and a reference *policy*, max Ĵ = 0 = Ĵ(π_ref) (Ĵ ≤ ⟨0, g⟩ = 0 for every
-    // π): start from π_ref, certified optimal at the first pass (module docs).
-    let ref_probs: Option<Vec<f64>> = match *reference {
-        Reference::Actions(acts) if set.contains_origin() => {
-            let mut p = vec![0.0; n * na];
-            for (s, &a) in acts.iter().enumerate() {
-                p[s * na + a as usize] = 1.0;
-            }
-            Some(p)
-        }
-        Reference::Distribution(p) if set.contains_origin() => Some(p.to_vec()),
-        _ => None,
-    };
-    if let Some(p) = ref_probs {
-        probs = p;
-        g = vec![0.0; d];
+
+    /// `g = sums/w − v`.
+    fn g_of(&self, sums: &[f64]) -> Vec<f64> {
+        sums.iter().zip(&self.v).map(|(a, b)| a / self.w - b).collect()
     }
-    let mut step: Option<f64> = None;
-    let mut upper = if set.contains_origin() { 0.0 } else { f64::INFINITY };
-    let mut iterations = 0usize;
-    let mut drift: f64 = 0.0;
-    let (termination, lower, theta_min) = loop {
-        let inner = set.minimize(&g);
-        let sums = pass::run(
-            states,
-            &inner.theta,
-            &mut probs,
-            &mut actions,
+
+    /// Pass 0: the greedy policy of `θ̂` (written to `actions`) with its values, and the
+    /// objective's range `R_C·(Σ_s ρ_s max_a‖φ(s,a)‖ + ‖v‖)`.
+    fn greedy_start(&self, actions: &mut [u32]) -> (GreedyReport, f64) {
+        let s0 = self.pass(
+            self.set.centre(),
+            &mut [],
+            actions,
             PassSpec {
-                step,
-                policy_sum: true,
-                norms: false,
+                step: None,
+                policy_sum: false,
+                norms: true,
             },
-            par,
         );
-        passes += 1;
-        // Exact g(π_t) and its certified value.
-        let g_exact: Vec<f64> = sums.policy.iter().zip(&v).map(|(a, b)| a / w - b).collect();
-        drift = drift.max(g_exact.iter().zip(&g).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max));
-        g = g_exact;
-        let cur = set.minimize(&g);
-        let h = sums.max_score / w - dot(&inner.theta, &v);
-        upper = upper.min(h);
-        let lower = cur.lower;
-        let gap = (upper - lower).max(0.0);
-        if gap <= opts.tol_rel * lower.abs().max(upper.abs()) || gap <= tol_abs {
-            break (PolicyTermination::Converged, lower, cur.theta);
-        }
-        if passes >= opts.max_passes {
-            break (PolicyTermination::MaxPasses, lower, cur.theta);
-        }
-        iterations += 1;
-        let s_vec: Vec<f64> = sums.greedy.iter().zip(&v).map(|(a, b)| a / w - b).collect();
-        let dir: Vec<f64> = s_vec.iter().zip(&g).map(|(a, b)| a - b).collect();
-        let deriv = |gm: f64| -> f64 {
-            let p: Vec<f64> = g.iter().zip(&dir).map(|(a, b)| a + gm * b).collect();
-            dot(&set.minimize(&p).theta, &dir)
+        let g0 = self.g_of(&s0.greedy);
+        let greedy = GreedyReport {
+            actions: actions.to_vec(),
+            plug_in_value: dot(self.set.centre(), &g0),
+            pessimistic_value: self.set.minimize(&g0).lower,
+            g: g0,
         };
-        let d0 = dot(&cur.theta, &dir);
-        let gamma = if d0 <= 0.0 {
-            0.0
-        } else {
-            let d1 = deriv(1.0);
-            if d1 >= 0.0 {
-                1.0
-            } else {
-                brent(deriv, 0.0, 1.0, d0, d1)
+        let r_c = self.set.max_norm_bound();
+        let scale = r_c * (s0.max_norm / self.w + dot(&self.v, &self.v).sqrt());
+        (greedy, scale)
+    }
+
+    /// The Frank–Wolfe iterations from the policy `probs` with `g = g(probs)` (module docs),
+    /// one pass each, until the certified gap meets the tolerance, `max_passes` (counted in
+    /// `passes`) or a stalled line search.
+    fn frank_wolfe(
+        &self,
+        opts: &PolicyOptions,
+        tol_abs: f64,
+        probs: &mut [f64],
+        actions: &mut [u32],
+        mut g: Vec<f64>,
+        passes: &mut usize,
+    ) -> FrankWolfe {
+        let set = self.set;
+        let mut step: Option<f64> = None;
+        let mut upper = if set.contains_origin() { 0.0 } else { f64::INFINITY };
+        let mut iterations = 0usize;
+        let mut drift: f64 = 0.0;
+        let (termination, lower, theta_min) = loop {
+            let inner = set.minimize(&g);
+            let sums = self.pass(
+                &inner.theta,
+                probs,
+                actions,
+                PassSpec {
+                    step,
+                    policy_sum: true,
+                    norms: false,
+                },
+            );
+            *passes += 1;
+            // Exact g(π_t) and its certified value.
+            let g_exact = self.g_of(&sums.policy);
+            drift = drift.max(g_exact.iter().zip(&g).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max));
+            g = g_exact;
+            let cur = set.minimize(&g);
+            let h = sums.max_score / self.w - dot(&inner.theta, &self.v);
+            upper = upper.min(h);
+            let lower = cur.lower;
+            let gap = (upper - lower).max(0.0);
+            if gap <= opts.tol_rel * lower.abs().max(upper.abs()) || gap <= tol_abs {
+                break (PolicyTermination::Converged, lower, cur.theta);
             }
+            if *passes >= opts.max_passes {
+                break (PolicyTermination::MaxPasses, lower, cur.theta);
+            }
+            iterations += 1;
+            let s_vec = self.g_of(&sums.greedy);
+            let dir: Vec<f64> = s_vec.iter().zip(&g).map(|(a, b)| a - b).collect();
+            let gamma = line_search(set, &g, &dir, dot(&cur.theta, &dir));
+            if gamma <= 0.0 {
+                break (PolicyTermination::Stalled, lower, cur.theta);
+            }
+            g.iter_mut().zip(&dir).for_each(|(a, b)| *a += gamma * b);
+            step = Some(gamma);
         };
-        if gamma <= 0.0 {
-            break (PolicyTermination::Stalled, lower, cur.theta);
+        FrankWolfe {
+            termination,
+            lower,
+            upper,
+            theta_min,
+            g,
+            iterations,
+            drift,
         }
-        g.iter_mut().zip(&dir).for_each(|(a, b)| *a += gamma * b);
-        step = Some(gamma);
-    };
-    let gap = (upper - lower).max(0.0);
-    let rel_gap = gap / lower.abs().max(upper.abs()).max(f64::MIN_POSITIVE);
-    let randomized_fw = randomized_states(&probs, na);
-    let mut stats = PurifyStats::default();
-    let mut purified_value = lower;
-    let mut g_pur = g.clone();
-    let mut det = Vec::with_capacity(n);
-    let mut rounded = 0usize;
-    let mut rounding_bound = 0.0;
-    let mut deterministic_value = f64::NAN;
-    if opts.deterministic {
-        stats = purify(states, &mut probs);
-        // Exact g of the purified policy (one pass).
-        let sums = pass::run(
-            states,
-            &theta_min,
-            &mut probs,
-            &mut actions,
+    }
+
+    /// Purifies `probs` (at most `d` randomised states, the same `g`) and recomputes its `g`
+    /// exactly (one pass, counted in `passes`).
+    fn purify_and_recompute(
+        &self,
+        probs: &mut [f64],
+        actions: &mut [u32],
+        theta_min: &[f64],
+        passes: &mut usize,
+    ) -> (PurifyStats, Vec<f64>) {
+        let stats = purify(self.states, probs);
+        let sums = self.pass(
+            theta_min,
+            probs,
+            actions,
             PassSpec {
                 step: None,
                 policy_sum: true,
                 norms: false,
             },
-            par,
         );
-        passes += 1;
-        g_pur = sums.policy.iter().zip(&v).map(|(a, b)| a / w - b).collect();
-        purified_value = set.minimize(&g_pur).lower;
-        // Round the randomised states (≤ d): every combination of their support actions when
-        // there are at most `ROUND_ENUMERATE` (exact over those states), else state by state.
-        let mut g_det = g_pur.clone();
-        let mut frac: Vec<(usize, Vec<usize>, Vec<f64>)> = Vec::new();
-        for s in 0..n {
-            let row = &probs[s * na..(s + 1) * na];
-            let support: Vec<usize> = (0..na).filter(|&a| row[a] > 0.0).collect();
-            det.push(support[0] as u32);
-            if support.len() == 1 {
-                continue;
-            }
-            let rho = states.rho(s);
-            let mean: Vec<f64> = (0..d)
-                .map(|j| support.iter().map(|&a| row[a] * states.feature(s, a)[j]).sum())
-                .collect();
-            // Remove the state's mixed contribution; it is added back for the chosen action.
-            g_det.iter_mut().zip(&mean).for_each(|(gj, m)| *gj -= rho * m);
-            let mut diam: f64 = 0.0;
-            for &a in &support {
-                for &b in &support {
-                    let dist: f64 = states
-                        .feature(s, a)
-                        .iter()
-                        .zip(states.feature(s, b))
-                        .map(|(x, y)| (x - y) * (x - y))
-                        .sum::<f64>()
-                        .sqrt();
-                    diam = diam.max(dist);
-                }
-            }
-            rounding_bound += r_c * rho * diam;
-            frac.push((s, support, mean));
-        }
-        rounded = frac.len();
-        let combos = frac
-            .iter()
-            .try_fold(1usize, |acc, f| acc.checked_mul(f.1.len()))
-            .filter(|&c| c <= ROUND_ENUMERATE);
-        let add = |g: &mut [f64], s: usize, a: usize, sign: f64| {
-            let rho = states.rho(s);
-            g.iter_mut()
-                .zip(states.feature(s, a))
-                .for_each(|(gj, f)| *gj += sign * rho * f);
-        };
-        match combos {
-            Some(total) => {
-                let mut best = (f64::NEG_INFINITY, vec![0usize; frac.len()]);
-                let mut pick = vec![0usize; frac.len()];
-                for code in 0..total {
-                    let mut c = code;
-                    let mut gc = g_det.clone();
-                    for (i, f) in frac.iter().enumerate() {
-                        pick[i] = c % f.1.len();
-                        c /= f.1.len();
-                        add(&mut gc, f.0, f.1[pick[i]], 1.0);
-                    }
-                    let val = set.minimize(&gc).lower;
-                    if val > best.0 {
-                        best = (val, pick.clone());
-                    }
-                }
-                for (i, f) in frac.iter().enumerate() {
-                    let a = f.1[best.1[i]];
-                    add(&mut g_det, f.0, a, 1.0);
-                    det[f.0] = a as u32;
-                }
-            }
-            None => {
-                // State by state, the others at their mixed contribution.
-                for f in &frac {
-                    g_det
-                        .iter_mut()
-                        .zip(&f.2)
-                        .for_each(|(gj, m)| *gj += states.rho(f.0) * m);
-                }
-                for f in &frac {
-                    g_det
-                        .iter_mut()
-                        .zip(&f.2)
-                        .for_each(|(gj, m)| *gj -= states.rho(f.0) * m);
-                    let mut best = (f64::NEG_INFINITY, f.1[0]);
-                    for &a in &f.1 {
-                        let mut gc = g_det.clone();
-                        add(&mut gc, f.0, a, 1.0);
-                        let val = set.minimize(&gc).lower;
-                        if val > best.0 {
-                            best = (val, a);
-                        }
-                    }
-                    add(&mut g_det, f.0, best.1, 1.0);
-                    det[f.0] = best.1 as u32;
-                }
-            }
-        }
-        deterministic_value = set.minimize(&g_det).lower;
-    } else {
-        det = actions.clone();
+        *passes += 1;
+        (stats, self.g_of(&sums.policy))
     }
-    Ok(PolicyReport {
-        value: if opts.deterministic { purified_value } else { lower },
-        upper_bound: upper,
-        gap,
-        rel_gap,
-        range: scale,
-        termination,
-        iterations,
-        passes,
-        probs,
-        randomized_fw,
-        purify: stats,
-        purified_value,
-        actions: det,
-        deterministic_value,
-        rounded_states: rounded,
-        rounding_bound,
-        theta_min,
-        g: g_pur,
-        greedy,
-        elapsed: start.elapsed(),
-        drift,
-    })
+}
+
+/// The starting policy (row-major `n × A`) and its `g`: the greedy policy of `θ̂` (`actions`,
+/// `g0`), or — with `θ = 0 ∈ C` and a reference *policy* — the reference itself with `g = 0`:
+/// then `max Ĵ = 0 = Ĵ(π_ref)` (`Ĵ ≤ ⟨0, g⟩ = 0` for every `π`), certified optimal at the first
+/// pass (module docs).
+fn starting_policy(
+    states: &StateActions<'_>,
+    reference: &Reference<'_>,
+    set: &ConfidenceSet,
+    actions: &[u32],
+    g0: &[f64],
+) -> (Vec<f64>, Vec<f64>) {
+    let (n, na, d) = (states.n(), states.actions(), states.d());
+    match *reference {
+        Reference::Actions(acts) if set.contains_origin() => (one_hot(acts, n, na), vec![0.0; d]),
+        Reference::Distribution(p) if set.contains_origin() => (p.to_vec(), vec![0.0; d]),
+        _ => (one_hot(actions, n, na), g0.to_vec()),
+    }
+}
+
+/// The deterministic policy `actions` as an `n × A` table of probabilities.
+fn one_hot(actions: &[u32], n: usize, na: usize) -> Vec<f64> {
+    let mut p = vec![0.0; n * na];
+    for (s, &a) in actions.iter().enumerate() {
+        p[s * na + a as usize] = 1.0;
+    }
+    p
+}
+
+/// The exact line search `max_{γ ∈ [0,1]} Ĵ(g + γ·dir)` (module docs): the derivative
+/// `⟨θ_min(g + γ·dir), dir⟩` is non-increasing, `d0` its value at `γ = 0`; `0` when it is not
+/// positive there, `1` when it is not negative at `γ = 1`, else its root by Brent's method.
+fn line_search(set: &ConfidenceSet, g: &[f64], dir: &[f64], d0: f64) -> f64 {
+    let deriv = |gm: f64| -> f64 {
+        let p: Vec<f64> = g.iter().zip(dir).map(|(a, b)| a + gm * b).collect();
+        dot(&set.minimize(&p).theta, dir)
+    };
+    if d0 <= 0.0 {
+        0.0
+    } else {
+        let d1 = deriv(1.0);
+        if d1 >= 0.0 {
+            1.0
+        } else {
+            brent(deriv, 0.0, 1.0, d0, d1)
+        }
+    }
 }

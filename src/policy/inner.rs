@@ -101,6 +101,80 @@ pub(crate) fn eigh(a: &[f64], k: usize) -> Result<(Vec<f64>, Vec<f64>)> {
     Ok((lam, q))
 }
 
+/// Shapes, finiteness and ranges of [`InnerSolver::new`]'s inputs.
+fn check_inputs(c: &[f64], m: &[f64], gamma: f64, sum_zero: bool, ball: Option<f64>) -> Result<()> {
+    let d = c.len();
+    if d == 0 || m.len() != d * d {
+        return Err(Error::Shape(format!(
+            "confidence set: centre has {d} entries, matrix {} (expected d x d with d >= 1)",
+            m.len()
+        )));
+    }
+    if sum_zero && d < 2 {
+        return Err(Error::param("d", "the sum-zero plane needs d >= 2"));
+    }
+    if c.iter().chain(m).any(|v| !v.is_finite()) {
+        return Err(Error::param(
+            "theta",
+            "confidence-set centre or matrix has a non-finite entry",
+        ));
+    }
+    if !(gamma.is_finite() && gamma >= 0.0) {
+        return Err(Error::param(
+            "confidence-radius",
+            format!("must be finite and >= 0, got {gamma}"),
+        ));
+    }
+    if let Some(b) = ball {
+        crate::error::check_radius(b)?;
+    }
+    Ok(())
+}
+
+/// `(M + Mᵀ)/2` of a row-major `d × d` matrix (symmetric up to rounding; quadratic forms only
+/// see this part).
+fn symmetrize(m: &[f64], d: usize) -> Vec<f64> {
+    let mut ms = vec![0.0; d * d];
+    for i in 0..d {
+        for j in 0..d {
+            ms[i * d + j] = 0.5 * (m[i * d + j] + m[j * d + i]);
+        }
+    }
+    ms
+}
+
+/// The slice of the ellipsoid `‖θ − c‖_M ≤ Γ` by the sum-zero plane in Helmert coordinates
+/// (module docs): `(d − 1, M_U, z_c, r)`, from the eigendecomposition `(lam_m, q_m)` of `ms`;
+/// `Err` when the plane misses the ellipsoid (`r² < 0`).
+fn reduce_to_plane(
+    c: &[f64],
+    ms: &[f64],
+    lam_m: &[f64],
+    q_m: &[f64],
+    gamma: f64,
+) -> std::result::Result<(usize, Vec<f64>, Vec<f64>, f64), Emptiness> {
+    let d = c.len();
+    // w = M⁻¹1 through the eigendecomposition.
+    let mut t1 = vec![0.0; d];
+    for j in 0..d {
+        t1[j] = (0..d).map(|i| q_m[i * d + j]).sum::<f64>() / lam_m[j];
+    }
+    let w: Vec<f64> = (0..d).map(|i| dot(&q_m[i * d..(i + 1) * d], &t1)).collect();
+    let one_w: f64 = w.iter().sum();
+    let s1: f64 = c.iter().sum();
+    let r2 = gamma * gamma - s1 * s1 / one_w;
+    if r2 < 0.0 {
+        return Err(Emptiness::SliceMissesEllipsoid(r2));
+    }
+    let mut thc: Vec<f64> = c.iter().zip(&w).map(|(ci, wi)| ci - wi * s1 / one_w).collect();
+    crate::feasible::center(&mut thc);
+    let mut zc = vec![0.0; d - 1];
+    helmert::apply_t(&thc, &mut zc);
+    let mut a = vec![0.0; (d - 1) * (d - 1)];
+    helmert::reduce(ms, d, &mut a);
+    Ok((d - 1, a, zc, r2.sqrt()))
+}
+
 impl InnerSolver {
     /// Builds the solver for centre `c`, the symmetric positive definite `m` (row-major
     /// `d × d`, e.g. `Σ̃ + λI`), radius `gamma`, the sum-zero plane if `sum_zero`, the ball if
@@ -115,38 +189,9 @@ impl InnerSolver {
         sum_zero: bool,
         ball: Option<f64>,
     ) -> Result<std::result::Result<Self, Emptiness>> {
+        check_inputs(c, m, gamma, sum_zero, ball)?;
         let d = c.len();
-        if d == 0 || m.len() != d * d {
-            return Err(Error::Shape(format!(
-                "confidence set: centre has {d} entries, matrix {} (expected d x d with d >= 1)",
-                m.len()
-            )));
-        }
-        if sum_zero && d < 2 {
-            return Err(Error::param("d", "the sum-zero plane needs d >= 2"));
-        }
-        if c.iter().chain(m).any(|v| !v.is_finite()) {
-            return Err(Error::param(
-                "theta",
-                "confidence-set centre or matrix has a non-finite entry",
-            ));
-        }
-        if !(gamma.is_finite() && gamma >= 0.0) {
-            return Err(Error::param(
-                "confidence-radius",
-                format!("must be finite and >= 0, got {gamma}"),
-            ));
-        }
-        if let Some(b) = ball {
-            crate::error::check_radius(b)?;
-        }
-        // Symmetrise (the matrix is symmetric up to rounding; quadratic forms only see this part).
-        let mut ms = vec![0.0; d * d];
-        for i in 0..d {
-            for j in 0..d {
-                ms[i * d + j] = 0.5 * (m[i * d + j] + m[j * d + i]);
-            }
-        }
+        let ms = symmetrize(m, d);
         let (lam_m, q_m) = eigh(&ms, d)?;
         if !(lam_m[0] > 0.0) {
             return Err(Error::param(
@@ -158,25 +203,10 @@ impl InnerSolver {
             ));
         }
         let (k, a, zc, r) = if sum_zero {
-            // w = M⁻¹1 through the eigendecomposition.
-            let mut t1 = vec![0.0; d];
-            for j in 0..d {
-                t1[j] = (0..d).map(|i| q_m[i * d + j]).sum::<f64>() / lam_m[j];
+            match reduce_to_plane(c, &ms, &lam_m, &q_m, gamma) {
+                Ok(reduced) => reduced,
+                Err(empty) => return Ok(Err(empty)),
             }
-            let w: Vec<f64> = (0..d).map(|i| dot(&q_m[i * d..(i + 1) * d], &t1)).collect();
-            let one_w: f64 = w.iter().sum();
-            let s1: f64 = c.iter().sum();
-            let r2 = gamma * gamma - s1 * s1 / one_w;
-            if r2 < 0.0 {
-                return Ok(Err(Emptiness::SliceMissesEllipsoid(r2)));
-            }
-            let mut thc: Vec<f64> = c.iter().zip(&w).map(|(ci, wi)| ci - wi * s1 / one_w).collect();
-            crate::feasible::center(&mut thc);
-            let mut zc = vec![0.0; d - 1];
-            helmert::apply_t(&thc, &mut zc);
-            let mut a = vec![0.0; (d - 1) * (d - 1)];
-            helmert::reduce(&ms, d, &mut a);
-            (d - 1, a, zc, r2.sqrt())
         } else {
             (d, ms, c.to_vec(), gamma)
         };
@@ -203,47 +233,62 @@ impl InnerSolver {
             slater: chat,
         };
         if let Some(b) = ball {
-            let cn = dot(&s.chat, &s.chat).sqrt();
-            if cn >= b {
-                // Nearest point of the ellipsoid to 0: z(ν) = νΛĉ/(1 + νΛ), root of
-                // Σ Λĉ²/(1 + νΛ)² = r² (decreasing in ν); 0 ∈ E when ‖ĉ‖²_Λ ≤ r².
-                let el = |nu: f64| -> f64 {
-                    s.lam
-                        .iter()
-                        .zip(&s.chat)
-                        .map(|(l, c)| l * c * c / ((1.0 + nu * l) * (1.0 + nu * l)))
-                        .sum::<f64>()
-                        - s.r * s.r
-                };
-                let e0 = el(0.0);
-                let near: Vec<f64> = if e0 <= 0.0 {
-                    vec![0.0; k]
-                } else {
-                    let nu = root_decreasing(el, e0, 1.0 / s.lam[k - 1]).ok_or_else(|| {
-                        Error::Numerical("confidence set: nearest point to the origin not found".into())
-                    })?;
-                    s.lam
-                        .iter()
-                        .zip(&s.chat)
-                        .map(|(l, c)| nu * l * c / (1.0 + nu * l))
-                        .collect()
-                };
-                let rho = dot(&near, &near).sqrt();
-                if rho >= b * (1.0 - 1e-9) || s.r == 0.0 {
-                    return Ok(Err(Emptiness::BallMissesEllipsoid(rho)));
-                }
-                // Strictly interior: move from the nearest point towards the ellipsoid centre.
-                let dist: f64 = near
-                    .iter()
-                    .zip(&s.chat)
-                    .map(|(a, c)| (c - a) * (c - a))
-                    .sum::<f64>()
-                    .sqrt();
-                let tau = (0.5 * (b - rho) / dist).min(0.5);
-                s.slater = near.iter().zip(&s.chat).map(|(a, c)| a + tau * (c - a)).collect();
+            if let Some(empty) = s.place_slater(b)? {
+                return Ok(Err(empty));
             }
         }
         Ok(Ok(s))
+    }
+
+    /// With the ball `‖z‖ ≤ b` and `‖ĉ‖ ≥ b`: moves the Slater point from `ĉ` to a strictly
+    /// interior point of the intersection, between the ellipsoid's point nearest to the origin
+    /// and `ĉ`. `Some` when the ball misses the ellipsoid.
+    fn place_slater(&mut self, b: f64) -> Result<Option<Emptiness>> {
+        let cn = dot(&self.chat, &self.chat).sqrt();
+        if !(cn >= b) {
+            return Ok(None);
+        }
+        let near = self.nearest_to_origin()?;
+        let rho = dot(&near, &near).sqrt();
+        if rho >= b * (1.0 - 1e-9) || self.r == 0.0 {
+            return Ok(Some(Emptiness::BallMissesEllipsoid(rho)));
+        }
+        // Strictly interior: move from the nearest point towards the ellipsoid centre.
+        let dist: f64 = near
+            .iter()
+            .zip(&self.chat)
+            .map(|(a, c)| (c - a) * (c - a))
+            .sum::<f64>()
+            .sqrt();
+        let tau = (0.5 * (b - rho) / dist).min(0.5);
+        self.slater = near.iter().zip(&self.chat).map(|(a, c)| a + tau * (c - a)).collect();
+        Ok(None)
+    }
+
+    /// The point of the ellipsoid nearest to the origin (eigen coordinates):
+    /// `z(ν) = νΛĉ/(1 + νΛ)`, `ν` the root of `Σ Λĉ²/(1 + νΛ)² = r²` (decreasing in `ν`); `0`
+    /// when `0 ∈ E` (`‖ĉ‖²_Λ ≤ r²`).
+    fn nearest_to_origin(&self) -> Result<Vec<f64>> {
+        let el = |nu: f64| -> f64 {
+            self.lam
+                .iter()
+                .zip(&self.chat)
+                .map(|(l, c)| l * c * c / ((1.0 + nu * l) * (1.0 + nu * l)))
+                .sum::<f64>()
+                - self.r * self.r
+        };
+        let e0 = el(0.0);
+        if e0 <= 0.0 {
+            return Ok(vec![0.0; self.k]);
+        }
+        let nu = root_decreasing(el, e0, 1.0 / self.lam[self.k - 1])
+            .ok_or_else(|| Error::Numerical("confidence set: nearest point to the origin not found".into()))?;
+        Ok(self
+            .lam
+            .iter()
+            .zip(&self.chat)
+            .map(|(l, c)| nu * l * c / (1.0 + nu * l))
+            .collect())
     }
 
     /// Ambient dimension `d`.

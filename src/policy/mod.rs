@@ -29,6 +29,7 @@ pub mod mdp;
 mod pass;
 pub mod purify;
 pub mod radius;
+mod rounding;
 mod states;
 
 pub use confidence::{ConfidenceSet, ParamSet};

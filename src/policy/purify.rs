@@ -29,7 +29,7 @@ pub struct PurifyStats {
 }
 
 /// Number of states with at least two actions of positive probability.
-pub fn randomized_states(probs: &[f64], a: usize) -> usize {
+pub(crate) fn randomized_states(probs: &[f64], a: usize) -> usize {
     probs
         .chunks_exact(a)
         .filter(|r| r.iter().filter(|&&p| p > 0.0).count() > 1)
@@ -91,9 +91,9 @@ impl Work<'_> {
         self.r.clear();
         for p in pairs {
             let e = self.vector(p.0, p.1);
-            let en = e.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let en = norm(&e);
             let (c, res) = self.project(&e);
-            let rn = res.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let rn = norm(&res);
             if rn > DEP_TOL * en {
                 self.push(p, c, res, rn);
             }
@@ -110,25 +110,151 @@ impl Work<'_> {
             .map(|a| (s, a))
             .collect()
     }
+
+    /// The coefficients `α` of a dependent move on the working set: `e = Σ α_j e_j`, by
+    /// back-substitution `R α = c` from its coefficients `c` on `Q`.
+    fn solve_r(&self, c: Vec<f64>) -> Vec<f64> {
+        let k = self.set.len();
+        let mut alpha = c;
+        for i in (0..k).rev() {
+            let mut v = alpha[i];
+            for (rij, aj) in self.r[i][i + 1..k].iter().zip(&alpha[i + 1..k]) {
+                v -= rij * aj;
+            }
+            alpha[i] = v / self.r[i][i];
+        }
+        alpha
+    }
+
+    /// The rates `(index into probs, rate)` of the probability entries along the move `+1` on
+    /// `(s, a)`, `−α_j` on the working set's moves: first those entries, then the references of
+    /// the states involved (in state order), which give up what their moves take.
+    fn move_rates(&self, s: usize, a: usize, alpha: &[f64]) -> Vec<(usize, f64)> {
+        let na = self.st.actions();
+        let mut rates: Vec<((usize, usize), f64)> = vec![((s, a), 1.0)];
+        for (j, &(sj, aj)) in self.set.iter().enumerate() {
+            rates.push(((sj, aj), -alpha[j]));
+        }
+        let mut ref_rate: HashMap<usize, f64> = HashMap::new();
+        for &((si, _), r) in &rates {
+            *ref_rate.entry(si).or_insert(0.0) -= r;
+        }
+        let mut entries: Vec<(usize, f64)> = rates.iter().map(|&((si, ai), r)| (si * na + ai, r)).collect();
+        let mut refs_sorted: Vec<(usize, f64)> = ref_rate.into_iter().collect();
+        refs_sorted.sort_by_key(|x| x.0);
+        for (si, r) in refs_sorted {
+            entries.push((si * na + self.refs[&si], r));
+        }
+        entries
+    }
+
+    /// Moves along `entries` (in whichever direction reaches the boundary first) until a
+    /// probability hits 0; `false` (nothing moved) when neither direction reaches it.
+    fn move_to_boundary(&mut self, entries: &[(usize, f64)]) -> bool {
+        let max_step = |sign: f64| -> (f64, usize) {
+            let mut t = f64::INFINITY;
+            let mut at = usize::MAX;
+            for &(idx, r) in entries {
+                let r = sign * r;
+                if r < 0.0 {
+                    let cand = self.probs[idx] / -r;
+                    if cand < t {
+                        t = cand;
+                        at = idx;
+                    }
+                }
+            }
+            (t, at)
+        };
+        let (tp, ip) = max_step(1.0);
+        let (tm, im) = max_step(-1.0);
+        let (sign, t, block) = if tp.is_finite() && (tp <= tm || !tm.is_finite()) {
+            (1.0, tp, ip)
+        } else {
+            (-1.0, tm, im)
+        };
+        if !t.is_finite() {
+            return false;
+        }
+        for &(idx, r) in entries {
+            self.probs[idx] += sign * r * t;
+            if self.probs[idx] < 0.0 {
+                self.probs[idx] = 0.0;
+            }
+        }
+        self.probs[block] = 0.0;
+        true
+    }
+
+    /// Cleans the states a move touched: drops zeroed members, re-references states whose
+    /// reference hit zero, re-queues their moves; rebuilds the factorisation if the working set
+    /// changed (re-queuing members that it drops).
+    fn clean_touched(&mut self, entries: &[(usize, f64)], queue: &mut VecDeque<(usize, usize)>) {
+        let na = self.st.actions();
+        let mut touched: Vec<usize> = entries.iter().map(|&(idx, _)| idx / na).collect();
+        touched.sort_unstable();
+        touched.dedup();
+        let mut changed = false;
+        for &si in &touched {
+            let row = &self.probs[si * na..(si + 1) * na];
+            let support = row.iter().filter(|&&p| p > 0.0).count();
+            let r = self.refs[&si];
+            if support <= 1 {
+                self.refs.remove(&si);
+                let before_len = self.set.len();
+                self.set.retain(|p| p.0 != si);
+                changed |= self.set.len() != before_len;
+            } else if row[r] <= 0.0 {
+                self.refs.insert(si, most_probable(row));
+                self.set.retain(|p| p.0 != si);
+                changed = true;
+                for p in self.pairs_of(si) {
+                    queue.push_front(p);
+                }
+            } else {
+                let before_len = self.set.len();
+                self.set.retain(|p| !(p.0 == si && row[p.1] <= 0.0));
+                changed |= self.set.len() != before_len;
+            }
+        }
+        if changed {
+            let old: Vec<(usize, usize)> = self.set.clone();
+            self.rebuild();
+            for p in old {
+                if !self.set.contains(&p) {
+                    queue.push_front(p);
+                }
+            }
+        }
+    }
 }
 
-/// Purifies `probs` (row-major `n × A`) in place (module docs). Deterministic: states are
-/// processed in index order.
-pub fn purify(st: &StateActions<'_>, probs: &mut [f64]) -> PurifyStats {
+/// `‖v‖`.
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// The most probable action of a row (lowest index on ties).
+fn most_probable(row: &[f64]) -> usize {
+    let mut r = 0;
+    for a in 1..row.len() {
+        if row[a] > row[r] {
+            r = a;
+        }
+    }
+    r
+}
+
+/// The references of the randomised states (their most probable actions) and the queue of
+/// their moves, in state order.
+fn initial_moves(st: &StateActions<'_>, probs: &[f64]) -> (HashMap<usize, usize>, VecDeque<(usize, usize)>) {
     let na = st.actions();
-    let d = st.d();
-    let before = randomized_states(probs, na);
     let mut refs = HashMap::new();
     let mut queue = VecDeque::new();
     for s in 0..st.n() {
         let row = &probs[s * na..(s + 1) * na];
         if row.iter().filter(|&&p| p > 0.0).count() > 1 {
-            let mut r = 0;
-            for a in 1..na {
-                if row[a] > row[r] {
-                    r = a;
-                }
-            }
+            let r = most_probable(row);
             refs.insert(s, r);
             for (a, &p) in row.iter().enumerate() {
                 if a != r && p > 0.0 {
@@ -137,6 +263,16 @@ pub fn purify(st: &StateActions<'_>, probs: &mut [f64]) -> PurifyStats {
             }
         }
     }
+    (refs, queue)
+}
+
+/// Purifies `probs` (row-major `n × A`) in place (module docs). Deterministic: states are
+/// processed in index order.
+pub fn purify(st: &StateActions<'_>, probs: &mut [f64]) -> PurifyStats {
+    let na = st.actions();
+    let d = st.d();
+    let before = randomized_states(probs, na);
+    let (refs, mut queue) = initial_moves(st, probs);
     let mut w = Work {
         st,
         probs,
@@ -157,114 +293,20 @@ pub fn purify(st: &StateActions<'_>, probs: &mut [f64]) -> PurifyStats {
             continue;
         }
         let e = w.vector(s, a);
-        let en = e.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let en = norm(&e);
         let (c, res) = w.project(&e);
-        let rn = res.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let rn = norm(&res);
         if rn > DEP_TOL * en && w.set.len() < d {
             w.push((s, a), c, res, rn);
             continue;
         }
-        // e = Σ α_j e_j: back-substitution R α = c.
-        let k = w.set.len();
-        let mut alpha = c;
-        for i in (0..k).rev() {
-            let mut v = alpha[i];
-            for (rij, aj) in w.r[i][i + 1..k].iter().zip(&alpha[i + 1..k]) {
-                v -= rij * aj;
-            }
-            alpha[i] = v / w.r[i][i];
-        }
-        // Rates of the probability entries along the move (+1 on (s, a), −α_j on set members).
-        let mut rates: Vec<((usize, usize), f64)> = vec![((s, a), 1.0)];
-        for (j, &(sj, aj)) in w.set.iter().enumerate() {
-            rates.push(((sj, aj), -alpha[j]));
-        }
-        let mut ref_rate: HashMap<usize, f64> = HashMap::new();
-        for &((si, _), r) in &rates {
-            *ref_rate.entry(si).or_insert(0.0) -= r;
-        }
-        let mut entries: Vec<(usize, f64)> = rates.iter().map(|&((si, ai), r)| (si * na + ai, r)).collect();
-        let mut refs_sorted: Vec<(usize, f64)> = ref_rate.into_iter().collect();
-        refs_sorted.sort_by_key(|x| x.0);
-        for (si, r) in refs_sorted {
-            entries.push((si * na + w.refs[&si], r));
-        }
-        let max_step = |sign: f64| -> (f64, usize) {
-            let mut t = f64::INFINITY;
-            let mut at = usize::MAX;
-            for &(idx, r) in &entries {
-                let r = sign * r;
-                if r < 0.0 {
-                    let cand = w.probs[idx] / -r;
-                    if cand < t {
-                        t = cand;
-                        at = idx;
-                    }
-                }
-            }
-            (t, at)
-        };
-        let (tp, ip) = max_step(1.0);
-        let (tm, im) = max_step(-1.0);
-        let (sign, t, block) = if tp.is_finite() && (tp <= tm || !tm.is_finite()) {
-            (1.0, tp, ip)
-        } else {
-            (-1.0, tm, im)
-        };
-        if !t.is_finite() {
+        let alpha = w.solve_r(c);
+        let entries = w.move_rates(s, a, &alpha);
+        if !w.move_to_boundary(&entries) {
             continue;
         }
-        for &(idx, r) in &entries {
-            w.probs[idx] += sign * r * t;
-            if w.probs[idx] < 0.0 {
-                w.probs[idx] = 0.0;
-            }
-        }
-        w.probs[block] = 0.0;
         moves += 1;
-        // Clean the states touched: drop zeroed members, re-reference states whose reference
-        // hit zero, re-queue their moves.
-        let mut touched: Vec<usize> = entries.iter().map(|&(idx, _)| idx / na).collect();
-        touched.sort_unstable();
-        touched.dedup();
-        let mut changed = false;
-        for &si in &touched {
-            let row = &w.probs[si * na..(si + 1) * na];
-            let support = row.iter().filter(|&&p| p > 0.0).count();
-            let r = w.refs[&si];
-            if support <= 1 {
-                w.refs.remove(&si);
-                let before_len = w.set.len();
-                w.set.retain(|p| p.0 != si);
-                changed |= w.set.len() != before_len;
-            } else if row[r] <= 0.0 {
-                let mut nr = 0;
-                for b in 1..na {
-                    if row[b] > row[nr] {
-                        nr = b;
-                    }
-                }
-                w.refs.insert(si, nr);
-                w.set.retain(|p| p.0 != si);
-                changed = true;
-                for p in w.pairs_of(si) {
-                    queue.push_front(p);
-                }
-            } else {
-                let before_len = w.set.len();
-                w.set.retain(|p| !(p.0 == si && row[p.1] <= 0.0));
-                changed |= w.set.len() != before_len;
-            }
-        }
-        if changed {
-            let old: Vec<(usize, usize)> = w.set.clone();
-            w.rebuild();
-            for p in old {
-                if !w.set.contains(&p) {
-                    queue.push_front(p);
-                }
-            }
-        }
+        w.clean_touched(&entries, &mut queue);
         if w.probs[s * na + a] > 0.0 && w.refs.get(&s).is_some_and(|&r| r != a) {
             queue.push_front((s, a));
         }

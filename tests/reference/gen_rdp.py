@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent high-precision reference for the RDP accountant (src/privacy/rdp.rs).
+"""Independent high-precision reference for the RDP accountant (src/privacy/rdp/).
 
 Writes tests/data/rdp_reference.json (committed; `cargo test` never runs Python).
 

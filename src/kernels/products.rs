@@ -1,0 +1,138 @@
+//! Products with `X` at given scores: `X v`, the Hessian-vector product and the dense Hessian.
+
+use super::row_ops::{labels_f64, RowOps};
+use super::{batch_rows, fused, with_f64_rows, Rows, MAX_BATCH};
+use crate::loss::{Loss, LossOut};
+use crate::par::{tree_reduce, tree_reduce_rows, Par};
+use pulp::{Arch, Simd, WithSimd};
+
+struct MatVec<'a> {
+    x: &'a [f64],
+    v: &'a [f64],
+    out: &'a mut [f64],
+}
+
+impl WithSimd for MatVec<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        RowOps::new(simd, self.v).dots(self.x, self.out)
+    }
+}
+
+/// `out = X v`.
+pub fn matvec(rows: Rows<'_>, v: &[f64], out: &mut [f64], par: Par) {
+    let d = rows.d;
+    assert_eq!(v.len(), d);
+    assert_eq!(out.len(), rows.n());
+    let blocks = rows.stream_blocks();
+    let arch = Arch::new();
+    let leaf = |b: usize, o: &mut [f64]| {
+        let r = blocks.range(b);
+        with_f64_rows(rows.x, r, d, batch_rows(d), |x, lo, hi| {
+            arch.dispatch(MatVec {
+                x,
+                v,
+                out: &mut o[lo..hi],
+            })
+        });
+    };
+    tree_reduce_rows(blocks, 1, rows.par(par), out, &leaf, &|_, _| ());
+}
+
+struct HessVec<'a, L> {
+    x: &'a [f64],
+    y: &'a [u8],
+    w: Option<&'a [f64]>,
+    scores: &'a [f64],
+    v: &'a [f64],
+    loss: &'a L,
+    out: &'a mut [f64],
+}
+
+impl<L: Loss> WithSimd for HessVec<'_, L> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let d = self.v.len();
+        let rows = self.y.len();
+        let ops = RowOps::new(simd, self.v);
+        let bsz = batch_rows(d);
+        let mut yb = [0.0; MAX_BATCH];
+        let mut hb = [0.0; MAX_BATCH];
+        let mut xv = [0.0; MAX_BATCH];
+        let mut r0 = 0;
+        while r0 < rows {
+            let m = bsz.min(rows - r0);
+            let xb = &self.x[r0 * d..(r0 + m) * d];
+            ops.dots(xb, &mut xv[..m]);
+            labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
+            self.loss.eval_simd(
+                simd,
+                &self.scores[r0..r0 + m],
+                &yb[..m],
+                LossOut {
+                    d2: Some(&mut hb[..m]),
+                    ..Default::default()
+                },
+            );
+            for i in 0..m {
+                xv[i] *= hb[i];
+            }
+            if let Some(w) = self.w {
+                for i in 0..m {
+                    xv[i] *= w[r0 + i];
+                }
+            }
+            ops.axpys(xb, &xv[..m], self.out);
+            r0 += m;
+        }
+    }
+}
+
+/// `out = Xᵀ diag(w ℓ''(t)) X v` at the scores `t`, in one pass.
+pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], out: &mut [f64], par: Par) {
+    let d = rows.d;
+    assert_eq!(v.len(), d);
+    assert_eq!(out.len(), d);
+    assert_eq!(scores.len(), rows.n());
+    let blocks = rows.stream_blocks();
+    let arch = Arch::new();
+    let leaf = |b: usize| {
+        let r = blocks.range(b);
+        let mut o = vec![0.0; d];
+        with_f64_rows(rows.x, r.clone(), d, batch_rows(d), |x, lo, hi| {
+            let (a, z) = (r.start + lo, r.start + hi);
+            arch.dispatch(HessVec {
+                x,
+                y: &rows.y[a..z],
+                w: rows.w.map(|w| &w[a..z]),
+                scores: &scores[a..z],
+                v,
+                loss,
+                out: &mut o,
+            })
+        });
+        o
+    };
+    let combine = |mut a: Vec<f64>, b: Vec<f64>| {
+        for (x, y) in a.iter_mut().zip(&b) {
+            *x += y;
+        }
+        a
+    };
+    let o = tree_reduce(blocks.count(), rows.par(par), &leaf, &combine);
+    out.copy_from_slice(&o);
+}
+
+/// `H = Xᵀ diag(w ℓ''(t)) X` (sum, not mean) at the scores `t`, written in full (both
+/// triangles) into the column-major `d × d` buffer `h`. Returns the number of rows with
+/// negative curvature (`ℓ'' < 0`, only for non-convex losses).
+///
+/// The rows are scaled by `√|w ℓ''|` a mini-batch at a time into panels of about 2 MiB, each a
+/// Gram product ([`gram`](super::gram)); the accumulation is chunked as in
+/// [`fused`](super::fused), whose [`value_grad_hessian`](super::value_grad_hessian) computes the
+/// same bits together with the value and gradient.
+pub fn hessian<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], h: &mut [f64], par: Par) -> usize {
+    fused::hessian_from_scores(rows, loss, scores, h, par)
+}
