@@ -41,9 +41,10 @@ use crate::privacy::{
 };
 use crate::solver::sgd::engine::{self, Iterates};
 use crate::solver::sgd::Schedule;
-use crate::solver::Control;
+use crate::solver::{Control, SolveReport};
 use aup::{adap_user_priv_sgd, checked_phase_sizes, PhaseOut};
 use dpsgd::DpSgdStep;
+use std::time::Instant;
 
 // ---------------------------------------------------------------------------------------------
 // User-level RR + debiased estimator
@@ -193,26 +194,40 @@ fn fit_user_rr_raw(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
 // Shared pieces
 // ---------------------------------------------------------------------------------------------
 
-/// The result of [`user_dpsgd`] and [`aup_rlhf`].
+/// The detail of [`user_dpsgd`] and [`aup_rlhf`]. The fit's `guarantee` is `None` when the
+/// run is not covered (e.g. fixed-size sampling), with the reason in
+/// [`Fit::refusal`]; its `report` is [`Completed`](crate::solver::Termination::Completed) with
+/// the steps of all phases and the time.
 #[derive(Debug, Clone)]
-pub struct UserLevelFit {
-    /// The estimate.
-    pub theta: Vec<f64>,
-    /// The guarantee (`None` with a [`refusal`](Self::refusal) when the run is not covered,
-    /// e.g. fixed-size sampling).
-    pub guarantee: Option<Guarantee>,
-    /// Why there is no guarantee.
-    pub refusal: Option<String>,
+#[non_exhaustive]
+pub struct UserLevelDetail {
     /// The noise multiplier `σ` of the Gaussian part (last phase for AUP-RLHF).
     pub noise_multiplier: f64,
     /// Per-coordinate standard deviation of the noise on the averaged gradient (last phase).
     pub noise_std: f64,
     /// The accountant's report for the Gaussian part (last phase).
     pub accounting: EpsilonReport,
-    /// Steps run (all phases).
-    pub steps: u64,
     /// `Some((phase, step))` (1-based) if AboveThreshold halted the run.
     pub halted: Option<(usize, u64)>,
+}
+
+/// The fit of a user-level SGD run.
+fn user_level_fit(
+    solver: &'static str,
+    theta: Vec<f64>,
+    steps: u64,
+    started: Instant,
+    guarantee: (Option<Guarantee>, Option<String>),
+    detail: UserLevelDetail,
+) -> Fit<UserLevelDetail> {
+    let steps = usize::try_from(steps).unwrap_or(usize::MAX);
+    let report = SolveReport::completed(solver, theta.clone(), steps, started.elapsed());
+    let mut fit = Fit::new(theta, report, detail);
+    match guarantee {
+        (Some(g), _) => fit.guarantee = Some(g),
+        (None, reason) => fit.refuse(reason.as_deref().unwrap_or("not covered")),
+    }
+    fit
 }
 
 fn check_positive(name: &'static str, v: f64) -> Result<()> {
@@ -298,7 +313,7 @@ pub fn user_dpsgd(
     users: &UserIndex,
     opts: &UserDpSgdOptions,
     rng: &mut NoiseRng,
-) -> Result<UserLevelFit> {
+) -> Result<Fit<UserLevelDetail>> {
     crate::with_loss!(opts.loss, |loss| user_dpsgd_with(loss, data, users, opts, rng))?
 }
 
@@ -309,7 +324,8 @@ fn user_dpsgd_with<L: Loss>(
     users: &UserIndex,
     opts: &UserDpSgdOptions,
     rng: &mut NoiseRng,
-) -> Result<UserLevelFit> {
+) -> Result<Fit<UserLevelDetail>> {
+    let started = Instant::now();
     check_eps(opts.eps)?;
     check_delta(opts.delta)?;
     users.check_rows(data.n())?;
@@ -384,16 +400,20 @@ fn user_dpsgd_with<L: Loss>(
             Some("fixed-size user sampling is not covered by the Poisson-subsampled Gaussian accountant".to_string()),
         )
     };
-    Ok(UserLevelFit {
-        theta,
-        guarantee,
-        refusal,
+    let detail = UserLevelDetail {
         noise_multiplier: sigma,
         noise_std: sigma * opts.clip / opts.batch_users,
         accounting: report,
-        steps: opts.steps,
         halted: None,
-    })
+    };
+    Ok(user_level_fit(
+        "user-dpsgd",
+        theta,
+        opts.steps,
+        started,
+        (guarantee, refusal),
+        detail,
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -419,7 +439,7 @@ fn user_dpsgd_with<L: Loss>(
 /// ```
 ///
 /// On a halt the whole algorithm stops and returns the average so far with
-/// [`UserLevelFit::halted`] set (the paper does not say what a halt returns). The guarantee per
+/// [`UserLevelDetail::halted`] set (the paper does not say what a halt returns). The guarantee per
 /// phase (phases are disjoint, so parallel composition gives the same for the whole run) is `ε_AT +
 /// ε_Gauss ≤ ε/2 + ε/2` (paper-faithful AboveThreshold constants cost `2·ε/2` instead, which the
 /// guarantee records), `δ`, labelled "as claimed by the paper": the oracle's privacy rests on the
@@ -434,7 +454,7 @@ pub fn aup_rlhf(
     users: &UserIndex,
     opts: &AupOptions,
     rng: &mut NoiseRng,
-) -> Result<UserLevelFit> {
+) -> Result<Fit<UserLevelDetail>> {
     aup_rlhf_with(&Logistic, data, users, opts, rng)
 }
 
@@ -447,7 +467,8 @@ fn aup_rlhf_with<L: Loss>(
     users: &UserIndex,
     opts: &AupOptions,
     rng: &mut NoiseRng,
-) -> Result<UserLevelFit> {
+) -> Result<Fit<UserLevelDetail>> {
+    let started = Instant::now();
     let sizes = checked_phase_sizes(&data, users, opts)?;
     let d = data.d();
     let mut theta = start_point(&opts.theta0, d, &opts.set)?;
@@ -521,14 +542,18 @@ fn aup_rlhf_with<L: Loss>(
             Some("fixed-size user sampling is not covered by the Poisson-subsampled Gaussian accountant".to_string()),
         )
     };
-    Ok(UserLevelFit {
-        theta,
-        guarantee,
-        refusal,
+    let detail = UserLevelDetail {
         noise_multiplier: out.sigma,
         noise_std: out.noise_std,
         accounting: out.report,
-        steps: total_steps,
         halted,
-    })
+    };
+    Ok(user_level_fit(
+        "aup-rlhf",
+        theta,
+        total_steps,
+        started,
+        (guarantee, refusal),
+        detail,
+    ))
 }

@@ -224,6 +224,15 @@ impl SolveReport {
             },
         }
     }
+    /// The report of a stochastic algorithm that evaluates no objective (label-private SGD,
+    /// user-level DP-SGD, AUP-RLHF): [`Termination::Completed`], `steps` iterations, the wall
+    /// time, and a certificate of `NaN`s.
+    pub(crate) fn completed(solver: &'static str, theta: Vec<f64>, steps: usize, elapsed: Duration) -> SolveReport {
+        let mut r = SolveReport::blank(solver, theta, Termination::Completed);
+        r.counts.iterations = steps;
+        r.counts.elapsed = elapsed;
+        r
+    }
     /// Passes over the data `X` the solve made: value+gradient passes, dense Hessians not fused
     /// with one, direction-score passes, setup passes, Hessian-vector products (CG iterations),
     /// the certificate's scale passes and doubled-precision passes (each of those costs about

@@ -208,14 +208,20 @@ fn normal_noise_norm_does_not_grow_with_the_dimension() {
         let model = MulticlassModel::new(MulticlassView::new(&x, n, d, k, &y).unwrap(), PlTop1).unwrap();
         let opts = LpSgdOptions::new(1.0, mech, FeasibleSet::ball(2.0).unwrap());
         let fit = lp_sgd(&model, &opts, None, None, &mut NoiseRng::seeded(9 + d as u64)).unwrap();
-        let nr = fit.normal.as_ref().unwrap();
+        let nr = fit.detail.normal.as_ref().unwrap();
         assert_eq!((nr.rank_min, nr.rank_max), (k - 1, k - 1));
         assert!(nr.max_realised_sensitivity <= nr.sensitivity);
         assert!(
             (nr.sensitivity - std::f64::consts::SQRT_2).abs() < 1e-8,
             "Δ = √2 for unit features"
         );
-        assert_eq!((fit.guarantee.eps, fit.guarantee.delta), (1.0, 1e-5));
+        assert_eq!(
+            (
+                fit.guarantee.as_ref().expect("an SGD fit has a guarantee").eps,
+                fit.guarantee.as_ref().expect("an SGD fit has a guarantee").delta
+            ),
+            (1.0, 1e-5)
+        );
         // (2) One sample, one step.
         let one = MulticlassModel::new(MulticlassView::new(&x[..d], 1, d, k, &y[..1]).unwrap(), PlTop1).unwrap();
         let p = k * d;
@@ -228,7 +234,7 @@ fn normal_noise_norm_does_not_grow_with_the_dimension() {
         let (mut sq, mut off_subspace, mut sigma) = (0.0, 0.0f64, 0.0);
         for s in 0..reps {
             let f = lp_sgd(&one, &step, None, None, &mut NoiseRng::seeded(mix_seed(d as u64, s))).unwrap();
-            sigma = f.normal.as_ref().unwrap().sigma;
+            sigma = f.detail.normal.as_ref().unwrap().sigma;
             let b: Vec<f64> = f.theta.iter().zip(gy).map(|(t, gv)| -t - gv).collect();
             sq += b.iter().map(|v| v * v).sum::<f64>();
             // Distance of b to {u xᵀ : 1ᵀu = 0}: b − (I − 11ᵀ/K) b x xᵀ (‖x‖ = 1).
@@ -405,15 +411,25 @@ fn guarantees_compose_as_stated() {
         &mut rng,
     )
     .unwrap();
-    assert_eq!((fit.guarantee.eps, fit.guarantee.delta), (0.7, 0.0));
-    assert!(!fit.guarantee.holds_for_real_data(), "seeded: simulation only");
-    assert_eq!(fit.released.len(), n);
+    assert_eq!(
+        (
+            fit.guarantee.as_ref().expect("an SGD fit has a guarantee").eps,
+            fit.guarantee.as_ref().expect("an SGD fit has a guarantee").delta
+        ),
+        (0.7, 0.0)
+    );
+    assert!(
+        !fit.guarantee.as_ref().unwrap().holds_for_real_data(),
+        "seeded: simulation only"
+    );
+    assert_eq!(fit.detail.released.len(), n);
     assert!(fit
+        .detail
         .released
         .iter()
         .enumerate()
         .all(|(t, r)| r.sample == t && r.set.is_none()));
-    assert_eq!(fit.mean_k, 5.0);
+    assert_eq!(fit.detail.mean_k, 5.0);
     // Histogram prior (ε_p) + RR-with-prior (ε): ε_p + ε by basic composition.
     let clusters = kmeans(&x, n, 4, 10, 30, 2).unwrap();
     let hp = histogram_prior(&clusters, &y, 5, 0.1, &mut rng).unwrap();
@@ -425,13 +441,14 @@ fn guarantees_compose_as_stated() {
         &mut rng,
     )
     .unwrap();
-    assert!((fit.guarantee.eps - 1.0).abs() < 1e-15);
+    assert!((fit.guarantee.as_ref().expect("an SGD fit has a guarantee").eps - 1.0).abs() < 1e-15);
     assert!(
-        fit.mean_k < 5.0,
+        fit.detail.mean_k < 5.0,
         "the clusters are informative: mean k* = {}",
-        fit.mean_k
+        fit.detail.mean_k
     );
     assert!(fit
+        .detail
         .released
         .iter()
         .all(|r| r.set.as_ref().is_some_and(|s| s.contains(&r.label))));
@@ -444,31 +461,37 @@ fn guarantees_compose_as_stated() {
         &mut rng,
     )
     .unwrap();
-    assert_eq!(fit.mean_k, 2.0);
+    assert_eq!(fit.detail.mean_k, 2.0);
     // Multi-stage: each stage ε on its own samples, ε overall (parallel); + ε_p with the prior.
     let opts = MultiStageOptions::new(1.0, vec![0.5, 0.5], set);
     let ms = multi_stage(&model, &opts, None, &mut rng).unwrap();
-    assert_eq!(ms.stages.len(), 2);
-    assert!(ms.stages.iter().all(|s| s.guarantee.eps == 1.0));
-    assert_eq!((ms.guarantee.eps, ms.guarantee.delta), (1.0, 0.0));
-    assert_eq!(ms.stages[0].mean_k, 5.0, "stage 1 is K-RR");
-    assert!(ms.stages[1].mean_k < 5.0);
-    assert_eq!(ms.stages[0].samples + ms.stages[1].samples, n);
+    assert_eq!(ms.detail.stages.len(), 2);
+    assert!(ms.detail.stages.iter().all(|s| s.guarantee.eps == 1.0));
+    assert_eq!(
+        (
+            ms.guarantee.as_ref().expect("an SGD fit has a guarantee").eps,
+            ms.guarantee.as_ref().expect("an SGD fit has a guarantee").delta
+        ),
+        (1.0, 0.0)
+    );
+    assert_eq!(ms.detail.stages[0].mean_k, 5.0, "stage 1 is K-RR");
+    assert!(ms.detail.stages[1].mean_k < 5.0);
+    assert_eq!(ms.detail.stages[0].samples + ms.detail.stages[1].samples, n);
     let mut seen = vec![false; n];
-    for r in &ms.released {
+    for r in &ms.detail.released {
         assert!(!seen[r.sample], "sample {} released twice", r.sample);
         seen[r.sample] = true;
     }
     assert!(seen.iter().all(|&s| s));
     let ms = multi_stage(&model, &opts, Some(&hp.prior), &mut rng).unwrap();
-    assert!((ms.guarantee.eps - 1.1).abs() < 1e-15);
+    assert!((ms.guarantee.as_ref().expect("an SGD fit has a guarantee").eps - 1.1).abs() < 1e-15);
     // Reuse with the floor-of-mean-k filter: post-processing, same guarantee.
     let mut ro = opts.clone();
     ro.reuse = true;
     let ms = multi_stage(&model, &ro, None, &mut rng).unwrap();
-    assert_eq!(ms.guarantee.eps, 1.0);
-    let s2 = &ms.stages[1];
-    assert_eq!(s2.reused + s2.filtered_out, ms.stages[0].samples);
+    assert_eq!(ms.guarantee.as_ref().expect("an SGD fit has a guarantee").eps, 1.0);
+    let s2 = &ms.detail.stages[1];
+    assert_eq!(s2.reused + s2.filtered_out, ms.detail.stages[0].samples);
     assert_eq!(s2.filter_k, Some(s2.mean_k.floor() as usize));
     assert_eq!(s2.steps, s2.samples + s2.reused);
 }
@@ -527,7 +550,7 @@ fn binary_multiclass_and_kwise_models_are_one_implementation() {
             .fold(0.0, f64::max);
         println!("{}: binary vs two-alternative K-wise |Δθ|∞ = {dev:.2e}", mech.name());
         assert!(dev < 1e-10, "{dev}");
-        assert_eq!(a.released, b.released);
+        assert_eq!(a.detail.released, b.detail.released);
     }
     let (k, dm) = (4usize, 3usize);
     let means = class_means(k, dm, 1.5, &mut simulation_rng(8)).unwrap();

@@ -56,10 +56,14 @@ fn cases() -> Vec<(&'static str, String)> {
     let tb = FeasibleSet::theta_b(1.5).unwrap();
     let run_pm = |o: &LpSgdOptions, prior: Option<&Prior>, theta0: Option<&[f64]>, rng: &mut NoiseRng| {
         let f = lp_sgd(&pm, o, prior, theta0, rng).unwrap();
-        let labels: u64 = f.released.iter().map(|r| u64::from(r.label)).sum();
+        let labels: u64 = f.detail.released.iter().map(|r| u64::from(r.label)).sum();
         (
             f.theta,
-            format!("steps {} labels {labels} mean_k {:x}", f.steps, f.mean_k.to_bits()),
+            format!(
+                "steps {} labels {labels} mean_k {:x}",
+                f.report.counts.iterations,
+                f.detail.mean_k.to_bits()
+            ),
         )
     };
     let o = LpSgdOptions::new(1.0, LabelMechanism::Krr, ball);
@@ -83,7 +87,11 @@ fn cases() -> Vec<(&'static str, String)> {
     let mut o = LpSgdOptions::new(1.0, LabelMechanism::Krr, ball);
     o.step = LpStep::Const(0.05);
     let f = lp_sgd(&pp, &o, None, None, &mut NoiseRng::seeded(15)).unwrap();
-    push("lp bin probit const", &f.theta, format!("steps {}", f.steps));
+    push(
+        "lp bin probit const",
+        &f.theta,
+        format!("steps {}", f.report.counts.iterations),
+    );
     let o = LpSgdOptions::new(
         0.9,
         LabelMechanism::Normal {
@@ -107,12 +115,14 @@ fn cases() -> Vec<(&'static str, String)> {
     let run_mm = |o: &LpSgdOptions, prior: Option<&Prior>, theta0: Option<&[f64]>, rng: &mut NoiseRng| {
         let f = lp_sgd(&mm, o, prior, theta0, rng).unwrap();
         let labels: u64 = f
+            .detail
             .released
             .iter()
             .enumerate()
             .map(|(j, r)| (j as u64 + 1) * u64::from(r.label) + r.set.as_ref().map_or(0, |s| s.len() as u64))
             .sum();
         let normal = f
+            .detail
             .normal
             .map(|r| format!(" sigma {:x} rank {}..{}", r.sigma.to_bits(), r.rank_min, r.rank_max))
             .unwrap_or_default();
@@ -120,8 +130,8 @@ fn cases() -> Vec<(&'static str, String)> {
             f.theta,
             format!(
                 "steps {} labels {labels} mean_k {:x}{normal}",
-                f.steps,
-                f.mean_k.to_bits()
+                f.report.counts.iterations,
+                f.detail.mean_k.to_bits()
             ),
         )
     };
@@ -174,17 +184,23 @@ fn cases() -> Vec<(&'static str, String)> {
     let mut o = LpSgdOptions::new(1.0, LabelMechanism::Krr, mball);
     o.lipschitz = Some(5.0);
     let f = lp_sgd(&gm, &o, None, None, &mut NoiseRng::seeded(38)).unwrap();
-    push("lp kwise krr theory", &f.theta, format!("steps {}", f.steps));
+    push(
+        "lp kwise krr theory",
+        &f.theta,
+        format!("steps {}", f.report.counts.iterations),
+    );
 
     // ---- multi-stage training ----
     let run_ms = |o: &MultiStageOptions, prior: Option<&Prior>, seed: u64| {
         let f = multi_stage(&mm, o, prior, &mut NoiseRng::seeded(seed)).unwrap();
         let stages: Vec<String> = f
+            .detail
             .stages
             .iter()
             .map(|s| format!("{}/{}/{}/{}", s.samples, s.reused, s.filtered_out, s.steps))
             .collect();
         let labels: u64 = f
+            .detail
             .released
             .iter()
             .map(|r| r.sample as u64 * 7 + u64::from(r.label))
@@ -229,7 +245,11 @@ fn cases() -> Vec<(&'static str, String)> {
         let f = user_dpsgd(uv, &ud.users, o, &mut NoiseRng::seeded(seed)).unwrap();
         (
             f.theta,
-            format!("steps {} sigma {:x}", f.steps, f.noise_multiplier.to_bits()),
+            format!(
+                "steps {} sigma {:x}",
+                f.report.counts.iterations,
+                f.detail.noise_multiplier.to_bits()
+            ),
         )
     };
     let o = UserDpSgdOptions::new(2.0, 1e-5, 8.0, 40, 1.0, 0.5);
@@ -271,10 +291,10 @@ fn cases() -> Vec<(&'static str, String)> {
             f.theta,
             format!(
                 "steps {} halted {:?} sigma {:x} std {:x}",
-                f.steps,
-                f.halted,
-                f.noise_multiplier.to_bits(),
-                f.noise_std.to_bits()
+                f.report.counts.iterations,
+                f.detail.halted,
+                f.detail.noise_multiplier.to_bits(),
+                f.detail.noise_std.to_bits()
             ),
         )
     };

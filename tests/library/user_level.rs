@@ -8,7 +8,7 @@
 use privpref::data::{PairwiseView, UserIndex};
 use privpref::estimator::user_level::{
     aup_rlhf, fit_user_rr, fit_user_rr_privatized, theory, user_dpsgd, AupBatch, AupOptions, UserDpSgdOptions,
-    UserLevelFit, UserOutput, UserRrOptions, UserSampler,
+    UserLevelDetail, UserOutput, UserRrOptions, UserSampler,
 };
 use privpref::feasible::FeasibleSet;
 use privpref::loss::{Logistic, Loss, LossSpec, Probit};
@@ -236,7 +236,7 @@ fn user_dpsgd_noise_scale_and_clipping() {
             s2[j] += z * z;
         }
         if r == 0 {
-            assert!((fit.noise_std - sigma * clip / n_users as f64).abs() < 1e-15);
+            assert!((fit.detail.noise_std - sigma * clip / n_users as f64).abs() < 1e-15);
         }
     }
     let want = eta * sigma * clip / n_users as f64;
@@ -268,18 +268,21 @@ fn user_dpsgd_guarantee_and_reproducibility() {
     assert!(!g.holds_for_real_data());
     // The accountant (proven replace relation) certifies the same ε for the returned σ.
     let acc = Accountant::default();
-    let e = acc.epsilon(8.0 / 40.0, a.noise_multiplier, 50, 1e-5).unwrap().epsilon;
+    let e = acc
+        .epsilon(8.0 / 40.0, a.detail.noise_multiplier, 50, 1e-5)
+        .unwrap()
+        .epsilon;
     assert_eq!(e, g.eps);
     // Add/remove accounting needs less noise for the same target (it protects less).
     let mut ar = opts.clone();
     ar.accountant = Accountant::new(privpref::privacy::rdp::default_orders(), Neighbours::AddRemove).unwrap();
     let c = user_dpsgd(view, &ud.users, &ar, &mut NoiseRng::seeded(7)).unwrap();
-    assert!(c.noise_multiplier < a.noise_multiplier);
+    assert!(c.detail.noise_multiplier < a.detail.noise_multiplier);
     // Fixed-size sampling: no guarantee, with a reason.
     let mut fs = opts.clone();
     fs.sampler = UserSampler::FixedSize;
     let f = user_dpsgd(view, &ud.users, &fs, &mut NoiseRng::seeded(7)).unwrap();
-    assert!(f.guarantee.is_none() && f.refusal.is_some());
+    assert!(f.guarantee.is_none() && f.refusal().is_some());
     // A secure run is reproducible only in distribution, and its guarantee holds for real data.
     let s = user_dpsgd(view, &ud.users, &opts, &mut NoiseRng::secure().unwrap()).unwrap();
     assert!(s.guarantee.unwrap().holds_for_real_data());
@@ -371,7 +374,7 @@ fn pbf_opts(o: &AupOptions) -> AupOptions {
     b
 }
 
-fn aup(view: PairwiseView<'_>, users: &UserIndex, o: &AupOptions, seed: u64) -> UserLevelFit {
+fn aup(view: PairwiseView<'_>, users: &UserIndex, o: &AupOptions, seed: u64) -> privpref::model::Fit<UserLevelDetail> {
     aup_rlhf(view, users, o, &mut NoiseRng::seeded(seed)).unwrap()
 }
 
@@ -394,8 +397,8 @@ fn aup_guarantee_noise_and_halting() {
     let b = aup(view, &ud.users, &o, 1);
     assert_eq!(a.theta, b.theta);
     // τ = min(theory, 4L) = 4L = 2: the test passes by construction (full batch, s = ñ).
-    assert_eq!(a.halted, None);
-    assert_eq!(a.steps, 30);
+    assert_eq!(a.detail.halted, None);
+    assert_eq!(a.report.counts.iterations, 30);
     let g = a.guarantee.as_ref().unwrap();
     assert!(g.eps <= 4.0 && g.eps > 3.99, "{}", g.eps);
     assert_eq!(
@@ -406,9 +409,9 @@ fn aup_guarantee_noise_and_halting() {
     // Noise: σ from (ε/2, δ/2) at q = 1, std = 2√2 τ σ √(ln(e^ε T/δ))/ñ.
     let acc = Accountant::default();
     let cal = acc.calibrate_sigma(1.0, 30, 2.0, 0.5e-5).unwrap();
-    assert_eq!(a.noise_multiplier, cal.noise_multiplier);
+    assert_eq!(a.detail.noise_multiplier, cal.noise_multiplier);
     let want = theory::oracle_noise_std(cal.noise_multiplier, 2.0, 4.0, 30, 1e-5, 200.0);
-    assert!((a.noise_std / want - 1.0).abs() < 1e-14);
+    assert!((a.detail.noise_std / want - 1.0).abs() < 1e-14);
     // Paper-faithful AboveThreshold constants: the test costs 2·ε/2, recorded.
     let mut p = o.clone();
     p.at_calibration = AtCalibration::PaperFaithful;
@@ -419,8 +422,8 @@ fn aup_guarantee_noise_and_halting() {
     let mut h = o.clone();
     h.tau = Some(1e-9);
     let hf = aup(view, &ud.users, &h, 2);
-    assert_eq!(hf.halted, Some((1, 1)));
-    assert_eq!(hf.steps, 1);
+    assert_eq!(hf.detail.halted, Some((1, 1)));
+    assert_eq!(hf.report.counts.iterations, 1);
     assert_eq!(hf.theta, vec![0.0; 3]);
     assert!(hf
         .guarantee
@@ -435,9 +438,9 @@ fn aup_guarantee_noise_and_halting() {
     let f2 = aup(view, &ud.users, &k2, 3);
     // Phases of 50 and 100 users: with ñ = 50 the margin ñ/5 = 10 of the test is small against
     // the query noise Lap(8/ε_AT) = Lap(4), so a halt within 30 queries is likely.
-    match f2.halted {
-        None => assert_eq!(f2.steps, 60),
-        Some((phase, t)) => assert_eq!(f2.steps, (phase as u64 - 1) * 30 + t),
+    match f2.detail.halted {
+        None => assert_eq!(f2.report.counts.iterations, 60),
+        Some((phase, t)) => assert_eq!(f2.report.counts.iterations as u64, (phase as u64 - 1) * 30 + t),
     }
     // Poisson sub-batches run; fixed-size sub-batches get no guarantee.
     let mut pb = o.clone();
@@ -448,10 +451,10 @@ fn aup_guarantee_noise_and_halting() {
     // With the realised batch in the test's threshold, the margin is |U_t|/5 and τ = 4L passes.
     let mut rb = pbf_opts(&o);
     rb.realized_batch = true;
-    assert_eq!(aup(view, &ud.users, &rb, 5).halted, None);
+    assert_eq!(aup(view, &ud.users, &rb, 5).detail.halted, None);
     pb.sampler = UserSampler::FixedSize;
     let fs = aup(view, &ud.users, &pb, 4);
-    assert!(fs.guarantee.is_none() && fs.refusal.is_some());
+    assert!(fs.guarantee.is_none() && fs.refusal().is_some());
 }
 
 #[test]

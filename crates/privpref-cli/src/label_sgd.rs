@@ -440,6 +440,7 @@ fn fit_model<M: LabelModel>(model: &M, y: &[u8], k: usize, s: &Settings, rng: &m
         o.debias = s.debias;
         let fit = multi_stage(model, &o, prior.as_ref().map(|p| &p.0), rng)?;
         let stages: Vec<Value> = fit
+            .detail
             .stages
             .iter()
             .map(|st| {
@@ -456,10 +457,10 @@ fn fit_model<M: LabelModel>(model: &M, y: &[u8], k: usize, s: &Settings, rng: &m
         return Ok(json!({
             "theta": fit.theta,
             "labels": k,
-            "iterations": fit.stages.iter().map(|st| st.steps).sum::<usize>(),
+            "iterations": fit.detail.stages.iter().map(|st| st.steps).sum::<usize>(),
             "stages": stages,
             "histogram_prior": prior.and_then(|p| p.1),
-            "guarantee": guarantee(&fit.guarantee),
+            "guarantee": super::central::guarantee_json(fit.guarantee.as_ref()),
         }));
     }
     let mut o = LpSgdOptions::new(s.eps, s.mechanism, s.set);
@@ -467,7 +468,7 @@ fn fit_model<M: LabelModel>(model: &M, y: &[u8], k: usize, s: &Settings, rng: &m
     o.lipschitz = s.lipschitz;
     o.debias = s.debias;
     let fit = lp_sgd(model, &o, prior.as_ref().map(|p| &p.0), s.theta0.as_deref(), rng)?;
-    let normal = fit.normal.as_ref().map(|nr| {
+    let normal = fit.detail.normal.as_ref().map(|nr| {
         json!({
             "sigma": nr.sigma,
             "sensitivity": nr.sensitivity,
@@ -481,11 +482,11 @@ fn fit_model<M: LabelModel>(model: &M, y: &[u8], k: usize, s: &Settings, rng: &m
     Ok(json!({
         "theta": fit.theta,
         "labels": k,
-        "iterations": fit.steps,
-        "mean_k": if fit.mean_k.is_finite() { json!(fit.mean_k) } else { Value::Null },
-        "lipschitz": if fit.lipschitz.is_finite() { json!(fit.lipschitz) } else { Value::Null },
+        "iterations": fit.report.counts.iterations,
+        "mean_k": if fit.detail.mean_k.is_finite() { json!(fit.detail.mean_k) } else { Value::Null },
+        "lipschitz": if fit.detail.lipschitz.is_finite() { json!(fit.detail.lipschitz) } else { Value::Null },
         "normal": normal,
         "histogram_prior": prior.and_then(|p| p.1),
-        "guarantee": guarantee(&fit.guarantee),
+        "guarantee": super::central::guarantee_json(fit.guarantee.as_ref()),
     }))
 }

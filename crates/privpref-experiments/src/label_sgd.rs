@@ -235,8 +235,11 @@ pub fn label_sgd_comparison(cfg: &LabelSgdConfig, progress: &(dyn Fn() + Sync)) 
                     Some(eps),
                     a,
                     e,
-                    f.mean_k,
-                    Some((f.guarantee.eps, f.guarantee.delta)),
+                    f.detail.mean_k,
+                    Some((
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").eps,
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").delta,
+                    )),
                 ));
                 // Histogram prior (ε_p), then RRTop-k / RR-with-prior at ε − ε_p.
                 let hp = histogram_prior(&clusters, &data.y, k, eps_p, &mut rng)?;
@@ -253,8 +256,11 @@ pub fn label_sgd_comparison(cfg: &LabelSgdConfig, progress: &(dyn Fn() + Sync)) 
                     Some(eps),
                     a,
                     e,
-                    f.mean_k,
-                    Some((f.guarantee.eps, f.guarantee.delta)),
+                    f.detail.mean_k,
+                    Some((
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").eps,
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").delta,
+                    )),
                 ));
                 let f = lp_sgd(
                     &model,
@@ -269,8 +275,11 @@ pub fn label_sgd_comparison(cfg: &LabelSgdConfig, progress: &(dyn Fn() + Sync)) 
                     Some(eps),
                     a,
                     e,
-                    f.mean_k,
-                    Some((f.guarantee.eps, f.guarantee.delta)),
+                    f.detail.mean_k,
+                    Some((
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").eps,
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").delta,
+                    )),
                 ));
                 // LP-2ST.
                 let mo = |e: f64| {
@@ -282,25 +291,31 @@ pub fn label_sgd_comparison(cfg: &LabelSgdConfig, progress: &(dyn Fn() + Sync)) 
                 };
                 let f = multi_stage(&model, &mo(eps), None, &mut rng)?;
                 let (a, e) = eval(&f.theta)?;
-                let kk = f.stages.last().map_or(f64::NAN, |s| s.mean_k);
+                let kk = f.detail.stages.last().map_or(f64::NAN, |s| s.mean_k);
                 out.push((
                     Method::Lp2st,
                     Some(eps),
                     a,
                     e,
                     kk,
-                    Some((f.guarantee.eps, f.guarantee.delta)),
+                    Some((
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").eps,
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").delta,
+                    )),
                 ));
                 let f = multi_stage(&model, &mo(eps_l), Some(&hp.prior), &mut rng)?;
                 let (a, e) = eval(&f.theta)?;
-                let kk = f.stages.last().map_or(f64::NAN, |s| s.mean_k);
+                let kk = f.detail.stages.last().map_or(f64::NAN, |s| s.mean_k);
                 out.push((
                     Method::Lp2stHist,
                     Some(eps),
                     a,
                     e,
                     kk,
-                    Some((f.guarantee.eps, f.guarantee.delta)),
+                    Some((
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").eps,
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").delta,
+                    )),
                 ));
                 // LP-Normal-SGD.
                 let mech = LabelMechanism::Normal {
@@ -310,14 +325,17 @@ pub fn label_sgd_comparison(cfg: &LabelSgdConfig, progress: &(dyn Fn() + Sync)) 
                 };
                 let f = lp_sgd(&model, &lp(mech, eps), None, None, &mut rng)?;
                 let (a, e) = eval(&f.theta)?;
-                let sigma = f.normal.as_ref().map_or(f64::NAN, |nr| nr.sigma);
+                let sigma = f.detail.normal.as_ref().map_or(f64::NAN, |nr| nr.sigma);
                 out.push((
                     Method::Normal,
                     Some(eps),
                     a,
                     e,
                     sigma,
-                    Some((f.guarantee.eps, f.guarantee.delta)),
+                    Some((
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").eps,
+                        f.guarantee.as_ref().expect("an SGD fit has a guarantee").delta,
+                    )),
                 ));
                 // Debiased ERM on K-RR labels (exact).
                 let yt = KaryRr::new(eps, k)?.randomize(&data.y, &mut rng)?;

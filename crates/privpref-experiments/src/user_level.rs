@@ -302,8 +302,8 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
                         RepOut {
                             err: dist(&dp.theta, &theta),
                             bad: false,
-                            sigma: Some(dp.noise_multiplier),
-                            std: Some(dp.noise_std),
+                            sigma: Some(dp.detail.noise_multiplier),
+                            std: Some(dp.detail.noise_std),
                         },
                     ));
                     // AUP-RLHF.
@@ -320,9 +320,9 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
                         Some(eps),
                         RepOut {
                             err: dist(&au.theta, &theta),
-                            bad: au.halted.is_some(),
-                            sigma: Some(au.noise_multiplier),
-                            std: Some(au.noise_std),
+                            bad: au.detail.halted.is_some(),
+                            sigma: Some(au.detail.noise_multiplier),
+                            std: Some(au.detail.noise_std),
                         },
                     ));
                 }

@@ -63,7 +63,7 @@ pub mod theory;
 
 pub use eval::{accuracy, excess_risk, mean_loss};
 pub use model::{GroupModel, LabelLoss, LabelModel, MulticlassModel, PairwiseModel};
-pub use multistage::{multi_stage, FilterRule, MultiStageFit, MultiStageOptions, StageReport};
+pub use multistage::{multi_stage, FilterRule, MultiStageDetail, MultiStageOptions, StageReport};
 use normal::normal_calibration;
 pub use normal::{GaussianCalibration, DEFAULT_RANK_TOL};
 pub use pass::{debias_factors, debiased_score_gradient};
@@ -72,9 +72,11 @@ pub use prior::{histogram_prior, kmeans, model_prior, HistogramPrior, Prior};
 
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
+use crate::model::Fit;
 use crate::privacy::{Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit};
 use crate::solver::sgd::Schedule;
-use std::time::{Duration, Instant};
+use crate::solver::SolveReport;
+use std::time::Instant;
 
 /// How each sample's label is privatised when it is used (module docs).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -319,16 +321,13 @@ pub struct NormalReport {
     pub rank_mean: f64,
 }
 
-/// The result of [`lp_sgd`].
+/// The detail of an [`lp_sgd`] fit. The fit's `theta` is the last iterate `θ_{n+1}`; its
+/// `guarantee` the label-DP guarantee of `θ` and of the released labels (composed with the
+/// prior's cost when the prior was private); its `report` is
+/// [`Completed`](crate::solver::Termination::Completed) with the steps (`= n`) and the time.
 #[derive(Debug, Clone)]
-pub struct LpSgdFit {
-    /// The last iterate `θ_{n+1}`.
-    pub theta: Vec<f64>,
-    /// The label-DP guarantee of `θ` (and of the released labels), composed with the prior's
-    /// cost when the prior was private.
-    pub guarantee: Guarantee,
-    /// Steps taken (`= n`).
-    pub steps: usize,
+#[non_exhaustive]
+pub struct LabelSgdDetail {
     /// The released labels, in visiting order (empty for LP-Normal-SGD).
     pub released: Vec<ReleasedLabel>,
     /// Mean `|Y_k|` over the steps (`K` for K-RR; the mean `k*` for RR-with-prior).
@@ -337,8 +336,6 @@ pub struct LpSgdFit {
     pub lipschitz: f64,
     /// LP-Normal-SGD's calibration and statistics.
     pub normal: Option<NormalReport>,
-    /// Wall time.
-    pub elapsed: Duration,
 }
 
 /// The Lipschitz constant for the theory step: the stated one, or the model's bound.
@@ -444,7 +441,7 @@ pub fn lp_sgd<M: LabelModel>(
     prior: Option<&Prior>,
     theta0: Option<&[f64]>,
     rng: &mut NoiseRng,
-) -> Result<LpSgdFit> {
+) -> Result<Fit<LabelSgdDetail>> {
     let start = Instant::now();
     opts.validate()?;
     let (n, kk, p) = (model.n(), model.num_labels(), model.dim());
@@ -548,14 +545,14 @@ pub fn lp_sgd<M: LabelModel>(
     } else {
         out.sum_k / out.released.len() as f64
     };
-    Ok(LpSgdFit {
-        theta,
-        guarantee,
-        steps: out.steps,
+    let report = SolveReport::completed("label-sgd", theta.clone(), out.steps, start.elapsed());
+    let detail = LabelSgdDetail {
         released: out.released,
         mean_k,
         lipschitz,
         normal: normal_report,
-        elapsed: start.elapsed(),
-    })
+    };
+    let mut fit = Fit::new(theta, report, detail);
+    fit.guarantee = Some(guarantee);
+    Ok(fit)
 }

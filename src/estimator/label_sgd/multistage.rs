@@ -35,8 +35,11 @@ use super::{
 use crate::error::{check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::mechanism::{mix_seed, top_k, RrWithPrior};
+use crate::model::Fit;
 use crate::privacy::{Guarantee, NoiseRng};
 use crate::solver::sgd::epoch_permutation;
+use crate::solver::SolveReport;
+use std::time::Instant;
 
 /// Which earlier releases a stage reuses (the filtering enhancement of the supplement, Sec. B;
 /// "the average k" need not be an integer, and the authors' code floors it).
@@ -151,16 +154,15 @@ pub struct StageReport {
     pub steps: usize,
 }
 
-/// The result of [`multi_stage`].
+/// The detail of a [`multi_stage`] fit. The fit's `theta` is `θ_T`; its `guarantee` the
+/// composed guarantee (parallel over the stages, plus the initial prior's cost by basic
+/// composition when it was private); its `report` is
+/// [`Completed`](crate::solver::Termination::Completed) with the steps of all stages.
 #[derive(Debug, Clone)]
-pub struct MultiStageFit {
-    /// `θ_T`.
-    pub theta: Vec<f64>,
+#[non_exhaustive]
+pub struct MultiStageDetail {
     /// Per stage.
     pub stages: Vec<StageReport>,
-    /// The composed guarantee: parallel over the stages, plus the initial prior's cost (basic
-    /// composition) when it was private.
-    pub guarantee: Guarantee,
     /// Every release, stage by stage.
     pub released: Vec<ReleasedLabel>,
 }
@@ -176,7 +178,8 @@ pub fn multi_stage<M: LabelModel>(
     opts: &MultiStageOptions,
     initial_prior: Option<&Prior>,
     rng: &mut NoiseRng,
-) -> Result<MultiStageFit> {
+) -> Result<Fit<MultiStageDetail>> {
+    let started = Instant::now();
     opts.validate()?;
     let (n, kk, p) = (model.n(), model.num_labels(), model.dim());
     if matches!(opts.step, LpStep::Theory(_)) && opts.set.radius().is_none() {
@@ -315,10 +318,9 @@ pub fn multi_stage<M: LabelModel>(
     if let Some(pg) = initial_prior.and_then(|pr| pr.guarantee.as_ref()) {
         guarantee = pg.compose(&guarantee)?;
     }
-    Ok(MultiStageFit {
-        theta,
-        stages,
-        guarantee,
-        released,
-    })
+    let steps = stages.iter().map(|s| s.steps).sum();
+    let report = SolveReport::completed("lp-mst", theta.clone(), steps, started.elapsed());
+    let mut fit = Fit::new(theta, report, MultiStageDetail { stages, released });
+    fit.guarantee = Some(guarantee);
+    Ok(fit)
 }
