@@ -67,7 +67,9 @@ use crate::loss::{Logistic, LossSpec};
 use crate::model::{Fit, FitConfig, Local};
 use crate::objective::Objective;
 use crate::privacy::calibrate::{gaussian_mechanism_std, objpert_noise_std};
-use crate::privacy::{gaussian_vector, Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit};
+use crate::privacy::{
+    gaussian_vector, Assumptions, Guarantee, Neighbouring, NoiseRng, NoiseSource, PrivacyModel, PrivacyUnit,
+};
 use crate::solver::{newton, Control};
 
 /// Default certified exactness tolerance on the KKT residual of the mean-form objective.
@@ -252,6 +254,84 @@ pub fn objpert_minimiser(
     Ok(Fit::new(report.theta.clone(), report, Local::new(config)))
 }
 
+/// The `(ε, δ)` left for the objective noise: all of it, or, with output perturbation, what the
+/// output noise does not take (its radius, ε and δ checked).
+fn budget_split(opts: &ObjPertOptions) -> Result<(f64, f64)> {
+    match &opts.output {
+        None => Ok((opts.eps, opts.delta)),
+        Some(o) => {
+            if !(o.radius.is_finite() && o.radius > 0.0) {
+                return Err(Error::param(
+                    "output-radius",
+                    format!("must be finite and > 0, got {}", o.radius),
+                ));
+            }
+            if !(o.eps > 0.0 && o.eps < opts.eps) {
+                return Err(Error::param(
+                    "output-eps",
+                    format!("must be in (0, eps = {}), got {}", opts.eps, o.eps),
+                ));
+            }
+            if !(o.delta > 0.0 && o.delta < opts.delta) {
+                return Err(Error::param(
+                    "output-delta",
+                    format!("must be in (0, delta = {}), got {}", opts.delta, o.delta),
+                ));
+            }
+            Ok((opts.eps - o.eps, opts.delta - o.delta))
+        }
+    }
+}
+
+/// The guarantee of an objective-perturbation release that passed its certificate: the budget
+/// `(ε₁, δ₁)` of the objective noise, the certified distance `dist` (with output perturbation)
+/// or KKT residual, and the noise source.
+fn objpert_guarantee(
+    opts: &ObjPertOptions,
+    (eps1, delta1): (f64, f64),
+    dist: f64,
+    kkt_residual: f64,
+    noise: NoiseSource,
+) -> Guarantee {
+    let mut notes = vec![
+        "loss: logistic on clear labels (its Hessian does not depend on the labels; Chowdhury, Zhou & Natarajan 2024, App. D.2)".to_string(),
+        format!("beta = {} > 0 fixed before seeing the labels", opts.beta),
+        "one draw of w is one release; refitting with fresh noise composes".to_string(),
+        "only theta is covered; solver diagnostics (objective, residual, iterations) are not".to_string(),
+    ];
+    if let Some(o) = &opts.output {
+        notes.push(format!(
+            "output perturbation: certified ||theta_hat - theta_exact|| <= {dist:.3e} <= tau = {}; (eps, delta) split ({eps1}, {delta1}) + ({}, {})",
+            o.radius, o.eps, o.delta
+        ));
+    } else {
+        notes.push(format!(
+            "exact minimiser: KKT residual {kkt_residual:.3e} <= certified tolerance {:.1e}",
+            opts.kkt_tol
+        ));
+    }
+    notes.extend(trajectory_note(opts.feature_bound));
+    Guarantee {
+        eps: opts.eps,
+        delta: opts.delta,
+        model: PrivacyModel::Central,
+        unit: PrivacyUnit::Item,
+        neighbouring: Neighbouring::LabelChange,
+        mechanism: if opts.output.is_some() {
+            "objective perturbation (Chowdhury, Zhou & Natarajan 2024, Algorithm 2, Thm 5.2) + output perturbation (approximate minima perturbation)"
+        } else {
+            "objective perturbation (Chowdhury, Zhou & Natarajan 2024, Algorithm 2, Thm 5.2)"
+        },
+        noise,
+        assumptions: Assumptions {
+            feature_bound: Some(opts.feature_bound.value()),
+            exactness_tol: Some(opts.output.map_or(opts.kkt_tol, |o| o.radius)),
+            radius: opts.set.radius(),
+            notes,
+        },
+    }
+}
+
 /// Objective perturbation (module docs): draws `w ~ N(0, s_w² I)` from `rng` (then, with output
 /// perturbation, the output noise), solves exactly, certifies, and releases.
 ///
@@ -276,31 +356,7 @@ pub fn objective_perturbation(
         ));
     }
     opts.control.validate()?;
-    // Budget split.
-    let (eps1, delta1) = match &opts.output {
-        None => (opts.eps, opts.delta),
-        Some(o) => {
-            if !(o.radius.is_finite() && o.radius > 0.0) {
-                return Err(Error::param(
-                    "output-radius",
-                    format!("must be finite and > 0, got {}", o.radius),
-                ));
-            }
-            if !(o.eps > 0.0 && o.eps < opts.eps) {
-                return Err(Error::param(
-                    "output-eps",
-                    format!("must be in (0, eps = {}), got {}", opts.eps, o.eps),
-                ));
-            }
-            if !(o.delta > 0.0 && o.delta < opts.delta) {
-                return Err(Error::param(
-                    "output-delta",
-                    format!("must be in (0, delta = {}), got {}", opts.delta, o.delta),
-                ));
-            }
-            (opts.eps - o.eps, opts.delta - o.delta)
-        }
-    };
+    let (eps1, delta1) = budget_split(opts)?;
     let noise_std = objpert_noise_std(eps1, delta1, opts.feature_bound)?;
     let output_noise_std = opts
         .output
@@ -377,43 +433,13 @@ pub fn objective_perturbation(
     if let Some((reason, ..)) = &refusal {
         model.refuse(reason);
     } else {
-        let mut notes = vec![
-            "loss: logistic on clear labels (its Hessian does not depend on the labels; Chowdhury, Zhou & Natarajan 2024, App. D.2)".to_string(),
-            format!("beta = {} > 0 fixed before seeing the labels", opts.beta),
-            "one draw of w is one release; refitting with fresh noise composes".to_string(),
-            "only theta is covered; solver diagnostics (objective, residual, iterations) are not".to_string(),
-        ];
-        if let Some(o) = &opts.output {
-            notes.push(format!(
-                "output perturbation: certified ||theta_hat - theta_exact|| <= {dist:.3e} <= tau = {}; (eps, delta) split ({eps1}, {delta1}) + ({}, {})",
-                o.radius, o.eps, o.delta
-            ));
-        } else {
-            notes.push(format!(
-                "exact minimiser: KKT residual {kkt_residual:.3e} <= certified tolerance {:.1e}",
-                opts.kkt_tol
-            ));
-        }
-        notes.extend(trajectory_note(opts.feature_bound));
-        model.guarantee = Some(Guarantee {
-            eps: opts.eps,
-            delta: opts.delta,
-            model: PrivacyModel::Central,
-            unit: PrivacyUnit::Item,
-            neighbouring: Neighbouring::LabelChange,
-            mechanism: if opts.output.is_some() {
-                "objective perturbation (Chowdhury, Zhou & Natarajan 2024, Algorithm 2, Thm 5.2) + output perturbation (approximate minima perturbation)"
-            } else {
-                "objective perturbation (Chowdhury, Zhou & Natarajan 2024, Algorithm 2, Thm 5.2)"
-            },
-            noise: rng.source(),
-            assumptions: Assumptions {
-                feature_bound: Some(opts.feature_bound.value()),
-                exactness_tol: Some(opts.output.map_or(opts.kkt_tol, |o| o.radius)),
-                radius: opts.set.radius(),
-                notes,
-            },
-        });
+        model.guarantee = Some(objpert_guarantee(
+            opts,
+            (eps1, delta1),
+            dist,
+            kkt_residual,
+            rng.source(),
+        ));
     }
     Ok(model)
 }
