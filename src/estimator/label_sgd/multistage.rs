@@ -167,6 +167,48 @@ pub struct MultiStageDetail {
     pub released: Vec<ReleasedLabel>,
 }
 
+/// The end of each stage's share of the `n` shuffled samples (cumulative fractions, rounded),
+/// after a leading 0.
+fn stage_bounds(n: usize, fractions: &[f64]) -> Result<Vec<usize>> {
+    let mut bounds = vec![0usize];
+    let mut acc = 0.0;
+    for (s, r) in fractions.iter().enumerate() {
+        acc += r;
+        let b = ((acc * n as f64).round() as usize).min(n);
+        if b <= *bounds.last().expect("non-empty") {
+            return Err(Error::param(
+                "fractions",
+                format!("stage {} gets no sample (n = {n}, fractions {fractions:?})", s + 1),
+            ));
+        }
+        bounds.push(b);
+    }
+    Ok(bounds)
+}
+
+/// The earlier releases whose label is in the top `kf` of the current model (to reuse), and how
+/// many were filtered out.
+fn reusable<'r, M: LabelModel>(
+    model: &M,
+    theta: &[f64],
+    released: &'r [ReleasedLabel],
+    kf: usize,
+) -> Result<(Vec<&'r ReleasedLabel>, usize)> {
+    let kk = model.num_labels();
+    let idx: Vec<usize> = released.iter().map(|r| r.sample).collect();
+    let model_rows = super::model_prior(model, theta, 1.0, &idx)?;
+    let mut reuse = Vec::new();
+    let mut filtered_out = 0;
+    for (rel, row) in released.iter().zip(model_rows.chunks_exact(kk)) {
+        if top_k(row, kf).contains(&rel.label) {
+            reuse.push(rel);
+        } else {
+            filtered_out += 1;
+        }
+    }
+    Ok((reuse, filtered_out))
+}
+
 /// LP-MST with label-private SGD (module docs). `initial_prior` (`n × K`) is stage 1's prior
 /// (e.g. [`super::histogram_prior`]); without it stage 1 is K-RR.
 ///
@@ -202,23 +244,7 @@ pub fn multi_stage<M: LabelModel>(
     }
     let lipschitz = resolve_lipschitz(model, opts.lipschitz, opts.step)?;
     let perm = epoch_permutation(n, opts.split_seed, 0);
-    let mut bounds = vec![0usize];
-    let mut acc = 0.0;
-    for (s, r) in opts.fractions.iter().enumerate() {
-        acc += r;
-        let b = ((acc * n as f64).round() as usize).min(n);
-        if b <= *bounds.last().expect("non-empty") {
-            return Err(Error::param(
-                "fractions",
-                format!(
-                    "stage {} gets no sample (n = {n}, fractions {:?})",
-                    s + 1,
-                    opts.fractions
-                ),
-            ));
-        }
-        bounds.push(b);
-    }
+    let bounds = stage_bounds(n, &opts.fractions)?;
     let wp = RrWithPrior::new(opts.eps)?;
     let mut theta = vec![0.0; p];
     opts.set.project(&mut theta);
@@ -260,26 +286,17 @@ pub fn multi_stage<M: LabelModel>(
             kk as f64
         };
         // Earlier releases to reuse (filtered by the top-k of the previous model).
-        let mut reuse: Vec<&ReleasedLabel> = Vec::new();
-        let mut filtered_out = 0;
-        let mut filter_k = None;
-        if opts.reuse && s > 0 {
+        let (reuse, filtered_out, filter_k) = if opts.reuse && s > 0 {
             let kf = match opts.filter {
                 FilterRule::FloorMeanK => (mean_k.floor() as usize).clamp(1, kk),
                 FilterRule::Fixed(k) => k.min(kk),
                 FilterRule::All => kk,
             };
-            filter_k = Some(kf);
-            let idx: Vec<usize> = released.iter().map(|r| r.sample).collect();
-            let model_rows = super::model_prior(model, &theta, 1.0, &idx)?;
-            for (rel, row) in released.iter().zip(model_rows.chunks_exact(kk)) {
-                if top_k(row, kf).contains(&rel.label) {
-                    reuse.push(rel);
-                } else {
-                    filtered_out += 1;
-                }
-            }
-        }
+            let (reuse, filtered_out) = reusable(model, &theta, &released, kf)?;
+            (reuse, filtered_out, Some(kf))
+        } else {
+            (Vec::new(), 0, None)
+        };
         let mut visits: Vec<Visit<'_>> = members.iter().map(|&i| Visit::Fresh(i)).collect();
         visits.extend(reuse.iter().map(|&r| Visit::Reuse(r)));
         let order = epoch_permutation(visits.len(), mix_seed(opts.split_seed, 1 + s as u64), 0);
