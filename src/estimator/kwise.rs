@@ -16,11 +16,11 @@
 //! choices' [`Provenance`](crate::privacy::Provenance) after checking that `pl-krr` at `ε` gets
 //! choices randomised by K-RR at exactly that `ε` and `K`.
 
-use super::{local_guarantee, loss_words, no_provenance_reason, run_solver, FitOptions};
+use super::{local_fit, local_guarantee, loss_words, no_provenance_reason, run_solver, FitOptions};
 use crate::data::GroupView;
 use crate::error::{Error, Result};
 use crate::loss::GroupLossSpec;
-use crate::model::{Fit, FitConfig, Local};
+use crate::model::{Fit, Local};
 use crate::objective::GroupObjective;
 use crate::privacy::{PrivatizedLabels, Randomizer};
 use crate::with_group_loss;
@@ -108,12 +108,5 @@ fn fit_kwise_raw(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Resul
         }
         run_solver(&obj, opts)?
     })?;
-    let config = FitConfig::new(
-        opts.loss,
-        opts.set,
-        opts.ridge,
-        opts.linear_term.is_some(),
-        opts.solver.name(),
-    );
-    Ok(Fit::new(report.theta.clone(), report, Local::new(config)))
+    Ok(local_fit(report, opts))
 }

@@ -494,6 +494,11 @@ pub(crate) fn fit_raw(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fit> 
         normalize::unscale_report(&mut r, e);
         r
     };
+    Ok(local_fit(report, opts))
+}
+
+/// The local fit of a solver's `report` under `opts` (no guarantee yet: the callers attach it).
+pub(crate) fn local_fit<S: Copy>(report: SolveReport, opts: &FitOptions<S>) -> Fit<Local<S>> {
     let config = FitConfig::new(
         opts.loss,
         opts.set,
@@ -501,7 +506,7 @@ pub(crate) fn fit_raw(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fit> 
         opts.linear_term.is_some(),
         opts.solver.name(),
     );
-    Ok(Fit::new(report.theta.clone(), report, Local::new(config)))
+    Fit::new(report.theta.clone(), report, Local::new(config))
 }
 
 /// The pairwise objective of `opts` on `data`, solved.
