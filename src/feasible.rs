@@ -256,7 +256,7 @@ pub mod helmert {
         }
     }
     /// `u = Uᵀ θ`.
-    pub fn apply_t(theta: &[f64], u: &mut [f64]) {
+    pub(crate) fn apply_t(theta: &[f64], u: &mut [f64]) {
         let m = u.len();
         assert_eq!(theta.len(), m + 1);
         let mut prefix = 0.0; // Σ_{i < k} θ_i

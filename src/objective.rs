@@ -17,7 +17,7 @@
 //! The cache is explicit: an [`Eval`] holds `θ`, the scores `Xθ`, the value and the gradient
 //! of the last evaluation; Hessian and line-search calls read its scores.
 
-pub mod group;
+pub(crate) mod group;
 mod smooth;
 
 pub use group::GroupObjective;
@@ -390,7 +390,7 @@ impl<'a, L: Loss> Objective<'a, L> {
 
     /// [`Objective::evaluate`] and [`Objective::grad_scale`] at `theta` in one pass over `X`
     /// ([`kernels::value_grad_scale`]; the same bits as the two calls).
-    pub fn evaluate_scaled(&self, theta: &[f64], ev: &mut Eval, scale: &mut [f64]) {
+    pub(crate) fn evaluate_scaled(&self, theta: &[f64], ev: &mut Eval, scale: &mut [f64]) {
         let d = self.dim();
         assert_eq!(theta.len(), d, "evaluate_scaled: theta has the wrong length");
         ev.theta.clear();
@@ -414,7 +414,7 @@ impl<'a, L: Loss> Objective<'a, L> {
     /// `a_j = (1/W)(Σ_i w_i |ℓ'(t_i)| |x_ij| + β|θ_j| + |b_j|)` (one pass over `X` from the cached
     /// scores): `|∂F/∂θ_j| ≤ a_j`, and `a` is the scale of the solvers' relative KKT certificate
     /// ([`crate::solver::certificate`]).
-    pub fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
+    pub(crate) fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
         kernels::abs_grad(self.rows(), &self.loss, &ev.scores, out, self.par);
         finish_grad_scale(out, &ev.theta, self.ridge, self.linear.as_deref(), self.total_weight());
     }
@@ -424,7 +424,7 @@ impl<'a, L: Loss> Objective<'a, L> {
     /// scores; reads `rows·d` values, not `X`): `(Σ_S w_i |ℓ'(t_i)| |x_i|)/(Σ_S w_i)` plus the
     /// ridge and linear terms. `None` when `n ≤ 2·rows` or the sampled weights are all zero.
     /// Only a guide (the solvers' cheap stopping test); certificates use the full pass.
-    pub fn grad_scale_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
+    pub(crate) fn grad_scale_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
         let n = self.data.n();
         if rows == 0 || n <= 2 * rows {
             return None;

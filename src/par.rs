@@ -23,7 +23,7 @@ impl Par {
     /// The policy to use for a pass touching `bytes` bytes: small passes run sequentially
     /// because forking costs more than it saves (`PAR_MIN_BYTES`).
     #[inline]
-    pub fn for_bytes(self, bytes: usize) -> Par {
+    pub(crate) fn for_bytes(self, bytes: usize) -> Par {
         if bytes < PAR_MIN_BYTES {
             Par::Seq
         } else {
@@ -33,7 +33,7 @@ impl Par {
 }
 
 /// Passes over fewer bytes than this run sequentially whatever the policy (256 KiB).
-pub const PAR_MIN_BYTES: usize = 1 << 18;
+pub(crate) const PAR_MIN_BYTES: usize = 1 << 18;
 
 /// Subtrees of the reduction smaller than this many blocks are not forked further.
 const MIN_FORK_BLOCKS: usize = 2;
@@ -44,7 +44,7 @@ const MIN_FORK_BLOCKS: usize = 2;
 /// adjacent block ranges (left, right). The tree splits every range at its midpoint, so its
 /// shape depends only on `nblocks`; [`Par::Rayon`] only changes which thread evaluates a
 /// subtree. `nblocks` must be at least 1.
-pub fn tree_reduce<T, L, C>(nblocks: usize, par: Par, leaf: &L, combine: &C) -> T
+pub(crate) fn tree_reduce<T, L, C>(nblocks: usize, par: Par, leaf: &L, combine: &C) -> T
 where
     T: Send,
     L: Fn(usize) -> T + Sync,
@@ -112,7 +112,14 @@ impl Blocks {
 /// output buffer `out` (`k` values per row, so block `b` gets
 /// `out[range(b).start·k .. range(b).end·k]`). The slice is split along the same tree, so no
 /// two leaves alias.
-pub fn tree_reduce_rows<T, O, L, C>(blocks: Blocks, k: usize, par: Par, out: &mut [O], leaf: &L, combine: &C) -> T
+pub(crate) fn tree_reduce_rows<T, O, L, C>(
+    blocks: Blocks,
+    k: usize,
+    par: Par,
+    out: &mut [O],
+    leaf: &L,
+    combine: &C,
+) -> T
 where
     T: Send,
     O: Send,

@@ -86,7 +86,7 @@ impl FeatureBound {
 
     /// `2·H·L`, the bound on a row `‖x_i‖` of the comparison features.
     #[inline]
-    pub fn row_limit(&self) -> f64 {
+    pub(crate) fn row_limit(&self) -> f64 {
         2.0 * self.value()
     }
 
@@ -97,7 +97,7 @@ impl FeatureBound {
     /// # Errors
     /// [`Error::InvalidParam`] named `feature-bound` for a horizon mismatch;
     /// [`Error::FeatureBound`] naming the first row above `2HL`.
-    pub fn check_data(&self, data: &PairwiseView<'_>) -> Result<()> {
+    pub(crate) fn check_data(&self, data: &PairwiseView<'_>) -> Result<()> {
         self.check_horizon(data.horizon())?;
         self.check_rows(data.features(), data.d())
     }
@@ -106,7 +106,7 @@ impl FeatureBound {
     ///
     /// # Errors
     /// [`Error::InvalidParam`] named `feature-bound` when `horizon > 1` differs from the bound's.
-    pub fn check_horizon(&self, horizon: usize) -> Result<()> {
+    pub(crate) fn check_horizon(&self, horizon: usize) -> Result<()> {
         if horizon > 1 && horizon != self.horizon {
             let what = if self.horizon == 1 {
                 "a pairwise (per-step) bound".to_string()
@@ -127,7 +127,7 @@ impl FeatureBound {
     ///
     /// # Errors
     /// [`Error::FeatureBound`] naming the first row with `‖x_i‖ > 2HL` (or a non-finite norm).
-    pub fn check_rows(&self, x: Features<'_>, d: usize) -> Result<()> {
+    pub(crate) fn check_rows(&self, x: Features<'_>, d: usize) -> Result<()> {
         let limit = self.row_limit();
         let d = d.max(1);
         let mut buf = vec![0.0; d];

@@ -9,15 +9,15 @@
 //! A [`UserIndex`] groups rows into users (contiguous blocks, ragged counts allowed) for
 //! user-level label DP.
 
-pub mod group;
-pub mod multiclass;
+pub(crate) mod group;
+pub(crate) mod multiclass;
 #[cfg(feature = "npy")]
 pub mod npy;
 mod users;
 
 pub use users::UserIndex;
 mod bound;
-pub mod trajectory;
+pub(crate) mod trajectory;
 
 pub use bound::FeatureBound;
 
@@ -59,7 +59,7 @@ impl<'a> Features<'a> {
     }
     /// Bytes per value (8 or 4).
     #[inline]
-    pub fn value_bytes(&self) -> usize {
+    pub(crate) fn value_bytes(&self) -> usize {
         match self {
             Features::F64(_) => 8,
             Features::F32(_) => 4,
@@ -75,7 +75,7 @@ impl<'a> Features<'a> {
     }
     /// Values `start..start + out.len()` widened to `f64` into `out`.
     #[inline]
-    pub fn copy_into(&self, start: usize, out: &mut [f64]) {
+    pub(crate) fn copy_into(&self, start: usize, out: &mut [f64]) {
         match self {
             Features::F64(x) => {
                 let len = out.len();
@@ -365,7 +365,7 @@ pub(crate) fn check_finite_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -
 
 /// The size of the features, from the validation pass: the largest `|x_ij|` and the binary
 /// exponents of the rows' largest entries (their mean, rounded, is the typical magnitude
-/// `2^e` that the pairwise fits normalise away, [`crate::estimator::normalize`]).
+/// `2^e` that the pairwise fits normalise away, `crate::estimator::normalize`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Magnitude {
     /// Sum over non-zero rows of `⌊log₂ max_j |x_ij|⌋`.
@@ -379,7 +379,7 @@ pub struct Magnitude {
 impl Magnitude {
     /// `e`: the rounded mean binary exponent of the rows' largest entries (0 without non-zero
     /// rows). One huge row moves it by its own exponent over `n`.
-    pub fn exponent(&self) -> i32 {
+    pub(crate) fn exponent(&self) -> i32 {
         if self.rows == 0 {
             0
         } else {
@@ -387,7 +387,7 @@ impl Magnitude {
         }
     }
     /// `max_ij |x_ij|`.
-    pub fn max_abs(&self) -> f64 {
+    pub(crate) fn max_abs(&self) -> f64 {
         self.max_abs
     }
 }

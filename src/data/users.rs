@@ -150,7 +150,7 @@ impl UserIndex {
     ///
     /// # Errors
     /// [`Error::Shape`] otherwise.
-    pub fn check_rows(&self, n: usize) -> Result<()> {
+    pub(crate) fn check_rows(&self, n: usize) -> Result<()> {
         if self.n_rows() == n {
             Ok(())
         } else {

@@ -184,13 +184,8 @@ pub struct ObjPertDetail {
 ///
 /// # Errors
 /// [`Error::FeatureBound`] naming the first offending row.
-pub fn check_rows(x: &[f64], d: usize, bound: FeatureBound) -> Result<()> {
+pub(crate) fn check_rows(x: &[f64], d: usize, bound: FeatureBound) -> Result<()> {
     bound.check_rows(Features::F64(x), d)
-}
-
-/// As [`check_rows`] for features in either precision (a view's [`PairwiseView::features`]).
-pub fn check_feature_rows(x: Features<'_>, d: usize, bound: FeatureBound) -> Result<()> {
-    bound.check_rows(x, d)
 }
 
 /// The guarantee note of a trajectory bound (`None` for pairwise data).
@@ -337,7 +332,7 @@ fn objpert_guarantee(
 ///
 /// # Errors
 /// * [`Error::InvalidParam`] / [`Error::FeatureBound`] / [`Error::Data`] for invalid input
-///   (including a bound whose horizon is not the data's, [`FeatureBound::check_data`]);
+///   (including a bound whose horizon is not the data's, `FeatureBound::check_data`);
 /// * [`Error::GuaranteeRefused`] when the KKT residual exceeds `kkt_tol` (whatever the solver's
 ///   termination; `NaN` never passes), or, with output perturbation, when the distance bound
 ///   exceeds `τ` — unless `allow_unguaranteed`.

@@ -29,14 +29,14 @@ use crate::feasible::FeasibleSet;
 use crate::solver::SolveReport;
 
 /// Typical magnitudes `2^e` with `|e|` above this are normalised (module docs).
-pub const NORMALISE_ABOVE: i32 = 32;
+pub(crate) const NORMALISE_ABOVE: i32 = 32;
 
 /// The largest `|x_ij|` allowed after normalisation, `2^448` (squares `2^896`, sums of up to
 /// `2^100` of them stay finite).
-pub const MAX_ABS: f64 = 7.268_387_242_956_069e134;
+pub(crate) const MAX_ABS: f64 = 7.268_387_242_956_069e134;
 
 /// The exponent `e` the fit normalises by (0 when the features are within `2^±32`).
-pub fn exponent(m: &Magnitude) -> i32 {
+pub(crate) fn exponent(m: &Magnitude) -> i32 {
     let e = m.exponent();
     if e.abs() > NORMALISE_ABOVE {
         e
@@ -47,7 +47,7 @@ pub fn exponent(m: &Magnitude) -> i32 {
 
 /// Checks that the largest feature stays below [`MAX_ABS`] after normalisation by `2^e`; the
 /// error names the first such entry.
-pub fn check_range(data: &PairwiseView<'_>, e: i32) -> Result<()> {
+pub(crate) fn check_range(data: &PairwiseView<'_>, e: i32) -> Result<()> {
     let limit = MAX_ABS * pow2(e);
     if !(data.magnitude().max_abs() > limit) {
         return Ok(());
@@ -68,14 +68,14 @@ pub fn check_range(data: &PairwiseView<'_>, e: i32) -> Result<()> {
 }
 
 /// `2^k` for `|k| ≤ 2000`, exactly (in two factors where one would overflow).
-pub fn pow2(k: i32) -> f64 {
+pub(crate) fn pow2(k: i32) -> f64 {
     let k = k.clamp(-2000, 2000);
     let (a, b) = (k / 2, k - k / 2);
     2f64.powi(a) * 2f64.powi(b)
 }
 
 /// The features `X·2^{−e}` as a new row-major buffer.
-pub fn scaled_features(data: &PairwiseView<'_>, e: i32) -> Vec<f64> {
+pub(crate) fn scaled_features(data: &PairwiseView<'_>, e: i32) -> Vec<f64> {
     let (n, d) = (data.n(), data.d());
     let s = pow2(-e);
     let mut out = vec![0.0; n * d];
@@ -85,7 +85,7 @@ pub fn scaled_features(data: &PairwiseView<'_>, e: i32) -> Vec<f64> {
 }
 
 /// The feasible set in the normalised coordinates (`B' = B·2^e`).
-pub fn scaled_set(set: FeasibleSet, e: i32) -> Result<FeasibleSet> {
+pub(crate) fn scaled_set(set: FeasibleSet, e: i32) -> Result<FeasibleSet> {
     let s = pow2(e);
     match set {
         FeasibleSet::ThetaB { radius } => FeasibleSet::theta_b(radius.get() * s),
@@ -95,7 +95,7 @@ pub fn scaled_set(set: FeasibleSet, e: i32) -> Result<FeasibleSet> {
 }
 
 /// Maps a report of the normalised problem back to the original coordinates.
-pub fn unscale_report(rep: &mut SolveReport, e: i32) {
+pub(crate) fn unscale_report(rep: &mut SolveReport, e: i32) {
     let back = pow2(-e);
     rep.theta.iter_mut().for_each(|t| *t *= back);
     rep.certificate.multiplier *= pow2(2 * e);

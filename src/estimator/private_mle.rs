@@ -133,7 +133,7 @@ fn gap_certificate(obj: &Objective<'_, Logistic>, set: &FeasibleSet, theta: &[f6
 /// # Errors
 /// Invalid parameters (see [`calibrate_private_mle`]), an unbounded set, weights, rows with
 /// `‖x_i‖ > 2L` ([`Error::FeatureBound`]), a bound whose horizon is not the data's
-/// ([`FeatureBound::check_data`]); [`Error::GuaranteeRefused`] when the accuracy
+/// (`FeatureBound::check_data`); [`Error::GuaranteeRefused`] when the accuracy
 /// certificate is not below `β` (unless `allow_unguaranteed`).
 pub fn private_mle(
     data: PairwiseView<'_>,
@@ -250,7 +250,7 @@ pub struct CovarianceOptions {
     /// `δ ∈ (0, 1/n²]`; this release spends `δ/2`.
     pub delta: f64,
     /// Feature bound `L` per step and horizon `H` (`‖x_i‖ ≤ 2HL`), a priori; the sensitivity
-    /// uses `H·L` ([`crate::privacy::calibrate::covariance_sensitivity`]).
+    /// uses `H·L` (`crate::privacy::calibrate::covariance_sensitivity`).
     pub feature_bound: FeatureBound,
     /// Replace-one (default) or add/remove.
     pub relation: Neighbouring,
@@ -290,7 +290,7 @@ pub struct PrivateCovariance {
 }
 
 /// [`private_covariance`] of the features of `data`, after checking that the bound fits the
-/// data ([`FeatureBound::check_data`]): data built from trajectories of horizon `H`
+/// data (`FeatureBound::check_data`): data built from trajectories of horizon `H`
 /// ([`crate::data::TrajectoryPairs::view`]) need `FeatureBound::trajectory(H, L)`, so the
 /// per-step `L` cannot calibrate the noise. The labels and weights of `data` are not used.
 ///
@@ -315,7 +315,7 @@ pub fn private_covariance_of_view(
 }
 
 /// Algorithm 2 of "Provable protection of human judgements" (anon., 2024), corrected (module docs):
-/// `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`, `s_G` from [`private_covariance_std`], then the eigenvalue floor
+/// `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`, `s_G` from `private_covariance_std`, then the eigenvalue floor
 /// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing: `Σ̃ + λI` is PD only when `λ > ‖G_sym‖`, the floor
 /// makes `Σ̃` itself PSD). `x` is row-major `n × d`.
 /// The raw features carry no horizon: for trajectory comparisons state

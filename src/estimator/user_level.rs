@@ -24,7 +24,7 @@ mod aup;
 mod batch;
 mod dpsgd;
 
-pub use aup::{concentration, keep_probability, phase_sizes, theory, AupBatch, AupOptions};
+pub use aup::{concentration, keep_probability, theory, AupBatch, AupOptions};
 pub use batch::UserSampler;
 pub use dpsgd::{UserDpSgdOptions, UserOutput};
 
@@ -421,7 +421,7 @@ fn user_dpsgd_with<L: Loss>(
 // ---------------------------------------------------------------------------------------------
 
 /// AUP-RLHF (Zhang et al. (2025), Alg. 1): partition the users into phases `D_1..D_k` of sizes
-/// [`phase_sizes`] and run AdapUserPriv-SGD (Alg. 2) on each, warm-started from the previous
+/// `phase_sizes` and run AdapUserPriv-SGD (Alg. 2) on each, warm-started from the previous
 /// phase's output. Alg. 2 per phase, with these corrections: AboveThreshold calibrated for the
 /// score's sensitivity 2 (the paper uses 1) with one noisy threshold per run (the paper appears
 /// to restart it every step), the score normalised by `max(ñ, |U_t|)`, natural logs, and a

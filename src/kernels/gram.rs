@@ -32,7 +32,7 @@ pub fn openblas_calls() -> u64 {
 /// `C ← α AᵀA` (`accumulate = false`) or `C ← C + α AᵀA` (`accumulate = true`) on the lower
 /// triangle of the column-major `d × d` buffer `c`, for the row-major `m × d` matrix `a`. The
 /// strict upper triangle of `c` is not referenced.
-pub fn syrk_lower(c: &mut [f64], a: &[f64], m: usize, d: usize, alpha: f64, accumulate: bool) {
+pub(crate) fn syrk_lower(c: &mut [f64], a: &[f64], m: usize, d: usize, alpha: f64, accumulate: bool) {
     assert_eq!(c.len(), d * d);
     assert_eq!(a.len(), m * d);
     if m == 0 || d == 0 {

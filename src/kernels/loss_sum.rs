@@ -72,7 +72,7 @@ pub fn loss_sum<L: Loss>(
 /// `Σ_i w_i ℓ(c·(t_i + α s_i); y_i)`: the loss along a projection arc `c(α)·(θ + α s)` (radial
 /// projection onto a ball), O(n) from cached scores. `c = 1` gives [`loss_sum`] bit for bit.
 #[allow(clippy::too_many_arguments)]
-pub fn loss_sum_scaled<L: Loss>(
+pub(crate) fn loss_sum_scaled<L: Loss>(
     y: &[u8],
     w: Option<&[f64]>,
     loss: &L,

@@ -14,7 +14,7 @@
 //!   feature; rows with `ℓ'' < 0`, possible for `mle-rr`, are subtracted).
 //! * [`hessian`]: the Hessian half of that pass at given scores (the same bits).
 //! * [`hess_vec`]: `Xᵀ (w ℓ''(t) ⊙ X v)` in one pass.
-//! * [`abs_grad`]: `Σ_i |w_i ℓ'(t_i)| |x_i|` in one pass (the scale of the KKT certificate).
+//! * `abs_grad`: `Σ_i |w_i ℓ'(t_i)| |x_i|` in one pass (the scale of the KKT certificate).
 //! * [`matvec`]: `X v`.
 //! * [`loss_sum`]: `Σ w_i ℓ(t_i + α s_i)`, O(n) with no access to `X` (line searches).
 //! * [`stream_sum`]: a plain read of `X` — the memory-bandwidth baseline of the benchmarks.
@@ -33,10 +33,13 @@ pub use crate::math::simd as simd_math;
 
 pub use compensated::value_grad_compensated;
 pub use fused::value_grad_hessian;
-pub use loss_sum::{loss_sum, loss_sum_scaled};
+pub use loss_sum::loss_sum;
+pub(crate) use loss_sum::loss_sum_scaled;
 pub use products::{hess_vec, hessian, matvec};
 pub use stream::stream_sum;
-pub use value_grad::{abs_grad, value_grad, value_grad_scale};
+pub(crate) use value_grad::abs_grad;
+pub use value_grad::value_grad;
+pub(crate) use value_grad::value_grad_scale;
 
 use crate::data::Features;
 use crate::par::{Blocks, Par};

@@ -87,7 +87,7 @@ pub fn value_grad<L: Loss>(
 /// [`value_grad`] and, from the same read of `X`, `scale_j = Σ_i |w_i ℓ'(t_i)| |x_ij|` (the
 /// magnitudes of [`abs_grad`], the certificate's scale). The value, gradient and scores are the
 /// same bits as [`value_grad`]'s, the scale the same bits as [`abs_grad`]'s at these scores.
-pub fn value_grad_scale<L: Loss>(
+pub(crate) fn value_grad_scale<L: Loss>(
     rows: Rows<'_>,
     loss: &L,
     theta: &[f64],
@@ -197,7 +197,7 @@ impl<L: Loss> WithSimd for AbsGrad<'_, L> {
 /// `out_j = Σ_i |w_i ℓ'(t_i; y_i)| |x_ij|` at the scores `t` (sums, not means), in one pass: the
 /// magnitude of the terms of each gradient coordinate, the scale of the solvers' relative KKT
 /// certificate ([`crate::solver::certificate`]). Deterministic for any thread count.
-pub fn abs_grad<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], out: &mut [f64], par: Par) {
+pub(crate) fn abs_grad<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], out: &mut [f64], par: Par) {
     let d = rows.d;
     assert_eq!(out.len(), d);
     assert_eq!(scores.len(), rows.n());

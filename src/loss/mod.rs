@@ -16,11 +16,11 @@
 //! `2σ(ε) − 1` cancels for small `ε`).
 //!
 //! K-wise (Plackett–Luce) losses of the `K` scores of a group are [`GroupLoss`]es
-//! ([`group`]): [`PlTop1`] (`pl-top1`), [`PlRanking`] (`pl-ranking`), [`PlKrrDebiased`]
+//! (`group`): [`PlTop1`] (`pl-top1`), [`PlRanking`] (`pl-ranking`), [`PlKrrDebiased`]
 //! (`pl-krr`).
 //! All forms are stable: finite and accurate for `|t|` up to `1e3` and beyond.
 
-pub mod group;
+pub(crate) mod group;
 mod logistic;
 mod plackett_luce;
 mod probit;
@@ -30,7 +30,7 @@ pub use group::{GroupLoss, GroupLossSpec};
 pub use logistic::Logistic;
 pub use plackett_luce::{PlKrrDebiased, PlRanking, PlTop1};
 pub use probit::Probit;
-pub use rr::{RrDebiased, RrNoisyChannel};
+pub use rr::{RrConstants, RrDebiased, RrNoisyChannel};
 
 use crate::error::{check_eps, Error, Result};
 use pulp::{Arch, Simd, WithSimd};
@@ -70,7 +70,7 @@ pub trait Loss: Send + Sync + Clone + std::fmt::Debug {
     /// The privacy scale `c` of the loss: the factor by which randomized response shrinks the
     /// expected gradient, `E[∇ℓ̂ | y] = c ∇ℓ_MLE` — `c_ε = tanh(ε/2)` for the RR losses (Chowdhury,
     /// Zhou & Natarajan (2024), Sec. 4.3), `1` for losses on clear labels (default). Used by the
-    /// SGD theory step `λ = γ κ c` (Thm 4.5; [`crate::solver::sgd::step`]).
+    /// SGD theory step `λ = γ κ c` (Thm 4.5; `crate::solver::sgd::step`).
     fn privacy_scale(&self) -> f64 {
         1.0
     }
@@ -231,11 +231,6 @@ impl LossSpec {
             LossSpec::DebiasedRr { .. } => "debiased-rr",
             LossSpec::Probit => "probit",
         }
-    }
-    /// The privacy scale `c` of [`Loss::privacy_scale`]: `tanh(ε/2)` for the RR losses, `1`
-    /// otherwise.
-    pub fn privacy_scale(&self) -> f64 {
-        self.eps().map_or(1.0, |e| (0.5 * e).tanh())
     }
     /// The privacy level, for the RR losses.
     pub fn eps(&self) -> Option<f64> {

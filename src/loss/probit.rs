@@ -16,7 +16,7 @@ use pulp::Simd;
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Probit;
 
-pub use crate::math::special::log_phi_parts;
+pub(crate) use crate::math::special::log_phi_parts;
 
 impl Loss for Probit {
     /// `ℓ'' = A(t)(A(t) + t) ≤ 1` for `A = φ/Φ(−·)`.

@@ -1,11 +1,11 @@
 //! The crate's numerics that depend on nothing else in it: vector products and norms, the
 //! SIMD and scalar special functions of the kernels ([`simd`]), and a bracketing root finder
-//! ([`roots`]). Every other module takes these from here (one copy of each).
+//! (`roots`). Every other module takes these from here (one copy of each).
 
-pub mod quadrature;
-pub mod roots;
+pub(crate) mod quadrature;
+pub(crate) mod roots;
 pub mod simd;
-pub mod special;
+pub(crate) mod special;
 
 /// `aᵀb`, summed in order.
 #[inline]

@@ -36,7 +36,7 @@ fn mills_cf(x: f64) -> f64 {
 /// `u = s + h(s)`, giving `h = −s + u`, `A = u·h` and `log Φ(s) = −s²/2 − ½ log 2π − log h`
 /// without cancellation, for any `s` down to −1e300; for `s ≥ 3`, the same fraction at `−s`
 /// gives the upper tail `Φ(−s) = φ(s)/(s + u)` and `log Φ(s) = log1p(−Φ(−s))`.
-pub fn log_phi_parts(s: f64) -> (f64, f64, f64) {
+pub(crate) fn log_phi_parts(s: f64) -> (f64, f64, f64) {
     if s >= -3.0 {
         let phi = FRAC_1_SQRT_2PI * exp_neg_half_sq(s);
         let (log_cdf, cdf) = if s >= 3.0 {
@@ -98,7 +98,7 @@ fn erfcx_cf(t: f64) -> f64 {
 
 /// `ln erfcx(t)`: `t² + ln erfc(t)` for `t < 2` (for `t < 0`, `erfc(t) ∈ (1, 2)`), the continued
 /// fraction above otherwise.
-pub fn ln_erfcx(t: f64) -> f64 {
+pub(crate) fn ln_erfcx(t: f64) -> f64 {
     if t < 2.0 {
         t * t + erfc(t).ln()
     } else {
@@ -113,7 +113,7 @@ pub fn ndtr(x: f64) -> f64 {
 
 /// `Φ(b) − Φ(a)` for `a ≤ b`, from the tail on the side of the interval (no cancellation of two
 /// values near 1).
-pub fn ndtr_interval(a: f64, b: f64) -> f64 {
+pub(crate) fn ndtr_interval(a: f64, b: f64) -> f64 {
     if a >= 0.0 {
         0.5 * (erfc(a * FRAC_1_SQRT_2) - erfc(b * FRAC_1_SQRT_2))
     } else if b <= 0.0 {

@@ -195,7 +195,7 @@ impl<'a, L: GroupLoss> GroupObjective<'a, L> {
     /// The magnitudes of the terms of each gradient coordinate at `ev`'s point,
     /// `a_j = (1/W)(Σ_i w_i Σ_k |∂ℓ_i/∂u_ik| |φ_ikj| + β|θ_j| + |b_j|)` (one pass; the scale of
     /// the solvers' relative KKT certificate, [`crate::solver::certificate`]).
-    pub fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
+    pub(crate) fn grad_scale(&self, ev: &Eval, out: &mut [f64]) {
         kern::abs_grad(&self.data, &self.loss, &ev.scores, out, self.par);
         super::finish_grad_scale(out, &ev.theta, self.ridge, self.linear.as_deref(), self.total_weight());
     }
@@ -203,7 +203,7 @@ impl<'a, L: GroupLoss> GroupObjective<'a, L> {
     /// [`GroupObjective::grad_scale`] estimated from every `⌈n/rows⌉`-th sample (from the
     /// cached scores; a guide for the solvers' cheap stopping test, never a certificate). `None`
     /// when `n ≤ 2·rows` or the sampled weights are all zero.
-    pub fn grad_scale_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
+    pub(crate) fn grad_scale_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
         let (n, k, d) = (self.data.n(), self.data.k(), self.dim());
         if rows == 0 || n <= 2 * rows {
             return None;

@@ -133,7 +133,7 @@ impl ConfidenceSet {
     pub fn fallback(&self) -> Option<&str> {
         self.fallback.as_deref()
     }
-    /// `min_{θ ∈ C} ⟨θ, g⟩` with certificate ([`super::inner`]).
+    /// `min_{θ ∈ C} ⟨θ, g⟩` with certificate (`super::inner`).
     pub fn minimize(&self, g: &[f64]) -> InnerMin {
         self.solver.minimize(g)
     }

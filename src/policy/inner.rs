@@ -61,7 +61,7 @@ pub struct InnerMin {
 
 /// Why a requested set is empty.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Emptiness {
+pub(crate) enum Emptiness {
     /// The sum-zero plane misses the ellipsoid: `Γ² < (1ᵀc)²/(1ᵀM⁻¹1)` (value given: `r²`).
     SliceMissesEllipsoid(f64),
     /// The ball misses the ellipsoid (slice): `min_{θ ∈ E} ‖θ‖` (value given) `≥ B`.
@@ -70,7 +70,7 @@ pub enum Emptiness {
 
 /// The reduced, eigen-decomposed inner problem (module docs).
 #[derive(Debug, Clone)]
-pub struct InnerSolver {
+pub(crate) struct InnerSolver {
     d: usize,
     k: usize,
     sum_zero: bool,
@@ -291,11 +291,6 @@ impl InnerSolver {
             .collect())
     }
 
-    /// Ambient dimension `d`.
-    pub fn dim(&self) -> usize {
-        self.d
-    }
-
     /// Whether `θ = 0` lies in the set; then `h(0) = 0` bounds `max_π Ĵ(π)` from above
     /// (the θ-dual of the policy problem).
     pub fn contains_origin(&self) -> bool {
@@ -311,11 +306,6 @@ impl InnerSolver {
             Some(b) => e.min(b),
             None => e,
         }
-    }
-
-    /// The reduced radius `r` (equal to `Γ` without the plane).
-    pub fn reduced_radius(&self) -> f64 {
-        self.r
     }
 
     fn to_eig(&self, g: &[f64]) -> Vec<f64> {

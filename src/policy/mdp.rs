@@ -102,7 +102,7 @@ impl Mdp<'_> {
 
     /// Backward induction for reward `⟨θ, φ⟩`: the greedy deterministic Markov policy (`H × S`)
     /// and `Σ_s ρ₀(s) V₁(s)`.
-    pub fn best_response(&self, theta: &[f64]) -> (Vec<u32>, f64) {
+    pub(crate) fn best_response(&self, theta: &[f64]) -> (Vec<u32>, f64) {
         let (ns, na) = (self.states, self.actions);
         let r: Vec<f64> = (0..ns * na)
             .map(|i| self.feat(i / na, i % na).iter().zip(theta).map(|(a, b)| a * b).sum())

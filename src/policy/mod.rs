@@ -7,7 +7,7 @@
 //! * [`ConfidenceSet`]: `C = {θ ∈ Θ_B : ‖θ − θ̂‖_{Σ̃+λI} ≤ Γ}` with `Θ_B` the ball, the
 //!   sum-zero ball, the plane or nothing, and a documented fallback when the intersection is
 //!   empty;
-//! * [`inner`]: `min_{θ ∈ C}⟨θ, u⟩` — the ellipsoid closed form `⟨θ̂, u⟩ − Γ‖u‖_{M⁻¹}` and the
+//! * `inner`: `min_{θ ∈ C}⟨θ, u⟩` — the ellipsoid closed form `⟨θ̂, u⟩ − Γ‖u‖_{M⁻¹}` and the
 //!   exact solution when the ball binds (nested 1-D Lagrange multipliers, with a certified
 //!   lower bound and a feasible minimiser);
 //! * [`StateActions`]: the public state sample, a borrowed dense `n × A × d` array `φ(s, a)`,
@@ -24,10 +24,10 @@
 
 mod confidence;
 mod frank_wolfe;
-pub mod inner;
+pub(crate) mod inner;
 pub mod mdp;
 mod pass;
-pub mod purify;
+pub(crate) mod purify;
 pub mod radius;
 mod rounding;
 mod states;
@@ -37,5 +37,7 @@ pub use frank_wolfe::{
     deterministic_value, greedy_policy, pessimistic_policy, GreedyReport, PolicyOptions, PolicyReport,
     PolicyTermination,
 };
+
 pub use inner::InnerMin;
+pub use purify::PurifyStats;
 pub use states::{Reference, StateActions};

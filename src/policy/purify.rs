@@ -17,7 +17,7 @@
 use super::states::StateActions;
 use std::collections::{HashMap, VecDeque};
 
-/// What [`purify`] did.
+/// What `purify` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PurifyStats {
     /// Randomised states before.

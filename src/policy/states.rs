@@ -145,21 +145,21 @@ impl<'a> StateActions<'a> {
     }
     /// Raw weight `w_s` (1 without weights); `ρ_s = w_s / weight_sum`.
     #[inline]
-    pub fn raw_weight(&self, s: usize) -> f64 {
+    pub(crate) fn raw_weight(&self, s: usize) -> f64 {
         self.weights.map_or(1.0, |w| w[s])
     }
     /// `Σ_s w_s` (`n` without weights).
-    pub fn weight_sum(&self) -> f64 {
+    pub(crate) fn weight_sum(&self) -> f64 {
         self.weight_sum
     }
     /// `ρ_s`.
-    pub fn rho(&self, s: usize) -> f64 {
+    pub(crate) fn rho(&self, s: usize) -> f64 {
         self.raw_weight(s) / self.weight_sum
     }
 
     /// `Σ_s ρ_s Σ_a π_s(a) φ(s, a)` for a dense row-major `n × A` policy (sequential, exact
     /// order; used for checks and small problems).
-    pub fn mean_feature(&self, probs: &[f64]) -> Vec<f64> {
+    pub(crate) fn mean_feature(&self, probs: &[f64]) -> Vec<f64> {
         let mut g = vec![0.0; self.d];
         for s in 0..self.n {
             let w = self.raw_weight(s);

@@ -14,7 +14,7 @@
 //! * [`rdp`]: the Rényi-DP accountant of the Poisson-subsampled Gaussian mechanism (integer and
 //!   fractional orders, add/remove and replace-one neighbours, RDP → (ε, δ), noise calibration)
 //!   for user-wise DP-SGD and AdapUserPriv-SGD (Zhang et al. (2025)).
-//! * [`noise`]: [`NoiseRng`] (CSPRNG by default, seeded simulation generator on request, with
+//! * `noise`: [`NoiseRng`] (CSPRNG by default, seeded simulation generator on request, with
 //!   provenance) and Gaussian vectors / symmetric matrices from `rand_distr::StandardNormal`.
 //!
 //! The central estimators themselves are in [`crate::estimator::central`] and
@@ -22,15 +22,17 @@
 
 pub mod calibrate;
 mod guarantee;
-pub mod noise;
+pub(crate) mod noise;
 mod provenance;
 pub mod rdp;
 
 pub use crate::data::FeatureBound;
+pub(crate) use calibrate::check_feature_bound;
 pub use calibrate::{
-    analytic_gaussian_std, calibrate_private_mle, check_feature_bound, gaussian_mechanism_std, objpert_noise_std,
-    PrivateMleCalibration, PrivateMleParams,
+    analytic_gaussian_std, calibrate_private_mle, gaussian_mechanism_std, objpert_noise_std, PrivateMleCalibration,
+    PrivateMleParams,
 };
 pub use guarantee::{Assumptions, Guarantee, Neighbouring, NoiseSource, PrivacyModel, PrivacyUnit};
-pub use noise::{gaussian_vector, symmetric_gaussian_matrix, NoiseRng};
+pub(crate) use noise::symmetric_gaussian_matrix;
+pub use noise::{gaussian_vector, NoiseRng};
 pub use provenance::{Generator, Origin, PrivatizedLabels, Provenance, Randomizer};

@@ -102,7 +102,7 @@ pub fn gaussian_vector<R: Rng + ?Sized>(d: usize, std: f64, rng: &mut R) -> Vec<
 /// × d` matrix `G` of i.i.d. `N(0, std²)` entries (drawn row-major), returned as `G_sym = (G +
 /// Gᵀ)/2` (row-major). Symmetrising is post-processing of `Σ_D + G`, so it costs no privacy; the
 /// diagonal keeps variance `std²`, off-diagonal entries have `std²/2`.
-pub fn symmetric_gaussian_matrix<R: Rng + ?Sized>(d: usize, std: f64, rng: &mut R) -> Vec<f64> {
+pub(crate) fn symmetric_gaussian_matrix<R: Rng + ?Sized>(d: usize, std: f64, rng: &mut R) -> Vec<f64> {
     let g = gaussian_vector(d * d, std, rng);
     let mut s = vec![0.0; d * d];
     for i in 0..d {

@@ -367,7 +367,7 @@ impl Provenance {
     ///
     /// # Errors
     /// [`Error::ProvenanceMismatch`] otherwise.
-    pub fn require(&self, expected: &Randomizer, what: &str) -> Result<()> {
+    pub(crate) fn require(&self, expected: &Randomizer, what: &str) -> Result<()> {
         if &self.randomizer == expected {
             return Ok(());
         }
@@ -564,7 +564,7 @@ impl PrivatizedLabels {
     ///
     /// # Errors
     /// [`Error::ProvenanceMismatch`] naming the length or the first differing row.
-    pub fn check_same(&self, y: &[u8]) -> Result<()> {
+    pub(crate) fn check_same(&self, y: &[u8]) -> Result<()> {
         let expected = format!("the {} privatised labels its provenance belongs to", self.labels.len());
         if y.len() != self.labels.len() {
             return Err(Error::ProvenanceMismatch {

@@ -103,7 +103,7 @@ impl ContextualBandit {
     }
 
     /// `π_θ(· | s)` into `out` (length `actions`), by the max-shifted softmax (no overflow).
-    pub fn policy_probs(&self, theta: &[f64], s: usize, out: &mut [f64]) {
+    pub(crate) fn policy_probs(&self, theta: &[f64], s: usize, out: &mut [f64]) {
         let mut mx = f64::NEG_INFINITY;
         for (a, o) in out.iter_mut().enumerate() {
             *o = self.feature(s, a).iter().zip(theta).map(|(x, t)| x * t).sum();
@@ -122,7 +122,7 @@ impl ContextualBandit {
     ///
     /// # Errors
     /// Shape mismatches or non-finite parameters.
-    pub fn expected_reward(&self, policy: &[f64], reward: &[f64]) -> Result<f64> {
+    pub(crate) fn expected_reward(&self, policy: &[f64], reward: &[f64]) -> Result<f64> {
         self.check_theta("policy", policy)?;
         self.check_theta("reward", reward)?;
         let mut p = vec![0.0; self.actions];

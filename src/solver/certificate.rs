@@ -51,7 +51,7 @@ use crate::objective::{Eval, SmoothObjective};
 
 /// `‖θ‖ ≥ B(1 − ON_SPHERE)` counts as on the sphere of the ball (the backward-error statement
 /// then uses the radius `‖θ‖`).
-pub const ON_SPHERE: f64 = 1e-10;
+pub(crate) const ON_SPHERE: f64 = 1e-10;
 
 /// The certificate at one point (module docs).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,7 +77,7 @@ impl Kkt {
     /// Whether the certificate meets the tolerances: `κ ≤ tol_rel`, or `max_j |r_j| ≤ tol_abs`
     /// (`tol_abs = 0`, the default of [`Control`], disables the absolute test).
     /// `NaN` never passes.
-    pub fn meets(&self, tol_rel: f64, tol_abs: f64) -> bool {
+    pub(crate) fn meets(&self, tol_rel: f64, tol_abs: f64) -> bool {
         self.relative <= tol_rel || (tol_abs > 0.0 && self.absolute <= tol_abs)
     }
 }
@@ -209,7 +209,7 @@ fn best_shift(v: &[f64], e: &[f64]) -> f64 {
 
 /// Rows of the sample from which the solvers estimate the term magnitudes at their starting
 /// point ([`SmoothObjective::grad_scale_sample`]).
-pub const SCALE_SAMPLE_ROWS: usize = 4_096;
+pub(crate) const SCALE_SAMPLE_ROWS: usize = 4_096;
 
 /// The solvers' use of the certificate: a cheap test at every iterate with the term magnitudes
 /// `a` of an earlier point (a sample estimate at the start, then the last certified point), and
@@ -264,7 +264,7 @@ impl Certifier {
         measure(set, theta, grad, &self.scale, self.info)
     }
     /// Whether `k` meets the tolerances.
-    pub fn meets(&self, k: &Kkt) -> bool {
+    pub(crate) fn meets(&self, k: &Kkt) -> bool {
         k.meets(self.tol, self.tol_abs)
     }
     /// The certificate at `ev`'s point with the gradient `grad` (`ev.grad`, or a more accurate

@@ -48,7 +48,7 @@ impl Chol {
     /// squared sine of the angle between column `i` and the span of the previous ones in the
     /// `A`-geometry. Invariant to diagonal scaling, so badly scaled but well-posed problems
     /// are not mistaken for singular ones.
-    pub fn relative_pivot(&self, a: &[f64], shift: f64) -> f64 {
+    pub(crate) fn relative_pivot(&self, a: &[f64], shift: f64) -> f64 {
         (0..self.m)
             .map(|i| {
                 let l = self.l[i * self.m + i];
@@ -66,7 +66,7 @@ impl Chol {
         solve::solve_in_place(self.lmat(), rhs, Par::Seq, MemStack::new(&mut mem));
     }
     /// `b ← L⁻¹ b`.
-    pub fn solve_lower(&self, b: &mut [f64]) {
+    pub(crate) fn solve_lower(&self, b: &mut [f64]) {
         let rhs = MatMut::from_column_major_slice_mut(b, self.m, 1);
         solve_lower_triangular_in_place(self.lmat(), rhs, Par::Seq);
     }

@@ -55,7 +55,7 @@ impl Polish {
         }
     }
     /// Records a point meeting the tolerance; `true` when the run should stop.
-    pub fn offer(&mut self, theta: &[f64], kkt: f64) -> bool {
+    pub(crate) fn offer(&mut self, theta: &[f64], kkt: f64) -> bool {
         if self.best.as_ref().is_none_or(|b| kkt < b.1) {
             self.best = Some((theta.to_vec(), kkt));
         }
@@ -91,7 +91,7 @@ impl<O: SmoothObjective> Run<'_, O> {
     /// The tests at the current point: finiteness, progress, a certificate of unboundedness
     /// (convex losses without a ball), a KKT point that is a recession (separable data),
     /// polishing, a stop request and the iteration budget. `Err` ends the run.
-    pub fn first_order_checks(
+    pub(crate) fn first_order_checks(
         &mut self,
         solver: &'static str,
         budget: usize,
@@ -167,7 +167,7 @@ impl<O: SmoothObjective> Run<'_, O> {
     }
 
     /// The line search of this iteration ([`arc_search`]) from the current point.
-    pub fn arc_search(
+    pub(crate) fn arc_search(
         &mut self,
         dir: &[f64],
         face_mu: Option<f64>,

@@ -58,7 +58,7 @@ use std::collections::VecDeque;
 pub const ITERS_PER_MAX_ITER: usize = 10;
 /// Iterations allowed after the tolerance is met, while the KKT residual keeps falling (the
 /// default of [`LbfgsOptions::polish_iters`]).
-pub const POLISH_ITERS: usize = 10;
+pub(crate) const POLISH_ITERS: usize = 10;
 
 /// Settings of the L-BFGS solver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,14 +67,14 @@ pub struct LbfgsOptions {
     /// Number of correction pairs kept (`m`, default 10).
     pub memory: usize,
     /// Precondition badly scaled columns (default true): when the column second moments
-    /// `m_j = (1/W)Σ w_i x_ij²` span more than a factor [`SCALING_SPREAD`], the initial
+    /// `m_j = (1/W)Σ w_i x_ij²` span more than a factor `SCALING_SPREAD`, the initial
     /// inverse-Hessian model is `γ·M`, `M` the oblique projection of `diag(1/m_j)` on the
     /// working subspace (sum-zero, and tangent to the sphere on the face of the ball;
-    /// [`super::scales`]), instead of `γI`; the first step (no curvature pairs yet) is `−M g`.
+    /// `super::scales`), instead of `γI`; the first step (no curvature pairs yet) is `−M g`.
     /// The moments come from a pass over `X`, skipped when a fixed sample of
     /// [`SCALING_SAMPLE_ROWS`] rows shows the columns well scaled.
     pub diagonal_scaling: bool,
-    /// Polishing iterations allowed once the KKT tolerance is met (default [`POLISH_ITERS`] =
+    /// Polishing iterations allowed once the KKT tolerance is met (default `POLISH_ITERS` =
     /// 10): they run while the residual keeps falling, until it is `1e-3` times the tolerance,
     /// and the best point is returned. They shrink the error in `θ` on ill-conditioned problems
     /// at the cost of one pass each. `0` stops at the first iterate that meets the tolerance
@@ -93,7 +93,7 @@ impl Default for LbfgsOptions {
     }
 }
 
-pub use super::scales::{SCALING_SAMPLE_ROWS, SCALING_SPREAD};
+pub use super::scales::SCALING_SAMPLE_ROWS;
 
 impl LbfgsOptions {
     /// Checks the settings.

@@ -15,11 +15,11 @@ pub(crate) mod dense;
 mod first_order;
 pub mod lbfgs;
 pub mod newton;
-pub mod newton_cg;
+pub(crate) mod newton_cg;
 pub mod observe;
 mod report;
 mod run;
-pub mod scales;
+pub(crate) mod scales;
 pub mod sgd;
 
 pub use observe::{Observer, Progress, SharedObserver, StartInfo};
@@ -52,7 +52,7 @@ pub struct Control {
     pub interrupt: Option<Arc<AtomicBool>>,
     /// Without a norm bound, an iterate with `‖c ∘ θ‖` above this ends with
     /// [`Termination::NoMinimizer`] (default `1e10`), `c_j` the root mean square of feature
-    /// column `j` ([`scales`]): a typical score of that size means the iterates run off to
+    /// column `j` (`scales`): a typical score of that size means the iterates run off to
     /// infinity, in any units of the features.
     pub norm_cap: f64,
     /// Progress hooks (default none). Observers never change the iterates.

@@ -77,7 +77,7 @@ impl<'a, O: SmoothObjective> Run<'a, O> {
     }
 
     /// The plain evaluation of the start (one pass, counted).
-    pub fn evaluate_start(obj: &O) -> impl FnOnce(&[f64], &mut Eval, &mut SolveReport) + '_ {
+    pub(crate) fn evaluate_start(obj: &O) -> impl FnOnce(&[f64], &mut Eval, &mut SolveReport) + '_ {
         move |theta, ev, rep| {
             obj.evaluate(theta, ev);
             rep.counts.grad_evals += 1;
@@ -96,14 +96,14 @@ impl<'a, O: SmoothObjective> Run<'a, O> {
     }
 
     /// [`Run::certify`] with the evaluation's own gradient.
-    pub fn certify_here(&mut self) -> Kkt {
+    pub(crate) fn certify_here(&mut self) -> Kkt {
         self.cert
             .certify(self.obj, self.set, &self.ev, &self.ev.grad, &mut self.rep)
     }
 
     /// Evaluates at `theta` with the term magnitudes (the certifier's fused pass), making it the
     /// current point.
-    pub fn move_to(&mut self, theta: Vec<f64>) {
+    pub(crate) fn move_to(&mut self, theta: Vec<f64>) {
         self.cert.evaluate(self.obj, &theta, &mut self.ev, &mut self.rep);
         self.theta = theta;
     }

@@ -25,7 +25,7 @@ use crate::feasible::norm;
 use crate::objective::SmoothObjective;
 
 /// Column moment spread (`max m / min m`) beyond which the solvers precondition.
-pub const SCALING_SPREAD: f64 = 10.0;
+pub(crate) const SCALING_SPREAD: f64 = 10.0;
 
 /// Rows of the sample on which the column scales are first taken.
 pub const SCALING_SAMPLE_ROWS: usize = 16_384;
@@ -90,7 +90,7 @@ impl ColumnScales {
         self.norm(v).max(1.0)
     }
     /// The diagonal `D` of the preconditioner (relative scale), when the columns need one.
-    pub fn preconditioner(&self) -> Option<&[f64]> {
+    pub(crate) fn preconditioner(&self) -> Option<&[f64]> {
         self.precond.as_deref()
     }
 }

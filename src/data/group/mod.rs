@@ -230,12 +230,12 @@ impl<'a> GroupView<'a> {
     }
     /// Whether the labels are full rankings.
     #[inline]
-    pub fn is_ranking(&self) -> bool {
+    pub(crate) fn is_ranking(&self) -> bool {
         self.width == self.k
     }
     /// The labels of sample `i`, best first (length [`GroupView::width`]).
     #[inline]
-    pub fn order_of(&self, i: usize) -> &'a [u8] {
+    pub(crate) fn order_of(&self, i: usize) -> &'a [u8] {
         &self.order[i * self.width..(i + 1) * self.width]
     }
     /// The chosen (top-ranked) alternative of sample `i`.
@@ -282,7 +282,7 @@ impl<'a> GroupView<'a> {
     /// `max_{i,k} ‖P(φ_ik − φ̄_i)‖₂` with `φ̄_i` the mean row of sample `i` and `P` the centring
     /// projector `I − 11ᵀ/d` when `sum_zero` (else `I`). For `θ` in the feasible set of radius
     /// `B`, every score difference within a sample obeys `|u_ik − u_il| ≤ 2B·` this value.
-    pub fn max_centered_row_norm(&self, sum_zero: bool) -> f64 {
+    pub(crate) fn max_centered_row_norm(&self, sum_zero: bool) -> f64 {
         let (k, d) = (self.k, self.d);
         let mut mean = vec![0.0; d];
         let mut best = 0.0f64;

@@ -11,7 +11,7 @@
 //! which the caller bounds.
 
 /// The largest header accepted (NumPy's own limit for reading is 10 000 bytes by default).
-pub const MAX_HEADER_LEN: usize = 1 << 20;
+pub(crate) const MAX_HEADER_LEN: usize = 1 << 20;
 
 /// The scalar kind of a simple dtype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,7 +23,7 @@
 //! * **Unbiasedness** (Thm 9 proof; Lemma 18): `E_ỹ[ĝ] = ∇ℓ(θ; x, y)` exactly for K-RR, and for
 //!   RRTop-k whenever `y ∈ Y_k` (otherwise the bias is bounded by `2DL·P[y ∉ Y_k]`, eq. (9)).
 //!   With `k = 1` the release is the top label itself (0-DP) and `ĝ = G_ỹ`.
-//! * **Priors** ([`prior`]) must not depend on the sample's own label: public, a model trained on
+//! * **Priors** (`prior`) must not depend on the sample's own label: public, a model trained on
 //!   *other* samples' privatised labels ([`prior::model_prior`], free), or the private histogram
 //!   prior ([`prior::histogram_prior`], costing `ε_p`, composed by basic composition:
 //!   `ε_p + ε`).
@@ -38,8 +38,8 @@
 //! * **Engine.** A pass runs on the crate's projected SGD engine ([`crate::solver::sgd`]): a
 //!   per-step hook reads and privatises the label (or adds LP-Normal-SGD's noise) and hands over
 //!   `ĝ_t`; the engine takes the step with the [`LpStep`] schedule and projects onto `W`.
-//! * **Multi-stage training** ([`multistage`]): LP-MST (main paper Alg. 3) on top of these passes.
-//! * **Models** ([`model`]): the binary linear model ([`PairwiseModel`]), K-wise Plackett–Luce
+//! * **Multi-stage training** (`multistage`): LP-MST (main paper Alg. 3) on top of these passes.
+//! * **Models** (`model`): the binary linear model ([`PairwiseModel`]), K-wise Plackett–Luce
 //!   ([`GroupModel`]) and the K-class softmax ([`MulticlassModel`]), on the crate's
 //!   [`Loss`](crate::loss::Loss) / [`GroupLoss`](crate::loss::GroupLoss) layer with a clear-label
 //!   loss ([`LabelLoss`]: `mle`, `pl-top1`; `probit` needs a stated sensitivity/Lipschitz
@@ -53,12 +53,12 @@
 //! for real data ([`NoiseRng::secure`]); a seeded generator makes the guarantee
 //! "simulation only".
 
-pub mod eval;
-pub mod model;
-pub mod multistage;
+pub(crate) mod eval;
+pub(crate) mod model;
+pub(crate) mod multistage;
 pub mod normal;
 mod pass;
-pub mod prior;
+pub(crate) mod prior;
 pub mod theory;
 
 pub use eval::{accuracy, excess_risk, mean_loss};

@@ -263,7 +263,7 @@ impl NormalStep {
     }
 
     /// `θ ← θ + α g̃`.
-    pub fn add_to(&self, alpha: f64, theta: &mut [f64]) {
+    pub(crate) fn add_to(&self, alpha: f64, theta: &mut [f64]) {
         for (th, dv) in theta.iter_mut().zip(&self.dir) {
             *th += alpha * dv;
         }

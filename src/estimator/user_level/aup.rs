@@ -136,7 +136,7 @@ impl AupOptions {
 
 /// The user ranges of the phases: `n_i = ⌊n/2^{k+1−i}⌋`, `i = 1..k`, in user order, the
 /// remainder joining the last phase when `use_all_users` (Zhang et al. (2025), Alg. 1).
-pub fn phase_sizes(n: usize, k: usize, use_all_users: bool) -> Vec<usize> {
+pub(crate) fn phase_sizes(n: usize, k: usize, use_all_users: bool) -> Vec<usize> {
     let mut sizes: Vec<usize> = (1..=k).map(|i| n >> (k + 1 - i).min(63)).collect();
     if use_all_users {
         let used: usize = sizes.iter().sum();

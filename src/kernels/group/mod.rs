@@ -10,7 +10,7 @@
 //!   [`super::gram`];
 //! * [`hess_vec`], [`matvec`], [`loss_sum`] (O(nK) line searches from cached scores),
 //!   [`value_grad_compensated`] (doubled precision for Newton's refinement),
-//!   [`centered_second_moments`] and [`pair_covariance`] (the `Σ_{D_K}` of the PL theory).
+//!   `centered_second_moments` and `pair_covariance` (the `Σ_{D_K}` of the PL theory).
 //!
 //! Rows are read through [`GroupView::row`], so the dense `n × K × d` layout and the
 //! item-indexed layout (item table + index) run the same code and nothing of size `n·K·d` is
@@ -27,8 +27,9 @@ mod value_grad;
 pub use compensated::value_grad_compensated;
 pub use hessian::{hess_vec, hessian};
 pub use line_search::{loss_sum, matvec};
-pub use moments::{centered_second_moments, pair_covariance};
-pub use value_grad::{abs_grad, value_grad};
+pub(crate) use moments::{centered_second_moments, pair_covariance};
+pub(crate) use value_grad::abs_grad;
+pub use value_grad::value_grad;
 
 use crate::data::GroupView;
 use crate::par::{Blocks, Par};

@@ -8,7 +8,7 @@ use crate::par::{tree_reduce, Par};
 /// `m_j = Σ_i w_i (1/K) Σ_k (φ_ikj − φ̄_ij)²` (sum over samples; `φ̄_i` the sample's mean row):
 /// the scale of the `j`-th diagonal entry of a Plackett–Luce Hessian (features enter only
 /// through differences within a sample, so the within-sample spread is what matters).
-pub fn centered_second_moments(v: &GroupView<'_>, par: Par) -> Vec<f64> {
+pub(crate) fn centered_second_moments(v: &GroupView<'_>, par: Par) -> Vec<f64> {
     let (k, d) = (v.k(), v.d());
     let blocks = stream_blocks(v);
     let leaf = |b: usize| {
@@ -41,7 +41,7 @@ pub fn centered_second_moments(v: &GroupView<'_>, par: Par) -> Vec<f64> {
 /// Sec. 4.2): `(1/W) Σ_i w_i (2/(K(K−1))) Σ_{k<l} (φ_ik − φ_il)(φ_ik − φ_il)ᵀ`, computed as `(1/W)
 /// Σ_i w_i (2/(K−1)) Σ_k (φ_ik − φ̄_i)(φ_ik − φ̄_i)ᵀ` (the identity `Σ_{k<l} x_kl x_klᵀ = K Σ_k
 /// (φ_k − φ̄)(φ_k − φ̄)ᵀ`). Column-major `d × d`, both triangles.
-pub fn pair_covariance(v: &GroupView<'_>, par: Par) -> Vec<f64> {
+pub(crate) fn pair_covariance(v: &GroupView<'_>, par: Par) -> Vec<f64> {
     let (k, d) = (v.k(), v.d());
     let blocks = stream_blocks(v);
     let leaf = |b: usize| {

@@ -85,7 +85,7 @@ pub fn value_grad<L: GroupLoss>(
 /// `out_j = Σ_i Σ_k |w_i ∂ℓ_i/∂u_ik| |φ_ikj|` (sum) at the scores `scores`: the magnitude of the
 /// terms of each gradient coordinate (the scale of the solvers' relative KKT certificate). One
 /// pass over the features, sequential per block, deterministic for any thread count.
-pub fn abs_grad<L: GroupLoss>(v: &GroupView<'_>, loss: &L, scores: &[f64], out: &mut [f64], par: Par) {
+pub(crate) fn abs_grad<L: GroupLoss>(v: &GroupView<'_>, loss: &L, scores: &[f64], out: &mut [f64], par: Par) {
     let (k, d) = (v.k(), v.d());
     assert_eq!(out.len(), d);
     assert_eq!(scores.len(), v.n() * k);

@@ -63,7 +63,7 @@ pub struct SigmaCalibration {
 }
 
 /// Relative margin by which [`Accountant::calibrate_sigma`] tightens its target.
-pub const CALIBRATION_MARGIN: f64 = 1e-10;
+pub(crate) const CALIBRATION_MARGIN: f64 = 1e-10;
 
 impl Accountant {
     /// An accountant on `orders` for `neighbours`, with the improved conversion.

@@ -33,7 +33,7 @@ impl Conversion {
         }
     }
     /// `ε` at one order for a composed RDP value `rdp` (`+∞` when `rdp` is).
-    pub fn epsilon_at(&self, rdp: f64, alpha: f64, delta: f64) -> f64 {
+    pub(crate) fn epsilon_at(&self, rdp: f64, alpha: f64, delta: f64) -> f64 {
         if !(rdp < f64::INFINITY) {
             return f64::INFINITY;
         }

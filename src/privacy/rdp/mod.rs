@@ -90,7 +90,7 @@ mod neighbours;
 mod replace_numeric;
 mod subsampled_gaussian;
 
-pub use accountant::{Accountant, EpsilonReport, SigmaCalibration, CALIBRATION_MARGIN};
+pub use accountant::{Accountant, EpsilonReport, SigmaCalibration};
 pub use conversion::Conversion;
 pub use curve::{EpsilonAtDelta, RdpCurve};
 pub use neighbours::{step_rdp, Neighbours};
@@ -143,7 +143,7 @@ pub(crate) fn check_noise_multiplier(sigma: f64) -> Result<()> {
 /// The largest Rényi order accepted: the integer orders' binomial sums and the fractional
 /// orders' quadrature cost time proportional to the order (an order of 1.8e19 never returned),
 /// and the best order of any accountant run here is far below it.
-pub const MAX_ORDER: f64 = 1e4;
+pub(crate) const MAX_ORDER: f64 = 1e4;
 
 /// The most orders in one grid.
 pub const MAX_ORDERS: usize = 1024;

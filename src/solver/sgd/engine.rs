@@ -161,7 +161,7 @@ pub(crate) struct Iterates {
 
 impl Iterates {
     /// Continues from `theta` (already in the feasible set) after `t` steps.
-    pub fn resume(theta: Vec<f64>, mean: IterateMean, t: usize) -> Self {
+    pub(crate) fn resume(theta: Vec<f64>, mean: IterateMean, t: usize) -> Self {
         Iterates { theta, mean, t }
     }
     /// `θ_1 = Π(θ_0)` (default 0, `d` parameters), no step taken.
@@ -183,7 +183,7 @@ impl Iterates {
         }
     }
     /// [`Iterates::output`] by value.
-    pub fn into_output(self) -> Vec<f64> {
+    pub(crate) fn into_output(self) -> Vec<f64> {
         match self.mean {
             IterateMean::Last => self.theta,
             IterateMean::Polyak(a) => a,

@@ -211,7 +211,7 @@ pub(crate) struct Proj {
 
 impl Proj {
     /// No projection (the unconstrained set).
-    pub const NONE: Proj = Proj {
+    pub(crate) const NONE: Proj = Proj {
         center: false,
         ball: None,
     };

@@ -150,7 +150,7 @@ pub(crate) fn run<L: Loss>(
 /// A uniformly random permutation of `0..n` for epoch `epoch`: Fisher–Yates driven by
 /// `simulation_rng(mix_seed(seed, epoch))` (xoshiro256++), with unbiased bounded draws
 /// (Lemire's multiply-and-reject). Same `(seed, epoch)` → same permutation on every platform.
-pub fn epoch_permutation(n: usize, seed: u64, epoch: u64) -> Vec<usize> {
+pub(crate) fn epoch_permutation(n: usize, seed: u64, epoch: u64) -> Vec<usize> {
     let mut rng = simulation_rng(mix_seed(seed, epoch));
     let mut p: Vec<usize> = (0..n).collect();
     for i in (1..n).rev() {

@@ -12,7 +12,7 @@
 //! * **Mini-batch SGD** — `batch > 1`: batch gradients by the fused SIMD kernel, several epochs,
 //!   seeded per-epoch shuffling, Polyak–Ruppert averaging (`minibatch`).
 //! * **Step rules** — [`StepRule`]: constant (the paper's simulations, `η = 0.1`), `c/t`, and the
-//!   theory rule `1/(λt)`, `λ = γκ tanh(ε/2)` of the proof of Thm 4.5 ([`step`]).
+//!   theory rule `1/(λt)`, `λ = γκ tanh(ε/2)` of the proof of Thm 4.5 (`step`).
 //! * **One step driver** — the single-sample, mini-batch and K-wise steps above, and the private
 //!   SGD estimators (label-private SGD of Ghazi et al. (2021); user-wise DP-SGD and AUP-RLHF of
 //!   Zhang et al. (2025)) all run on one crate-internal loop (module `engine`): a per-step hook
@@ -39,11 +39,11 @@ mod group;
 mod lanes;
 mod minibatch;
 mod objective;
-pub mod one_pass;
+pub(crate) mod one_pass;
 pub mod replicated;
-pub mod step;
+pub(crate) mod step;
 
-pub use minibatch::epoch_permutation;
+pub(crate) use minibatch::epoch_permutation;
 pub use objective::SgdObjective;
 pub use one_pass::one_pass;
 pub use replicated::{
@@ -114,7 +114,7 @@ pub struct SgdOptions {
     /// Passes over the data (default 1).
     pub epochs: usize,
     /// Visit rows in a fresh seeded random order each epoch (default false: data order, as in
-    /// Algorithm 1). Epoch `e` uses [`epoch_permutation`]`(n, seed, e)`.
+    /// Algorithm 1). Epoch `e` uses `epoch_permutation(n, seed, e)`.
     pub shuffle: bool,
     /// Seed of the shuffling generator (xoshiro256++).
     pub seed: u64,
@@ -184,7 +184,7 @@ fn check_stability(rule: &StepRule, sched: &Schedule, steps: usize, curvature: O
 /// How many times SGD's stability limit `2/L̄` the last step of a data-dependent rule
 /// ([`StepRule::Theory`], [`StepRule::Statement`]) may be before [`solve`] refuses the rule
 /// (`L̄` = [`SgdObjective::sgd_curvature`]).
-pub const UNSTABLE: f64 = 1e3;
+pub(crate) const UNSTABLE: f64 = 1e3;
 
 /// Steps between checks of the caller's interrupt flag and deadline.
 const STOP_CHECK: usize = 4096;

@@ -68,7 +68,7 @@ impl Setup {
     /// `θ ← Π(θ + α(c·v + (β/W)θ + b/W))` in the canonical lane arithmetic, with the projection
     /// `proj` (fused: the centring sums are accumulated during the update).
     #[inline(always)]
-    pub fn penalised_step(&self, v: &[f64], c: f64, alpha: f64, theta: &mut [f64], proj: Proj) {
+    pub(crate) fn penalised_step(&self, v: &[f64], c: f64, alpha: f64, theta: &mut [f64], proj: Proj) {
         let d = v.len();
         lanes::step(One, v, &mut theta[..d], c, alpha, self.beta_w, &self.bw[..d], proj);
     }

@@ -150,7 +150,11 @@ impl StepRule {
 
     /// The schedule on K-wise data: as [`StepRule::resolve`] with the constants of
     /// [`group_theory_constants`].
-    pub fn resolve_group<L: GroupLoss>(&self, obj: &GroupObjective<'_, L>, set: &FeasibleSet) -> Result<Schedule> {
+    pub(crate) fn resolve_group<L: GroupLoss>(
+        &self,
+        obj: &GroupObjective<'_, L>,
+        set: &FeasibleSet,
+    ) -> Result<Schedule> {
         self.validate()?;
         Ok(match *self {
             StepRule::Theory => Schedule::InvLambdaT(group_theory_constants(obj, set)?.lambda),
@@ -350,7 +354,7 @@ pub fn coverage_kappa(data: &PairwiseView<'_>, sum_zero: bool) -> Result<f64> {
 ///   Hessian block `Cov_p(φ) ⪰ (e^{−2T}/K²) Σ_{k<l} x_kl x_klᵀ = γ_K · (2/(K(K−1)))Σ_{k<l} x_kl
 ///   x_klᵀ` (for `T = 2LB` this is `(K−1)e^{−4LB}/(2K)`, where the papers print `½e^{−4LB}`, false
 ///   for `K = 2`, `θ = 0`; a ranking loss adds further PSD stages, so the bound holds for it too);
-/// * `κ = λ_min(Σ_{D_K})` ([`kernels::group::pair_covariance`]), on the sum-zero subspace when imposed;
+/// * `κ = λ_min(Σ_{D_K})` (`kernels::group::pair_covariance`), on the sum-zero subspace when imposed;
 /// * `c` = [`GroupLoss::privacy_scale`] (`c_{K,ε}` for `pl-krr`, 1 otherwise);
 /// * `λ = γ_K κ c`.
 ///
