@@ -283,6 +283,7 @@ impl LpSgdOptions {
 /// (`None`: all `K` labels, K-RR; otherwise `Y_k` in decreasing prior mass). Releasing it costs
 /// nothing beyond the run's guarantee (the model is post-processing of these releases).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ReleasedLabel {
     /// Sample index.
     pub sample: usize,
@@ -304,6 +305,7 @@ impl ReleasedLabel {
 /// releasing a statistic of the noise `z` next to `θ` would not be covered (it would help
 /// separate `c_y` from `z`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct NormalReport {
     /// σ per coordinate of the noise `z`.
     pub sigma: f64,
@@ -326,6 +328,7 @@ pub struct NormalReport {
 /// prior's cost when the prior was private); its `report` is
 /// [`Completed`](crate::solver::Termination::Completed) with the steps (`= n`) and the time.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct LabelSgdDetail {
     /// The released labels, in visiting order (empty for LP-Normal-SGD).

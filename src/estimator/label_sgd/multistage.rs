@@ -135,6 +135,7 @@ impl MultiStageOptions {
 
 /// One stage of [`multi_stage`].
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct StageReport {
     /// Fresh samples of the stage (`|S(s)|`).
     pub samples: usize,
@@ -159,6 +160,7 @@ pub struct StageReport {
 /// composition when it was private); its `report` is
 /// [`Completed`](crate::solver::Termination::Completed) with the steps of all stages.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct MultiStageDetail {
     /// Per stage.
