@@ -314,24 +314,9 @@ pub fn private_covariance_of_view(
     }
 }
 
-/// Algorithm 2 of "Provable protection of human judgements" (anon., 2024), corrected (module docs):
-/// `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`, `s_G` from `private_covariance_std`, then the eigenvalue floor
-/// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing: `Σ̃ + λI` is PD only when `λ > ‖G_sym‖`, the floor
-/// makes `Σ̃` itself PSD). `x` is row-major `n × d`.
-/// The raw features carry no horizon: for trajectory comparisons state
-/// `FeatureBound::trajectory(H, L)`, or use [`private_covariance_of_view`] on the trajectory
-/// view, which refuses any other bound.
-///
-/// # Errors
-/// Invalid parameters, shapes, non-finite features ([`Error::Data`]), rows above `2L`
-/// ([`Error::FeatureBound`]), `δ > 1/n²`, or an eigenvalue failure ([`Error::Numerical`]).
-pub fn private_covariance(
-    x: &[f64],
-    n: usize,
-    d: usize,
-    opts: &CovarianceOptions,
-    rng: &mut NoiseRng,
-) -> Result<PrivateCovariance> {
+/// The checks of [`private_covariance`], in order: shapes, `δ ≤ 1/n²`, the noise calibration,
+/// the eigenvalue floor, finite features, rows within `2L`. The noise scale `s_G`.
+fn check_covariance_inputs(x: &[f64], n: usize, d: usize, opts: &CovarianceOptions) -> Result<f64> {
     if n == 0 || d == 0 || x.len() != n * d {
         return Err(Error::Shape(format!(
             "features have {} entries, expected n x d = {n} x {d} with n, d >= 1",
@@ -372,6 +357,13 @@ pub fn private_covariance(
         }
     }
     check_rows(x, d, opts.feature_bound)?;
+    Ok(s)
+}
+
+/// `Σ_D = (1/n)Σ x_ix_iᵀ` of the row-major `n × d` features, row-major `d × d` (lower triangle
+/// accumulated, then mirrored).
+fn second_moment(x: &[f64], n: usize, d: usize) -> Vec<f64> {
+    let nf = n as f64;
     let mut sigma = vec![0.0; d * d];
     for r in x.chunks_exact(d) {
         for i in 0..d {
@@ -388,15 +380,20 @@ pub fn private_covariance(
             sigma[j * d + i] = v;
         }
     }
-    let g = symmetric_gaussian_matrix(d, s, rng);
-    let mut m: Vec<f64> = sigma.iter().zip(&g).map(|(a, b)| a + b).collect();
-    let evd = MatRef::from_row_major_slice(&m, d, d)
+    sigma
+}
+
+/// The PSD repair of the symmetric `d × d` matrix `m`: eigenvalues below `floor` are raised to
+/// it, `m ← Q max(Λ, floor) Qᵀ` (unchanged when none is below, or without a floor). The smallest
+/// eigenvalue before the repair and how many were raised.
+fn floor_eigenvalues(m: &mut [f64], d: usize, floor: Option<f64>) -> Result<(f64, usize)> {
+    let evd = MatRef::from_row_major_slice(m, d, d)
         .self_adjoint_eigen(Side::Lower)
         .map_err(|e| Error::Numerical(format!("eigendecomposition of the noisy covariance: {e:?}")))?;
     let lam: Vec<f64> = (0..d).map(|k| evd.S().column_vector()[k]).collect();
     let min_eig = lam.iter().cloned().fold(f64::INFINITY, f64::min);
     let mut floored = 0;
-    if let Some(f) = opts.eigen_floor {
+    if let Some(f) = floor {
         if lam.iter().any(|&l| l < f) {
             let u = evd.U();
             let lam2: Vec<f64> = lam
@@ -419,7 +416,12 @@ pub fn private_covariance(
             }
         }
     }
-    let guarantee = Guarantee {
+    Ok((min_eig, floored))
+}
+
+/// The `(ε/2, δ/2)` guarantee of the covariance release.
+fn covariance_guarantee(opts: &CovarianceOptions, rng: &NoiseRng) -> Guarantee {
+    Guarantee {
         eps: opts.eps / 2.0,
         delta: opts.delta / 2.0,
         model: PrivacyModel::Central,
@@ -440,13 +442,38 @@ pub fn private_covariance(
             .chain(trajectory_note(opts.feature_bound))
             .collect(),
         },
-    };
+    }
+}
+
+/// Algorithm 2 of "Provable protection of human judgements" (anon., 2024), corrected (module docs):
+/// `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`, `s_G` from `private_covariance_std`, then the eigenvalue floor
+/// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing: `Σ̃ + λI` is PD only when `λ > ‖G_sym‖`, the floor
+/// makes `Σ̃` itself PSD). `x` is row-major `n × d`.
+/// The raw features carry no horizon: for trajectory comparisons state
+/// `FeatureBound::trajectory(H, L)`, or use [`private_covariance_of_view`] on the trajectory
+/// view, which refuses any other bound.
+///
+/// # Errors
+/// Invalid parameters, shapes, non-finite features ([`Error::Data`]), rows above `2L`
+/// ([`Error::FeatureBound`]), `δ > 1/n²`, or an eigenvalue failure ([`Error::Numerical`]).
+pub fn private_covariance(
+    x: &[f64],
+    n: usize,
+    d: usize,
+    opts: &CovarianceOptions,
+    rng: &mut NoiseRng,
+) -> Result<PrivateCovariance> {
+    let s = check_covariance_inputs(x, n, d, opts)?;
+    let sigma = second_moment(x, n, d);
+    let g = symmetric_gaussian_matrix(d, s, rng);
+    let mut m: Vec<f64> = sigma.iter().zip(&g).map(|(a, b)| a + b).collect();
+    let (min_eig, floored) = floor_eigenvalues(&mut m, d, opts.eigen_floor)?;
     Ok(PrivateCovariance {
         d,
         matrix: m,
         noise_std: s,
         min_eigenvalue_before_repair: min_eig,
         eigenvalues_floored: floored,
-        guarantee,
+        guarantee: covariance_guarantee(opts, rng),
     })
 }

@@ -199,6 +199,7 @@ fn fit_user_rr_raw(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
 /// [`Fit::refusal`]; its `report` is [`Completed`](crate::solver::Termination::Completed) with
 /// the steps of all phases and the time.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct UserLevelDetail {
     /// The noise multiplier `σ` of the Gaussian part (last phase for AUP-RLHF).
@@ -207,8 +208,25 @@ pub struct UserLevelDetail {
     pub noise_std: f64,
     /// The accountant's report for the Gaussian part (last phase).
     pub accounting: EpsilonReport,
-    /// `Some((phase, step))` (1-based) if AboveThreshold halted the run.
+    /// `Some((phase, step))` (1-based) if AboveThreshold halted the run (serialised as
+    /// `{"phase": …, "step": …}` or `null`).
+    #[cfg_attr(feature = "serde", serde(serialize_with = "phase_and_step"))]
     pub halted: Option<(usize, u64)>,
+}
+
+/// [`UserLevelDetail::halted`] as `{"phase": p, "step": t}`, or `null` when the run was not halted.
+#[cfg(feature = "serde")]
+fn phase_and_step<S: serde::Serializer>(halted: &Option<(usize, u64)>, s: S) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    match halted {
+        None => s.serialize_none(),
+        Some((phase, step)) => {
+            let mut m = s.serialize_map(Some(2))?;
+            m.serialize_entry("phase", phase)?;
+            m.serialize_entry("step", step)?;
+            m.end()
+        }
+    }
 }
 
 /// The fit of a user-level SGD run.

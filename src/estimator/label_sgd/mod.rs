@@ -283,6 +283,7 @@ impl LpSgdOptions {
 /// (`None`: all `K` labels, K-RR; otherwise `Y_k` in decreasing prior mass). Releasing it costs
 /// nothing beyond the run's guarantee (the model is post-processing of these releases).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ReleasedLabel {
     /// Sample index.
     pub sample: usize,
@@ -304,6 +305,7 @@ impl ReleasedLabel {
 /// releasing a statistic of the noise `z` next to `θ` would not be covered (it would help
 /// separate `c_y` from `z`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct NormalReport {
     /// σ per coordinate of the noise `z`.
     pub sigma: f64,
@@ -326,6 +328,7 @@ pub struct NormalReport {
 /// prior's cost when the prior was private); its `report` is
 /// [`Completed`](crate::solver::Termination::Completed) with the steps (`= n`) and the time.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct LabelSgdDetail {
     /// The released labels, in visiting order (empty for LP-Normal-SGD).
@@ -424,6 +427,81 @@ fn check_theta0(theta0: Option<&[f64]>, p: usize) -> Result<Vec<f64>> {
     }
 }
 
+/// The checks of [`lp_sgd`] beyond [`LpSgdOptions::validate`]: a bounded set for the theory
+/// step, and a prior of `n × K` rows exactly when the mechanism needs one.
+fn check_inputs<M: LabelModel>(model: &M, opts: &LpSgdOptions, prior: Option<&Prior>) -> Result<()> {
+    let (n, kk) = (model.n(), model.num_labels());
+    if matches!(opts.step, LpStep::Theory(_)) && opts.set.radius().is_none() {
+        return Err(Error::param(
+            "step",
+            format!(
+                "the theory step η = D/(G√t) needs a bounded set (ball or theta-b, D = 2B); the set is `{}`",
+                opts.set.name()
+            ),
+        ));
+    }
+    match (opts.mechanism.needs_prior(), prior) {
+        (true, None) => Err(Error::param(
+            "prior",
+            format!("--label-mechanism {} needs a per-sample prior", opts.mechanism.name()),
+        )),
+        (false, Some(_)) => Err(Error::param(
+            "prior",
+            format!("--label-mechanism {} takes no prior", opts.mechanism.name()),
+        )),
+        (true, Some(pr)) if pr.k != kk || pr.n() != n => Err(Error::Shape(format!(
+            "the prior is {} × {}, expected n × K = {n} × {kk}",
+            pr.n(),
+            pr.k
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// LP-Normal-SGD's guarantee (Ghazi et al. (2021), Alg. 6 and Prop. 11: `(ε, δ)`, one
+/// Gaussian step per sample) and its report, from the calibration `(σ, Δ)` and the pass's
+/// statistics over `n` steps.
+fn normal_release(
+    opts: &LpSgdOptions,
+    (delta, calibration): (f64, GaussianCalibration),
+    (sigma, sens): (f64, f64),
+    st: &pass::NormalStats,
+    n: usize,
+    rng: &NoiseRng,
+) -> (Guarantee, NormalReport) {
+    let g = Guarantee {
+        eps: opts.eps,
+        delta,
+        model: PrivacyModel::Central,
+        unit: PrivacyUnit::Item,
+        neighbouring: Neighbouring::LabelChange,
+        mechanism: "LP-Normal-SGD (Ghazi et al. 2021, Alg. 6): Gaussian noise on the label-dependent coordinates of each sample's gradient, one step per sample",
+        noise: rng.source(),
+        assumptions: Assumptions {
+            radius: opts.set.radius(),
+            notes: vec![
+                format!(
+                    "per-step Gaussian mechanism on Q(G_y − G_0): sensitivity Δ = {sens:e} (checked at every step; largest realised {:e}), σ = {sigma:e} ({} calibration)",
+                    st.max_sens,
+                    calibration.name()
+                ),
+                "one pass: every sample is used in exactly one step (parallel composition over samples)".into(),
+            ],
+            ..Assumptions::default()
+        },
+    };
+    let report = NormalReport {
+        sigma,
+        sensitivity: sens,
+        max_realised_sensitivity: st.max_sens,
+        calibration,
+        rank_min: if st.rank_min == usize::MAX { 0 } else { st.rank_min },
+        rank_max: st.rank_max,
+        rank_mean: st.rank_sum as f64 / n as f64,
+    };
+    (g, report)
+}
+
 /// One pass of label-private SGD over the samples of `model` in data order (module docs).
 /// `prior` (`n × K` rows) is required by [`LabelMechanism::RrTopK`] and
 /// [`LabelMechanism::RrWithPrior`] and refused by the others; its cost, if any, is composed into
@@ -444,38 +522,8 @@ pub fn lp_sgd<M: LabelModel>(
 ) -> Result<Fit<LabelSgdDetail>> {
     let start = Instant::now();
     opts.validate()?;
-    let (n, kk, p) = (model.n(), model.num_labels(), model.dim());
-    if matches!(opts.step, LpStep::Theory(_)) && opts.set.radius().is_none() {
-        return Err(Error::param(
-            "step",
-            format!(
-                "the theory step η = D/(G√t) needs a bounded set (ball or theta-b, D = 2B); the set is `{}`",
-                opts.set.name()
-            ),
-        ));
-    }
-    match (opts.mechanism.needs_prior(), prior) {
-        (true, None) => {
-            return Err(Error::param(
-                "prior",
-                format!("--label-mechanism {} needs a per-sample prior", opts.mechanism.name()),
-            ))
-        }
-        (false, Some(_)) => {
-            return Err(Error::param(
-                "prior",
-                format!("--label-mechanism {} takes no prior", opts.mechanism.name()),
-            ))
-        }
-        (true, Some(pr)) if pr.k != kk || pr.n() != n => {
-            return Err(Error::Shape(format!(
-                "the prior is {} × {}, expected n × K = {n} × {kk}",
-                pr.n(),
-                pr.k
-            )))
-        }
-        _ => {}
-    }
+    let (n, p) = (model.n(), model.dim());
+    check_inputs(model, opts, prior)?;
     let mut theta = check_theta0(theta0, p)?;
     opts.set.project(&mut theta);
     let lipschitz = resolve_lipschitz(model, opts.lipschitz, opts.step)?;
@@ -501,37 +549,8 @@ pub fn lp_sgd<M: LabelModel>(
     let visits: Vec<Visit<'_>> = (0..n).map(Visit::Fresh).collect();
     let out = run_pass(model, &ps, &visits, &mut theta, 0, rng)?;
     let (guarantee, normal_report) = match (opts.mechanism, normal, out.normal) {
-        (LabelMechanism::Normal { delta, calibration, .. }, Some((sigma, sens)), Some(st)) => {
-            let g = Guarantee {
-                eps: opts.eps,
-                delta,
-                model: PrivacyModel::Central,
-                unit: PrivacyUnit::Item,
-                neighbouring: Neighbouring::LabelChange,
-                mechanism: "LP-Normal-SGD (Ghazi et al. 2021, Alg. 6): Gaussian noise on the label-dependent coordinates of each sample's gradient, one step per sample",
-                noise: rng.source(),
-                assumptions: Assumptions {
-                    radius: opts.set.radius(),
-                    notes: vec![
-                        format!(
-                            "per-step Gaussian mechanism on Q(G_y − G_0): sensitivity Δ = {sens:e} (checked at every step; largest realised {:e}), σ = {sigma:e} ({} calibration)",
-                            st.max_sens,
-                            calibration.name()
-                        ),
-                        "one pass: every sample is used in exactly one step (parallel composition over samples)".into(),
-                    ],
-                    ..Assumptions::default()
-                },
-            };
-            let report = NormalReport {
-                sigma,
-                sensitivity: sens,
-                max_realised_sensitivity: st.max_sens,
-                calibration,
-                rank_min: if st.rank_min == usize::MAX { 0 } else { st.rank_min },
-                rank_max: st.rank_max,
-                rank_mean: st.rank_sum as f64 / n as f64,
-            };
+        (LabelMechanism::Normal { delta, calibration, .. }, Some(cal), Some(st)) => {
+            let (g, report) = normal_release(opts, (delta, calibration), cal, &st, n, rng);
             (g, Some(report))
         }
         _ => (rr_guarantee(opts.eps, opts.mechanism, opts.debias, rng), None),

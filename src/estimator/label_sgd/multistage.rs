@@ -135,6 +135,7 @@ impl MultiStageOptions {
 
 /// One stage of [`multi_stage`].
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct StageReport {
     /// Fresh samples of the stage (`|S(s)|`).
     pub samples: usize,
@@ -159,6 +160,7 @@ pub struct StageReport {
 /// composition when it was private); its `report` is
 /// [`Completed`](crate::solver::Termination::Completed) with the steps of all stages.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct MultiStageDetail {
     /// Per stage.
@@ -209,21 +211,10 @@ fn reusable<'r, M: LabelModel>(
     Ok((reuse, filtered_out))
 }
 
-/// LP-MST with label-private SGD (module docs). `initial_prior` (`n × K`) is stage 1's prior
-/// (e.g. [`super::histogram_prior`]); without it stage 1 is K-RR.
-///
-/// # Errors
-/// [`Error::InvalidParam`] for invalid options, a stage with no sample, or the errors of
-/// [`super::lp_sgd`]; [`Error::Shape`] for a prior of the wrong size.
-pub fn multi_stage<M: LabelModel>(
-    model: &M,
-    opts: &MultiStageOptions,
-    initial_prior: Option<&Prior>,
-    rng: &mut NoiseRng,
-) -> Result<Fit<MultiStageDetail>> {
-    let started = Instant::now();
-    opts.validate()?;
-    let (n, kk, p) = (model.n(), model.num_labels(), model.dim());
+/// The checks of [`multi_stage`] beyond [`MultiStageOptions::validate`]: a bounded set for the
+/// theory step, and an initial prior of `n × K` rows.
+fn check_inputs<M: LabelModel>(model: &M, opts: &MultiStageOptions, initial_prior: Option<&Prior>) -> Result<()> {
+    let (n, kk) = (model.n(), model.num_labels());
     if matches!(opts.step, LpStep::Theory(_)) && opts.set.radius().is_none() {
         return Err(Error::param(
             "step",
@@ -242,6 +233,102 @@ pub fn multi_stage<M: LabelModel>(
             )));
         }
     }
+    Ok(())
+}
+
+/// Writes stage `s`'s priors of its `members` into `priors` (`n × K`): the initial prior at
+/// stage 1 (if any), the model prior `softmax(−ℓ(Φ_i θ_{s−1}; ·)/t)` afterwards. Whether the
+/// stage has a prior (stage 1 without an initial prior is K-RR).
+fn stage_priors<M: LabelModel>(
+    model: &M,
+    theta: &[f64],
+    temperature: f64,
+    initial_prior: Option<&Prior>,
+    s: usize,
+    members: &[usize],
+    priors: &mut [f64],
+) -> Result<bool> {
+    let kk = model.num_labels();
+    if s == 0 {
+        if let Some(pr) = initial_prior {
+            for &i in members {
+                priors[i * kk..(i + 1) * kk].copy_from_slice(pr.row(i));
+            }
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    } else {
+        let rows = super::model_prior(model, theta, temperature, members)?;
+        for (&i, row) in members.iter().zip(rows.chunks_exact(kk)) {
+            priors[i * kk..(i + 1) * kk].copy_from_slice(row);
+        }
+        Ok(true)
+    }
+}
+
+/// The mean RR-with-prior `k*` over the stage's `members` (`K` without a prior).
+fn stage_mean_k(wp: &RrWithPrior, priors: Option<&[f64]>, members: &[usize], kk: usize) -> Result<f64> {
+    let Some(priors) = priors else {
+        return Ok(kk as f64);
+    };
+    let mut sum = 0usize;
+    for &i in members {
+        sum += wp.choose_k(&priors[i * kk..(i + 1) * kk])?;
+    }
+    Ok(sum as f64 / members.len() as f64)
+}
+
+/// The earlier releases stage `s` reuses, how many the filter dropped, and the filter's `k`
+/// (none before the second stage or without reuse).
+fn stage_reuse<'r, M: LabelModel>(
+    model: &M,
+    theta: &[f64],
+    opts: &MultiStageOptions,
+    s: usize,
+    mean_k: f64,
+    released: &'r [ReleasedLabel],
+) -> Result<(Vec<&'r ReleasedLabel>, usize, Option<usize>)> {
+    if !(opts.reuse && s > 0) {
+        return Ok((Vec::new(), 0, None));
+    }
+    let kk = model.num_labels();
+    let kf = match opts.filter {
+        FilterRule::FloorMeanK => (mean_k.floor() as usize).clamp(1, kk),
+        FilterRule::Fixed(k) => k.min(kk),
+        FilterRule::All => kk,
+    };
+    let (reuse, filtered_out) = reusable(model, theta, released, kf)?;
+    Ok((reuse, filtered_out, Some(kf)))
+}
+
+/// The composed guarantee: parallel over the stages, then the initial prior's cost by basic
+/// composition when it was private.
+fn composed_guarantee(stages: &[StageReport], initial_prior: Option<&Prior>) -> Result<Guarantee> {
+    let parts: Vec<Guarantee> = stages.iter().map(|s| s.guarantee.clone()).collect();
+    let mut guarantee = Guarantee::parallel(&parts)?;
+    if let Some(pg) = initial_prior.and_then(|pr| pr.guarantee.as_ref()) {
+        guarantee = pg.compose(&guarantee)?;
+    }
+    Ok(guarantee)
+}
+
+/// LP-MST with label-private SGD (module docs). `initial_prior` (`n × K`) is stage 1's prior
+/// (e.g. [`super::histogram_prior`]); without it stage 1 is K-RR.
+///
+/// # Errors
+/// [`Error::InvalidParam`] for invalid options, a stage with no sample, or the errors of
+/// [`super::lp_sgd`]; [`Error::Shape`] for a prior of the wrong size.
+pub fn multi_stage<M: LabelModel>(
+    model: &M,
+    opts: &MultiStageOptions,
+    initial_prior: Option<&Prior>,
+    rng: &mut NoiseRng,
+) -> Result<Fit<MultiStageDetail>> {
+    let started = Instant::now();
+    opts.validate()?;
+    let (n, kk, p) = (model.n(), model.num_labels(), model.dim());
+    check_inputs(model, opts, initial_prior)?;
     let lipschitz = resolve_lipschitz(model, opts.lipschitz, opts.step)?;
     let perm = epoch_permutation(n, opts.split_seed, 0);
     let bounds = stage_bounds(n, &opts.fractions)?;
@@ -254,49 +341,15 @@ pub fn multi_stage<M: LabelModel>(
     let mut t0 = 0usize;
     for s in 0..opts.fractions.len() {
         let members = &perm[bounds[s]..bounds[s + 1]];
-        // Priors of the stage's samples.
-        let have_prior = if s == 0 {
-            if let Some(pr) = initial_prior {
-                for &i in members {
-                    priors[i * kk..(i + 1) * kk].copy_from_slice(pr.row(i));
-                }
-                true
-            } else {
-                false
-            }
-        } else {
-            let rows = super::model_prior(model, &theta, opts.temperature, members)?;
-            for (&i, row) in members.iter().zip(rows.chunks_exact(kk)) {
-                priors[i * kk..(i + 1) * kk].copy_from_slice(row);
-            }
-            true
-        };
+        let have_prior = stage_priors(model, &theta, opts.temperature, initial_prior, s, members, &mut priors)?;
         let mechanism = if have_prior {
             LabelMechanism::RrWithPrior
         } else {
             LabelMechanism::Krr
         };
-        let mean_k = if have_prior {
-            let mut sum = 0usize;
-            for &i in members {
-                sum += wp.choose_k(&priors[i * kk..(i + 1) * kk])?;
-            }
-            sum as f64 / members.len() as f64
-        } else {
-            kk as f64
-        };
+        let mean_k = stage_mean_k(&wp, have_prior.then_some(&priors[..]), members, kk)?;
         // Earlier releases to reuse (filtered by the top-k of the previous model).
-        let (reuse, filtered_out, filter_k) = if opts.reuse && s > 0 {
-            let kf = match opts.filter {
-                FilterRule::FloorMeanK => (mean_k.floor() as usize).clamp(1, kk),
-                FilterRule::Fixed(k) => k.min(kk),
-                FilterRule::All => kk,
-            };
-            let (reuse, filtered_out) = reusable(model, &theta, &released, kf)?;
-            (reuse, filtered_out, Some(kf))
-        } else {
-            (Vec::new(), 0, None)
-        };
+        let (reuse, filtered_out, filter_k) = stage_reuse(model, &theta, opts, s, mean_k, &released)?;
         let mut visits: Vec<Visit<'_>> = members.iter().map(|&i| Visit::Fresh(i)).collect();
         visits.extend(reuse.iter().map(|&r| Visit::Reuse(r)));
         let order = epoch_permutation(visits.len(), mix_seed(opts.split_seed, 1 + s as u64), 0);
@@ -330,11 +383,7 @@ pub fn multi_stage<M: LabelModel>(
             steps: out.steps,
         });
     }
-    let parts: Vec<Guarantee> = stages.iter().map(|s| s.guarantee.clone()).collect();
-    let mut guarantee = Guarantee::parallel(&parts)?;
-    if let Some(pg) = initial_prior.and_then(|pr| pr.guarantee.as_ref()) {
-        guarantee = pg.compose(&guarantee)?;
-    }
+    let guarantee = composed_guarantee(&stages, initial_prior)?;
     let steps = stages.iter().map(|s| s.steps).sum();
     let report = SolveReport::completed("lp-mst", theta.clone(), steps, started.elapsed());
     let mut fit = Fit::new(theta, report, MultiStageDetail { stages, released });

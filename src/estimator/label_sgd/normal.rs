@@ -34,6 +34,7 @@ use rand_distr::{Distribution, StandardNormal};
 /// (Prop. 11 leaves the constant `C` of `σ = C·L√(ln(1/δ))/ε` unspecified; these are the
 /// standard calibrations, not the paper's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 #[non_exhaustive]
 pub enum GaussianCalibration {
     /// Balle & Wang (2018): the smallest σ meeting the exact privacy profile (any ε > 0).

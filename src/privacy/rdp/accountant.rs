@@ -28,12 +28,15 @@ impl Default for Accountant {
 
 /// The result of [`Accountant::epsilon`].
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct EpsilonReport {
     /// `ε` for the given `δ`.
     pub epsilon: f64,
     /// The best order.
     pub order: f64,
-    /// The composed RDP at the best order.
+    /// The composed RDP at the best order (serialised as `rdp_at_order`, the key of the CLI's
+    /// `account`).
+    #[cfg_attr(feature = "serde", serde(rename = "rdp_at_order"))]
     pub rdp: f64,
     /// `δ`.
     pub delta: f64,

@@ -56,7 +56,7 @@ use super::{Control, Progress, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::Loss;
-use crate::objective::Objective;
+use crate::objective::{Eval, Objective};
 use engine::Iterates;
 use one_pass::{iterate_mean, Setup};
 use std::ops::Range;
@@ -189,6 +189,91 @@ pub(crate) const UNSTABLE: f64 = 1e3;
 /// Steps between checks of the caller's interrupt flag and deadline.
 const STOP_CHECK: usize = 4096;
 
+/// The shape of a run: rows per step, steps per epoch and steps in all (the observer's budget).
+#[derive(Debug, Clone, Copy)]
+struct StepPlan {
+    batch: usize,
+    per_epoch: usize,
+    budget: usize,
+}
+
+/// The step counts of `opts` on `n` rows, and the stability check of a data-dependent rule
+/// against the whole budget ([`check_stability`]).
+fn plan_steps<O: SgdObjective>(obj: &O, opts: &SgdOptions, sched: &Schedule, n: usize) -> Result<StepPlan> {
+    let per_epoch = if opts.batch == 1 { n } else { n.div_ceil(opts.batch) };
+    let budget = per_epoch.checked_mul(opts.epochs).ok_or_else(|| {
+        Error::param(
+            "epochs",
+            format!("{} epochs of {per_epoch} steps overflow", opts.epochs),
+        )
+    })?;
+    if opts.step.needs_data() {
+        check_stability(&opts.step, sched, budget, obj.sgd_curvature())?;
+    }
+    Ok(StepPlan {
+        batch: opts.batch,
+        per_epoch,
+        budget,
+    })
+}
+
+/// The steps of one epoch in runs of at most [`STOP_CHECK`] steps, cut at the observer's
+/// reporting steps, with a progress report (no objective) between runs. `Some` when the caller
+/// stopped the run (checked between runs).
+fn epoch_steps<O: SgdObjective>(
+    obj: &O,
+    setup: &Setup,
+    order: Option<&[usize]>,
+    plan: StepPlan,
+    st: &mut Iterates,
+    scratch: &mut minibatch::Scratch,
+    ctl: &Control,
+) -> Result<Option<Termination>> {
+    let mut k = 0;
+    while k < plan.per_epoch {
+        if k > 0 {
+            if let Some(s) = ctl.stop_requested() {
+                return Ok(Some(s));
+            }
+        }
+        let mut end = (k + STOP_CHECK).min(plan.per_epoch);
+        if ctl.observer.is_some() {
+            let every = ctl.observe_every;
+            let next = (st.t / every + 1) * every; // next global step to report
+            end = end.min(k + (next - st.t));
+        }
+        obj.sgd_steps(setup, order, plan.batch, k..end, st, scratch)?;
+        k = end;
+        if k < plan.per_epoch && ctl.wants_progress(st.t) {
+            ctl.notify_progress(&Progress {
+                solver: "sgd",
+                iteration: st.t,
+                budget: plan.budget,
+                objective: f64::NAN,
+                kkt_residual: f64::NAN,
+                theta: &st.output(),
+            });
+        }
+    }
+    Ok(None)
+}
+
+/// `F` and its gradient at the starting point `theta` (one counted pass).
+///
+/// # Errors
+/// [`Error::Numerical`] when either is not finite.
+fn evaluate_start<O: SgdObjective>(obj: &O, theta: &[f64], rep: &mut SolveReport) -> Result<Eval> {
+    let mut ev = obj.new_eval();
+    obj.evaluate(theta, &mut ev);
+    rep.counts.grad_evals += 1;
+    if !super::all_finite(&ev) {
+        return Err(Error::Numerical(
+            "the objective or its gradient is not finite at the starting point".into(),
+        ));
+    }
+    Ok(ev)
+}
+
 /// Minimises `obj` over `set` by projected SGD from `θ₁ = Π(theta0)` (default 0). See the
 /// module docs for the algorithm and the report; `last_step_norm` is `NaN`.
 ///
@@ -211,68 +296,29 @@ pub fn solve<O: SgdObjective>(
     let n = obj.num_samples();
     super::check_theta0(theta0, d)?;
     let sched = obj.sgd_schedule(&opts.step, set)?;
-    let per_epoch = if opts.batch == 1 { n } else { n.div_ceil(opts.batch) };
-    let budget = per_epoch.checked_mul(opts.epochs).ok_or_else(|| {
-        Error::param(
-            "epochs",
-            format!("{} epochs of {per_epoch} steps overflow", opts.epochs),
-        )
-    })?;
-    if opts.step.needs_data() {
-        check_stability(&opts.step, &sched, budget, obj.sgd_curvature())?;
-    }
+    let plan = plan_steps(obj, opts, &sched, n)?;
 
     let mut rep = SolveReport::blank("sgd", vec![0.0; d], Termination::Completed);
     let setup = Setup::new(obj, set, sched);
     let st0 = Iterates::start(d, theta0, &setup.proj, iterate_mean(opts.average, d));
     // The starting point's evaluation gives the certificate its first term magnitudes.
-    let mut ev = obj.new_eval();
-    obj.evaluate(&st0.output(), &mut ev);
-    rep.counts.grad_evals += 1;
-    if !super::all_finite(&ev) {
-        return Err(Error::Numerical(
-            "the objective or its gradient is not finite at the starting point".into(),
-        ));
-    }
+    let mut ev = evaluate_start(obj, &st0.output(), &mut rep)?;
     let sz = set.sum_zero();
     let mut cert = Certifier::new(obj, &ev, ctl, &mut rep);
 
     let mut st = st0;
     let mut scratch = minibatch::Scratch::default();
-    ctl.notify_start("sgd", n, d, budget);
+    ctl.notify_start("sgd", n, d, plan.budget);
 
     let mut termination = Termination::Completed;
     let mut certified: Option<Kkt> = None;
     let mut evaluated = false; // whether `ev` belongs to the current output point
-    'epochs: for epoch in 0..opts.epochs {
+    for epoch in 0..opts.epochs {
         let order = opts.shuffle.then(|| epoch_permutation(n, opts.seed, epoch as u64));
-        let mut k = 0;
-        while k < per_epoch {
-            if k > 0 {
-                if let Some(s) = ctl.stop_requested() {
-                    termination = s;
-                    break 'epochs;
-                }
-            }
-            let mut end = (k + STOP_CHECK).min(per_epoch);
-            if ctl.observer.is_some() {
-                let every = ctl.observe_every;
-                let next = (st.t / every + 1) * every; // next global step to report
-                end = end.min(k + (next - st.t));
-            }
-            evaluated = false;
-            obj.sgd_steps(&setup, order.as_deref(), opts.batch, k..end, &mut st, &mut scratch)?;
-            k = end;
-            if k < per_epoch && ctl.wants_progress(st.t) {
-                ctl.notify_progress(&Progress {
-                    solver: "sgd",
-                    iteration: st.t,
-                    budget,
-                    objective: f64::NAN,
-                    kkt_residual: f64::NAN,
-                    theta: &st.output(),
-                });
-            }
+        evaluated = false;
+        if let Some(s) = epoch_steps(obj, &setup, order.as_deref(), plan, &mut st, &mut scratch, ctl)? {
+            termination = s;
+            break;
         }
         // End of epoch: F and the KKT residual of the returned point, one full pass.
         obj.evaluate(&st.output(), &mut ev);
@@ -287,7 +333,7 @@ pub fn solve<O: SgdObjective>(
             ctl.notify_progress(&Progress {
                 solver: "sgd",
                 iteration: st.t,
-                budget,
+                budget: plan.budget,
                 objective: ev.value,
                 kkt_residual: est.relative,
                 theta: &st.output(),

@@ -14,14 +14,17 @@
 //! `x[(t·d + j)·R + r]`, `y[t·R + r]` — so with `R = 1` it is the ordinary row-major `n × d`
 //! matrix, and each time step reads one contiguous `d × R` panel.
 
-use super::lanes::{self, Lanes, Proj, Wide};
+mod chunks;
+
+use super::lanes::Proj;
 use super::step::Schedule;
 use super::Averaging;
 use crate::error::{DataErrorKind, Error, Location, Result};
 use crate::feasible::FeasibleSet;
-use crate::loss::{Loss, LossOut};
-use crate::solver::{Control, Progress, SolveReport, Termination};
-use pulp::{Arch, Simd, WithSimd};
+use crate::loss::Loss;
+use crate::solver::{Control, SolveReport, Termination};
+use chunks::Engine;
+use pulp::Arch;
 use std::time::{Duration, Instant};
 
 /// A validated, borrowed block of `R` replications of `n` rows with `d` features each
@@ -368,197 +371,6 @@ fn check_schedule(s: &Schedule) -> Result<()> {
         Schedule::InvT(v) => positive("c", v),
         Schedule::InvLambdaT(v) => positive("λ", v),
         Schedule::InvSqrtT { c, g } => positive("c", c).and_then(|()| positive("G", g)),
-    }
-}
-
-struct Engine<'s, 'a, L: Loss> {
-    block: ReplicaBlock<'a>,
-    prob: &'s ReplicaProblem<'s, L>,
-    opts: &'s ReplicaOptions<'s>,
-    ctl: &'s Control,
-    proj: Proj,
-}
-
-/// `d × R` (`v[j·R + r]`) divided by `scale` → chunk-major padded (`[(k·d + j)·L + l]`,
-/// `r = k·L + l`); everything else (`v = None`, padding lanes) is `fill`.
-fn to_chunks(v: Option<&[f64]>, d: usize, r: usize, lanes: usize, scale: f64, fill: f64) -> Vec<f64> {
-    let nv = r.div_ceil(lanes);
-    let mut out = vec![fill; nv * d * lanes];
-    if let Some(v) = v {
-        for j in 0..d {
-            for rr in 0..r {
-                let (k, l) = (rr / lanes, rr % lanes);
-                out[(k * d + j) * lanes + l] = v[j * r + rr] / scale;
-            }
-        }
-    }
-    out
-}
-
-/// Chunk-major padded → `d × R`.
-fn from_chunks(c: &[f64], d: usize, r: usize, lanes: usize) -> Vec<f64> {
-    let mut out = vec![0.0; d * r];
-    for j in 0..d {
-        for rr in 0..r {
-            let (k, l) = (rr / lanes, rr % lanes);
-            out[j * r + rr] = c[(k * d + j) * lanes + l];
-        }
-    }
-    out
-}
-
-impl<L: Loss> WithSimd for Engine<'_, '_, L> {
-    type Output = ReplicaOutput;
-    #[inline(always)]
-    fn with_simd<S: Simd>(self, simd: S) -> ReplicaOutput {
-        let Engine {
-            block,
-            prob,
-            opts,
-            ctl,
-            proj,
-        } = self;
-        let o = Wide(simd);
-        let (n, d, r) = (block.n, block.d, block.r);
-        let ln = S::F64_LANES;
-        let nv = r.div_ceil(ln);
-        let rp = nv * ln;
-        let w = n as f64;
-        let mut th_buf = to_chunks(opts.theta0, d, r, ln, 1.0, 0.0);
-        let bw_buf = to_chunks(prob.linear_term, d, r, ln, w, 0.0);
-        let mut avg_buf = (opts.average == Averaging::Polyak).then(|| vec![0.0; nv * d * ln]);
-        let per_lane: Vec<f64> = match opts.steps {
-            ReplicaSteps::Shared(_) => vec![1.0; rp],
-            ReplicaSteps::PerReplicaConst(v) | ReplicaSteps::PerReplicaLambda(v) => {
-                let mut p = vec![1.0; rp];
-                p[..r].copy_from_slice(v);
-                p
-            }
-        };
-        let pl = S::as_simd_f64s(&per_lane).0;
-        let bw = S::as_simd_f64s(&bw_buf).0;
-        let beta_w = o.splat(prob.ridge / w);
-        {
-            let th = S::as_mut_simd_f64s(&mut th_buf).0;
-            for k in 0..nv {
-                lanes::project(o, &mut th[k * d..(k + 1) * d], proj);
-            }
-        }
-        let mut xp_buf = vec![0.0; nv * d * ln];
-        let mut ybuf = vec![0.0; rp];
-        let mut sbuf = vec![0.0; rp];
-        let mut gbuf = vec![0.0; rp];
-        let mut checkpoints = Vec::with_capacity(opts.checkpoints.len());
-        let mut next_cp = 0;
-        let mut termination = Termination::Completed;
-        let mut steps = 0;
-        for t in 0..n {
-            if t % STOP_CHECK == 0 && t > 0 {
-                if let Some(s) = ctl.stop_requested() {
-                    termination = s;
-                    break;
-                }
-            }
-            // This step's d × R panel, copied into the chunk-major padded buffer.
-            let xt = &block.x[t * d * r..(t + 1) * d * r];
-            {
-                let xv = S::as_mut_simd_f64s(&mut xp_buf).0;
-                for j in 0..d {
-                    let (head, tail) = S::as_simd_f64s(&xt[j * r..(j + 1) * r]);
-                    for (k, &v) in head.iter().enumerate() {
-                        xv[k * d + j] = v;
-                    }
-                    if !tail.is_empty() {
-                        xv[head.len() * d + j] = simd.partial_load_f64s(tail);
-                    }
-                }
-            }
-            for (yb, &yv) in ybuf.iter_mut().zip(&block.y[t * r..(t + 1) * r]) {
-                *yb = yv as f64;
-            }
-            let xv = S::as_simd_f64s(&xp_buf).0;
-            {
-                let th = S::as_simd_f64s(&th_buf).0;
-                let sv = S::as_mut_simd_f64s(&mut sbuf).0;
-                for (k, s) in sv.iter_mut().enumerate() {
-                    *s = lanes::dot(o, &xv[k * d..(k + 1) * d], &th[k * d..(k + 1) * d]);
-                }
-            }
-            prob.loss.eval_simd(
-                simd,
-                &sbuf,
-                &ybuf,
-                LossOut {
-                    d1: Some(&mut gbuf),
-                    ..Default::default()
-                },
-            );
-            let t1 = t + 1;
-            let gv = S::as_simd_f64s(&gbuf).0;
-            let th = S::as_mut_simd_f64s(&mut th_buf).0;
-            let shared = match opts.steps {
-                ReplicaSteps::Shared(s) => Some(o.splat(-s.eta(t1))),
-                _ => None,
-            };
-            let tv = o.splat(t1 as f64);
-            let inv_k = o.splat(1.0 / t1 as f64);
-            for k in 0..nv {
-                let neg_eta = match (shared, opts.steps) {
-                    (Some(e), _) => e,
-                    (None, ReplicaSteps::PerReplicaLambda(_)) => o.neg(o.div(o.splat(1.0), o.mul(pl[k], tv))),
-                    (None, _) => o.neg(pl[k]),
-                };
-                let thk = &mut th[k * d..(k + 1) * d];
-                lanes::step(
-                    o,
-                    &xv[k * d..(k + 1) * d],
-                    thk,
-                    gv[k],
-                    neg_eta,
-                    beta_w,
-                    &bw[k * d..(k + 1) * d],
-                    proj,
-                );
-                if let Some(a) = avg_buf.as_deref_mut() {
-                    let av = S::as_mut_simd_f64s(a).0;
-                    lanes::average(o, &mut av[k * d..(k + 1) * d], thk, inv_k);
-                }
-            }
-            steps = t1;
-            let cur = avg_buf.as_deref().unwrap_or(&th_buf);
-            if next_cp < opts.checkpoints.len() && opts.checkpoints[next_cp] == t1 {
-                checkpoints.push(Checkpoint {
-                    step: t1,
-                    theta: from_chunks(cur, d, r, ln),
-                });
-                next_cp += 1;
-            }
-            if ctl.wants_progress(t1) {
-                let th0: Vec<f64> = (0..d).map(|j| th_buf[j * ln]).collect();
-                ctl.notify_progress(&Progress {
-                    solver: "sgd-replicated",
-                    iteration: t1,
-                    budget: n,
-                    objective: f64::NAN,
-                    kkt_residual: f64::NAN,
-                    theta: &th0,
-                });
-            }
-        }
-        let theta = from_chunks(avg_buf.as_deref().unwrap_or(&th_buf), d, r, ln);
-        let non_finite = (0..r)
-            .filter(|&rr| (0..d).any(|j| !theta[j * r + rr].is_finite()))
-            .collect();
-        ReplicaOutput {
-            d,
-            replications: r,
-            theta,
-            checkpoints,
-            steps,
-            termination,
-            non_finite,
-            elapsed: Duration::ZERO,
-        }
     }
 }
 
