@@ -274,6 +274,7 @@ impl CovarianceOptions {
 
 /// The release of [`private_covariance`].
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PrivateCovariance {
     /// `d`.
     pub d: usize,
