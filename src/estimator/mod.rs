@@ -82,7 +82,7 @@ pub use kwise::{fit_kwise, fit_kwise_privatized};
 pub enum SolverKind {
     /// Exact projected Newton ([`crate::solver::newton`]).
     Newton,
-    /// Hessian-free truncated Newton-CG (`crate::solver::newton_cg`): no `d × d` matrix,
+    /// Hessian-free truncated Newton-CG ([`crate::solver::newton_cg`]): no `d × d` matrix,
     /// one pass over the data per CG iteration.
     NewtonCg,
     /// Projected L-BFGS ([`crate::solver::lbfgs`]).
@@ -203,7 +203,7 @@ impl SolverKind {
 pub enum Solver {
     /// Exact projected Newton ([`crate::solver::newton`]).
     Newton,
-    /// Hessian-free truncated Newton-CG (`crate::solver::newton_cg`).
+    /// Hessian-free truncated Newton-CG ([`crate::solver::newton_cg`]).
     NewtonCg,
     /// Projected L-BFGS ([`crate::solver::lbfgs`]) with its settings.
     Lbfgs(LbfgsOptions),

@@ -250,7 +250,7 @@ pub struct CovarianceOptions {
     /// `δ ∈ (0, 1/n²]`; this release spends `δ/2`.
     pub delta: f64,
     /// Feature bound `L` per step and horizon `H` (`‖x_i‖ ≤ 2HL`), a priori; the sensitivity
-    /// uses `H·L` (`crate::privacy::calibrate::covariance_sensitivity`).
+    /// uses `H·L` ([`crate::privacy::calibrate::covariance_sensitivity`]).
     pub feature_bound: FeatureBound,
     /// Replace-one (default) or add/remove.
     pub relation: Neighbouring,
@@ -447,7 +447,7 @@ fn covariance_guarantee(opts: &CovarianceOptions, rng: &NoiseRng) -> Guarantee {
 }
 
 /// Algorithm 2 of "Provable protection of human judgements" (anon., 2024), corrected (module docs):
-/// `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`, `s_G` from `private_covariance_std`, then the eigenvalue floor
+/// `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`, `s_G` from [`private_covariance_std`], then the eigenvalue floor
 /// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing: `Σ̃ + λI` is PD only when `λ > ‖G_sym‖`, the floor
 /// makes `Σ̃` itself PSD). `x` is row-major `n × d`.
 /// The raw features carry no horizon: for trajectory comparisons state

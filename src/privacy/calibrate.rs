@@ -150,7 +150,7 @@ pub fn analytic_gaussian_std(sensitivity: f64, eps: f64, delta: f64) -> Result<f
 /// The logistic curvature floor on `Θ_B`: `γ = 1/(2 + e^{2LB} + e^{−2LB}) = min_{|u| ≤ 2LB} σ'(u)`
 /// (Chowdhury, Zhou & Natarajan (2024), Sec. 4; "Provable protection of human judgements"
 /// (anon., 2024), eq. (6); `γ(L = B = 1) = 0.10499358540350652`).
-pub(crate) fn logistic_curvature(l: f64, radius: f64) -> f64 {
+pub fn logistic_curvature(l: f64, radius: f64) -> f64 {
     let u = 2.0 * l * radius;
     1.0 / (2.0 + u.exp() + (-u).exp())
 }
@@ -162,7 +162,7 @@ pub(crate) fn logistic_curvature(l: f64, radius: f64) -> f64 {
 /// comparisons `4√2 H²L_step²/n` and `4H²L_step²/n`. Under label change `Σ_D` does not depend on
 /// the labels at all; that relation is rejected here (the covariance is then public and needs
 /// no noise).
-pub(crate) fn covariance_sensitivity(bound: FeatureBound, n: usize, relation: Neighbouring) -> Result<f64> {
+pub fn covariance_sensitivity(bound: FeatureBound, n: usize, relation: Neighbouring) -> Result<f64> {
     let l = bound.value();
     if n == 0 {
         return Err(Error::Shape("no rows".into()));
@@ -237,7 +237,7 @@ pub struct PrivateMleCalibration {
     pub grad_bound: f64,
     /// Objective noise `s_b = √(40 G² ln(1/δ)) / ε` (Algorithm 1 step 1 with `G`).
     pub objective_noise_std: f64,
-    /// Covariance noise `s_G` of `private_covariance_std` (enters `λ`).
+    /// Covariance noise `s_G` of [`private_covariance_std`] (enters `λ`).
     pub covariance_noise_std: f64,
     /// `λ = 2 s_G (2√d + √(2 ln(1/η)))` (explicit: `λ ≥ 2‖G_sym‖_op` w.p. `1 − η`, where the paper
     /// leaves an unspecified constant).
@@ -264,7 +264,7 @@ pub struct PrivateMleCalibration {
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for `ε ∉ (0, 1]`, `δ ∉ (0, 1)`, `n = 0`.
-pub(crate) fn private_covariance_std(
+pub fn private_covariance_std(
     eps: f64,
     delta: f64,
     bound: FeatureBound,
@@ -370,7 +370,7 @@ pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibrati
 /// `λ = 2 s_G (2√d + √(2 ln(1/η)))`: with probability `≥ 1 − η`, `λ ≥ 2‖G_sym‖_op` for the
 /// symmetrised `d × d` Gaussian noise of standard deviation `s_G`
 /// (the explicit `λ` of `docs/papers.md`, from a Gaussian-matrix tail bound).
-pub(crate) fn explicit_lambda(cov_noise_std: f64, d: usize, eta: f64) -> f64 {
+pub fn explicit_lambda(cov_noise_std: f64, d: usize, eta: f64) -> f64 {
     2.0 * cov_noise_std * (2.0 * (d as f64).sqrt() + (2.0 * (1.0 / eta).ln()).sqrt())
 }
 

@@ -15,7 +15,7 @@ pub(crate) mod dense;
 mod first_order;
 pub mod lbfgs;
 pub mod newton;
-pub(crate) mod newton_cg;
+pub mod newton_cg;
 pub mod observe;
 mod report;
 mod run;
