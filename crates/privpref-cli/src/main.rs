@@ -26,6 +26,10 @@
 //! file, accept `--assert-provenance rr:EPS | krr:EPS:K` instead, and report `"provenance": null`
 //! with a `"no_guarantee_reason"` (and no local guarantee) otherwise ([`provenance`]).
 //!
+//! Output files (`--out`, the labels and side-car of `privatize`, `policy --actions-out`, the
+//! files of `demo` and `experiment`) are written to a temporary file in their directory and
+//! renamed into place, so a killed run never leaves a half-written one ([`atomic`]).
+//!
 //! Exit codes: 0 success; 1 invalid input or I/O error (one line on stderr); 2 bad command
 //! line; 3 the solver did not converge (the JSON result is still written, with
 //! `"converged": false`).
@@ -43,6 +47,7 @@
 //! solver is an error (exit 1). SGD runs draw a progress bar on stderr when it is a terminal.
 
 mod account;
+mod atomic;
 mod central;
 mod demo;
 mod experiment;
@@ -313,13 +318,7 @@ fn features_f64(x: &npy::LoadedMatrix) -> std::borrow::Cow<'_, [f64]> {
 fn write_json(out: &Option<PathBuf>, v: &serde_json::Value) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(v).expect("JSON values serialise");
     match out {
-        Some(p) => std::fs::write(p, text + "\n").map_err(|e| {
-            Error::Io {
-                path: p.display().to_string(),
-                message: e.to_string(),
-            }
-            .into()
-        }),
+        Some(p) => atomic::write_bytes(p, (text + "\n").as_bytes()).map_err(Failure::from),
         // Not println!: it panics when stdout is a closed pipe or a full disk.
         None => {
             use std::io::Write;
@@ -586,7 +585,7 @@ fn run_privatize_krr(a: PrivatizeArgs) -> Result<(), Failure> {
 /// (`info` plus `rng`, `seed`, `out`, `provenance_file` and `provenance`). If the side-car
 /// cannot be written, the labels file is removed: labels are never left without their record.
 fn finish_privatize(a: &PrivatizeArgs, out: &PrivatizedLabels, info: &mut serde_json::Value) -> Result<(), Failure> {
-    npy::write_u8(&a.out, out.labels())?;
+    atomic::write_with(&a.out, |tmp| npy::write_u8(tmp, out.labels()))?;
     let sidecar = match provenance::write_sidecar(&a.out, out) {
         Ok(p) => p,
         Err(e) => {

@@ -430,7 +430,7 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
         o.insert("actions".into(), json!(actions));
     }
     if let Some(p) = &a.actions_out {
-        npy::write_u32(p, &actions)?;
+        super::atomic::write_with(p, |tmp| npy::write_u32(tmp, &actions))?;
     }
     Ok((out, converged))
 }

@@ -1,8 +1,11 @@
-//! Memory-mapped input of the binary: `privpref fit` on a C-order file (memory-mapped) returns
-//! the θ of the library's fit on the copy `read_matrix_keep` reads, bit for bit, for `float64`
-//! and `float32` features, and the same JSON, key for key, as on the same matrix stored in
-//! Fortran order (which cannot be mapped and is read as a copy); the same holds for
-//! `fit --central` and `covariance`.
+//! Memory-mapped input and atomic output of the binary.
+//!
+//! * `privpref fit` on a C-order file (memory-mapped) returns the θ of the library's fit on the
+//!   copy `read_matrix_keep` reads, bit for bit, for `float64` and `float32` features, and the
+//!   same JSON, key for key, as on the same matrix stored in Fortran order (which cannot be
+//!   mapped and is read as a copy); the same holds for `fit --central` and `covariance`.
+//! * Output files are renamed into place whole: a new file replaces the old one, no temporary
+//!   file is left next to them, and a failed write names the output and leaves it as it was.
 
 use crate::{common, support};
 use common::write_npy_raw;
@@ -151,4 +154,88 @@ fn fit_on_a_mapped_file_returns_the_theta_of_the_copy() {
             assert_eq!(cli("c.npy"), cli("f.npy"), "{} f32 = {f32_data}", args[0]);
         }
     }
+}
+
+#[cfg(unix)] // inode numbers
+#[test]
+fn outputs_are_written_whole_and_leave_no_temporary_files() {
+    let dir = TempDir::new("atomic");
+    let (n, d) = (500, 3);
+    let theta = theta_star(d, 1.0, true, &mut simulation_rng(1)).unwrap();
+    let p = btl_pairs(n, &theta, &mut simulation_rng(2)).unwrap();
+    npy::write_f64(dir.path("x.npy"), &p.x, &[n, d]).unwrap();
+    npy::write_u8(dir.path("y.npy"), &p.y).unwrap();
+    let listing = || {
+        let mut v: Vec<String> = std::fs::read_dir(dir.path(""))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    // privatize: the labels and their side-car, nothing else.
+    let o = run(&[
+        "privatize",
+        "--y",
+        &dir.arg("y.npy"),
+        "--eps",
+        "1",
+        "--seed",
+        "4",
+        "--out",
+        &dir.arg("yp.npy"),
+    ]);
+    json_of(&o);
+    assert_eq!(listing(), ["x.npy", "y.npy", "yp.npy", "yp.npy.provenance.json"]);
+    assert_eq!(npy::read_labels(dir.path("yp.npy"), 2).unwrap().len(), n);
+    // fit --out over an existing file replaces it whole.
+    std::fs::write(dir.path("r.json"), "old contents that are longer than nothing at all").unwrap();
+    let fit_to = |out: &str| {
+        run(&[
+            "fit",
+            "--x",
+            &dir.arg("x.npy"),
+            "--y",
+            &dir.arg("yp.npy"),
+            "--loss",
+            "debiased-rr",
+            "--eps",
+            "1",
+            "--radius",
+            "2",
+            "--out",
+            out,
+        ])
+    };
+    let inode = |name: &str| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(dir.path(name)).unwrap().ino()
+    };
+    let before = inode("r.json");
+    let o = fit_to(&dir.arg("r.json"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A new file renamed over the old one, not the old one rewritten in place.
+    assert_ne!(inode("r.json"), before);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(dir.path("r.json")).unwrap()).unwrap();
+    assert_eq!(v["n"], n);
+    assert_eq!(
+        listing(),
+        ["r.json", "x.npy", "y.npy", "yp.npy", "yp.npy.provenance.json"]
+    );
+    // A write that fails (the target is a directory) names the target, leaves it as it was and
+    // leaves no temporary file.
+    std::fs::create_dir(dir.path("taken")).unwrap();
+    let o = fit_to(&dir.arg("taken"));
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("taken") && err.lines().count() == 1, "{err}");
+    assert!(dir.path("taken").is_dir());
+    assert_eq!(
+        listing(),
+        ["r.json", "taken", "x.npy", "y.npy", "yp.npy", "yp.npy.provenance.json"]
+    );
+    // A missing directory: an error naming the output, no file.
+    let o = fit_to(&dir.arg("no/such/dir/r.json"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no/such/dir/r.json"));
 }
