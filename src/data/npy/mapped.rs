@@ -13,12 +13,14 @@ use std::path::Path;
 /// features are the file's own bytes, not a copy, and only the pages a pass touches are read
 /// from storage.
 ///
-/// **Access pattern.** The solvers stream the rows in order, pass after pass (each worker
-/// thread a fixed block of consecutive rows), so the map is advised sequential. A file that
-/// fits in free memory is read from storage once and then served from the page cache at memory
-/// speed; a file larger than RAM is read again on every pass, at the speed of the disk and the
-/// page cache, instead of failing to load. Keep such files on a local SSD (a network file system
-/// serves every pass over the network) and leave memory free for the page cache.
+/// **Access pattern.** The exact solvers stream the rows in order, pass after pass (each pass
+/// in fixed blocks of consecutive rows, spread over the worker threads), so the map is advised
+/// sequential. A file that fits in free memory is read from storage once and then served from
+/// the page cache at memory speed; a file larger than RAM is read again on every pass, at the
+/// speed of the disk and the page cache, instead of failing to load. (SGD with a shuffled order
+/// visits the rows at random: on a file larger than RAM each step then waits for its pages.)
+/// Keep such files on a local SSD (a network file system serves every pass over the network)
+/// and leave memory free for the page cache.
 ///
 /// **The file must not change while it is mapped.** The slices that
 /// [`features`](MappedMatrix::features) lends are the file's pages: if another process writes
