@@ -13,6 +13,8 @@ mod label_sgd;
 mod layering;
 mod losses;
 mod mechanisms;
+#[cfg(feature = "mmap")]
+mod mmap;
 mod newton_cg;
 mod objective;
 mod observers;

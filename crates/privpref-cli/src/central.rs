@@ -299,7 +299,11 @@ pub fn run_covariance(a: &CovarianceArgs) -> Result<Value, Error> {
             ))
         }
     };
-    let (x, n, d) = npy::read_matrix(&a.x)?;
+    let m = npy::load_matrix(&a.x)?;
+    let (n, d) = (m.n(), m.d());
+    // `private_covariance` takes `&[f64]`: float64 features are the mapped file itself, float32
+    // features are widened into a copy.
+    let x = super::features_f64(&m);
     let mut o = CovarianceOptions::new(a.eps, a.delta, FeatureBound::trajectory(a.horizon, a.feature_bound)?);
     o.relation = relation;
     o.eigen_floor = if a.no_repair { None } else { Some(a.eigen_floor) };

@@ -308,10 +308,7 @@ fn write_csv(dir: &std::path::Path, cells: &[Cell]) -> Result<()> {
             s.push_str(&format!("{},{},{},{},{:.17e}\n", c.estimator.name(), eps, c.n, r, e));
         }
     }
-    std::fs::write(&p, s).map_err(|e| privpref::Error::Io {
-        path: p.display().to_string(),
-        message: e.to_string(),
-    })
+    super::atomic::write_bytes(&p, s.as_bytes())
 }
 
 #[cfg(test)]

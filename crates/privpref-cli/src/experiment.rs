@@ -85,10 +85,7 @@ Wall time of the whole experiment: {secs:.1} s.\n"
                 text
             };
             let path = a.out_dir.join(&name);
-            std::fs::write(&path, text).map_err(|e| Error::Io {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            })?;
+            super::atomic::write_bytes(&path, text.as_bytes())?;
             eprintln!("privpref: wrote {}", path.display());
         }
         eprintln!("privpref: experiment {} took {secs:.1} s", exp.name());

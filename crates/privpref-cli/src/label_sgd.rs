@@ -287,7 +287,11 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
             if a.k.is_some_and(|k| k != 2) {
                 return reject("k", "--loss mle is binary (K = 2)");
             }
-            let (x, n, d) = npy::read_matrix(&a.x)?;
+            let m = npy::load_matrix(&a.x)?;
+            let (n, d) = (m.n(), m.d());
+            // The label-private SGD models take `&[f64]`: float64 features are the mapped file
+            // itself, float32 features are widened into a copy.
+            let x = super::features_f64(&m);
             let y = npy::read_labels(&a.y, 2)?;
             let view = PairwiseView::new(&x, n, d, &y, None)?;
             let model = PairwiseModel::new(&view, Logistic)?;
@@ -296,7 +300,9 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         "softmax" => {
             let k =
                 a.k.ok_or_else(|| Error::param("k", "--loss softmax needs --k (number of classes)"))?;
-            let (x, n, d) = npy::read_matrix(&a.x)?;
+            let m = npy::load_matrix(&a.x)?;
+            let (n, d) = (m.n(), m.d());
+            let x = super::features_f64(&m); // `MulticlassView` takes `&[f64]` (as above)
             let y = npy::read_labels(&a.y, k.min(256) as u32)?;
             let view = MulticlassView::new(&x, n, d, k, &y)?;
             let model = MulticlassModel::new(view, PlTop1)?;

@@ -26,6 +26,10 @@
 //! file, accept `--assert-provenance rr:EPS | krr:EPS:K` instead, and report `"provenance": null`
 //! with a `"no_guarantee_reason"` (and no local guarantee) otherwise ([`provenance`]).
 //!
+//! Output files (`--out`, the labels and side-car of `privatize`, `policy --actions-out`, the
+//! files of `demo` and `experiment`) are written to a temporary file in their directory and
+//! renamed into place, so a killed run never leaves a half-written one ([`atomic`]).
+//!
 //! Exit codes: 0 success; 1 invalid input or I/O error (one line on stderr); 2 bad command
 //! line; 3 the solver did not converge (the JSON result is still written, with
 //! `"converged": false`).
@@ -43,6 +47,7 @@
 //! solver is an error (exit 1). SGD runs draw a progress bar on stderr when it is a terminal.
 
 mod account;
+mod atomic;
 mod central;
 mod demo;
 mod experiment;
@@ -55,7 +60,7 @@ mod provenance;
 mod solver_args;
 
 use clap::{Args, Parser, Subcommand};
-use privpref::data::{npy, PairwiseView};
+use privpref::data::{npy, Features, PairwiseView};
 use privpref::estimator::{fit, fit_privatized, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
@@ -286,16 +291,34 @@ pub fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Error> {
         .map_err(|e| Error::param("threads", format!("cannot start worker threads: {e}")))
 }
 
+/// The validated pairwise view of a feature matrix from `npy::load_matrix` (memory-mapped when
+/// the file allows, so the features are not copied), with labels `y` and optional weights.
+/// `float32` features stay `f32`: half the memory, and the kernels accumulate in `f64` with the
+/// same bits as on the widened values.
+fn pairwise_view<'a>(
+    x: &'a npy::LoadedMatrix,
+    y: &'a [u8],
+    weights: Option<&'a [f64]>,
+) -> Result<PairwiseView<'a>, Error> {
+    match x.features() {
+        Features::F64(v) => PairwiseView::new(v, x.n(), x.d(), y, weights),
+        Features::F32(v) => PairwiseView::new_f32(v, x.n(), x.d(), y, weights),
+    }
+}
+
+/// The features of `x` as `f64`, for the estimators that take `&[f64]`: borrowed (from the map,
+/// when mapped) for `float64` data, widened into a new vector for `float32` data.
+fn features_f64(x: &npy::LoadedMatrix) -> std::borrow::Cow<'_, [f64]> {
+    match x.features() {
+        Features::F64(v) => std::borrow::Cow::Borrowed(v),
+        Features::F32(v) => std::borrow::Cow::Owned(v.iter().map(|&f| f64::from(f)).collect()),
+    }
+}
+
 fn write_json(out: &Option<PathBuf>, v: &serde_json::Value) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(v).expect("JSON values serialise");
     match out {
-        Some(p) => std::fs::write(p, text + "\n").map_err(|e| {
-            Error::Io {
-                path: p.display().to_string(),
-                message: e.to_string(),
-            }
-            .into()
-        }),
+        Some(p) => atomic::write_bytes(p, (text + "\n").as_bytes()).map_err(Failure::from),
         // Not println!: it panics when stdout is a closed pipe or a full disk.
         None => {
             use std::io::Write;
@@ -361,16 +384,13 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     let set = FeasibleSet::parse(&a.constraint, a.radius)?;
     let solver = SolverKind::parse(&a.solver)?;
     let settings = a.solver_settings(solver)?;
-    let (x, n, d) = npy::read_matrix_keep(&a.x)?;
+    let x = npy::load_matrix(&a.x)?;
+    let (n, d) = (x.n(), x.d());
     let y = npy::read_labels(&a.y, 2)?;
     let prov = provenance::resolve(&a.y, a.provenance.as_deref(), a.assert_provenance.as_deref())?;
     let labels = prov.map(|p| PrivatizedLabels::new(y.clone(), p)).transpose()?;
     let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
-    // float32 features stay f32 (half the memory; f64 accumulation, same answer as widened).
-    let view = match &x {
-        npy::Matrix::F64(x) => PairwiseView::new(x, n, d, &y, weights.as_deref())?,
-        npy::Matrix::F32(x) => PairwiseView::new_f32(x, n, d, &y, weights.as_deref())?,
-    };
+    let view = pairwise_view(&x, &y, weights.as_deref())?;
     let opts = a.fit_options(loss, set, solver, &settings, n)?;
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
@@ -396,9 +416,9 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         a.seed,
         threads,
     );
-    let dtype = match x {
-        npy::Matrix::F64(_) => "float64",
-        npy::Matrix::F32(_) => "float32",
+    let dtype = match x.features() {
+        Features::F64(_) => "float64",
+        Features::F32(_) => "float32",
     };
     result.insert("x_dtype".into(), json!(dtype));
     provenance::insert_fields(
@@ -445,10 +465,10 @@ fn run_fit_central(a: FitArgs) -> Result<(), Failure> {
     }
     a.solver_settings(solver)?;
     let set = FeasibleSet::parse(&a.constraint, a.radius)?;
-    let (x, n, d) = npy::read_matrix(&a.x)?;
+    let x = npy::load_matrix(&a.x)?;
     let y = npy::read_labels(&a.y, 2)?;
     let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
-    let view = PairwiseView::new(&x, n, d, &y, weights.as_deref())?;
+    let view = pairwise_view(&x, &y, weights.as_deref())?;
     let control = a.control();
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
@@ -565,7 +585,7 @@ fn run_privatize_krr(a: PrivatizeArgs) -> Result<(), Failure> {
 /// (`info` plus `rng`, `seed`, `out`, `provenance_file` and `provenance`). If the side-car
 /// cannot be written, the labels file is removed: labels are never left without their record.
 fn finish_privatize(a: &PrivatizeArgs, out: &PrivatizedLabels, info: &mut serde_json::Value) -> Result<(), Failure> {
-    npy::write_u8(&a.out, out.labels())?;
+    atomic::write_with(&a.out, |tmp| npy::write_u8(tmp, out.labels()))?;
     let sidecar = match provenance::write_sidecar(&a.out, out) {
         Ok(p) => p,
         Err(e) => {

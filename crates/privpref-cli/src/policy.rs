@@ -204,13 +204,17 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
         }
         (Some(m), None)
     } else if let Some(p) = &a.x {
-        let (x, n, dx) = npy::read_matrix(p)?;
+        let m = npy::load_matrix(p)?;
+        let (n, dx) = (m.n(), m.d());
         if dx != d {
             return Err(Error::Shape(format!("--x has d = {dx} columns, theta has {d}")));
         }
         let mut s = vec![0.0; d * d];
         let mut xmax: f64 = 0.0;
-        for row in x.chunks_exact(d) {
+        // Row by row from the (mapped) file: float32 rows are widened one at a time.
+        let (x, mut buf) = (m.features(), vec![0.0; d]);
+        for r in 0..n {
+            let row = x.row(r, d, &mut buf);
             if let Some(j) = row.iter().position(|v| !v.is_finite()) {
                 return Err(Error::param("x", format!("non-finite feature in column {j}")));
             }
@@ -426,7 +430,7 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
         o.insert("actions".into(), json!(actions));
     }
     if let Some(p) = &a.actions_out {
-        npy::write_u32(p, &actions)?;
+        super::atomic::write_with(p, |tmp| npy::write_u32(tmp, &actions))?;
     }
     Ok((out, converged))
 }

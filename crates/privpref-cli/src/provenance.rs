@@ -109,7 +109,7 @@ pub fn write_sidecar(labels_path: &Path, labels: &PrivatizedLabels) -> Result<Pa
     });
     let path = sidecar_path(labels_path);
     let text = serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n";
-    std::fs::write(&path, text).map_err(|e| io(&path, e.to_string()))?;
+    super::atomic::write_bytes(&path, text.as_bytes())?;
     Ok(path)
 }
 

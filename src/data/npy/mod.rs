@@ -13,8 +13,19 @@
 //! (A general-purpose reader was used before; its header parser overflowed in debug builds on
 //! such shapes and reported parse errors over several lines.) Data in the machine's byte order
 //! are read in bulk into the result vector; the other byte order is swapped in place.
+//!
+//! With the feature `mmap`, a feature matrix can also be memory-mapped instead of read:
+//! `MappedMatrix` lends the file's own pages as [`Features`](crate::data::Features) (zero-copy,
+//! and out of core: a file larger than RAM is streamed from storage pass after pass), and
+//! `load_matrix` maps when the file's layout allows and reads a copy otherwise. Their headers
+//! go through the same checks, with the same messages, as [`read_matrix_keep`].
 
 pub mod header;
+#[cfg(feature = "mmap")]
+mod mapped;
+
+#[cfg(feature = "mmap")]
+pub use mapped::{load_matrix, LoadedMatrix, MappedMatrix};
 
 use crate::error::{DataErrorKind, Error, Location, Result};
 use header::{Dtype, Header, Kind};
@@ -164,29 +175,50 @@ pub enum Matrix {
 pub fn read_matrix_keep(path: impl AsRef<Path>) -> Result<(Matrix, usize, usize)> {
     let path = path.as_ref();
     let npy = open(path)?;
-    let shape = npy.header.shape.clone();
-    let fortran = npy.header.fortran_order;
-    let (n, d) = match shape[..] {
+    let (n, d, precision) = matrix_header(path, &npy.header)?;
+    Ok((matrix_data(path, npy, n, d, precision)?, n, d))
+}
+
+/// The element type of a feature matrix: `float64` or `float32`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Precision {
+    F64,
+    F32,
+}
+
+/// The checks every reader of a feature matrix makes on its header, in this order: a 2-D shape,
+/// then a `float64` or `float32` dtype. Returns `(n, d, precision)`.
+fn matrix_header(path: &Path, h: &Header) -> Result<(usize, usize, Precision)> {
+    let (n, d) = match h.shape[..] {
         [n, d] => (n as usize, d as usize),
         _ => {
             return Err(io_err(
                 path,
-                format!("expected a 2-D array (n × d), found shape {shape:?}"),
+                format!("expected a 2-D array (n × d), found shape {:?}", h.shape),
             ))
         }
     };
-    let dtype = npy.header.dtype;
-    let m = match (dtype.kind, dtype.size) {
-        (Kind::Float, 8) => Matrix::F64(row_major(payload::<f64>(path, npy)?, n, d, fortran)),
-        (Kind::Float, 4) => Matrix::F32(row_major(payload::<f32>(path, npy)?, n, d, fortran)),
+    let precision = match (h.dtype.kind, h.dtype.size) {
+        (Kind::Float, 8) => Precision::F64,
+        (Kind::Float, 4) => Precision::F32,
         _ => {
             return Err(io_err(
                 path,
-                format!("expected float64 or float32 data, found dtype {}", dtype.descr()),
+                format!("expected float64 or float32 data, found dtype {}", h.dtype.descr()),
             ))
         }
     };
-    Ok((m, n, d))
+    Ok((n, d, precision))
+}
+
+/// The data of an opened matrix, with the `(n, d, precision)` that [`matrix_header`] returned
+/// for it, row-major, in its stored precision.
+fn matrix_data(path: &Path, npy: Npy, n: usize, d: usize, precision: Precision) -> Result<Matrix> {
+    let fortran = npy.header.fortran_order;
+    Ok(match precision {
+        Precision::F64 => Matrix::F64(row_major(payload::<f64>(path, npy)?, n, d, fortran)),
+        Precision::F32 => Matrix::F32(row_major(payload::<f32>(path, npy)?, n, d, fortran)),
+    })
 }
 
 /// Column-major (Fortran) `n × d` values to row-major; row-major values unchanged.

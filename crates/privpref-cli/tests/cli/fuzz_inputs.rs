@@ -4,7 +4,8 @@
 //! * **npy headers** ([`header::preamble`], [`header::parse`]): valid headers mutated byte by
 //!   byte (flips, insertions, deletions, truncation, digit runs), and random bytes;
 //! * **npy files**: the same mutations applied to whole files (header and payload), read by
-//!   every reader of [`npy`];
+//!   every reader of [`npy`], including the memory-mapped ones (which must agree with the
+//!   copying reader);
 //! * **the CLI**: random argument lists drawn from every subcommand's flags (except the
 //!   long-running `demo` and `experiment`, which have their own tests) with hostile values
 //!   (`nan`, `-0`, `1e308`, `18446744073709551616`, empty strings, paths to corrupt files), each run
@@ -17,6 +18,7 @@
 use crate::{common, support};
 use common::write_npy_raw;
 use privpref::data::npy::{self, header};
+use privpref::data::Features;
 use rand::{Rng, RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -32,8 +34,8 @@ fn budget() -> Duration {
     Duration::from_secs_f64(s)
 }
 
-/// Valid files to mutate: float64 and float32 matrices, uint8/int64/bool labels, a 3-D array,
-/// a version-2.0 header.
+/// Valid files to mutate: float64 and float32 matrices (C and Fortran order), uint8/int64/bool
+/// labels, a 3-D array, a version-2.0 header.
 fn seeds() -> Vec<Vec<u8>> {
     let dir = TempDir::new("fuzz-seeds");
     let mut out = Vec::new();
@@ -55,6 +57,13 @@ fn seeds() -> Vec<Vec<u8>> {
     raw("<i8", &[3], &ones);
     raw("|b1", &[4], &[0, 1, 1, 0]);
     raw(">f8", &[1, 1], &1.5f64.to_be_bytes());
+    // Fortran order (read as a copy, never mapped).
+    let cols: Vec<u8> = [1.0f64, -2.0, 3.0, 0.5, 4.0, -1.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    write_npy_raw(&p, "<f8", true, &[2, 3], &cols);
+    out.push(std::fs::read(&p).unwrap());
     let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
     let h = "{'descr': '<f8', 'fortran_order': True, 'shape': (1, 1), }    \n";
     v2.extend_from_slice(&(h.len() as u32).to_le_bytes());
@@ -123,6 +132,14 @@ fn mutate<R: Rng + ?Sized>(b: &[u8], rng: &mut R) -> Vec<u8> {
     v
 }
 
+/// A digest of every value's bits (reads every value): the precision and a wrapping sum.
+fn sum_bits(f: Features<'_>) -> (usize, u64) {
+    match f {
+        Features::F64(v) => (8, v.iter().fold(0u64, |a, x| a.wrapping_add(x.to_bits()))),
+        Features::F32(v) => (4, v.iter().fold(0u64, |a, x| a.wrapping_add(u64::from(x.to_bits())))),
+    }
+}
+
 fn one_line(e: &str) -> bool {
     !e.is_empty() && !e.contains('\n')
 }
@@ -186,15 +203,34 @@ fn npy_readers_never_panic() {
             keep(npy::read_ids(&p, "clusters").map(|_| ()));
             keep(npy::read_array3(&p).map(|_| ()));
             keep(npy::read_group_labels(&p, 3).map(|_| ()));
-            errs
+            // The mapped readers: every value read (a truncated map would fault here), and
+            // `load_matrix` agrees with the copying reader, value for value or message for
+            // message.
+            let mapped = npy::MappedMatrix::open(&p).map(|m| sum_bits(m.features()));
+            keep(mapped.map(|_| ()));
+            let loaded = npy::load_matrix(&p).map(|m| sum_bits(m.features()));
+            let read = npy::read_matrix_keep(&p).map(|(m, _, _)| match &m {
+                npy::Matrix::F64(v) => sum_bits(Features::F64(v)),
+                npy::Matrix::F32(v) => sum_bits(Features::F32(v)),
+            });
+            let agree = match (&loaded, &read) {
+                (Ok(a), Ok(b)) => a == b,
+                (Err(a), Err(b)) => a.to_string() == b.to_string(),
+                _ => false,
+            };
+            keep(loaded.map(|_| ()));
+            (errs, agree)
         }));
         match r {
             Err(_) => bad.push(format!("panic on {input:?}")),
-            Ok(errs) => {
+            Ok((errs, agree)) => {
                 for e in errs {
                     if !one_line(&e) {
                         bad.push(format!("multi-line error {e:?}"));
                     }
+                }
+                if !agree {
+                    bad.push(format!("load_matrix and read_matrix_keep disagree on {input:?}"));
                 }
             }
         }

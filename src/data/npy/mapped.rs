@@ -1,0 +1,261 @@
+//! Memory-mapped feature matrices (feature `mmap`): [`MappedMatrix`] maps the data of a `.npy`
+//! file read-only and lends it as [`Features`]; [`load_matrix`] maps when the layout allows and
+//! otherwise reads a copy. The header is parsed and checked by the same strict reader as
+//! [`read_matrix_keep`](super::read_matrix_keep), with the same messages, before anything is
+//! mapped.
+
+use super::{io_err, matrix_data, matrix_header, open, Matrix, Npy, Precision};
+use crate::data::Features;
+use crate::error::Result;
+use std::path::Path;
+
+/// A 2-D `float64` or `float32` `.npy` matrix whose data are memory-mapped read-only: the
+/// features are the file's own bytes, not a copy, and only the pages a pass touches are read
+/// from storage.
+///
+/// **Access pattern.** The exact solvers stream the rows in order, pass after pass (each pass
+/// in fixed blocks of consecutive rows, spread over the worker threads), so the map is advised
+/// sequential. A file that fits in free memory is read from storage once and then served from
+/// the page cache at memory speed; a file larger than RAM is read again on every pass, at the
+/// speed of the disk and the page cache, instead of failing to load. (SGD with a shuffled order
+/// visits the rows at random: on a file larger than RAM each step then waits for its pages.)
+/// Keep such files on a local SSD (a network file system serves every pass over the network)
+/// and leave memory free for the page cache.
+///
+/// **The file must not change while it is mapped.** The slices that
+/// [`features`](MappedMatrix::features) lends are the file's pages: if another process writes
+/// to the file, the values change under the borrow, and if it truncates the file, reading the
+/// lost pages kills the process with `SIGBUS`. Nothing in this library writes to it; the caller
+/// keeps the file unmodified and at its length until the `MappedMatrix` is dropped (write a new
+/// file and rename it over the old one, which leaves an open map on the old data).
+///
+/// Mapping needs a layout the kernels can read in place: C (row-major) order (or a single row
+/// or column, the same bytes in either order), the machine's byte order, and data that start at
+/// a multiple of the element size (NumPy aligns them to 64 bytes). A file in another layout is
+/// an [`Error::Io`](crate::Error::Io) saying why; [`load_matrix`] reads a copy instead.
+#[derive(Debug)]
+pub struct MappedMatrix {
+    map: memmap2::Mmap,
+    /// Bytes before the data.
+    offset: usize,
+    precision: Precision,
+    n: usize,
+    d: usize,
+}
+
+/// What an attempt to map a matrix found: the map, or the opened file with the reason it cannot
+/// be mapped (read it with [`matrix_data`]).
+enum Attempt {
+    Mapped(MappedMatrix),
+    Unmappable {
+        npy: Npy,
+        n: usize,
+        d: usize,
+        precision: Precision,
+        why: String,
+    },
+}
+
+/// Opens `path`, checks its header as the reader does (exact size, a 2-D shape, a float dtype)
+/// and maps its data when the layout allows ([`MappedMatrix`]).
+fn attempt(path: &Path) -> Result<Attempt> {
+    let npy = open(path)?;
+    let (n, d, precision) = matrix_header(path, &npy.header)?;
+    let (dtype, data_offset, data_bytes) = (npy.header.dtype, npy.header.data_offset, npy.header.data_bytes);
+    let why = if dtype.big_endian != cfg!(target_endian = "big") {
+        Some(format!(
+            "its data ({}) are not in this machine's byte order",
+            dtype.descr()
+        ))
+    } else if npy.header.fortran_order && n > 1 && d > 1 {
+        Some("its data are in Fortran (column-major) order".to_string())
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        return Ok(Attempt::Unmappable {
+            npy,
+            n,
+            d,
+            precision,
+            why,
+        });
+    }
+    // SAFETY: `Mmap::map` is unsafe because the mapped bytes are shared with the file: a write
+    // by another process changes them under the slices `features` lends, and a truncation
+    // turns an access into `SIGBUS`. The map is read-only and nothing in this crate writes to
+    // the file; `MappedMatrix` documents that the caller must keep the file unmodified while
+    // it is mapped. Every bit pattern is a valid `f64`/`f32`, so the values themselves cannot
+    // be invalid.
+    let mapped = unsafe { memmap2::Mmap::map(npy.reader.get_ref()) };
+    let map = match mapped {
+        Ok(map) => map,
+        Err(e) => {
+            return Ok(Attempt::Unmappable {
+                npy,
+                n,
+                d,
+                precision,
+                why: format!("the operating system refused to map it ({e})"),
+            })
+        }
+    };
+    // The header and size were checked on the open file; a file that changed size since is
+    // refused rather than read past its end.
+    let expected = data_offset + data_bytes;
+    if map.len() as u64 != expected {
+        return Err(io_err(
+            path,
+            format!(
+                "the file changed while it was opened: {} bytes mapped, the header describes {expected}",
+                map.len()
+            ),
+        ));
+    }
+    // `open` checked that the data fit in `usize`, so the offset does too.
+    let offset = data_offset as usize;
+    let bytes = &map[offset..];
+    let aligned = match precision {
+        Precision::F64 => bytemuck::try_cast_slice::<u8, f64>(bytes).is_ok(),
+        Precision::F32 => bytemuck::try_cast_slice::<u8, f32>(bytes).is_ok(),
+    };
+    if !aligned {
+        return Ok(Attempt::Unmappable {
+            npy,
+            n,
+            d,
+            precision,
+            why: format!(
+                "its data start at byte {offset}, which is not a multiple of {} (the size of {})",
+                dtype.size,
+                dtype.descr()
+            ),
+        });
+    }
+    #[cfg(unix)]
+    {
+        // A hint to read ahead and drop pages behind; a kernel that refuses it maps all the
+        // same, so its error is ignored.
+        let _ = map.advise(memmap2::Advice::Sequential);
+    }
+    Ok(Attempt::Mapped(MappedMatrix {
+        map,
+        offset,
+        precision,
+        n,
+        d,
+    }))
+}
+
+impl MappedMatrix {
+    /// Maps the `n × d` matrix of the `.npy` file at `path` (see the type's docs).
+    ///
+    /// # Errors
+    /// [`Error::Io`](crate::Error::Io), with the reader's messages, for a file that is not a
+    /// valid 2-D `float64`/`float32` `.npy` array (a malformed or lying header, truncated data,
+    /// trailing bytes, a shape whose size overflows, another dtype or number of dimensions);
+    /// and, naming the reason, for a valid file that cannot be mapped in place: Fortran order,
+    /// the other byte order, data not aligned to the element size, or a file system that does
+    /// not support mapping.
+    pub fn open(path: impl AsRef<Path>) -> Result<MappedMatrix> {
+        let path = path.as_ref();
+        match attempt(path)? {
+            Attempt::Mapped(m) => Ok(m),
+            Attempt::Unmappable { why, .. } => Err(io_err(
+                path,
+                format!("cannot be memory-mapped: {why} (load_matrix reads a copy instead)"),
+            )),
+        }
+    }
+
+    /// Number of rows `n`.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of columns `d`.
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    /// The `n·d` values, row-major, in their stored precision, borrowed from the map (no copy).
+    pub fn features(&self) -> Features<'_> {
+        // `attempt` checked that these bytes are aligned for the element type and that their
+        // length is `n·d` elements, so the casts cannot fail.
+        let bytes = &self.map[self.offset..];
+        match self.precision {
+            Precision::F64 => Features::F64(bytemuck::cast_slice(bytes)),
+            Precision::F32 => Features::F32(bytemuck::cast_slice(bytes)),
+        }
+    }
+}
+
+/// A 2-D `float64` or `float32` matrix from [`load_matrix`]: memory-mapped
+/// ([`MappedMatrix`]) when the file's layout allows, otherwise read into memory as by
+/// [`read_matrix_keep`](super::read_matrix_keep). Either way its features are row-major in the
+/// stored precision, with the same values.
+#[derive(Debug)]
+pub struct LoadedMatrix {
+    data: Loaded,
+    n: usize,
+    d: usize,
+}
+
+#[derive(Debug)]
+enum Loaded {
+    Mapped(MappedMatrix),
+    Read(Matrix),
+}
+
+impl LoadedMatrix {
+    /// Number of rows `n`.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of columns `d`.
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    /// The `n·d` values, row-major, in their stored precision.
+    pub fn features(&self) -> Features<'_> {
+        match &self.data {
+            Loaded::Mapped(m) => m.features(),
+            Loaded::Read(Matrix::F64(v)) => Features::F64(v),
+            Loaded::Read(Matrix::F32(v)) => Features::F32(v),
+        }
+    }
+
+    /// Whether the features are the mapped file (`true`) or a copy read into memory (`false`).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.data, Loaded::Mapped(_))
+    }
+}
+
+/// The `n × d` matrix of the `.npy` file at `path`: memory-mapped when its layout allows (see
+/// [`MappedMatrix`], whose caveat then applies: the file must not change while the result
+/// lives), otherwise (Fortran order, the other byte order, unaligned data, a file system
+/// without mapping) read into memory, transposed or byte-swapped as by
+/// [`read_matrix_keep`](super::read_matrix_keep). [`LoadedMatrix::is_mapped`] says which.
+///
+/// # Errors
+/// [`Error::Io`](crate::Error::Io) for a file that is not a valid 2-D `float64`/`float32`
+/// `.npy` array, with the reader's messages.
+pub fn load_matrix(path: impl AsRef<Path>) -> Result<LoadedMatrix> {
+    let path = path.as_ref();
+    Ok(match attempt(path)? {
+        Attempt::Mapped(m) => LoadedMatrix {
+            n: m.n,
+            d: m.d,
+            data: Loaded::Mapped(m),
+        },
+        Attempt::Unmappable {
+            npy, n, d, precision, ..
+        } => LoadedMatrix {
+            data: Loaded::Read(matrix_data(path, npy, n, d, precision)?),
+            n,
+            d,
+        },
+    })
+}
