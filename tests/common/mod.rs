@@ -171,16 +171,24 @@ pub fn write_npy_raw(path: &std::path::Path, descr: &str, fortran: bool, shape: 
         1 => format!("({},)", dims[0]),
         _ => format!("({})", dims.join(", ")),
     };
+    std::fs::write(path, npy_bytes(descr, fortran, &shape, data, 0)).unwrap();
+}
+
+/// The bytes of an `.npy` file (format version 1.0) with the header dict written verbatim:
+/// `shape` is the Python tuple as text (so a test can also write a header that lies about its
+/// data), padded with spaces so that the data start at `64k + shift` bytes (`shift = 0` as NumPy
+/// writes them; another `shift` gives data misaligned for their type), then `data`.
+pub fn npy_bytes(descr: &str, fortran: bool, shape: &str, data: &[u8], shift: usize) -> Vec<u8> {
     let order = if fortran { "True" } else { "False" };
     let dict = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}");
-    // magic (6) + version (2) + header length (2) + dict + padding + '\n' ≡ 0 (mod 64)
-    let pad = (64 - (10 + dict.len() + 1) % 64) % 64;
+    // magic (6) + version (2) + header length (2) + dict + padding + '\n' ≡ shift (mod 64)
+    let pad = (shift % 64 + 64 - (10 + dict.len() + 1) % 64) % 64;
     let header = format!("{dict}{}\n", " ".repeat(pad));
     let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
     bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
     bytes.extend_from_slice(header.as_bytes());
     bytes.extend_from_slice(data);
-    std::fs::write(path, bytes).unwrap();
+    bytes
 }
 
 /// The term magnitudes `a_j = (1/W)(Σ_i w_i |ℓ'(x_iᵀθ)| |x_ij| + β|θ_j| + |b_j|)` of the

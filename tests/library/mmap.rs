@@ -4,6 +4,7 @@
 //! order, unaligned data) are refused by `MappedMatrix::open` with the reason and read as a copy
 //! by `load_matrix`; invalid files give the reader's own errors, never a panic.
 
+use crate::common::npy_bytes;
 use privpref::data::npy::{self, header, LoadedMatrix, MappedMatrix, Matrix};
 use privpref::data::{Features, PairwiseView};
 use privpref::estimator::{fit, FitOptions, SolverKind};
@@ -33,22 +34,6 @@ impl Drop for Dir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// The bytes of an `.npy` v1.0 file: the dict with `descr`, `fortran_order` and `shape`,
-/// padded so that the data start at `64k + shift` bytes, then `payload`.
-fn npy_bytes(descr: &str, fortran: bool, shape: &str, payload: &[u8], shift: usize) -> Vec<u8> {
-    let order = if fortran { "True" } else { "False" };
-    let mut h = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}");
-    while (10 + h.len() + 1) % 64 != shift {
-        h.push(' ');
-    }
-    h.push('\n');
-    let mut b = b"\x93NUMPY\x01\x00".to_vec();
-    b.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    b.extend_from_slice(h.as_bytes());
-    b.extend_from_slice(payload);
-    b
 }
 
 fn write_npy(path: &Path, descr: &str, fortran: bool, shape: &str, payload: &[u8], shift: usize) {

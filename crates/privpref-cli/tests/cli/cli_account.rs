@@ -4,17 +4,7 @@
 use crate::{common, support};
 use serde_json::Value;
 use std::process::Output;
-use support::run;
-
-fn json(o: &Output) -> Value {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
-}
+use support::{json_of, run};
 
 fn one_line_error(o: &Output, code: i32, needle: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
@@ -63,7 +53,7 @@ fn account_reproduces_the_reference_points() {
                 "--orders",
                 orders,
             ]);
-            let v = json(&o);
+            let v = json_of(&o);
             let (want, order) = reference_point(q.parse().unwrap(), grid, conv);
             let got = v["epsilon"].as_f64().unwrap();
             assert!(
@@ -92,16 +82,16 @@ fn account_defaults_to_the_replace_relation() {
         "--delta",
         "1e-5",
     ];
-    let v = json(&run(&base));
+    let v = json_of(&run(&base));
     assert_eq!(v["neighbours"], "replace");
     assert_eq!(v["num_orders"], 156);
     let mut ar = base.to_vec();
     ar.extend(["--neighbours", "add-remove"]);
-    let w = json(&run(&ar));
+    let w = json_of(&run(&ar));
     assert!(v["epsilon"].as_f64().unwrap() > w["epsilon"].as_f64().unwrap());
     let mut num = base.to_vec();
     num.extend(["--neighbours", "replace-numeric", "--orders", "1.5,2,4,8,16,32"]);
-    let n = json(&run(&num));
+    let n = json_of(&run(&num));
     assert_eq!(n["neighbours_proven"], false);
     assert_eq!(n["orders"], "list");
 }
@@ -113,7 +103,7 @@ fn calibrate_is_conservative() {
         ("0.02", "500", "3", "1e-5", "replace"),
         ("1", "10", "2", "1e-6", "add-remove"),
     ] {
-        let v = json(&run(&[
+        let v = json_of(&run(&[
             "calibrate",
             "--sampling-rate",
             q,
@@ -132,7 +122,7 @@ fn calibrate_is_conservative() {
         assert_eq!(v["target_epsilon"].as_f64().unwrap(), target);
         // Accounting the returned σ gives the same ε, below the target.
         let s = format!("{sigma:e}");
-        let w = json(&run(&[
+        let w = json_of(&run(&[
             "account",
             "--sampling-rate",
             q,
@@ -148,7 +138,7 @@ fn calibrate_is_conservative() {
         assert!(w["epsilon"].as_f64().unwrap() <= target, "{w}");
     }
     // dp_accounting: 1.51312 (orders 2..256).
-    let v = json(&run(&[
+    let v = json_of(&run(&[
         "calibrate",
         "--sampling-rate",
         "0.01",

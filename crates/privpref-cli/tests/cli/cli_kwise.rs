@@ -10,7 +10,7 @@
 //!   simulation generator, and they feed `fit --loss pl-krr`.
 
 use crate::{common, support};
-use support::{run, TempDir};
+use support::{json_of, run, TempDir};
 
 use common::write_npy_raw;
 use privpref::data::{npy, GroupLabels, GroupView};
@@ -19,7 +19,6 @@ use privpref::feasible::FeasibleSet;
 use privpref::loss::GroupLossSpec;
 use privpref::mechanism::{simulation_rng, KaryRr, Mechanism};
 use privpref::sim::{pl_groups, theta_star};
-use std::process::Output;
 
 const N: usize = 60;
 const K: usize = 3;
@@ -352,16 +351,6 @@ fn invalid_kwise_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
         failures.len(),
         failures.join("\n")
     );
-}
-
-fn json_of(o: &Output) -> serde_json::Value {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
 }
 
 fn theta_of(v: &serde_json::Value) -> Vec<f64> {

@@ -9,7 +9,7 @@
 //!   stdout.
 
 use crate::{common, support};
-use support::{run, TempDir};
+use support::{json_of, run, TempDir};
 
 use common::write_npy_raw;
 use privpref::data::{npy, MulticlassView};
@@ -19,8 +19,6 @@ use privpref::loss::PlTop1;
 use privpref::mechanism::simulation_rng;
 use privpref::privacy::NoiseRng;
 use privpref::sim::{class_means, class_mixture};
-use serde_json::Value;
-use std::process::Output;
 
 const N: usize = 400;
 const K: usize = 4;
@@ -73,16 +71,6 @@ fn fit_args(dir: &TempDir, x: &str, y: &str, rest: &[&str]) -> Vec<String> {
     ];
     v.extend(rest.iter().map(|s| s.to_string()));
     v
-}
-
-fn json_of(o: &Output) -> Value {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
 }
 
 #[test]

@@ -17,17 +17,7 @@ use privpref::loss::LossSpec;
 use privpref::mechanism::simulation_rng;
 use privpref::sim::{btl_pairs, theta_star};
 use serde_json::Value;
-use support::{run, TempDir};
-
-fn json_of(o: &std::process::Output) -> Value {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
-}
+use support::{json_of, run, TempDir};
 
 fn bits(v: &[f64]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits()).collect()

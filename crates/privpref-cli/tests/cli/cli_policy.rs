@@ -7,7 +7,7 @@ use crate::support;
 use privpref::data::npy;
 use serde_json::Value;
 use std::process::Output;
-use support::{run, TempDir};
+use support::{json_of, run, TempDir};
 
 fn one_line_error(o: &Output) -> String {
     assert!(
@@ -59,11 +59,6 @@ fn fit(dir: &TempDir, extra: &[&str]) {
     let refs: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
     let o = run(&refs);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-fn json_of(o: &Output) -> Value {
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
 }
 
 #[test]

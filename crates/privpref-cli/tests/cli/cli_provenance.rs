@@ -20,20 +20,10 @@ use privpref::privacy::NoiseRng;
 use privpref::sim::{btl_pairs, pl_groups, theta_star};
 use serde_json::Value;
 use std::process::Output;
-use support::{run, TempDir};
+use support::{json_of, run, TempDir};
 
 const N: usize = 300;
 const D: usize = 3;
-
-fn json_of(o: &Output) -> Value {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
-}
 
 fn theta_of(v: &Value) -> Vec<f64> {
     v["theta"]

@@ -47,3 +47,15 @@ pub fn run<S: AsRef<OsStr>>(args: &[S]) -> Output {
         .output()
         .expect("spawn privpref")
 }
+
+/// The JSON a successful run wrote on stdout; fails the test, with the exit code and stderr,
+/// when the run failed or stdout is not JSON.
+pub fn json_of(o: &Output) -> serde_json::Value {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
+}
