@@ -7,6 +7,10 @@
 //! `f32` stores the features as `float32` (rounded from the `float64` draws); `fortran` stores
 //! them in column-major order (a file `privpref fit` cannot map and reads a copy of). The data
 //! start at a multiple of 64 bytes, as NumPy writes them.
+//!
+//! In C order the rows are drawn and written 65 536 at a time, so the memory needed is that of
+//! the labels plus one chunk whatever `N` is (files larger than RAM can be written). The
+//! generator draws row by row, so the chunks are the same numbers as one draw of `N` rows.
 
 use privpref::data::npy::{self, header};
 use privpref::mechanism::simulation_rng;
@@ -27,8 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     std::fs::create_dir_all(&dir)?;
     let theta = theta_star(d, 1.0, true, &mut simulation_rng(1))?;
-    let p = btl_pairs(n, &theta, &mut simulation_rng(2))?;
-    npy::write_u8(dir.join("y.npy"), &p.y)?;
+    let mut rng = simulation_rng(2);
 
     let dtype = header::Dtype {
         kind: header::Kind::Float,
@@ -47,20 +50,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("x.npy"))?);
     w.write_all(&head)?;
-    // Element (i, j) of the row-major data; column by column for Fortran order.
-    let order: Box<dyn Iterator<Item = usize>> = if fortran {
-        Box::new((0..d).flat_map(|j| (0..n).map(move |i| i * d + j)))
-    } else {
-        Box::new(0..n * d)
-    };
-    for k in order {
+    let put = |w: &mut std::io::BufWriter<std::fs::File>, v: f64| {
         if f32_data {
-            w.write_all(&(p.x[k] as f32).to_le_bytes())?;
+            w.write_all(&(v as f32).to_le_bytes())
         } else {
-            w.write_all(&p.x[k].to_le_bytes())?;
+            w.write_all(&v.to_le_bytes())
         }
-    }
+    };
+    let y = if fortran {
+        // Element (i, j) of the row-major data, column by column: needs all rows at once.
+        let p = btl_pairs(n, &theta, &mut rng)?;
+        for j in 0..d {
+            for i in 0..n {
+                put(&mut w, p.x[i * d + j])?;
+            }
+        }
+        p.y
+    } else {
+        const CHUNK: usize = 1 << 16;
+        let mut y = Vec::with_capacity(n);
+        let mut done = 0;
+        while done < n {
+            let p = btl_pairs(CHUNK.min(n - done), &theta, &mut rng)?;
+            for &v in &p.x {
+                put(&mut w, v)?;
+            }
+            y.extend_from_slice(&p.y);
+            done += p.n;
+        }
+        y
+    };
     w.flush()?;
+    npy::write_u8(dir.join("y.npy"), &y)?;
     eprintln!(
         "wrote {} ({n} × {d}, {}{}) and {}",
         dir.join("x.npy").display(),
