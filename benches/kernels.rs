@@ -52,6 +52,7 @@ fn bench(c: &mut Criterion) {
         d: dat.d,
         y: &dat.y,
         w: None,
+        shard: None,
     };
     let x32: Vec<f32> = dat.x.iter().map(|&v| v as f32).collect();
     let rows32 = Rows {

@@ -18,6 +18,7 @@ fn main() {
         d,
         y: &y,
         w: None,
+        shard: None,
     };
     let mut sc = vec![0.0; n];
     let mut g = vec![0.0; d];
@@ -78,7 +79,7 @@ fn main() {
             )
         });
         time("loss_sum", &mut || {
-            std::hint::black_box(kernels::loss_sum(&y, None, &Logistic, &sc, None, 0.0, Par::Rayon));
+            std::hint::black_box(kernels::loss_sum(rows, &Logistic, &sc, None, 0.0, Par::Rayon));
         });
     });
 }

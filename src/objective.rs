@@ -155,6 +155,7 @@ impl<'a, L: Loss> Objective<'a, L> {
             d: self.data.d(),
             y: self.data.y(),
             w: self.data.weights(),
+            shard: self.data.shard(),
         }
     }
     /// `W = Σ w_i`.
@@ -266,15 +267,7 @@ impl<'a, L: Loss> Objective<'a, L> {
 
     /// `F(θ + α s)` from the cached scores of `ev` (at `θ`) and `xs = X s`: O(n), no access to `X`.
     pub fn line_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64) -> f64 {
-        let sum = kernels::loss_sum(
-            self.data.y(),
-            self.data.weights(),
-            &self.loss,
-            &ev.scores,
-            Some(xs),
-            alpha,
-            self.par,
-        );
+        let sum = kernels::loss_sum(self.rows(), &self.loss, &ev.scores, Some(xs), alpha, self.par);
         let th: Vec<f64> = ev.theta.iter().zip(s).map(|(t, v)| alpha.mul_add(*v, *t)).collect();
         (sum + self.penalty(&th)) / self.total_weight()
     }
@@ -283,16 +276,7 @@ impl<'a, L: Loss> Objective<'a, L> {
     /// along a projection arc onto a ball (`c = min(1, B/‖θ + α s‖)`), O(n), no access to `X`.
     /// `c = 1` is [`Objective::line_value`].
     pub fn arc_value(&self, ev: &Eval, s: &[f64], xs: &[f64], alpha: f64, scale: f64) -> f64 {
-        let sum = kernels::loss_sum_scaled(
-            self.data.y(),
-            self.data.weights(),
-            &self.loss,
-            &ev.scores,
-            Some(xs),
-            alpha,
-            scale,
-            self.par,
-        );
+        let sum = kernels::loss_sum_scaled(self.rows(), &self.loss, &ev.scores, Some(xs), alpha, scale, self.par);
         let th: Vec<f64> = ev
             .theta
             .iter()
@@ -320,12 +304,18 @@ impl<'a, L: Loss> Objective<'a, L> {
         }
         let y = self.data.y();
         let w = self.data.weights();
-        let (mut r, mut a) = (0.0, 0.0);
-        for (i, &t) in ev.scores.iter().enumerate() {
-            let v = self.loss.recession(t, y[i]) * w.map_or(1.0, |w| w[i]);
-            r += v;
-            a += v.abs();
-        }
+        let leaf = |rows: std::ops::Range<usize>| {
+            let (mut r, mut a) = (0.0, 0.0);
+            for i in rows {
+                let v = self.loss.recession(ev.scores[i], y[i]) * w.map_or(1.0, |w| w[i]);
+                r += v;
+                a += v.abs();
+            }
+            (r, a)
+        };
+        let (mut r, mut a) = kernels::reduce_blocks(self.rows(), self.par, &leaf, &|p: (f64, f64), q: (f64, f64)| {
+            (p.0 + q.0, p.1 + q.1)
+        });
         if let Some(b) = &self.linear {
             let lin: f64 = b.iter().zip(&ev.theta).map(|(x, y)| x * y).sum();
             r += lin;
@@ -333,6 +323,12 @@ impl<'a, L: Loss> Objective<'a, L> {
         }
         let wt = self.total_weight();
         Some((r / wt, a / wt))
+    }
+
+    /// Whether some score `x_iᵀθ` at `ev`'s point is non-zero.
+    pub(crate) fn scores_nonzero(&self, ev: &Eval) -> bool {
+        let leaf = |rows: std::ops::Range<usize>| usize::from(ev.scores[rows].iter().any(|&t| t != 0.0));
+        kernels::reduce_blocks(self.rows(), self.par, &leaf, &|a, b| a + b) > 0
     }
 
     /// Weighted column second moments over an evenly spaced, fixed sample of about `rows`
@@ -374,15 +370,12 @@ impl<'a, L: Loss> Objective<'a, L> {
     /// deterministic for any thread count): the scale of the Hessian's diagonal, used as a
     /// diagonal preconditioner by L-BFGS on badly scaled columns.
     pub fn column_second_moments(&self) -> Vec<f64> {
-        let d = self.dim();
-        let n = self.data.n();
-        let blocks = crate::par::Blocks::new(n, d, 1 << 20, 64);
-        let leaf = |b: usize| self.weighted_squares(blocks.range(b)).0;
+        let leaf = |rows: std::ops::Range<usize>| self.weighted_squares(rows).0;
         let combine = |mut a: Vec<f64>, b: Vec<f64>| {
             a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
             a
         };
-        let mut m = crate::par::tree_reduce(blocks.count(), self.par.for_bytes(n * d * 8), &leaf, &combine);
+        let mut m = kernels::reduce_blocks(self.rows(), self.par, &leaf, &combine);
         let wt = self.total_weight();
         m.iter_mut().for_each(|v| *v /= wt);
         m
@@ -432,17 +425,27 @@ impl<'a, L: Loss> Objective<'a, L> {
         let d = self.dim();
         let x = self.data.features();
         let (y, w) = (self.data.y(), self.data.weights());
-        let mut m = vec![0.0; d];
-        let mut buf = vec![0.0; d];
-        let mut wt = 0.0;
-        for i in (0..n).step_by(n.div_ceil(rows)) {
-            let wi = w.map_or(1.0, |w| w[i]);
-            wt += wi;
-            let c = (wi * self.loss.d1(ev.scores[i], y[i])).abs();
-            for (mj, xij) in m.iter_mut().zip(x.row(i, d, &mut buf)) {
-                *mj += c * xij.abs();
+        let step = n.div_ceil(rows);
+        // The sampled rows of each block, summed in order; the blocks along the fixed tree.
+        let leaf = |r: std::ops::Range<usize>| {
+            let mut m = vec![0.0; d];
+            let mut buf = vec![0.0; d];
+            let mut wt = 0.0;
+            for i in (r.start.div_ceil(step) * step..r.end).step_by(step) {
+                let wi = w.map_or(1.0, |w| w[i]);
+                wt += wi;
+                let c = (wi * self.loss.d1(ev.scores[i], y[i])).abs();
+                for (mj, xij) in m.iter_mut().zip(x.row(i, d, &mut buf)) {
+                    *mj += c * xij.abs();
+                }
             }
-        }
+            (m, wt)
+        };
+        let combine = |(mut a, wa): (Vec<f64>, f64), (b, wb): (Vec<f64>, f64)| {
+            a.iter_mut().zip(&b).for_each(|(p, q)| *p += q);
+            (a, wa + wb)
+        };
+        let (mut m, wt) = kernels::reduce_blocks(self.rows(), self.par, &leaf, &combine);
         if !(wt > 0.0) {
             return None;
         }

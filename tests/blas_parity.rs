@@ -39,6 +39,7 @@ fn hessian_backend_is_the_configured_one_and_matches_faer() {
         d,
         y: &y,
         w: None,
+        shard: None,
     };
     let mut t = vec![0.0; n];
     kernels::matvec(rows, &theta, &mut t, Par::Seq);

@@ -45,6 +45,7 @@ fn kernels_are_bit_identical_across_thread_counts() {
         d,
         y: &y,
         w: Some(&w),
+        shard: None,
     };
     let run = |threads: usize| {
         in_pool(threads, || {
@@ -57,7 +58,7 @@ fn kernels_are_bit_identical_across_thread_counts() {
             kernels::hess_vec(rows, &Logistic, &sc, &theta, &mut hv, Par::Rayon);
             let mut xs = vec![0.0; n];
             kernels::matvec(rows, &theta, &mut xs, Par::Rayon);
-            let ls = kernels::loss_sum(&y, Some(&w), &Probit, &sc, Some(&xs), 0.3, Par::Rayon);
+            let ls = kernels::loss_sum(rows, &Probit, &sc, Some(&xs), 0.3, Par::Rayon);
             (
                 v.to_bits(),
                 bits(&g),
@@ -166,6 +167,7 @@ fn fused_value_grad_hessian_matches_the_separate_passes_bit_for_bit() {
                 d,
                 y: &y,
                 w: weights,
+                shard: None,
             };
             all_threads(rows, &Logistic, &theta);
             all_threads(rows, &Probit, &theta);

@@ -26,6 +26,7 @@ pub use multiclass::MulticlassView;
 pub use trajectory::{trajectory_pairs, TrajectoryPairs};
 
 use crate::error::{DataErrorKind, Error, Location, Result};
+use crate::par::{Collective, Shard};
 use rayon::prelude::*;
 
 /// Row-major feature storage of a view: `f64`, or `f32` read as is and widened to `f64` in
@@ -123,6 +124,7 @@ pub struct PairwiseView<'a> {
     total_weight: f64,
     magnitude: Magnitude,
     horizon: usize,
+    shard: Option<Shard<'a>>,
 }
 
 impl<'a> PairwiseView<'a> {
@@ -170,7 +172,35 @@ impl<'a> PairwiseView<'a> {
             total_weight,
             magnitude,
             horizon: 1,
+            shard: None,
         })
+    }
+
+    /// The same rows, reduced by a group of processes that each hold all of them (e.g. MPI
+    /// ranks that memory-map the same file): every pass over `X` of the fits on this view runs
+    /// on this process's part ([`Shard`]) and exchanges only the partial sums of whole subtrees
+    /// of the block tree, so every process gets the bits of the single-process fit. Every
+    /// member must make the same calls on the same data (they are collective operations).
+    pub fn distributed(self, comm: &'a dyn Collective) -> Self {
+        PairwiseView {
+            shard: Some(Shard::new(comm, self.n, self.d)),
+            ..self
+        }
+    }
+    /// This view reduced by the group of `other` (the same rows, e.g. rescaled), if any.
+    pub(crate) fn distributed_like(self, other: &PairwiseView<'a>) -> Self {
+        match other.shard {
+            Some(s) => PairwiseView {
+                shard: Some(Shard::new(s.collective(), self.n, self.d)),
+                ..self
+            },
+            None => self,
+        }
+    }
+    /// This process's part of the rows, when the view is [`PairwiseView::distributed`].
+    #[inline]
+    pub fn shard(&self) -> Option<Shard<'a>> {
+        self.shard
     }
 
     /// Number of samples (rows).

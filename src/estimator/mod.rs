@@ -482,7 +482,7 @@ pub(crate) fn fit_raw(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fit> 
         solve_pairwise(data, opts)?
     } else {
         let x = normalize::scaled_features(&data, e);
-        let view = PairwiseView::new(&x, data.n(), data.d(), data.y(), data.weights())?;
+        let view = PairwiseView::new(&x, data.n(), data.d(), data.y(), data.weights())?.distributed_like(&data);
         let up = normalize::pow2(e);
         let down = normalize::pow2(-e);
         let mut o = opts.clone();

@@ -4,7 +4,7 @@ use super::row_ops::labels_f64;
 use super::{Rows, MAX_BATCH};
 use crate::data::Features;
 use crate::loss::{Loss, LossOut};
-use crate::par::{tree_reduce, Par};
+use crate::par::Par;
 use pulp::{Arch, Simd, WithSimd};
 
 /// `(s, e)` with `s = fl(a + b)` and `s + e = a + b` exactly (Knuth's TwoSum).
@@ -168,7 +168,7 @@ pub fn value_grad_compensated<L: Loss>(rows: Rows<'_>, loss: &L, theta: &[f64], 
         }
         ((v, ea + eb + e), (ga, la))
     };
-    let ((v, e), (gh, gl)) = tree_reduce(blocks.count(), rows.par(par), &leaf, &combine);
+    let ((v, e), (gh, gl)) = rows.reduce(blocks, par, &leaf, &combine);
     for j in 0..d {
         grad[j] = gh[j] + gl[j];
     }

@@ -1,9 +1,9 @@
 //! O(n) loss sums from cached scores, for line searches (no access to `X`).
 
 use super::row_ops::{batch_sum, labels_f64};
-use super::MAX_BATCH;
+use super::{Rows, MAX_BATCH};
 use crate::loss::{Loss, LossOut};
-use crate::par::{tree_reduce, Blocks, Par};
+use crate::par::{tree_reduce, Par};
 use pulp::{Arch, Simd, WithSimd};
 
 struct LossSum<'a, L> {
@@ -56,25 +56,16 @@ impl<L: Loss> WithSimd for LossSum<'_, L> {
     }
 }
 
-/// `Σ_i w_i ℓ(t_i + α s_i; y_i)` (or `Σ w_i ℓ(t_i)` when `s` is `None`): O(n), no access to `X`.
-pub fn loss_sum<L: Loss>(
-    y: &[u8],
-    w: Option<&[f64]>,
-    loss: &L,
-    t: &[f64],
-    s: Option<&[f64]>,
-    alpha: f64,
-    par: Par,
-) -> f64 {
-    loss_sum_scaled(y, w, loss, t, s, alpha, 1.0, par)
+/// `Σ_i w_i ℓ(t_i + α s_i; y_i)` (or `Σ w_i ℓ(t_i)` when `s` is `None`) over the labels and weights
+/// of `rows`: O(n), no access to `X`.
+pub fn loss_sum<L: Loss>(rows: Rows<'_>, loss: &L, t: &[f64], s: Option<&[f64]>, alpha: f64, par: Par) -> f64 {
+    loss_sum_scaled(rows, loss, t, s, alpha, 1.0, par)
 }
 
 /// `Σ_i w_i ℓ(c·(t_i + α s_i); y_i)`: the loss along a projection arc `c(α)·(θ + α s)` (radial
 /// projection onto a ball), O(n) from cached scores. `c = 1` gives [`loss_sum`] bit for bit.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn loss_sum_scaled<L: Loss>(
-    y: &[u8],
-    w: Option<&[f64]>,
+    rows: Rows<'_>,
     loss: &L,
     t: &[f64],
     s: Option<&[f64]>,
@@ -82,9 +73,10 @@ pub(crate) fn loss_sum_scaled<L: Loss>(
     scale: f64,
     par: Par,
 ) -> f64 {
-    let n = y.len();
+    let (n, y, w) = (rows.n(), rows.y, rows.w);
     assert_eq!(t.len(), n);
-    let blocks = Blocks::new(n, 1, 1 << 16, 64);
+    // The blocks of the passes over X (so a shard reads the scores of its own rows only).
+    let blocks = rows.stream_blocks();
     let arch = Arch::new();
     let leaf = |b: usize| {
         let r = blocks.range(b);
@@ -98,5 +90,9 @@ pub(crate) fn loss_sum_scaled<L: Loss>(
             loss,
         })
     };
-    tree_reduce(blocks.count(), par.for_bytes(n * 24), &leaf, &|a, b| a + b)
+    let par = par.for_bytes(n * 24);
+    match &rows.shard {
+        None => tree_reduce(blocks.count(), par, &leaf, &|a, b| a + b),
+        Some(sh) => sh.tree_reduce(blocks, par, &leaf, &|a, b| a + b),
+    }
 }

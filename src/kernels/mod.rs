@@ -42,7 +42,7 @@ pub use value_grad::value_grad;
 pub(crate) use value_grad::value_grad_scale;
 
 use crate::data::Features;
-use crate::par::{Blocks, Par};
+use crate::par::{tree_reduce, tree_reduce_rows, Blocks, Par, Partial, Shard};
 
 /// Target bytes of row data per block of the streaming passes.
 const STREAM_BLOCK_BYTES: usize = 1 << 20;
@@ -62,6 +62,9 @@ pub struct Rows<'a> {
     pub y: &'a [u8],
     /// Optional weights (length `n`).
     pub w: Option<&'a [f64]>,
+    /// This process's part of the rows when they are reduced by a group of processes
+    /// ([`crate::par::Shard`]); `None`: all of them, in this process.
+    pub shard: Option<Shard<'a>>,
 }
 
 impl Rows<'_> {
@@ -71,11 +74,52 @@ impl Rows<'_> {
         self.y.len()
     }
     fn stream_blocks(&self) -> Blocks {
-        Blocks::new(self.n(), self.d, STREAM_BLOCK_BYTES, 64)
+        crate::par::stream_blocks(self.n(), self.d)
     }
     fn par(&self, par: Par) -> Par {
         par.for_bytes(self.x.len() * self.x.value_bytes())
     }
+    /// [`tree_reduce`] over `blocks`, across the group when the rows are sharded.
+    fn reduce<T, L, C>(&self, blocks: Blocks, par: Par, leaf: &L, combine: &C) -> T
+    where
+        T: Send + Partial,
+        L: Fn(usize) -> T + Sync,
+        C: Fn(T, T) -> T + Sync,
+    {
+        let par = self.par(par);
+        match &self.shard {
+            None => tree_reduce(blocks.count(), par, leaf, combine),
+            Some(s) => s.tree_reduce(blocks, par, leaf, combine),
+        }
+    }
+    /// [`tree_reduce_rows`] over `blocks`, across the group when the rows are sharded (each
+    /// process writes its own rows of `out`).
+    fn reduce_rows<T, O, L, C>(&self, blocks: Blocks, k: usize, par: Par, out: &mut [O], leaf: &L, combine: &C) -> T
+    where
+        T: Send + Partial,
+        O: Send,
+        L: Fn(usize, &mut [O]) -> T + Sync,
+        C: Fn(T, T) -> T + Sync,
+    {
+        let par = self.par(par);
+        match &self.shard {
+            None => tree_reduce_rows(blocks, k, par, out, leaf, combine),
+            Some(s) => s.tree_reduce_rows(blocks, k, par, out, leaf, combine),
+        }
+    }
+}
+
+/// A reduction over the row ranges of the passes' blocks: `leaf(rows)` for each block, combined
+/// along the fixed tree (across the group when `rows` are sharded, so only the process's own
+/// rows are visited). For O(n) passes over per-row data such as the scores.
+pub(crate) fn reduce_blocks<T, L, C>(rows: Rows<'_>, par: Par, leaf: &L, combine: &C) -> T
+where
+    T: Send + Partial,
+    L: Fn(std::ops::Range<usize>) -> T + Sync,
+    C: Fn(T, T) -> T + Sync,
+{
+    let blocks = rows.stream_blocks();
+    rows.reduce(blocks, par, &|b| leaf(blocks.range(b)), combine)
 }
 
 /// Calls `f(x, lo, hi)` on rows `rows` of `x` as `f64`: `x` holds rows `rows.start + lo ..

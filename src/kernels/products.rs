@@ -3,7 +3,7 @@
 use super::row_ops::{labels_f64, RowOps};
 use super::{batch_rows, fused, with_f64_rows, Rows, MAX_BATCH};
 use crate::loss::{Loss, LossOut};
-use crate::par::{tree_reduce, tree_reduce_rows, Par};
+use crate::par::Par;
 use pulp::{Arch, Simd, WithSimd};
 
 struct MatVec<'a> {
@@ -37,7 +37,7 @@ pub fn matvec(rows: Rows<'_>, v: &[f64], out: &mut [f64], par: Par) {
             })
         });
     };
-    tree_reduce_rows(blocks, 1, rows.par(par), out, &leaf, &|_, _| ());
+    rows.reduce_rows(blocks, 1, par, out, &leaf, &|(), ()| ());
 }
 
 struct HessVec<'a, L> {
@@ -121,7 +121,7 @@ pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], ou
         }
         a
     };
-    let o = tree_reduce(blocks.count(), rows.par(par), &leaf, &combine);
+    let o = rows.reduce(blocks, par, &leaf, &combine);
     out.copy_from_slice(&o);
 }
 

@@ -4,7 +4,7 @@
 use super::row_ops::{batch_sum, labels_f64, RowOps};
 use super::{batch_rows, with_f64_rows, Rows, MAX_BATCH};
 use crate::loss::{Loss, LossOut};
-use crate::par::{tree_reduce, tree_reduce_rows, Par};
+use crate::par::Par;
 use pulp::{Arch, Simd, WithSimd};
 
 /// The fused pass; with `SCALE`, also `scale += Σ |w_i ℓ'_i| |x_i|` (the term magnitudes of the
@@ -144,7 +144,7 @@ fn fused_pass<L: Loss, const SCALE: bool>(
         }
         (va + vb, ga, aa)
     };
-    let (v, g, a) = tree_reduce_rows(blocks, 1, rows.par(par), scores, &leaf, &combine);
+    let (v, g, a) = rows.reduce_rows(blocks, 1, par, scores, &leaf, &combine);
     grad.copy_from_slice(&g);
     if SCALE {
         scale.copy_from_slice(&a);
@@ -227,7 +227,7 @@ pub(crate) fn abs_grad<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], out: &
         }
         a
     };
-    let o = tree_reduce(blocks.count(), rows.par(par), &leaf, &combine);
+    let o = rows.reduce(blocks, par, &leaf, &combine);
     out.copy_from_slice(&o);
 }
 
@@ -252,6 +252,7 @@ mod scale_tests {
                     d,
                     y: &y,
                     w: weights,
+                    shard: None,
                 };
                 let rr = RrDebiased::new(0.7).unwrap();
                 for pass in 0..2 {

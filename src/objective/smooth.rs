@@ -77,6 +77,10 @@ pub trait SmoothObjective: Sync {
     /// The recession slope `F∞(θ) = lim_{r→∞} F(rθ)/r` at `ev`'s point and the absolute size of
     /// its terms, both divided by `W`; `None` when `β > 0`.
     fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)>;
+    /// Whether some score at `ev`'s point is non-zero (`Xθ ≠ 0`).
+    fn scores_nonzero(&self, ev: &Eval) -> bool {
+        ev.scores.iter().any(|&t| t != 0.0)
+    }
     /// Column scales of the Hessian's diagonal (L-BFGS's diagonal preconditioner).
     fn column_second_moments(&self) -> Vec<f64>;
     /// The same scales from a fixed sample of about `rows` rows, without a pass over `X`
@@ -161,6 +165,9 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
     }
     fn recession_slope(&self, ev: &Eval) -> Option<(f64, f64)> {
         Objective::recession_slope(self, ev)
+    }
+    fn scores_nonzero(&self, ev: &Eval) -> bool {
+        Objective::scores_nonzero(self, ev)
     }
     fn column_second_moments(&self) -> Vec<f64> {
         Objective::column_second_moments(self)

@@ -7,8 +7,9 @@
 
 use super::guarantee::NoiseSource;
 use crate::error::Result;
+use crate::par::Collective;
 use crate::rng::{secure_rng, simulation_rng, SecureRng, SimRng};
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 use std::convert::Infallible;
 
@@ -37,6 +38,35 @@ impl NoiseRng {
     /// [`Error::Privacy`](crate::Error::Privacy) when the OS cannot provide entropy.
     pub fn secure() -> Result<Self> {
         Ok(NoiseRng(Inner::Secure(Box::new(secure_rng()?))))
+    }
+    /// The same CSPRNG on every member of a group of processes: member 0 draws a 32-byte key
+    /// from OS entropy and sends it to the others, which key ChaCha20 with it. For a mechanism
+    /// run by every member of a distributed fit ([`crate::data::PairwiseView::distributed`]),
+    /// which must draw the *same* noise everywhere (the noise is drawn once, as if on member 0
+    /// alone). Never use it for noise that must differ between members (privatising each
+    /// member's own labels: [`NoiseRng::secure`] on each).
+    ///
+    /// # Errors
+    /// [`Error::Privacy`](crate::Error::Privacy) on every member when member 0 cannot obtain
+    /// entropy.
+    pub fn secure_shared(group: &dyn Collective) -> Result<Self> {
+        // Byte 0: whether member 0 has a key; bytes 1..33: the key.
+        let mut buf = [0u8; 33];
+        if group.rank() == 0 {
+            if let Ok(mut r) = secure_rng() {
+                r.fill_bytes(&mut buf[1..]);
+                buf[0] = 1;
+            }
+        }
+        group.broadcast(&mut buf);
+        if buf[0] != 1 {
+            return Err(crate::Error::Privacy(
+                "cannot seed the CSPRNG: OS entropy unavailable on member 0 of the group".into(),
+            ));
+        }
+        let mut key = [0u8; 32];
+        key.copy_from_slice(&buf[1..]);
+        Ok(NoiseRng(Inner::Secure(Box::new(SecureRng::from_seed(key)))))
     }
     /// A seeded simulation generator ([`crate::mechanism::simulation_rng`]): the same stream as
     /// `simulation_rng(seed)`. Anything it randomises is reproducible by whoever knows the seed,

@@ -127,7 +127,7 @@ impl<O: SmoothObjective> Run<'_, O> {
         let at_kkt = self.cert.meets(&est);
         // A KKT point where F does not increase along the ray {rθ} while Xθ ≠ 0: the infimum is
         // approached at infinity (separable data), not attained here.
-        if at_kkt && at_kkt_recession(recession) && self.ev.scores.iter().any(|&t| t != 0.0) {
+        if at_kkt && at_kkt_recession(recession) && self.obj.scores_nonzero(&self.ev) {
             return Err(Termination::NoMinimizer);
         }
         // Without a ball a non-convex loss can flatten out at infinity: a KKT point counts only

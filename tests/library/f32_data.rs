@@ -35,6 +35,7 @@ fn kernels_give_the_bits_of_the_widened_data() {
             d,
             y: &y,
             w: None,
+            shard: None,
         };
         let r64 = Rows {
             x: Features::F64(&x64),

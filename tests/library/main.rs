@@ -6,6 +6,7 @@ mod common;
 
 mod central;
 mod closed_form;
+mod distributed;
 mod f32_data;
 mod hostile;
 mod invalid_options;

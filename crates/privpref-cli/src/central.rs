@@ -121,7 +121,12 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
     let horizon = c.horizon.unwrap_or(1);
     let bound = FeatureBound::trajectory(horizon, l)?;
     let mech = c.mechanism.as_deref().unwrap_or("objpert");
-    let mut rng = NoiseRng::from_seed(inp.seed)?;
+    // Distributed over ranks: the same noise on every rank, drawn from a key that rank 0 takes
+    // from OS entropy (a seed is the same everywhere already).
+    let mut rng = match (inp.seed, inp.view.shard()) {
+        (None, Some(shard)) => NoiseRng::secure_shared(shard.collective())?,
+        (seed, _) => NoiseRng::from_seed(seed)?,
+    };
     let (n, d) = (inp.view.n(), inp.view.d());
     match mech {
         "objpert" => {

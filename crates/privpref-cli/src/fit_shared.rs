@@ -121,6 +121,12 @@ pub fn report_json(
 /// fixed-budget solver's output (SGD) exits 0 with one line on stderr saying it is approximate.
 pub fn finish(out: &Option<std::path::PathBuf>, result: Map<String, Value>, r: &SolveReport) -> Result<(), Failure> {
     write_json(out, &Value::Object(result))?;
+    status(r)
+}
+
+/// The exit status of a fit with report `r` (the part of [`finish`] after writing the result;
+/// what the ranks of an MPI run other than 0 return).
+pub fn status(r: &SolveReport) -> Result<(), Failure> {
     if r.termination == privpref::solver::Termination::Completed {
         eprintln!(
             "privpref: note: approximate result: {} ran its fixed budget; relative KKT residual {:.2e} (not a certified minimiser; the exact solvers certify one)",

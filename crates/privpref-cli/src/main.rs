@@ -57,6 +57,7 @@ mod label_sgd;
 mod policy;
 mod progress;
 mod provenance;
+mod ranks;
 mod solver_args;
 
 use clap::{Args, Parser, Subcommand};
@@ -354,12 +355,14 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         }
     }
     if a.label.label_mechanism.is_some() {
+        ranks::single_process("fit --label-mechanism")?;
         return label_sgd::run(a);
     }
     if let Some(name) = a.label.stray() {
         return Err(Error::param(name, format!("--{name} applies only with --label-mechanism")).into());
     }
     if kwise::is_kwise(&a.loss) {
+        ranks::single_process("a K-wise fit")?;
         return kwise::run(a);
     }
     for (name, given) in [("k", a.k.is_some()), ("top", a.top.is_some())] {
@@ -374,8 +377,9 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
             .into());
         }
     }
+    let ranks = ranks::Ranks::from_env()?;
     if a.central.central {
-        return run_fit_central(a);
+        return run_fit_central(a, &ranks);
     }
     if let Some(name) = a.central.stray() {
         return Err(Error::param(name, format!("--{name} applies only with --central")).into());
@@ -384,13 +388,21 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     let set = FeasibleSet::parse(&a.constraint, a.radius)?;
     let solver = SolverKind::parse(&a.solver)?;
     let settings = a.solver_settings(solver)?;
-    let x = npy::load_matrix(&a.x)?;
+    // Each rank reads (maps) the files itself: a failure on any rank stops every rank.
+    let (x, y, prov, weights) = ranks.agree((|| {
+        let x = npy::load_matrix(&a.x)?;
+        let y = npy::read_labels(&a.y, 2)?;
+        let prov = provenance::resolve(&a.y, a.provenance.as_deref(), a.assert_provenance.as_deref())?;
+        let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
+        Ok((x, y, prov, weights))
+    })())?;
     let (n, d) = (x.n(), x.d());
-    let y = npy::read_labels(&a.y, 2)?;
-    let prov = provenance::resolve(&a.y, a.provenance.as_deref(), a.assert_provenance.as_deref())?;
     let labels = prov.map(|p| PrivatizedLabels::new(y.clone(), p)).transpose()?;
-    let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
-    let view = pairwise_view(&x, &y, weights.as_deref())?;
+    let view = ranks.agree(pairwise_view(&x, &y, weights.as_deref()))?;
+    let view = match ranks.group() {
+        Some(g) => view.distributed(g),
+        None => view,
+    };
     let opts = a.fit_options(loss, set, solver, &settings, n)?;
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
@@ -421,16 +433,20 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         Features::F32(_) => "float32",
     };
     result.insert("x_dtype".into(), json!(dtype));
+    result.insert("ranks".into(), json!(ranks.size()));
     provenance::insert_fields(
         &mut result,
         model.detail.provenance.as_ref(),
         model.no_guarantee_reason.as_deref(),
     );
+    if !ranks.is_root() {
+        return fit_shared::status(r);
+    }
     fit_shared::finish(&a.out, result, r)
 }
 
 /// `fit --central`: objective perturbation (or the private MLE) with its guarantee.
-fn run_fit_central(a: FitArgs) -> Result<(), Failure> {
+fn run_fit_central(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
     if a.loss != "mle" {
         return Err(Error::param(
             "loss",
@@ -465,10 +481,17 @@ fn run_fit_central(a: FitArgs) -> Result<(), Failure> {
     }
     a.solver_settings(solver)?;
     let set = FeasibleSet::parse(&a.constraint, a.radius)?;
-    let x = npy::load_matrix(&a.x)?;
-    let y = npy::read_labels(&a.y, 2)?;
-    let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
-    let view = pairwise_view(&x, &y, weights.as_deref())?;
+    let (x, y, weights) = ranks.agree((|| {
+        let x = npy::load_matrix(&a.x)?;
+        let y = npy::read_labels(&a.y, 2)?;
+        let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
+        Ok((x, y, weights))
+    })())?;
+    let view = ranks.agree(pairwise_view(&x, &y, weights.as_deref()))?;
+    let view = match ranks.group() {
+        Some(g) => view.distributed(g),
+        None => view,
+    };
     let control = a.control();
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
@@ -482,6 +505,10 @@ fn run_fit_central(a: FitArgs) -> Result<(), Failure> {
     let mut result = pool.install(|| central::run(&a.central, input))?;
     if let Some(obj) = result.as_object_mut() {
         obj.insert("threads".into(), json!(threads));
+        obj.insert("ranks".into(), json!(ranks.size()));
+    }
+    if !ranks.is_root() {
+        return Ok(());
     }
     write_json(&a.out, &result)?;
     if a.seed.is_some() {
@@ -656,6 +683,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if !matches!(cli.cmd, Cmd::Fit(_)) {
+        if let Err(e) = ranks::single_process("this subcommand") {
+            eprintln!("privpref: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let res = match cli.cmd {
         Cmd::Fit(a) => run_fit(*a),
         Cmd::Privatize(a) => run_privatize(a),
@@ -673,7 +706,10 @@ fn main() -> ExitCode {
     match res {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("privpref: {}", f.message);
+            // Under mpirun every rank fails with the same error: rank 0 says it.
+            if ranks::is_root_rank() {
+                eprintln!("privpref: {}", f.message);
+            }
             ExitCode::from(f.code)
         }
     }

@@ -2,27 +2,11 @@
 //! rows (Gram products), reduced along the fixed midpoint tree of the row blocks.
 
 use super::{gram, SMALL_D};
-use crate::par::{Blocks, Par};
+use crate::par::{Blocks, Par, Partial, Shard};
 
-/// Depth of the reduction tree at which the Hessian accumulators live: at most `2^4 = 16`
-/// chunks, so the Gram products run on up to 16 threads (fewer for large `d`:
-/// [`chunk_depth`]).
-const CHUNK_DEPTH: usize = 4;
-/// Bytes of `d × d` chunk accumulators allowed before the chunk depth is lowered.
-const CHUNK_BYTES: usize = 256 << 20;
-
-/// The chunk depth for `d` columns: the largest `k ≤ CHUNK_DEPTH` (at least 1) with
-/// `2^k · 8d² ≤ 256 MiB` — so at most that much (or two accumulators, for `d > 4096`) is ever
-/// allocated for the accumulators, whatever the thread count: `d ≤ 1448` gets 16 chunks,
-/// `d = 2048` 8, `d = 4096` 2.
-pub fn chunk_depth(d: usize) -> usize {
-    let acc = 8 * d * d;
-    let mut k = CHUNK_DEPTH;
-    while k > 1 && (acc << k) > CHUNK_BYTES {
-        k -= 1;
-    }
-    k
-}
+/// The depth of the reduction tree at which the Hessian accumulators live ([`crate::par`]):
+/// at most `2^4 = 16` chunks, so the Gram products run on up to 16 threads (fewer for large `d`).
+pub use crate::par::chunk_depth;
 /// Target bytes of scaled rows per Gram product.
 const PANEL_BYTES: usize = 1 << 21;
 /// Fewest rows per Gram product (large `d`: keeps the products' inner dimension ≥ 128).
@@ -171,24 +155,49 @@ fn add_lower(a: &mut [f64], b: &[f64], d: usize) {
 /// same bits as that function with the same leaves), and the Hessian accumulators per chunk
 /// (subtree at depth [`chunk_depth`], blocks in order), added along the tree above. `out` has
 /// `k` values per row; leaf `b` gets its rows of it. Returns `(T, lower triangle, negative rows)`.
+///
+/// With a `shard`, this process computes the maximal subtrees inside its rows (whole chunks or
+/// nodes above them: a shard owns whole chunks) and the group completes the tree above them
+/// ([`Shard`]): the same bits.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn chunked_reduce<T, L, C>(
     blocks: Blocks,
     k: usize,
     d: usize,
     par: Par,
+    shard: Option<&Shard<'_>>,
     out: &mut [f64],
     leaf: &L,
     combine: &C,
 ) -> (T, Vec<f64>, usize)
 where
-    T: Send,
+    T: Send + Partial,
     L: Fn(usize, &mut [f64], &mut HessAcc) -> T + Sync,
     C: Fn(T, T) -> T + Sync,
 {
     assert_eq!(out.len(), blocks.n * k, "chunked_reduce: output length");
     let top = chunk_depth(d);
-    node(blocks, k, d, 0, blocks.count(), top, par, out, leaf, combine)
+    let Some(shard) = shard else {
+        return node(blocks, k, d, 0, blocks.count(), top, par, out, leaf, combine);
+    };
+    let parts = shard
+        .owned_nodes(blocks)
+        .into_iter()
+        .map(|(r, depth)| {
+            let left = top.checked_sub(depth).expect("a shard owns whole Hessian chunks");
+            let rows = blocks.range(r.start).start * k..blocks.range(r.end - 1).end * k;
+            let t = node(blocks, k, d, r.start, r.end, left, par, &mut out[rows], leaf, combine);
+            (r, t)
+        })
+        .collect();
+    shard.finish(
+        blocks.count(),
+        parts,
+        &|(ta, mut ha, na): (T, Vec<f64>, usize), (tb, hb, nb)| {
+            add_lower(&mut ha, &hb, d);
+            (combine(ta, tb), ha, na + nb)
+        },
+    )
 }
 
 /// Splits `out` between the block ranges `lo..mid` and `mid..hi`.
@@ -310,14 +319,14 @@ mod tests {
 
     #[test]
     fn chunk_depth_bounds_the_accumulators() {
-        assert_eq!(chunk_depth(100), CHUNK_DEPTH);
+        assert_eq!(chunk_depth(100), 4);
         assert_eq!(chunk_depth(1448), 4);
         assert_eq!(chunk_depth(1449), 3);
         assert_eq!(chunk_depth(2048), 3);
         assert_eq!(chunk_depth(4096), 1);
         assert_eq!(chunk_depth(10_000), 1);
         for d in [1usize, 500, 1500, 3000, 4096] {
-            assert!((8 * d * d) << chunk_depth(d) <= CHUNK_BYTES);
+            assert!((8 * d * d) << chunk_depth(d) <= 256 << 20);
         }
     }
 

@@ -198,7 +198,16 @@ pub fn value_grad_hessian<L: Loss>(
         }
         (va + vb, ga)
     };
-    let ((v, g), hl, nneg) = chunked_reduce(blocks, 1, d, rows.par(par), scores, &leaf, &combine);
+    let ((v, g), hl, nneg) = chunked_reduce(
+        blocks,
+        1,
+        d,
+        rows.par(par),
+        rows.shard.as_ref(),
+        scores,
+        &leaf,
+        &combine,
+    );
     grad.copy_from_slice(&g);
     symmetrize_into(&hl, d, h);
     (v, nneg)
@@ -227,7 +236,16 @@ pub(super) fn hessian_from_scores<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f
             });
         });
     };
-    let ((), hl, nneg) = chunked_reduce(blocks, 0, d, rows.par(par), &mut [], &leaf, &|_, _| ());
+    let ((), hl, nneg) = chunked_reduce(
+        blocks,
+        0,
+        d,
+        rows.par(par),
+        rows.shard.as_ref(),
+        &mut [],
+        &leaf,
+        &|(), ()| (),
+    );
     symmetrize_into(&hl, d, h);
     nneg
 }
@@ -275,6 +293,7 @@ mod tests {
                 d,
                 y: &y,
                 w: Some(&w),
+                shard: None,
             };
             let loss = RrNoisyChannel::new(0.5).unwrap();
             let mut t = vec![0.0; n];

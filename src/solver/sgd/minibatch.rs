@@ -66,6 +66,7 @@ impl<L: Loss> StepHook<Proj> for BatchStep<'_, '_, L> {
                 d,
                 y: &all.y[p0..p1],
                 w: all.w.map(|w| &w[p0..p1]),
+                shard: None,
             },
             Some(ord) => {
                 sc.x.clear();
@@ -85,6 +86,7 @@ impl<L: Loss> StepHook<Proj> for BatchStep<'_, '_, L> {
                     d,
                     y: &sc.y,
                     w: all.w.map(|_| &sc.w[..]),
+                    shard: None,
                 }
             }
         };

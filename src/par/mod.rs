@@ -8,6 +8,16 @@
 //! The library never builds or resizes a global thread pool: [`Par::Rayon`] runs on whatever
 //! pool the caller installed (`rayon::ThreadPool::install`), [`Par::Seq`] runs on the calling
 //! thread.
+//!
+//! The same tree also spans processes: [`Shard`] cuts it between the members of a
+//! [`Collective`] (MPI ranks with the `mpi` feature: `par::mpi::Mpi`), which exchange only the
+//! results of the subtrees they hold — the same bits for any number of processes.
+
+#[cfg(feature = "mpi")]
+pub mod mpi;
+mod shard;
+
+pub use shard::{chunk_depth, stream_blocks, Collective, Partial, Shard, ThreadGroup};
 
 /// How a pass over the data may use threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -54,7 +64,7 @@ where
     reduce_range(0, nblocks, par, leaf, combine)
 }
 
-fn reduce_range<T, L, C>(lo: usize, hi: usize, par: Par, leaf: &L, combine: &C) -> T
+pub(crate) fn reduce_range<T, L, C>(lo: usize, hi: usize, par: Par, leaf: &L, combine: &C) -> T
 where
     T: Send,
     L: Fn(usize) -> T + Sync,
@@ -131,7 +141,7 @@ where
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reduce_rows<T, O, L, C>(
+pub(crate) fn reduce_rows<T, O, L, C>(
     blocks: Blocks,
     k: usize,
     lo: usize,

@@ -1,0 +1,143 @@
+//! Fits on rows reduced by a group of processes ([`PairwiseView::distributed`]) have the bits of
+//! the single-process fit, for any group size and thread count. The group here is threads of
+//! this process ([`ThreadGroup`]); the MPI ranks of the `mpi` feature run the same code with
+//! another transport (checked by `.ci/run` with `mpirun`).
+
+use privpref::data::{FeatureBound, PairwiseView};
+use privpref::estimator::central::{objective_perturbation, ObjPertOptions};
+use privpref::estimator::{fit, FitOptions, Solver};
+use privpref::feasible::FeasibleSet;
+use privpref::loss::LossSpec;
+use privpref::mechanism::simulation_rng;
+use privpref::par::{Collective, Shard, ThreadGroup};
+use privpref::privacy::NoiseRng;
+use privpref::sim::{btl_pairs, theta_star};
+use privpref::solver::lbfgs::LbfgsOptions;
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// `(n, d)` with 8 row blocks, so groups of 2–4 split the rows at block boundaries.
+fn data() -> privpref::data::PairwiseData {
+    let d = 32;
+    let theta = theta_star(d, 2.0, true, &mut simulation_rng(11)).unwrap();
+    btl_pairs(30_000, &theta, &mut simulation_rng(12)).unwrap()
+}
+
+/// Runs `f` on a group of `p` members, each on its own rayon pool of `threads` threads.
+fn on_group<R: Send>(p: usize, threads: usize, f: impl Fn(&dyn Collective) -> R + Sync) -> Vec<R> {
+    ThreadGroup::run(p, |g| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| f(g))
+    })
+}
+
+#[test]
+fn the_shards_split_the_rows() {
+    let data = data();
+    let view = data.view().unwrap();
+    let rows = on_group(3, 1, |g| {
+        view.distributed(g).shard().map(|s: Shard<'_>| s.rows()).unwrap()
+    });
+    assert_eq!(rows.first().unwrap().start, 0);
+    assert_eq!(rows.last().unwrap().end, data.n);
+    assert!(rows.windows(2).all(|w| w[0].end == w[1].start && !w[0].is_empty()));
+}
+
+#[test]
+fn exact_fits_are_the_single_process_bits_for_any_group() {
+    let data = data();
+    let view = data.view().unwrap();
+    // Θ_B with the constraint inactive (large radius) and active (small radius).
+    for radius in [50.0, 0.5] {
+        for solver in [Solver::Newton, Solver::NewtonCg, Solver::Lbfgs(LbfgsOptions::default())] {
+            let mut opts = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(radius).unwrap());
+            opts.solver = solver;
+            let want = fit(view, &opts).unwrap();
+            assert_eq!(
+                want.report.certificate.on_boundary,
+                radius < 1.0,
+                "radius {radius}: the fixture's constraint"
+            );
+            assert!(want.report.certificate.certified_global);
+            for p in 1..=4 {
+                for threads in [1, 2] {
+                    let got = on_group(p, threads, |g| fit(view.distributed(g), &opts).unwrap());
+                    for (rank, f) in got.iter().enumerate() {
+                        assert_eq!(
+                            bits(&f.theta),
+                            bits(&want.theta),
+                            "{solver:?}, radius {radius}, {p} members × {threads} threads, rank {rank}"
+                        );
+                        let mut counts = f.report.counts.clone();
+                        counts.elapsed = want.report.counts.elapsed;
+                        assert_eq!(counts, want.report.counts, "the same iterations and passes");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn objective_perturbation_is_the_single_process_bits_for_any_group() {
+    let data = data();
+    let view = data.view().unwrap();
+    let l = view.max_row_norm(false);
+    let opts = ObjPertOptions::new(
+        1.0,
+        1e-6,
+        FeatureBound::pairwise(l).unwrap(),
+        3.0,
+        FeasibleSet::theta_b(1.0).unwrap(),
+    );
+    let want = objective_perturbation(view, &opts, &mut NoiseRng::seeded(5)).unwrap();
+    for p in [2, 3, 4] {
+        let got = on_group(p, 2, |g| {
+            objective_perturbation(view.distributed(g), &opts, &mut NoiseRng::seeded(5)).unwrap()
+        });
+        for f in &got {
+            assert_eq!(bits(&f.theta), bits(&want.theta), "{p} members");
+        }
+    }
+}
+
+#[test]
+fn a_group_larger_than_the_units_leaves_members_idle_and_agrees() {
+    // 8 blocks: members 9..12 own no rows but take part in every exchange.
+    let data = data();
+    let view = data.view().unwrap();
+    let opts = FitOptions::new(LossSpec::DebiasedRr { eps: 1.0 }, FeasibleSet::theta_b(5.0).unwrap());
+    let want = fit(view, &opts).unwrap();
+    let got = on_group(12, 1, |g| {
+        let v = view.distributed(g);
+        (v.shard().unwrap().rows().len(), fit(v, &opts).unwrap())
+    });
+    assert!(got.iter().any(|(rows, _)| *rows == 0));
+    for (_, f) in &got {
+        assert_eq!(bits(&f.theta), bits(&want.theta));
+    }
+}
+
+#[test]
+fn views_that_are_not_distributed_have_no_shard() {
+    let data = data();
+    assert!(data.view().unwrap().shard().is_none());
+    let _: Option<PairwiseView<'_>> = None;
+}
+
+#[test]
+fn the_shared_csprng_is_the_same_on_every_member_and_fresh_each_time() {
+    use rand::Rng;
+    let draws = |_: ()| {
+        on_group(3, 1, |g| {
+            let mut r = NoiseRng::secure_shared(g).unwrap();
+            assert_eq!(r.source(), privpref::privacy::NoiseSource::Secure);
+            (0..4).map(|_| r.next_u64()).collect::<Vec<u64>>()
+        })
+    };
+    let (a, b) = (draws(()), draws(()));
+    assert!(a.iter().all(|v| *v == a[0]), "every member draws the same noise");
+    assert_ne!(a[0], b[0], "a new key each time");
+}
