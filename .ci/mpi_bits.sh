@@ -9,9 +9,10 @@ set -euo pipefail
 BIN=$1; PLAIN=$2; GEN=$3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 DIR=$(mktemp -d); trap 'rm -rf "$DIR"' EXIT
-# 30 000 × 32: 8 row blocks, so 2-4 ranks each own some of them.
-"$GEN" 30000 32 "$DIR" 2>/dev/null
-"$GEN" 30000 32 "$DIR/f32" f32 2>/dev/null
+# 200 000 × 32: 49 row blocks in 16 Hessian chunks. Dense Newton and objective perturbation
+# give each rank whole chunks; L-BFGS and Newton-CG cut finer (chunks split between ranks).
+"$GEN" 200000 32 "$DIR" 2>/dev/null
+"$GEN" 200000 32 "$DIR/f32" f32 2>/dev/null
 run() { mpirun --oversubscribe -np "$@" >"$DIR/log" 2>&1 || { cat "$DIR/log"; return 1; }; }
 theta() { python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))['theta']))" "$1"; }
 checked=0
@@ -25,6 +26,7 @@ check() { # name, fit arguments…
       if [ "$(theta "$DIR/got.json")" != "$want" ]; then
         echo "MPI bits differ: $name, $p ranks x $t threads"; exit 1
       fi
+      python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['ranks']==int(sys.argv[2]), r['ranks']" "$DIR/got.json" "$p"
       checked=$((checked + 1))
     done
   done
@@ -58,8 +60,8 @@ python3 - "$DIR" <<'PY'
 import sys, struct
 d = sys.argv[1]
 raw = bytearray(open(d + "/x.npy", "rb").read())
-# A NaN in row 20000 (the last rank's part at 3 ranks).
-off = raw.index(b"\n") + 1 + (20000 * 32 + 5) * 8
+# A NaN in row 150000 (the last rank's part at 3 ranks).
+off = raw.index(b"\n") + 1 + (150000 * 32 + 5) * 8
 raw[off:off + 8] = struct.pack("<d", float("nan"))
 open(d + "/bad.npy", "wb").write(raw)
 PY

@@ -187,14 +187,22 @@ impl<'a> PairwiseView<'a> {
             ..self
         }
     }
+    /// As [`PairwiseView::distributed`], cut for the Hessian-free solvers (L-BFGS, Newton-CG):
+    /// every member owns rows whatever `d` ([`Shard::hessian_free`]), where the whole-chunk cut
+    /// of [`PairwiseView::distributed`] gives rows to at most `2^chunk_depth(d)` members (2 at
+    /// `d = 4096`). Dense Newton (and what runs on it: objective perturbation, the private MLE)
+    /// refuses such a view unless its cut happens to keep whole chunks.
+    pub fn distributed_hessian_free(self, comm: &'a dyn Collective) -> Self {
+        PairwiseView {
+            shard: Some(Shard::hessian_free(comm, self.n, self.d)),
+            ..self
+        }
+    }
     /// This view reduced by the group of `other` (the same rows, e.g. rescaled), if any.
     pub(crate) fn distributed_like(self, other: &PairwiseView<'a>) -> Self {
-        match other.shard {
-            Some(s) => PairwiseView {
-                shard: Some(Shard::new(s.collective(), self.n, self.d)),
-                ..self
-            },
-            None => self,
+        PairwiseView {
+            shard: other.shard.map(|s| s.like(self.n, self.d)),
+            ..self
         }
     }
     /// This process's part of the rows, when the view is [`PairwiseView::distributed`].

@@ -325,8 +325,10 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
 ) -> Result<SolveReport> {
     let (n, d) = (obj.num_samples(), obj.dim());
     let theta0 = opts.theta0.as_deref();
+    // Rows distributed for the Hessian-free solvers: no dense Newton, first or second.
+    let dense = obj.dense_hessian_available();
     match auto_solver(O::CONVEX, n, d) {
-        SolverKind::Newton => newton::solve(obj, &opts.set, theta0, &opts.control),
+        SolverKind::Newton if dense => newton::solve(obj, &opts.set, theta0, &opts.control),
         _ => {
             let first = lbfgs::solve(obj, &opts.set, theta0, lbfgs_opts, &opts.control)?;
             let retry = matches!(
@@ -338,7 +340,7 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
             }
             let start = Some(&first.theta[..]);
             let mut second = match auto_fallback(n, d) {
-                SolverKind::Newton => newton::solve(obj, &opts.set, start, &opts.control)?,
+                SolverKind::Newton if dense => newton::solve(obj, &opts.set, start, &opts.control)?,
                 _ => newton_cg::solve(obj, &opts.set, start, &opts.control)?,
             };
             second.counts.iterations += first.counts.iterations;

@@ -117,6 +117,11 @@ pub trait SecondOrderObjective: SmoothObjective {
     }
     /// `out = ∇²F v` at `ev`'s point.
     fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]);
+    /// Whether the dense Hessian can be formed with the single-process bits (false for rows
+    /// distributed in units finer than the Hessian's chunks: [`crate::par::Shard::whole_chunks`]).
+    fn dense_hessian_available(&self) -> bool {
+        true
+    }
 }
 
 impl<L: Loss> SmoothObjective for Objective<'_, L> {
@@ -195,5 +200,8 @@ impl<L: Loss> SecondOrderObjective for Objective<'_, L> {
     }
     fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
         Objective::hess_vec(self, ev, v, out)
+    }
+    fn dense_hessian_available(&self) -> bool {
+        self.data().shard().is_none_or(|s| s.whole_chunks())
     }
 }

@@ -39,7 +39,7 @@ use super::certificate::Kkt;
 use super::dense::newton_subproblem;
 use super::run::Run;
 use super::{all_finite, dot, Control, SolveReport, Termination};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::feasible::{helmert, norm, FeasibleSet};
 use crate::objective::{Eval, SecondOrderObjective};
 
@@ -67,6 +67,12 @@ pub fn solve<O: SecondOrderObjective>(
     theta0: Option<&[f64]>,
     ctl: &Control,
 ) -> Result<SolveReport> {
+    if !obj.dense_hessian_available() {
+        return Err(Error::param(
+            "solver",
+            "dense Newton needs whole Hessian chunks on every process, and these rows are distributed for the Hessian-free solvers: use lbfgs or newton-cg, or PairwiseView::distributed",
+        ));
+    }
     let d = obj.dim();
     let mut h = vec![0.0; d * d];
     let (run, h_fresh) = Run::start("newton", obj, set, theta0, ctl, ctl.max_iter, |th, ev, rep| {

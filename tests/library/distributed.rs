@@ -141,3 +141,43 @@ fn the_shared_csprng_is_the_same_on_every_member_and_fresh_each_time() {
     assert!(a.iter().all(|v| *v == a[0]), "every member draws the same noise");
     assert_ne!(a[0], b[0], "a new key each time");
 }
+
+/// 200 000 × 32: 49 row blocks, 16 Hessian chunks of about 3 blocks.
+fn many_blocks() -> privpref::data::PairwiseData {
+    let d = 32;
+    let theta = theta_star(d, 2.0, true, &mut simulation_rng(21)).unwrap();
+    btl_pairs(200_000, &theta, &mut simulation_rng(22)).unwrap()
+}
+
+#[test]
+fn hessian_free_cuts_keep_the_bits_and_dense_newton_refuses_them() {
+    let data = many_blocks();
+    let view = data.view().unwrap();
+    for solver in [Solver::NewtonCg, Solver::Lbfgs(LbfgsOptions::default())] {
+        let mut opts = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(0.5).unwrap());
+        opts.solver = solver;
+        let want = fit(view, &opts).unwrap();
+        for p in [3, 5] {
+            let got = on_group(p, 1, |g| {
+                let v = view.distributed_hessian_free(g);
+                (v.shard().unwrap().whole_chunks(), fit(v, &opts).unwrap())
+            });
+            for (whole, f) in &got {
+                assert!(!whole, "{p} members: the cut should split some Hessian chunk");
+                assert_eq!(bits(&f.theta), bits(&want.theta), "{solver:?}, {p} members");
+            }
+        }
+    }
+    let mut opts = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(0.5).unwrap());
+    opts.solver = Solver::Newton;
+    let errs = on_group(3, 1, |g| fit(view.distributed_hessian_free(g), &opts).unwrap_err());
+    for e in errs {
+        assert!(matches!(e, privpref::Error::InvalidParam { .. }), "{e}");
+        assert!(e.to_string().contains("Hessian-free"), "{e}");
+    }
+    // The whole-chunk cut of the same rows runs dense Newton with the single-process bits.
+    let want = fit(view, &opts).unwrap();
+    for f in on_group(3, 2, |g| fit(view.distributed(g), &opts).unwrap()) {
+        assert_eq!(bits(&f.theta), bits(&want.theta));
+    }
+}

@@ -399,7 +399,10 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     let (n, d) = (x.n(), x.d());
     let labels = prov.map(|p| PrivatizedLabels::new(y.clone(), p)).transpose()?;
     let view = ranks.agree(pairwise_view(&x, &y, weights.as_deref()))?;
+    // Under mpirun: the Hessian-free solvers spread the rows over every rank whatever d; the
+    // others (dense Newton, auto) keep whole Hessian chunks per rank.
     let view = match ranks.group() {
+        Some(g) if matches!(solver, SolverKind::Lbfgs | SolverKind::NewtonCg) => view.distributed_hessian_free(g),
         Some(g) => view.distributed(g),
         None => view,
     };
