@@ -48,14 +48,16 @@ fails() { # what, command…
   grep -q "^privpref: " "$DIR/log" || { echo "no error message: $what"; cat "$DIR/log"; exit 1; }
   echo "  $what: $(grep -m1 "^privpref: " "$DIR/log")"
 }
-# Rank 1 cannot read its features (a per-rank path through the environment).
+# Rank 1 reads another features file (a per-rank path through the environment): missing, or
+# of another shape.
 cat >"$DIR/rankx.sh" <<SH
 #!/usr/bin/env bash
-x="$DIR/x.npy"; [ "\${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && x="$DIR/missing.npy"
+x="$DIR/x.npy"; [ "\${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && x="\$1"
 exec "$BIN" fit --x "\$x" --y "$DIR/y.npy" --loss mle --radius 5 --out "$DIR/none.json"
 SH
 chmod +x "$DIR/rankx.sh"
-fails "rank 1 cannot read its file" timeout 120 mpirun --oversubscribe -np 3 "$DIR/rankx.sh"
+fails "rank 1 cannot read its file" timeout 120 mpirun --oversubscribe -np 3 "$DIR/rankx.sh" "$DIR/missing.npy"
+fails "rank 1 reads float32 features" timeout 120 mpirun --oversubscribe -np 3 "$DIR/rankx.sh" "$DIR/f32/x.npy"
 python3 - "$DIR" <<'PY'
 import sys, struct
 d = sys.argv[1]
@@ -68,4 +70,16 @@ PY
 fails "a NaN in one rank's rows" timeout 120 mpirun --oversubscribe -np 3 "$BIN" fit --x "$DIR/bad.npy" --y "$DIR/y.npy" --loss mle --radius 5 --out "$DIR/none.json"
 fails "a binary without the mpi feature" timeout 120 mpirun --oversubscribe -np 2 "$PLAIN" fit --x "$DIR/x.npy" --y "$DIR/y.npy" --loss mle --radius 5 --out "$DIR/none.json"
 fails "a K-wise fit under mpirun" timeout 120 mpirun --oversubscribe -np 2 "$BIN" fit --x "$DIR/x.npy" --y "$DIR/y.npy" --loss pl-top1 --k 2 --out "$DIR/none.json"
+# A run killed mid-way (SIGKILL to mpirun after 0.2 s; its ranks lose their launcher) leaves no
+# output file.
+rm -f "$DIR/none.json"
+status=0
+timeout -s KILL 0.2 mpirun --oversubscribe -np 2 "$BIN" fit --x "$DIR/x.npy" --y "$DIR/y.npy" --loss mle-rr --eps 0.5 --radius 5 --solver newton --out "$DIR/none.json" >/dev/null 2>&1 || status=$?
+sleep 2
+if [ "$status" = 137 ]; then
+  if [ -e "$DIR/none.json" ]; then echo "a killed run left output behind"; ls -a "$DIR"; exit 1; fi
+  echo "  killed mid-way: no output file"
+else
+  echo "  (the run ended before the kill, status $status: the kill case was not exercised)"
+fi
 echo "MPI: $checked distributed fits identical to the single-process fits; failure paths clean"

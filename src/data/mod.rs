@@ -26,7 +26,7 @@ pub use multiclass::MulticlassView;
 pub use trajectory::{trajectory_pairs, TrajectoryPairs};
 
 use crate::error::{DataErrorKind, Error, Location, Result};
-use crate::par::{Collective, Shard};
+use crate::par::{Collective, Cut, Shard};
 use rayon::prelude::*;
 
 /// Row-major feature storage of a view: `f64`, or `f32` read as is and widened to `f64` in
@@ -173,6 +173,63 @@ impl<'a> PairwiseView<'a> {
             magnitude,
             horizon: 1,
             shard: None,
+        })
+    }
+
+    /// [`PairwiseView::new`] / [`PairwiseView::new_f32`] for rows that every member of `group`
+    /// holds (e.g. MPI ranks that memory-map the same file), cut as `cut` says
+    /// ([`PairwiseView::distributed`], [`PairwiseView::distributed_hessian_free`]). Each member
+    /// checks the features of its own rows only and the members combine the outcomes (exactly:
+    /// the first bad row and the magnitude summary are a minimum, integer sums and a maximum),
+    /// so every member returns the same view, or the same error, as the single-process
+    /// constructor; labels and weights (O(n)) are checked whole on every member. A collective
+    /// call: every member must make it.
+    pub fn new_distributed(
+        x: Features<'a>,
+        n: usize,
+        d: usize,
+        y: &'a [u8],
+        weights: Option<&'a [f64]>,
+        group: &'a dyn Collective,
+        cut: Cut,
+    ) -> Result<Self> {
+        check_shape(x.len(), n, d)?;
+        if y.len() != n {
+            return Err(Error::Shape(format!("y has {} labels but x has {n} rows", y.len())));
+        }
+        let shard = Shard::with_cut(group, n, d, cut);
+        let own = shard.rows();
+        let (bad, mag) = match x {
+            Features::F64(v) => scan_rows(&v[own.start * d..own.end * d], d),
+            Features::F32(v) => scan_rows(&v[own.start * d..own.end * d], d),
+        };
+        // Exchange [first bad row or -1, exponent sum, non-zero rows, max |x|]: all exact in f64.
+        let bad = if bad == usize::MAX {
+            -1.0
+        } else {
+            (own.start + bad) as f64
+        };
+        let all = group.all_gather(&[bad, mag.exp_sum as f64, mag.rows as f64, mag.max_abs]);
+        let mut first_bad = usize::MAX;
+        let mut total = Magnitude::default();
+        for m in all.chunks_exact(4) {
+            if m[0] >= 0.0 {
+                first_bad = first_bad.min(m[0] as usize);
+            }
+            total.exp_sum += m[1] as i64;
+            total.rows += m[2] as usize;
+            total.max_abs = total.max_abs.max(m[3]);
+        }
+        if first_bad != usize::MAX {
+            return Err(match x {
+                Features::F64(v) => bad_row_error(v, d, first_bad),
+                Features::F32(v) => bad_row_error(v, d, first_bad),
+            });
+        }
+        let view = Self::finish(x, n, d, y, weights, total)?;
+        Ok(PairwiseView {
+            shard: Some(shard),
+            ..view
         })
     }
 
@@ -380,6 +437,16 @@ fn row_max_abs_bits<T: Copy + Into<f64>>(r: &[T]) -> Option<u64> {
 
 /// First non-finite feature, reported with its row and column.
 pub(crate) fn check_finite_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -> Result<Magnitude> {
+    let (bad_row, mag) = scan_rows(x, d);
+    if bad_row != usize::MAX {
+        return Err(bad_row_error(x, d, bad_row));
+    }
+    Ok(mag)
+}
+
+/// The first row of `x` with a non-finite feature (`usize::MAX` if none) and the magnitude
+/// summary of the rows: one pass, exact in any order.
+fn scan_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -> (usize, Magnitude) {
     // One pass: the first non-finite row (if any) and the magnitude summary. The reduction is
     // exact (integer sums, max, min), so the result does not depend on the thread count.
     // The largest |x| of a row and whether it is finite: `row_max_abs_bits`.
@@ -405,28 +472,27 @@ pub(crate) fn check_finite_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -
             },
         )
     };
-    let (bad_row, mag) = x
-        .par_chunks(d.max(1))
+    x.par_chunks(d.max(1))
         .enumerate()
         .map(per_row)
-        .reduce(|| (usize::MAX, Magnitude::default()), combine);
-    if bad_row != usize::MAX {
-        let row = bad_row;
-        let finite = |v: &T| Into::<f64>::into(*v).is_finite();
-        let r = &x[row * d..(row + 1) * d];
-        let col = r.iter().position(|v| !finite(v)).unwrap_or(0);
-        let kind = if Into::<f64>::into(r[col]).is_nan() {
-            DataErrorKind::NaN
-        } else {
-            DataErrorKind::Infinite
-        };
-        return Err(Error::Data {
-            input: "x",
-            at: Location { row, col: Some(col) },
-            kind,
-        });
+        .reduce(|| (usize::MAX, Magnitude::default()), combine)
+}
+
+/// The error for the first non-finite feature of row `row` of `x`.
+fn bad_row_error<T: Copy + Into<f64>>(x: &[T], d: usize, row: usize) -> Error {
+    let finite = |v: &T| Into::<f64>::into(*v).is_finite();
+    let r = &x[row * d..(row + 1) * d];
+    let col = r.iter().position(|v| !finite(v)).unwrap_or(0);
+    let kind = if Into::<f64>::into(r[col]).is_nan() {
+        DataErrorKind::NaN
+    } else {
+        DataErrorKind::Infinite
+    };
+    Error::Data {
+        input: "x",
+        at: Location { row, col: Some(col) },
+        kind,
     }
-    Ok(mag)
 }
 
 /// The size of the features, from the validation pass: the largest `|x_ij|` and the binary

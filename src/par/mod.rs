@@ -17,7 +17,7 @@
 pub mod mpi;
 mod shard;
 
-pub use shard::{chunk_depth, stream_blocks, Collective, Partial, Shard, ThreadGroup};
+pub use shard::{chunk_depth, stream_blocks, Collective, Cut, Partial, Shard, ThreadGroup};
 
 /// How a pass over the data may use threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

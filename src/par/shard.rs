@@ -141,6 +141,15 @@ impl<A: Partial, B: Partial, C: Partial> Partial for (A, B, C) {
     }
 }
 
+/// How a [`Shard`] cuts the rows between the members of a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// Whole Hessian chunks per member ([`Shard::new`]): every solver, dense Newton included.
+    WholeChunks,
+    /// Units fine enough for every member ([`Shard::hessian_free`]): L-BFGS and Newton-CG.
+    HessianFree,
+}
+
 /// One member's part of the rows of an `n × d` matrix held by every member of a
 /// [`Collective`]: a contiguous run of the depth-[`chunk_depth`] subtrees of the row passes'
 /// block grid ([`stream_blocks`]), about `1/size` of them. Members beyond the number of those
@@ -199,13 +208,18 @@ impl<'a> Shard<'a> {
         Self::cut(comm, n, d, depth, true)
     }
 
+    /// The cut `cut` of `n` rows of width `d` for `comm`.
+    pub fn with_cut(comm: &'a dyn Collective, n: usize, d: usize, cut: Cut) -> Self {
+        match cut {
+            Cut::WholeChunks => Self::new(comm, n, d),
+            Cut::HessianFree => Self::hessian_free(comm, n, d),
+        }
+    }
+
     /// The same kind of cut of `n` rows of width `d` for the same group.
     pub fn like(&self, n: usize, d: usize) -> Self {
-        if self.fine {
-            Self::hessian_free(self.comm, n, d)
-        } else {
-            Self::new(self.comm, n, d)
-        }
+        let cut = if self.fine { Cut::HessianFree } else { Cut::WholeChunks };
+        Self::with_cut(self.comm, n, d, cut)
     }
 
     fn cut(comm: &'a dyn Collective, n: usize, d: usize, depth: usize, fine: bool) -> Self {

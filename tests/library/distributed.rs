@@ -181,3 +181,34 @@ fn hessian_free_cuts_keep_the_bits_and_dense_newton_refuses_them() {
         assert_eq!(bits(&f.theta), bits(&want.theta));
     }
 }
+
+#[test]
+fn distributed_validation_agrees_with_the_single_process_checks() {
+    use privpref::data::Features;
+    use privpref::par::Cut;
+    let mut data = many_blocks();
+    let (n, d) = (data.n, data.d);
+    let single = data.view().unwrap();
+    for cut in [Cut::WholeChunks, Cut::HessianFree] {
+        let views = on_group(3, 1, |g| {
+            let v = PairwiseView::new_distributed(Features::F64(&data.x), n, d, &data.y, None, g, cut).unwrap();
+            (v.magnitude(), v.shard().unwrap().rows())
+        });
+        for (m, _) in &views {
+            assert_eq!(*m, single.magnitude(), "the magnitude summary is exact");
+        }
+        assert!(views[2].1.start > 0);
+    }
+    // A NaN in the last member's rows and an infinity in the first's: every member reports the
+    // first bad row, as the single-process check does.
+    data.x[190_000 * d + 7] = f64::NAN;
+    data.x[1000 * d + 3] = f64::INFINITY;
+    let want = data.view().unwrap_err().to_string();
+    assert!(want.contains("row 1000"), "{want}");
+    let errs = on_group(3, 2, |g| {
+        PairwiseView::new_distributed(Features::F64(&data.x), n, d, &data.y, None, g, Cut::HessianFree)
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(errs.iter().all(|e| *e == want), "{errs:?}");
+}

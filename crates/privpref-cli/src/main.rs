@@ -66,6 +66,7 @@ use privpref::estimator::{fit, fit_privatized, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::{KaryRr, Mechanism, RandomizedResponse};
+use privpref::par::Cut;
 use privpref::privacy::{Generator, NoiseRng, PrivatizedLabels};
 use privpref::solver::Termination;
 use privpref::Error;
@@ -252,9 +253,9 @@ struct PrivatizeArgs {
 }
 
 /// A failure of a subcommand: the message and the exit code.
-struct Failure {
+pub(crate) struct Failure {
     code: u8,
-    message: String,
+    pub(crate) message: String,
 }
 
 impl From<Error> for Failure {
@@ -296,11 +297,25 @@ pub fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Error> {
 /// the file allows, so the features are not copied), with labels `y` and optional weights.
 /// `float32` features stay `f32`: half the memory, and the kernels accumulate in `f64` with the
 /// same bits as on the widened values.
+///
+/// Under mpirun (`group`), every rank holds the whole map and validates its own rows
+/// ([`PairwiseView::new_distributed`]); the ranks first check that they read inputs of the same
+/// shapes, so that they all reach the same outcome.
 fn pairwise_view<'a>(
     x: &'a npy::LoadedMatrix,
     y: &'a [u8],
     weights: Option<&'a [f64]>,
+    ranks: &'a ranks::Ranks,
+    cut: Cut,
 ) -> Result<PairwiseView<'a>, Error> {
+    if let Some(g) = ranks.group() {
+        let bytes = match x.features() {
+            Features::F64(_) => 8,
+            Features::F32(_) => 4,
+        };
+        ranks.same_shapes(&[x.n(), x.d(), bytes, y.len(), weights.map_or(0, <[f64]>::len)])?;
+        return PairwiseView::new_distributed(x.features(), x.n(), x.d(), y, weights, g, cut);
+    }
     match x.features() {
         Features::F64(v) => PairwiseView::new(v, x.n(), x.d(), y, weights),
         Features::F32(v) => PairwiseView::new_f32(v, x.n(), x.d(), y, weights),
@@ -378,9 +393,16 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
         }
     }
     let ranks = ranks::Ranks::from_env()?;
-    if a.central.central {
-        return run_fit_central(a, &ranks);
-    }
+    let res = if a.central.central {
+        run_fit_central(a, &ranks)
+    } else {
+        run_fit_local(a, &ranks)
+    };
+    ranks.report(res)
+}
+
+/// `fit` of a pairwise loss on clear or privatised labels (local label DP).
+fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
     if let Some(name) = a.central.stray() {
         return Err(Error::param(name, format!("--{name} applies only with --central")).into());
     }
@@ -398,14 +420,13 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     })())?;
     let (n, d) = (x.n(), x.d());
     let labels = prov.map(|p| PrivatizedLabels::new(y.clone(), p)).transpose()?;
-    let view = ranks.agree(pairwise_view(&x, &y, weights.as_deref()))?;
     // Under mpirun: the Hessian-free solvers spread the rows over every rank whatever d; the
     // others (dense Newton, auto) keep whole Hessian chunks per rank.
-    let view = match ranks.group() {
-        Some(g) if matches!(solver, SolverKind::Lbfgs | SolverKind::NewtonCg) => view.distributed_hessian_free(g),
-        Some(g) => view.distributed(g),
-        None => view,
+    let cut = match solver {
+        SolverKind::Lbfgs | SolverKind::NewtonCg => Cut::HessianFree,
+        _ => Cut::WholeChunks,
     };
+    let view = pairwise_view(&x, &y, weights.as_deref(), ranks, cut)?;
     let opts = a.fit_options(loss, set, solver, &settings, n)?;
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
@@ -490,11 +511,7 @@ fn run_fit_central(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
         Ok((x, y, weights))
     })())?;
-    let view = ranks.agree(pairwise_view(&x, &y, weights.as_deref()))?;
-    let view = match ranks.group() {
-        Some(g) => view.distributed(g),
-        None => view,
-    };
+    let view = pairwise_view(&x, &y, weights.as_deref(), ranks, Cut::WholeChunks)?;
     let control = a.control();
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
@@ -709,8 +726,8 @@ fn main() -> ExitCode {
     match res {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            // Under mpirun every rank fails with the same error: rank 0 says it.
-            if ranks::is_root_rank() {
+            // Under MPI, rank 0 has said it already (`Ranks::report`): the message is empty.
+            if !f.message.is_empty() {
                 eprintln!("privpref: {}", f.message);
             }
             ExitCode::from(f.code)

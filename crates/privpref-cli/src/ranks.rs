@@ -6,6 +6,7 @@
 //! launcher the run is one process, as always. A binary built without the `mpi` feature refuses
 //! to run under a launcher, rather than running P identical fits that all write the output.
 
+use crate::Failure;
 use privpref::par::Collective;
 use privpref::Error;
 
@@ -21,15 +22,6 @@ pub struct Ranks {
 /// Whether this process was started by an MPI launcher.
 fn launched() -> bool {
     LAUNCHER_VARS.iter().any(|v| std::env::var_os(v).is_some())
-}
-
-/// Whether this process is rank 0 of its launcher (or not started by one), from the
-/// environment: the process that reports errors.
-pub fn is_root_rank() -> bool {
-    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok())
-        .is_none_or(|r| r.trim() == "0")
 }
 
 /// Refuses to run `what` under an MPI launcher: only the pairwise fits (local and `--central`)
@@ -87,6 +79,44 @@ impl Ranks {
     /// Number of processes.
     pub fn size(&self) -> usize {
         self.group().map_or(1, |g| g.size())
+    }
+
+    /// The outcome of a run: under MPI, rank 0 prints the error now, while every rank is still
+    /// in MPI (finalising waits for all ranks, so no rank's exit can end the job before the
+    /// message is out), and the message is left empty for `main`, which prints the others.
+    pub fn report(self, r: Result<(), Failure>) -> Result<(), Failure> {
+        match r {
+            Err(mut f) if self.group().is_some() => {
+                if self.is_root() {
+                    eprintln!("privpref: {}", f.message);
+                }
+                f.message.clear();
+                drop(self);
+                Err(f)
+            }
+            r => r,
+        }
+    }
+
+    /// Checks that every rank read inputs of the same shapes (`shape`: the same list of sizes on
+    /// each rank, e.g. `[n, d, bytes per value, labels, weights]`), so that no rank takes an
+    /// early exit that another does not: an error on every rank naming the first that differs.
+    pub fn same_shapes(&self, shape: &[usize]) -> Result<(), Error> {
+        let Some(g) = self.group() else { return Ok(()) };
+        let mine: Vec<f64> = shape.iter().map(|&v| v as f64).collect();
+        let all = g.all_gather(&mine);
+        let root = &all[..mine.len()];
+        let sizes = |v: &[f64]| v.iter().map(|&x| x as usize).collect::<Vec<_>>();
+        for (rank, theirs) in all.chunks(mine.len().max(1)).enumerate() {
+            if theirs != root {
+                return Err(Error::Shape(format!(
+                    "the ranks read different inputs: rank {rank} has sizes {:?} and rank 0 {:?} ([rows, columns, bytes per value, labels, weights])",
+                    sizes(theirs),
+                    sizes(root)
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The outcome of a step every rank takes on its own (reading its files, validating): when
