@@ -91,8 +91,7 @@ impl Ranks {
                     eprintln!("privpref: {}", f.message);
                 }
                 f.message.clear();
-                drop(self);
-                Err(f)
+                Err(f) // `self` (and with it MPI) is finalised on return, after the message
             }
             r => r,
         }
