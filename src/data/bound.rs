@@ -99,7 +99,27 @@ impl FeatureBound {
     /// [`Error::FeatureBound`] naming the first row above `2HL`.
     pub(crate) fn check_data(&self, data: &PairwiseView<'_>) -> Result<()> {
         self.check_horizon(data.horizon())?;
-        self.check_rows(data.features(), data.d())
+        let Some(shard) = data.shard() else {
+            return self.check_rows(data.features(), data.d());
+        };
+        // Distributed: each member checks its own rows; the first violation over all members
+        // is the single-process error (the same row gives the same norm on every member).
+        let limit = self.row_limit();
+        let mine = self.first_violation(data.features(), data.d(), shard.rows());
+        let msg = mine.map_or([-1.0, 0.0], |(row, norm)| [row as f64, norm]);
+        let all = shard.collective().all_gather(&msg);
+        let first = all
+            .chunks_exact(2)
+            .filter(|m| m[0] >= 0.0)
+            .min_by(|a, b| a[0].total_cmp(&b[0]));
+        match first {
+            Some(m) => Err(Error::FeatureBound {
+                row: m[0] as usize,
+                norm: m[1],
+                limit,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The horizon check of [`FeatureBound::check_data`] for data of horizon `horizon`.
@@ -128,17 +148,27 @@ impl FeatureBound {
     /// # Errors
     /// [`Error::FeatureBound`] naming the first row with `‖x_i‖ > 2HL` (or a non-finite norm).
     pub(crate) fn check_rows(&self, x: Features<'_>, d: usize) -> Result<()> {
+        let n = x.len() / d.max(1);
+        match self.first_violation(x, d, 0..n) {
+            Some((row, norm)) => Err(Error::FeatureBound {
+                row,
+                norm,
+                limit: self.row_limit(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The first row of `rows` whose norm is not `≤` the row limit, with its norm.
+    fn first_violation(&self, x: Features<'_>, d: usize, rows: std::ops::Range<usize>) -> Option<(usize, f64)> {
         let limit = self.row_limit();
         let d = d.max(1);
         let mut buf = vec![0.0; d];
-        for row in 0..x.len() / d {
+        rows.map(|row| {
             let r = x.row(row, d, &mut buf);
-            let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
-            if !(norm <= limit) {
-                return Err(Error::FeatureBound { row, norm, limit });
-            }
-        }
-        Ok(())
+            (row, r.iter().map(|v| v * v).sum::<f64>().sqrt())
+        })
+        .find(|&(_, norm)| !(norm <= limit))
     }
 }
 

@@ -212,3 +212,29 @@ fn distributed_validation_agrees_with_the_single_process_checks() {
     });
     assert!(errs.iter().all(|e| *e == want), "{errs:?}");
 }
+
+#[test]
+fn a_feature_bound_violation_in_any_members_rows_is_the_single_process_error() {
+    let mut data = many_blocks();
+    let d = data.d;
+    // Row 170 000 (the last member's rows at 3) gets a norm far above the bound.
+    data.x[170_000 * d] = 1e3;
+    let view = data.view().unwrap();
+    let opts = ObjPertOptions::new(
+        1.0,
+        1e-6,
+        FeatureBound::pairwise(20.0).unwrap(),
+        3.0,
+        FeasibleSet::theta_b(1.0).unwrap(),
+    );
+    let want = objective_perturbation(view, &opts, &mut NoiseRng::seeded(5))
+        .unwrap_err()
+        .to_string();
+    assert!(want.contains("170000"), "{want}");
+    let got = on_group(3, 1, |g| {
+        objective_perturbation(view.distributed(g), &opts, &mut NoiseRng::seeded(5))
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(got.iter().all(|e| *e == want), "{got:?}");
+}

@@ -426,9 +426,10 @@ fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         SolverKind::Lbfgs | SolverKind::NewtonCg => Cut::HessianFree,
         _ => Cut::WholeChunks,
     };
-    let view = pairwise_view(&x, &y, weights.as_deref(), ranks, cut)?;
-    let opts = a.fit_options(loss, set, solver, &settings, n)?;
     let pool = pool(a.threads)?;
+    // The validation pass runs on the pool of --threads too.
+    let view = pool.install(|| pairwise_view(&x, &y, weights.as_deref(), ranks, cut))?;
+    let opts = a.fit_options(loss, set, solver, &settings, n)?;
     let threads = pool.current_num_threads();
     let model = pool.install(|| match &labels {
         Some(l) => fit_privatized(view, l, &opts),
@@ -511,9 +512,9 @@ fn run_fit_central(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
         Ok((x, y, weights))
     })())?;
-    let view = pairwise_view(&x, &y, weights.as_deref(), ranks, Cut::WholeChunks)?;
-    let control = a.control();
     let pool = pool(a.threads)?;
+    let view = pool.install(|| pairwise_view(&x, &y, weights.as_deref(), ranks, Cut::WholeChunks))?;
+    let control = a.control();
     let threads = pool.current_num_threads();
     let input = central::CentralInput {
         view,
