@@ -238,3 +238,29 @@ fn a_feature_bound_violation_in_any_members_rows_is_the_single_process_error() {
     });
     assert!(got.iter().all(|e| *e == want), "{got:?}");
 }
+
+#[test]
+fn weighted_fits_are_the_single_process_bits_for_any_group() {
+    let data = many_blocks();
+    let w: Vec<f64> = (0..data.n).map(|i| 0.25 + (i % 7) as f64 * 0.5).collect();
+    let view = PairwiseView::new(&data.x, data.n, data.d, &data.y, Some(&w)).unwrap();
+    for (solver, cut_free) in [
+        (Solver::Newton, false),
+        (Solver::NewtonCg, true),
+        (Solver::Lbfgs(LbfgsOptions::default()), true),
+    ] {
+        let mut opts = FitOptions::new(LossSpec::Probit, FeasibleSet::theta_b(0.8).unwrap());
+        opts.solver = solver;
+        let want = fit(view, &opts).unwrap();
+        for f in on_group(3, 2, |g| {
+            let v = if cut_free {
+                view.distributed_hessian_free(g)
+            } else {
+                view.distributed(g)
+            };
+            fit(v, &opts).unwrap()
+        }) {
+            assert_eq!(bits(&f.theta), bits(&want.theta), "{solver:?}");
+        }
+    }
+}
