@@ -426,12 +426,18 @@ impl<'a, L: Loss> Objective<'a, L> {
         let x = self.data.features();
         let (y, w) = (self.data.y(), self.data.weights());
         let step = n.div_ceil(rows);
-        // The sampled rows of each block, summed in order; the blocks along the fixed tree.
+        // The sampled rows of each block, summed in order; the blocks along the fixed tree. A
+        // block without a sampled row gives an empty vector (no allocation, nothing to add):
+        // there are far more blocks than sampled rows at large n.
         let leaf = |r: std::ops::Range<usize>| {
+            let first = r.start.div_ceil(step) * step;
+            if first >= r.end {
+                return (Vec::new(), 0.0);
+            }
             let mut m = vec![0.0; d];
             let mut buf = vec![0.0; d];
             let mut wt = 0.0;
-            for i in (r.start.div_ceil(step) * step..r.end).step_by(step) {
+            for i in (first..r.end).step_by(step) {
                 let wi = w.map_or(1.0, |w| w[i]);
                 wt += wi;
                 let c = (wi * self.loss.d1(ev.scores[i], y[i])).abs();
@@ -442,6 +448,9 @@ impl<'a, L: Loss> Objective<'a, L> {
             (m, wt)
         };
         let combine = |(mut a, wa): (Vec<f64>, f64), (b, wb): (Vec<f64>, f64)| {
+            if a.is_empty() {
+                return (b, wa + wb);
+            }
             a.iter_mut().zip(&b).for_each(|(p, q)| *p += q);
             (a, wa + wb)
         };

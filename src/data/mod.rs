@@ -344,11 +344,21 @@ impl<'a> PairwiseView<'a> {
         Ok(PairwiseView { y, ..*self })
     }
     /// `max_i ‖x_i‖₂`, or with `centered`, `max_i ‖P x_i‖₂` where `P = I − 11ᵀ/d` (the bound on
-    /// `|x_iᵀθ| / ‖θ‖` over the sum-zero subspace).
+    /// `|x_iᵀθ| / ‖θ‖` over the sum-zero subspace). On a distributed view each member scans
+    /// its own rows and the members take the maximum of theirs (exact: the same value
+    /// everywhere); a collective call then.
     pub fn max_row_norm(&self, centered: bool) -> f64 {
+        let rows = self.shard.map_or(0..self.n, |s| s.rows());
+        let mine = self.max_row_norm_of(rows, centered);
+        match self.shard {
+            None => mine,
+            Some(s) => s.collective().all_gather(&[mine]).into_iter().fold(0.0, f64::max),
+        }
+    }
+
+    fn max_row_norm_of(&self, rows: std::ops::Range<usize>, centered: bool) -> f64 {
         let d = self.d;
-        (0..self.n)
-            .into_par_iter()
+        rows.into_par_iter()
             .map_init(
                 || vec![0.0; d],
                 |buf, i| {

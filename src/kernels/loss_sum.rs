@@ -3,7 +3,7 @@
 use super::row_ops::{batch_sum, labels_f64};
 use super::{Rows, MAX_BATCH};
 use crate::loss::{Loss, LossOut};
-use crate::par::{tree_reduce, Par};
+use crate::par::Par;
 use pulp::{Arch, Simd, WithSimd};
 
 struct LossSum<'a, L> {
@@ -90,9 +90,5 @@ pub(crate) fn loss_sum_scaled<L: Loss>(
             loss,
         })
     };
-    let par = par.for_bytes(n * 24);
-    match &rows.shard {
-        None => tree_reduce(blocks.count(), par, &leaf, &|a, b| a + b),
-        Some(sh) => sh.tree_reduce(blocks, par, &leaf, &|a, b| a + b),
-    }
+    rows.reduce_with(blocks, par.for_bytes(n * 24), &leaf, &|a, b| a + b)
 }

@@ -44,8 +44,6 @@ pub(crate) use value_grad::value_grad_scale;
 use crate::data::Features;
 use crate::par::{tree_reduce, tree_reduce_rows, Blocks, Par, Partial, Shard};
 
-/// Target bytes of row data per block of the streaming passes.
-const STREAM_BLOCK_BYTES: usize = 1 << 20;
 /// Maximum rows per mini-batch inside a block (loss evaluated on this many scores at once).
 const MAX_BATCH: usize = 64;
 /// Target bytes of row data per mini-batch (fits L1 so the second touch of the rows is cheap).
@@ -86,7 +84,15 @@ impl Rows<'_> {
         L: Fn(usize) -> T + Sync,
         C: Fn(T, T) -> T + Sync,
     {
-        let par = self.par(par);
+        self.reduce_with(blocks, self.par(par), leaf, combine)
+    }
+    /// [`Rows::reduce`] with the parallelism already decided (passes that do not read `X`).
+    fn reduce_with<T, L, C>(&self, blocks: Blocks, par: Par, leaf: &L, combine: &C) -> T
+    where
+        T: Send + Partial,
+        L: Fn(usize) -> T + Sync,
+        C: Fn(T, T) -> T + Sync,
+    {
         match &self.shard {
             None => tree_reduce(blocks.count(), par, leaf, combine),
             Some(s) => s.tree_reduce(blocks, par, leaf, combine),

@@ -1,7 +1,6 @@
 //! The memory-bandwidth baseline: a plain read of `X`.
 
-use super::STREAM_BLOCK_BYTES;
-use crate::par::{tree_reduce, Blocks, Par};
+use crate::par::{tree_reduce, Par};
 use pulp::{Arch, Simd, WithSimd};
 
 struct StreamSum<'a> {
@@ -34,7 +33,7 @@ impl WithSimd for StreamSum<'_> {
 /// "plain memory-streaming pass" that kernel bandwidth is reported against.
 pub fn stream_sum(x: &[f64], d: usize, par: Par) -> f64 {
     let n = x.len() / d.max(1);
-    let blocks = Blocks::new(n, d, STREAM_BLOCK_BYTES, 64);
+    let blocks = crate::par::stream_blocks(n, d);
     let arch = Arch::new();
     let leaf = |b: usize| {
         let r = blocks.range(b);

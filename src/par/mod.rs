@@ -17,6 +17,7 @@
 pub mod mpi;
 mod shard;
 
+pub(crate) use shard::STREAM_BLOCK_BYTES;
 pub use shard::{chunk_depth, stream_blocks, Collective, Cut, Partial, Shard, ThreadGroup};
 
 /// How a pass over the data may use threads.

@@ -24,8 +24,9 @@ use super::{Blocks, Par};
 use std::collections::HashMap;
 use std::ops::Range;
 
-/// Target bytes of row data per block of the streaming passes over `X` (1 MiB).
-const STREAM_BLOCK_BYTES: usize = 1 << 20;
+/// Target bytes of row data per block of the streaming passes over `X` (1 MiB; the K-wise
+/// passes use it too, with `K·d` values a row).
+pub(crate) const STREAM_BLOCK_BYTES: usize = 1 << 20;
 /// The deepest chunking of the Hessian accumulation (16 chunks).
 const CHUNK_DEPTH: usize = 4;
 /// Bytes of `d × d` chunk accumulators allowed before the chunk depth is lowered.

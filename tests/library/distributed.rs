@@ -124,20 +124,19 @@ fn a_group_larger_than_the_units_leaves_members_idle_and_agrees() {
 fn views_that_are_not_distributed_have_no_shard() {
     let data = data();
     assert!(data.view().unwrap().shard().is_none());
-    let _: Option<PairwiseView<'_>> = None;
 }
 
 #[test]
 fn the_shared_csprng_is_the_same_on_every_member_and_fresh_each_time() {
     use rand::Rng;
-    let draws = |_: ()| {
+    let draws = || {
         on_group(3, 1, |g| {
             let mut r = NoiseRng::secure_shared(g).unwrap();
             assert_eq!(r.source(), privpref::privacy::NoiseSource::Secure);
             (0..4).map(|_| r.next_u64()).collect::<Vec<u64>>()
         })
     };
-    let (a, b) = (draws(()), draws(()));
+    let (a, b) = (draws(), draws());
     assert!(a.iter().all(|v| *v == a[0]), "every member draws the same noise");
     assert_ne!(a[0], b[0], "a new key each time");
 }
@@ -261,6 +260,22 @@ fn weighted_fits_are_the_single_process_bits_for_any_group() {
             fit(v, &opts).unwrap()
         }) {
             assert_eq!(bits(&f.theta), bits(&want.theta), "{solver:?}");
+        }
+    }
+}
+
+#[test]
+fn the_largest_row_norm_is_agreed_by_every_member() {
+    let mut data = many_blocks();
+    // The largest row sits in the last member's rows at 3 members.
+    data.x[180_000 * data.d] = 50.0;
+    let view = data.view().unwrap();
+    for centered in [false, true] {
+        let want = view.max_row_norm(centered);
+        for p in [2, 3] {
+            for got in on_group(p, 1, |g| view.distributed_hessian_free(g).max_row_norm(centered)) {
+                assert_eq!(got.to_bits(), want.to_bits(), "{p} members, centered = {centered}");
+            }
         }
     }
 }

@@ -32,11 +32,8 @@ pub(crate) use value_grad::abs_grad;
 pub use value_grad::value_grad;
 
 use crate::data::GroupView;
-use crate::par::{Blocks, Par};
+use crate::par::{Blocks, Par, STREAM_BLOCK_BYTES};
 use pulp::Simd;
-
-/// Target bytes of feature data per block of the streaming passes.
-const STREAM_BLOCK_BYTES: usize = 1 << 20;
 
 fn stream_blocks(v: &GroupView<'_>) -> Blocks {
     Blocks::new(v.n(), v.k() * v.d(), STREAM_BLOCK_BYTES, 16)
