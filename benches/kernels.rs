@@ -47,18 +47,9 @@ fn data() -> Data {
 fn bench(c: &mut Criterion) {
     let dat = data();
     let bytes = (dat.x.len() * 8) as u64;
-    let rows = Rows {
-        x: Features::F64(&dat.x),
-        d: dat.d,
-        y: &dat.y,
-        w: None,
-        shard: None,
-    };
+    let rows = Rows::new(Features::F64(&dat.x), dat.d, &dat.y, None);
     let x32: Vec<f32> = dat.x.iter().map(|&v| v as f32).collect();
-    let rows32 = Rows {
-        x: Features::F32(&x32),
-        ..rows
-    };
+    let rows32 = Rows::new(Features::F32(&x32), rows.d, rows.y, rows.w);
     let mut scores = vec![0.0; dat.n];
     let mut grad = vec![0.0; dat.d];
     let deb = RrDebiased::new(1.0).unwrap();

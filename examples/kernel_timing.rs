@@ -13,13 +13,7 @@ fn main() {
         .collect();
     let y: Vec<u8> = (0..n).map(|i| (i % 3 == 0) as u8).collect();
     let th: Vec<f64> = (0..d).map(|j| 0.01 * j as f64).collect();
-    let rows = Rows {
-        x: Features::F64(&x),
-        d,
-        y: &y,
-        w: None,
-        shard: None,
-    };
+    let rows = Rows::new(Features::F64(&x), d, &y, None);
     let mut sc = vec![0.0; n];
     let mut g = vec![0.0; d];
     let threads: usize = std::env::args().nth(3).and_then(|s| s.parse().ok()).unwrap_or(1);

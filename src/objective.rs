@@ -156,6 +156,7 @@ impl<'a, L: Loss> Objective<'a, L> {
             y: self.data.y(),
             w: self.data.weights(),
             shard: self.data.shard(),
+            scan: self.data.scan(),
         }
     }
     /// `W = Σ w_i`.

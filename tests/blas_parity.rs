@@ -34,13 +34,7 @@ fn hessian_backend_is_the_configured_one_and_matches_faer() {
     let (x, y) = data(n, d);
     let loss = RrNoisyChannel::new(0.5).unwrap();
     let theta: Vec<f64> = (0..d).map(|j| 3.0 * ((j % 5) as f64 - 2.0)).collect();
-    let rows = Rows {
-        x: Features::F64(&x),
-        d,
-        y: &y,
-        w: None,
-        shard: None,
-    };
+    let rows = Rows::new(Features::F64(&x), d, &y, None);
     let mut t = vec![0.0; n];
     kernels::matvec(rows, &theta, &mut t, Par::Seq);
     let before = gram::openblas_calls();

@@ -40,13 +40,7 @@ fn kernels_are_bit_identical_across_thread_counts() {
     let (n, d) = (50_000, 37);
     let (x, y, w) = data(n, d);
     let theta: Vec<f64> = (0..d).map(|j| 0.05 * (j as f64 - 18.0)).collect();
-    let rows = Rows {
-        x: Features::F64(&x),
-        d,
-        y: &y,
-        w: Some(&w),
-        shard: None,
-    };
+    let rows = Rows::new(Features::F64(&x), d, &y, Some(&w));
     let run = |threads: usize| {
         in_pool(threads, || {
             let mut sc = vec![0.0; n];
@@ -162,13 +156,7 @@ fn fused_value_grad_hessian_matches_the_separate_passes_bit_for_bit() {
     }
     for features in [Features::F64(&x), Features::F32(&x32)] {
         for weights in [None, Some(&w[..])] {
-            let rows = Rows {
-                x: features,
-                d,
-                y: &y,
-                w: weights,
-                shard: None,
-            };
+            let rows = Rows::new(features, d, &y, weights);
             all_threads(rows, &Logistic, &theta);
             all_threads(rows, &Probit, &theta);
             all_threads(rows, &RrDebiased::new(0.7).unwrap(), &theta);

@@ -5,6 +5,8 @@
 //! non-negative sample weights with *frequency* semantics: weight `k` is the same as the row
 //! repeated `k` times (Chowdhury, Zhou & Natarajan (2024), Sec. 2, eq. 1). Nothing is copied. All
 //! validation happens once, at construction, with errors that name the row and column.
+//! ([`crate::estimator::fit_features`] instead validates the features inside the first pass of
+//! a fit, with the same outcome and one read of them fewer.)
 //!
 //! A [`UserIndex`] groups rows into users (contiguous blocks, ragged counts allowed) for
 //! user-level label DP.
@@ -17,6 +19,7 @@ mod users;
 
 pub use users::UserIndex;
 mod bound;
+pub(crate) mod scan;
 pub(crate) mod trajectory;
 
 pub use bound::FeatureBound;
@@ -125,6 +128,10 @@ pub struct PairwiseView<'a> {
     magnitude: Magnitude,
     horizon: usize,
     shard: Option<Shard<'a>>,
+    /// Features not validated yet: the fit's first pass scans them ([`scan::FeatureScan`]),
+    /// and `magnitude` is a placeholder until then. Only [`crate::estimator::fit_features`]
+    /// makes such a view, and nothing else sees it.
+    scan: Option<&'a scan::FeatureScan>,
 }
 
 impl<'a> PairwiseView<'a> {
@@ -173,7 +180,52 @@ impl<'a> PairwiseView<'a> {
             magnitude,
             horizon: 1,
             shard: None,
+            scan: None,
         })
+    }
+
+    /// A view whose features are validated by the first pass of the fit through `scan`
+    /// rather than here: the shapes, labels and weights are checked as by
+    /// [`PairwiseView::new`], and when one of those fails the features are scanned first, so
+    /// that the error is the one `new` gives. The fit must call [`scan::FeatureScan::finish`]
+    /// before it trusts anything computed on the view.
+    pub(crate) fn deferred(
+        x: Features<'a>,
+        n: usize,
+        d: usize,
+        y: &'a [u8],
+        weights: Option<&'a [f64]>,
+        scan: &'a scan::FeatureScan,
+    ) -> Result<Self> {
+        check_shape(x.len(), n, d)?;
+        if y.len() != n {
+            return Err(Error::Shape(format!("y has {} labels but x has {n} rows", y.len())));
+        }
+        match Self::finish(x, n, d, y, weights, Magnitude::default()) {
+            Ok(view) => Ok(PairwiseView {
+                scan: Some(scan),
+                ..view
+            }),
+            Err(e) => {
+                scan.finish(x)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// The scan of features not validated yet, if any ([`PairwiseView::deferred`]).
+    #[inline]
+    pub(crate) fn scan(&self) -> Option<&'a scan::FeatureScan> {
+        self.scan
+    }
+
+    /// The same view with its features validated: `magnitude` from the finished scan.
+    pub(crate) fn validated(self, magnitude: Magnitude) -> Self {
+        PairwiseView {
+            magnitude,
+            scan: None,
+            ..self
+        }
     }
 
     /// [`PairwiseView::new`] / [`PairwiseView::new_f32`] for rows that every member of `group`
@@ -446,7 +498,7 @@ fn row_max_abs_bits<T: Copy + Into<f64>>(r: &[T]) -> Option<u64> {
 }
 
 /// First non-finite feature, reported with its row and column.
-pub(crate) fn check_finite_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -> Result<Magnitude> {
+pub(crate) fn check_finite_rows<T: RowScan>(x: &[T], d: usize) -> Result<Magnitude> {
     let (bad_row, mag) = scan_rows(x, d);
     if bad_row != usize::MAX {
         return Err(bad_row_error(x, d, bad_row));
@@ -456,36 +508,113 @@ pub(crate) fn check_finite_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -
 
 /// The first row of `x` with a non-finite feature (`usize::MAX` if none) and the magnitude
 /// summary of the rows: one pass, exact in any order.
-fn scan_rows<T: Copy + Into<f64> + Sync>(x: &[T], d: usize) -> (usize, Magnitude) {
-    // One pass: the first non-finite row (if any) and the magnitude summary. The reduction is
-    // exact (integer sums, max, min), so the result does not depend on the thread count.
-    // The largest |x| of a row and whether it is finite: `row_max_abs_bits`.
-    let per_row = |(i, r): (usize, &[T])| {
-        let mut m = Magnitude::default();
-        let Some(bits) = row_max_abs_bits(r) else {
-            return (i, m);
-        };
-        if bits > 0 {
-            m.max_abs = f64::from_bits(bits);
-            m.exp_sum = (bits >> 52) as i64 - 1023;
-            m.rows = 1;
-        }
-        (usize::MAX, m)
-    };
-    let combine = |(b1, m1): (usize, Magnitude), (b2, m2): (usize, Magnitude)| {
-        (
-            b1.min(b2),
-            Magnitude {
-                exp_sum: m1.exp_sum + m2.exp_sum,
-                rows: m1.rows + m2.rows,
-                max_abs: m1.max_abs.max(m2.max_abs),
-            },
-        )
-    };
-    x.par_chunks(d.max(1))
-        .enumerate()
-        .map(per_row)
+fn scan_rows<T: RowScan>(x: &[T], d: usize) -> (usize, Magnitude) {
+    // Tasks of SCAN_TASK_ROWS rows, combined exactly (integer sums, max, min): the result does
+    // not depend on the thread count.
+    const SCAN_TASK_ROWS: usize = 1024;
+    let d = d.max(1);
+    let n = x.len() / d;
+    let combine = |(b1, m1): (usize, Magnitude), (b2, m2): (usize, Magnitude)| (b1.min(b2), m1.plus(m2));
+    (0..n.div_ceil(SCAN_TASK_ROWS))
+        .into_par_iter()
+        .map(|t| scan_range(x, d, t * SCAN_TASK_ROWS..((t + 1) * SCAN_TASK_ROWS).min(n)))
         .reduce(|| (usize::MAX, Magnitude::default()), combine)
+}
+
+/// The first row in `r` with a non-finite feature (`usize::MAX` if none; the rows after it
+/// are not summarised) and the magnitude summary of rows `r` of `x`.
+pub(crate) fn scan_range<T: RowScan>(x: &[T], d: usize, r: std::ops::Range<usize>) -> (usize, Magnitude) {
+    let mut m = Magnitude::default();
+    let mut bad = usize::MAX;
+    T::rows_max_abs_bits(&x[r.start * d..r.end * d], d, |i, bits| match bits {
+        Some(bits) => {
+            m = m.plus(row_summary(bits));
+            true
+        }
+        None => {
+            bad = r.start + i;
+            false
+        }
+    });
+    (bad, m)
+}
+
+/// The magnitude summary of one finite row whose largest `|x|` has the bits `bits`.
+#[inline]
+fn row_summary(bits: u64) -> Magnitude {
+    let mut m = Magnitude::default();
+    if bits > 0 {
+        m.max_abs = f64::from_bits(bits);
+        m.exp_sum = (bits >> 52) as i64 - 1023;
+        m.rows = 1;
+    }
+    m
+}
+
+/// Feature values the validation scans: [`row_max_abs_bits`] of each row, in SIMD for `f64`.
+pub(crate) trait RowScan: Copy + Into<f64> + Sync {
+    /// Calls `f(i, row_max_abs_bits(row i))` for the rows of `x` (`d` values each) in order,
+    /// until `f` returns `false`.
+    fn rows_max_abs_bits(x: &[Self], d: usize, f: impl FnMut(usize, Option<u64>) -> bool);
+}
+
+impl RowScan for f32 {
+    fn rows_max_abs_bits(x: &[f32], d: usize, mut f: impl FnMut(usize, Option<u64>) -> bool) {
+        for (i, r) in x.chunks_exact(d).enumerate() {
+            if !f(i, row_max_abs_bits(r)) {
+                return;
+            }
+        }
+    }
+}
+
+impl RowScan for f64 {
+    fn rows_max_abs_bits(x: &[f64], d: usize, f: impl FnMut(usize, Option<u64>) -> bool) {
+        pulp::Arch::new().dispatch(MaxAbsRows { x, d, f });
+    }
+}
+
+/// [`row_max_abs_bits`] of each row in SIMD: two vectors of running maxima of `|x|` and two of
+/// `Σ x·0` (NaN once a NaN or ±inf is met). Maxima are exact in any order, so the bits are
+/// those of the scalar definition.
+struct MaxAbsRows<'a, F> {
+    x: &'a [f64],
+    d: usize,
+    f: F,
+}
+
+impl<F: FnMut(usize, Option<u64>) -> bool> pulp::WithSimd for MaxAbsRows<'_, F> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(mut self, simd: S) {
+        let zero = simd.splat_f64s(0.0);
+        for (i, row) in self.x.chunks_exact(self.d).enumerate() {
+            let (h, t) = S::as_simd_f64s(row);
+            let (mut m0, mut m1, mut p0, mut p1) = (zero, zero, zero, zero);
+            let mut pairs = h.chunks_exact(2);
+            for v in &mut pairs {
+                m0 = simd.max_f64s(m0, simd.abs_f64s(v[0]));
+                m1 = simd.max_f64s(m1, simd.abs_f64s(v[1]));
+                p0 = simd.mul_add_e_f64s(v[0], zero, p0);
+                p1 = simd.mul_add_e_f64s(v[1], zero, p1);
+            }
+            for &v in pairs.remainder() {
+                m0 = simd.max_f64s(m0, simd.abs_f64s(v));
+                p0 = simd.mul_add_e_f64s(v, zero, p0);
+            }
+            let mut max = simd.reduce_max_f64s(simd.max_f64s(m0, m1));
+            let mut probe = simd.reduce_sum_f64s(simd.add_f64s(p0, p1));
+            for &v in t {
+                let a = v.abs();
+                max = if a > max { a } else { max };
+                probe += v * 0.0;
+            }
+            let bits = (!probe.is_nan()).then_some(max.to_bits());
+            if !(self.f)(i, bits) {
+                return;
+            }
+        }
+    }
 }
 
 /// The error for the first non-finite feature of row `row` of `x`.
@@ -531,6 +660,14 @@ impl Magnitude {
     /// `max_ij |x_ij|`.
     pub(crate) fn max_abs(&self) -> f64 {
         self.max_abs
+    }
+    /// The summary of two sets of rows together (exact in any order).
+    fn plus(self, o: Magnitude) -> Magnitude {
+        Magnitude {
+            exp_sum: self.exp_sum + o.exp_sum,
+            rows: self.rows + o.rows,
+            max_abs: self.max_abs.max(o.max_abs),
+        }
     }
 }
 
@@ -616,12 +753,22 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for len in [0usize, 1, 3, 7, 8, 9, 15, 16, 17, 100] {
-            for _ in 0..400 {
+        let simd_bits = |r: &[f64]| {
+            let mut out = None;
+            f64::rows_max_abs_bits(r, r.len(), |_, b| {
+                out = Some(b);
+                true
+            });
+            out.unwrap()
+        };
+        for len in [0usize, 1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 100] {
+            for k in 0..600 {
+                // Specials in about 1/5 or 1/50 of the entries, or none (finite long rows).
+                let every = [5, 50, u64::MAX][k % 3];
                 let r: Vec<f64> = (0..len)
                     .map(|_| {
                         let u = next();
-                        if u % 5 == 0 {
+                        if u % every == 0 {
                             specials[(u >> 8) as usize % specials.len()]
                         } else {
                             ((u >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2f64.powi((u % 61) as i32 - 30)
@@ -629,6 +776,9 @@ mod tests {
                     })
                     .collect();
                 assert_eq!(row_max_abs_bits(&r), row_max_abs_bits_scalar(&r), "{r:?}");
+                if len > 0 {
+                    assert_eq!(simd_bits(&r), row_max_abs_bits_scalar(&r), "{r:?}");
+                }
                 let r32: Vec<f32> = r.iter().map(|&v| v as f32).collect();
                 let widened: Vec<f64> = r32.iter().map(|&v| f64::from(v)).collect();
                 assert_eq!(row_max_abs_bits(&r32), row_max_abs_bits_scalar(&widened), "{r32:?}");

@@ -52,7 +52,8 @@
 //! # Ok::<(), privpref::Error>(())
 //! ```
 
-use crate::data::PairwiseView;
+use crate::data::scan::FeatureScan;
+use crate::data::{check_shape, Features, PairwiseView};
 use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
@@ -436,6 +437,84 @@ pub fn fit_privatized(data: PairwiseView<'_>, labels: &PrivatizedLabels, opts: &
     Ok(model)
 }
 
+/// [`fit`] on features no one has validated yet, with the validation taken inside the fit's
+/// first pass: the result of `fit(PairwiseView::new(x, n, d, y, weights)?, opts)` (or
+/// [`PairwiseView::new_f32`]), the same bits and the same errors, with one read of `X` fewer.
+///
+/// The first pass over `X` of Newton, Newton-CG and L-BFGS (and of `auto`) also scans each
+/// block of rows for non-finite values and the magnitude summary while the block is in cache;
+/// the solver stops right after that pass when the scan rejects the data, and the verdict of
+/// the validation always comes first: a non-finite feature is the same [`Error::Data`] as
+/// from [`PairwiseView::new`], and features that need normalisation (typical magnitude
+/// outside `2^±32`) or are out of scale are then fitted, or refused, exactly as by [`fit`].
+/// The SGD solvers validate first, as [`fit`] does. Nothing computed on unvalidated data is
+/// returned. For data validated once and fitted many times, build the view and call [`fit`].
+///
+/// ```
+/// use privpref::{data::{Features, PairwiseView}, estimator::{fit, fit_features, FitOptions},
+///     feasible::FeasibleSet, loss::LossSpec};
+/// let x = [1.0, 0.0, 0.0, 1.0, 1.0, 1.0, -1.0, 0.5];
+/// let y = [1u8, 0, 1, 0];
+/// let opts = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(1.0)?);
+/// let once = fit_features(Features::F64(&x), 4, 2, &y, None, &opts)?;
+/// let twice = fit(PairwiseView::new(&x, 4, 2, &y, None)?, &opts)?;
+/// assert_eq!(once.theta, twice.theta);
+/// let bad = [1.0, 0.0, 0.0, 1.0, f64::NAN, 1.0, -1.0, 0.5];
+/// assert!(matches!(fit_features(Features::F64(&bad), 4, 2, &y, None, &opts),
+///     Err(privpref::Error::Data { .. })));
+/// # Ok::<(), privpref::Error>(())
+/// ```
+///
+/// # Errors
+/// As [`PairwiseView::new`], then as [`fit`].
+pub fn fit_features(
+    x: Features<'_>,
+    n: usize,
+    d: usize,
+    y: &[u8],
+    weights: Option<&[f64]>,
+    opts: &FitOptions,
+) -> Result<Fit> {
+    with_deferred_scan(x, n, d, y, weights, |view| fit(view, opts))
+}
+
+/// [`fit_privatized`] on features no one has validated yet, validated inside the fit's first
+/// pass as by [`fit_features`]: the result of `fit_privatized(PairwiseView::new(x, n, d,
+/// labels.labels(), weights)?, labels, opts)`, bit for bit, with one read of `X` fewer.
+///
+/// # Errors
+/// As [`PairwiseView::new`], then as [`fit_privatized`].
+pub fn fit_privatized_features(
+    x: Features<'_>,
+    n: usize,
+    d: usize,
+    labels: &PrivatizedLabels,
+    weights: Option<&[f64]>,
+    opts: &FitOptions,
+) -> Result<Fit> {
+    with_deferred_scan(x, n, d, labels.labels(), weights, |view| {
+        fit_privatized(view, labels, opts)
+    })
+}
+
+/// Runs `f` on a view of `x` whose features the fit's first pass validates
+/// ([`PairwiseView::deferred`]); the validation's error, if any, wins over `f`'s outcome.
+fn with_deferred_scan(
+    x: Features<'_>,
+    n: usize,
+    d: usize,
+    y: &[u8],
+    weights: Option<&[f64]>,
+    f: impl FnOnce(PairwiseView<'_>) -> Result<Fit>,
+) -> Result<Fit> {
+    check_shape(x.len(), n, d)?;
+    let scan = FeatureScan::new(n, d, normalize::fits_unnormalised);
+    let view = PairwiseView::deferred(x, n, d, y, weights, &scan)?;
+    let out = f(view);
+    scan.finish(x)?;
+    out
+}
+
 /// Why a local fit on labels without provenance carries no guarantee.
 pub(crate) fn no_provenance_reason(loss: &str, eps: Option<f64>) -> String {
     match eps {
@@ -476,6 +555,21 @@ pub(crate) fn loss_words(name: &str, eps: Option<f64>) -> String {
 
 /// [`fit`] without a guarantee or a reason (the callers attach them).
 pub(crate) fn fit_raw(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fit> {
+    if let Some(scan) = data.scan() {
+        // Features validated by the first pass ([`fit_features`]): the SGD solvers sample rows
+        // and take no full first pass, so they validate first.
+        let solved = match opts.solver {
+            Solver::Sgd(_) => None,
+            _ => Some(opts.validate().and_then(|()| solve_pairwise(data, opts))),
+        };
+        // The verdict first: a data error wins, and only data that fit as they are keep the
+        // solve (otherwise it is redone as `fit` does it, normalised or refused).
+        let data = data.validated(scan.finish(data.features())?);
+        return match solved {
+            Some(r) if normalize::fits_unnormalised(&data.magnitude()) => Ok(local_fit(r?, opts)),
+            _ => fit_raw(data, opts),
+        };
+    }
     opts.validate()?;
     // Features far from unit size are solved on X·2^{-e}, exactly equivalent ([`normalize`]).
     let e = normalize::exponent(&data.magnitude());
@@ -522,4 +616,40 @@ fn solve_pairwise(data: PairwiseView<'_>, opts: &FitOptions) -> Result<SolveRepo
         }
         run_solver(&obj, opts)?
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanism::simulation_rng;
+    use crate::sim::{btl_pairs, theta_star};
+
+    /// The exact solvers' first pass scans every block: the validation reads no row on its
+    /// own, and a NaN stops the solver after that pass.
+    #[test]
+    fn the_first_pass_validates_every_block() {
+        let theta = theta_star(16, 2.0, true, &mut simulation_rng(3)).unwrap();
+        let dat = btl_pairs(100_000, &theta, &mut simulation_rng(4)).unwrap();
+        let (n, d) = (dat.n, dat.d);
+        for solver in [Solver::Newton, Solver::NewtonCg, Solver::Lbfgs(LbfgsOptions::default())] {
+            let mut opts = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(5.0).unwrap());
+            opts.solver = solver;
+            let scan = FeatureScan::new(n, d, normalize::fits_unnormalised);
+            assert!(crate::par::stream_blocks(n, d).count() > 4);
+            let view = PairwiseView::deferred(Features::F64(&dat.x), n, d, &dat.y, None, &scan).unwrap();
+            let model = fit(view, &opts).unwrap();
+            assert!(model.report.termination.is_converged());
+            assert_eq!(scan.standalone_blocks(), 0, "{}", opts.solver.name());
+
+            let mut x = dat.x.clone();
+            x[n / 2 * d] = f64::NAN;
+            let scan = FeatureScan::new(n, d, normalize::fits_unnormalised);
+            let view = PairwiseView::deferred(Features::F64(&x), n, d, &dat.y, None, &scan).unwrap();
+            let Err(Error::Numerical(m)) = solve_pairwise(view, &opts) else {
+                panic!("the solver went on after the first pass");
+            };
+            assert!(m.contains("validation"), "{m}");
+            assert_eq!(scan.standalone_blocks(), 0);
+        }
+    }
 }

@@ -45,6 +45,12 @@ pub(crate) fn exponent(m: &Magnitude) -> i32 {
     }
 }
 
+/// Whether features of summary `m` are fitted as they are: no normalisation (`e = 0`) and no
+/// entry out of scale ([`check_range`] at `e = 0` passes).
+pub(crate) fn fits_unnormalised(m: &Magnitude) -> bool {
+    exponent(m) == 0 && !(m.max_abs() > MAX_ABS)
+}
+
 /// Checks that the largest feature stays below [`MAX_ABS`] after normalisation by `2^e`; the
 /// error names the first such entry.
 pub(crate) fn check_range(data: &PairwiseView<'_>, e: i32) -> Result<()> {

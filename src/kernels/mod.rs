@@ -41,6 +41,7 @@ pub(crate) use value_grad::abs_grad;
 pub use value_grad::value_grad;
 pub(crate) use value_grad::value_grad_scale;
 
+use crate::data::scan::FeatureScan;
 use crate::data::Features;
 use crate::par::{tree_reduce, tree_reduce_rows, Blocks, Par, Partial, Shard};
 
@@ -63,6 +64,24 @@ pub struct Rows<'a> {
     /// This process's part of the rows when they are reduced by a group of processes
     /// ([`crate::par::Shard`]); `None`: all of them, in this process.
     pub shard: Option<Shard<'a>>,
+    /// The validation of features not validated yet, which the passes take block by block
+    /// while the rows are in cache (`None`: validated).
+    pub(crate) scan: Option<&'a FeatureScan>,
+}
+
+impl<'a> Rows<'a> {
+    /// The rows of validated features `x` (`n × d`, row-major), labels `y` and optional
+    /// weights `w`, all in this process.
+    pub fn new(x: Features<'a>, d: usize, y: &'a [u8], w: Option<&'a [f64]>) -> Self {
+        Rows {
+            x,
+            d,
+            y,
+            w,
+            shard: None,
+            scan: None,
+        }
+    }
 }
 
 impl Rows<'_> {
@@ -96,6 +115,15 @@ impl Rows<'_> {
         match &self.shard {
             None => tree_reduce(blocks.count(), par, leaf, combine),
             Some(s) => s.tree_reduce(blocks, par, leaf, combine),
+        }
+    }
+    /// Calls `f(x, lo, hi)` on rows `r` as `f64` ([`with_f64_rows`]), then lets a pending
+    /// validation scan them while they are in cache.
+    #[inline]
+    fn with_f64(&self, r: std::ops::Range<usize>, chunk: usize, f: impl FnMut(&[f64], usize, usize)) {
+        with_f64_rows(self.x, r.clone(), self.d, chunk, f);
+        if let Some(s) = self.scan {
+            s.visit(self.x, r);
         }
     }
     /// [`tree_reduce_rows`] over `blocks`, across the group when the rows are sharded (each

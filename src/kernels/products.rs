@@ -1,7 +1,7 @@
 //! Products with `X` at given scores: `X v`, the Hessian-vector product and the dense Hessian.
 
 use super::row_ops::{labels_f64, RowOps};
-use super::{batch_rows, fused, with_f64_rows, Rows, MAX_BATCH};
+use super::{batch_rows, fused, Rows, MAX_BATCH};
 use crate::loss::{Loss, LossOut};
 use crate::par::Par;
 use pulp::{Arch, Simd, WithSimd};
@@ -29,7 +29,7 @@ pub fn matvec(rows: Rows<'_>, v: &[f64], out: &mut [f64], par: Par) {
     let arch = Arch::new();
     let leaf = |b: usize, o: &mut [f64]| {
         let r = blocks.range(b);
-        with_f64_rows(rows.x, r, d, batch_rows(d), |x, lo, hi| {
+        rows.with_f64(r, batch_rows(d), |x, lo, hi| {
             arch.dispatch(MatVec {
                 x,
                 v,
@@ -101,7 +101,7 @@ pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], ou
     let leaf = |b: usize| {
         let r = blocks.range(b);
         let mut o = vec![0.0; d];
-        with_f64_rows(rows.x, r.clone(), d, batch_rows(d), |x, lo, hi| {
+        rows.with_f64(r.clone(), batch_rows(d), |x, lo, hi| {
             let (a, z) = (r.start + lo, r.start + hi);
             arch.dispatch(HessVec {
                 x,

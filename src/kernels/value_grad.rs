@@ -2,7 +2,7 @@
 //! and the gradient magnitudes `Σ |w ℓ'| |x|` on their own.
 
 use super::row_ops::{batch_sum, labels_f64, RowOps};
-use super::{batch_rows, with_f64_rows, Rows, MAX_BATCH};
+use super::{batch_rows, Rows, MAX_BATCH};
 use crate::loss::{Loss, LossOut};
 use crate::par::Par;
 use pulp::{Arch, Simd, WithSimd};
@@ -120,7 +120,7 @@ fn fused_pass<L: Loss, const SCALE: bool>(
         let mut g = vec![0.0; d];
         let mut a = vec![0.0; if SCALE { d } else { 0 }];
         let mut v = 0.0;
-        with_f64_rows(rows.x, r.clone(), d, batch_rows(d), |x, lo, hi| {
+        rows.with_f64(r.clone(), batch_rows(d), |x, lo, hi| {
             let (s, z) = (r.start + lo, r.start + hi);
             v += arch.dispatch(FusedValueGrad::<L, SCALE> {
                 x,
@@ -207,7 +207,7 @@ pub(crate) fn abs_grad<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], out: &
     let leaf = |b: usize| {
         let r = blocks.range(b);
         let mut o = vec![0.0; d];
-        with_f64_rows(rows.x, r.clone(), d, batch_rows(d), |x, lo, hi| {
+        rows.with_f64(r.clone(), batch_rows(d), |x, lo, hi| {
             let (a, z) = (r.start + lo, r.start + hi);
             arch.dispatch(AbsGrad {
                 x,
@@ -247,13 +247,7 @@ mod scale_tests {
             let w: Vec<f64> = (0..n).map(|i| 0.5 + (i % 5) as f64).collect();
             let theta: Vec<f64> = (0..d).map(|j| ((j * 13 % 7) as f64 - 3.0) / 5.0).collect();
             for weights in [None, Some(&w[..])] {
-                let rows = Rows {
-                    x: Features::F64(&x),
-                    d,
-                    y: &y,
-                    w: weights,
-                    shard: None,
-                };
+                let rows = Rows::new(Features::F64(&x), d, &y, weights);
                 let rr = RrDebiased::new(0.7).unwrap();
                 for pass in 0..2 {
                     let (mut s1, mut g1, mut s2, mut g2) = (vec![0.0; n], vec![0.0; d], vec![0.0; n], vec![0.0; d]);

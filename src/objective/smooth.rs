@@ -92,6 +92,13 @@ pub trait SmoothObjective: Sync {
     /// A sufficient certificate that `F` is convex on the ball of radius `radius` (intersected
     /// with the sum-zero subspace when `sum_zero`). Called only when `CONVEX` is false.
     fn convex_on_ball(&self, radius: f64, sum_zero: bool) -> bool;
+    /// Whether a validation of the data that the passes take along (a fit of data not
+    /// validated before it, [`crate::estimator::fit_features`]) has finished and found data the
+    /// fit cannot use as they are: the solvers then stop after their first pass, and the
+    /// caller reports the validation's verdict. `false` by default.
+    fn features_rejected(&self) -> bool {
+        false
+    }
 }
 
 /// The second-order capability of a [`SmoothObjective`]: Hessians, Hessian-vector products and
@@ -182,6 +189,9 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
     }
     fn convex_on_ball(&self, radius: f64, sum_zero: bool) -> bool {
         self.loss().convex_on(radius * self.data().max_row_norm(sum_zero))
+    }
+    fn features_rejected(&self) -> bool {
+        self.data().scan().and_then(|s| s.complete_verdict()) == Some(false)
     }
 }
 

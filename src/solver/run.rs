@@ -53,6 +53,13 @@ impl<'a, O: SmoothObjective> Run<'a, O> {
         set.project(&mut theta);
         let mut ev = obj.new_eval();
         let kept = first(&theta, &mut ev, &mut rep);
+        if obj.features_rejected() {
+            // The caller reports the validation's verdict (an error, or a fit of the
+            // normalised features), never this.
+            return Err(Error::Numerical(
+                "the features failed the validation taken with the first pass".into(),
+            ));
+        }
         if !all_finite(&ev) {
             let at = if theta.iter().all(|&v| v == 0.0) { " = 0" } else { "₀" };
             return Err(Error::Numerical(format!(

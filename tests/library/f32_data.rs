@@ -30,17 +30,8 @@ fn kernels_give_the_bits_of_the_widened_data() {
     // d = 5 (scalar row kernels) and d = 37 (SIMD, with a tail); n spans several blocks.
     for (n, d) in [(20_000usize, 5usize), (9_000, 37)] {
         let (_, x32, x64, y) = data(n, d, 3);
-        let r32 = Rows {
-            x: Features::F32(&x32),
-            d,
-            y: &y,
-            w: None,
-            shard: None,
-        };
-        let r64 = Rows {
-            x: Features::F64(&x64),
-            ..r32
-        };
+        let r32 = Rows::new(Features::F32(&x32), d, &y, None);
+        let r64 = Rows::new(Features::F64(&x64), r32.d, r32.y, r32.w);
         let theta: Vec<f64> = (0..d).map(|j| 0.3 * ((j % 5) as f64 - 2.0)).collect();
         let loss = RrDebiased::new(0.7).unwrap();
         let (mut s32, mut s64) = (vec![0.0; n], vec![0.0; n]);

@@ -8,6 +8,7 @@ mod central;
 mod closed_form;
 mod distributed;
 mod f32_data;
+mod fit_features;
 mod hostile;
 mod invalid_options;
 mod label_sgd;

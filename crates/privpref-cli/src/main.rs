@@ -62,7 +62,7 @@ mod solver_args;
 
 use clap::{Args, Parser, Subcommand};
 use privpref::data::{npy, Features, PairwiseView};
-use privpref::estimator::{fit, fit_privatized, SolverKind};
+use privpref::estimator::{fit, fit_features, fit_privatized, fit_privatized_features, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::{KaryRr, Mechanism, RandomizedResponse};
@@ -427,14 +427,25 @@ fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         _ => Cut::WholeChunks,
     };
     let pool = pool(a.threads)?;
-    // The validation pass runs on the pool of --threads too.
-    let view = pool.install(|| pairwise_view(&x, &y, weights.as_deref(), ranks, cut))?;
-    let opts = a.fit_options(loss, set, solver, &settings, n)?;
     let threads = pool.current_num_threads();
-    let model = pool.install(|| match &labels {
-        Some(l) => fit_privatized(view, l, &opts),
-        None => fit(view, &opts),
-    })?;
+    let model = if ranks.group().is_some() {
+        // The validation pass runs on the pool of --threads too.
+        let view = pool.install(|| pairwise_view(&x, &y, weights.as_deref(), ranks, cut))?;
+        let opts = a.fit_options(loss, set, solver, &settings, n)?;
+        pool.install(|| match &labels {
+            Some(l) => fit_privatized(view, l, &opts),
+            None => fit(view, &opts),
+        })?
+    } else {
+        // One process: the features are validated inside the fit's first pass (one read of
+        // the file fewer; the same answer and errors as validating first).
+        let opts = a.fit_options(loss, set, solver, &settings, n)?;
+        let w = weights.as_deref();
+        pool.install(|| match &labels {
+            Some(l) => fit_privatized_features(x.features(), n, d, l, w, &opts),
+            None => fit_features(x.features(), n, d, &y, w, &opts),
+        })?
+    };
     let r = &model.report;
     let problem = fit_shared::Problem {
         loss: loss.name(),

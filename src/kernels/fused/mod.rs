@@ -29,7 +29,7 @@ mod chunked;
 pub use chunked::chunk_depth;
 
 use super::row_ops::{batch_sum, labels_f64, RowOps, SMALL_D};
-use super::{batch_rows, gram, with_f64_rows, Rows, MAX_BATCH};
+use super::{batch_rows, gram, Rows, MAX_BATCH};
 use crate::loss::{Loss, LossOut};
 use crate::par::Par;
 use chunked::{chunked_reduce, symmetrize_into, HessAcc};
@@ -177,7 +177,7 @@ pub fn value_grad_hessian<L: Loss>(
         let r = blocks.range(b);
         let mut g = vec![0.0; d];
         let mut v = 0.0;
-        with_f64_rows(rows.x, r.clone(), d, batch_rows(d), |x, lo, hi| {
+        rows.with_f64(r.clone(), batch_rows(d), |x, lo, hi| {
             let (a, z) = (r.start + lo, r.start + hi);
             v += arch.dispatch(FusedValueGradHess {
                 x,
@@ -223,7 +223,7 @@ pub(super) fn hessian_from_scores<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f
     let arch = Arch::new();
     let leaf = |b: usize, _: &mut [f64], acc: &mut HessAcc| {
         let r = blocks.range(b);
-        with_f64_rows(rows.x, r.clone(), d, batch_rows(d), |x, lo, hi| {
+        rows.with_f64(r.clone(), batch_rows(d), |x, lo, hi| {
             let (a, z) = (r.start + lo, r.start + hi);
             arch.dispatch(CurvatureRows {
                 x,
@@ -288,13 +288,7 @@ mod tests {
         for (n, d) in [(3000usize, 5usize), (3000, 40), (1000, 300), (40_000, 20)] {
             let (x, y, w) = data(n, d);
             let theta: Vec<f64> = (0..d).map(|j| 0.3 * ((j % 7) as f64 - 3.0)).collect();
-            let rows = Rows {
-                x: Features::F64(&x),
-                d,
-                y: &y,
-                w: Some(&w),
-                shard: None,
-            };
+            let rows = Rows::new(Features::F64(&x), d, &y, Some(&w));
             let loss = RrNoisyChannel::new(0.5).unwrap();
             let mut t = vec![0.0; n];
             let mut g = vec![0.0; d];

@@ -61,13 +61,12 @@ impl<L: Loss> StepHook<Proj> for BatchStep<'_, '_, L> {
         let p1 = ((k + 1) * self.batch).min(n);
         let m = p1 - p0;
         let rows = match self.order {
-            None => Rows {
-                x: all.x.slice(p0 * d, p1 * d),
+            None => Rows::new(
+                all.x.slice(p0 * d, p1 * d),
                 d,
-                y: &all.y[p0..p1],
-                w: all.w.map(|w| &w[p0..p1]),
-                shard: None,
-            },
+                &all.y[p0..p1],
+                all.w.map(|w| &w[p0..p1]),
+            ),
             Some(ord) => {
                 sc.x.clear();
                 sc.y.clear();
@@ -81,13 +80,7 @@ impl<L: Loss> StepHook<Proj> for BatchStep<'_, '_, L> {
                         sc.w.push(w[i]);
                     }
                 }
-                Rows {
-                    x: Features::F64(&sc.x),
-                    d,
-                    y: &sc.y,
-                    w: all.w.map(|_| &sc.w[..]),
-                    shard: None,
-                }
+                Rows::new(Features::F64(&sc.x), d, &sc.y, all.w.map(|_| &sc.w[..]))
             }
         };
         sc.scores.resize(m, 0.0);

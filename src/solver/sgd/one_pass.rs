@@ -259,11 +259,5 @@ pub fn one_pass<O: super::SgdObjective>(
 /// `PairwiseView` rows as kernel rows, all of them in this process (the SGD steps are
 /// sequential: a distributed view's SGD runs whole on every process, with the same bits).
 pub(crate) fn rows_of<'a>(data: &PairwiseView<'a>) -> Rows<'a> {
-    Rows {
-        x: data.features(),
-        d: data.d(),
-        y: data.y(),
-        w: data.weights(),
-        shard: None,
-    }
+    Rows::new(data.features(), data.d(), data.y(), data.weights())
 }
