@@ -86,6 +86,7 @@ ratio() { awk -v a="$1" -v b="$2" '{print $b/$a}' "$tmp/pairs" | median; }
 echo "SUMMARY medians over $ROUNDS pairs: old wall $(col 1) s, fit $(col 2) s, load (wall - fit) $(awk '{print $1-$2}' "$tmp/pairs" | median) s, maxrss $(col 3) kB"
 echo "SUMMARY medians over $ROUNDS pairs: new wall $(col 4) s, fit $(col 5) s, load (wall - fit) $(awk '{print $4-$5}' "$tmp/pairs" | median) s, maxrss $(col 6) kB"
 echo "SUMMARY median of the pairs' ratios new/old: wall $(ratio 1 4), fit $(ratio 2 5), maxrss $(ratio 3 6); maxrss/file size: old $(awk -v s="$size" '{print $3*1024/s}' "$tmp/pairs" | median), new $(awk -v s="$size" '{print $6*1024/s}' "$tmp/pairs" | median)"
+echo "SUMMARY median of the runs' wall / fit: old $(awk '{print $1/$2}' "$tmp/pairs" | median), new $(awk '{print $4/$5}' "$tmp/pairs" | median); largest: old $(awk '{print $1/$2}' "$tmp/pairs" | sort -n | tail -1), new $(awk '{print $4/$5}' "$tmp/pairs" | sort -n | tail -1)"
 echo "MEMORY peaks (kB), sampled every 10 ms: VmRSS RssAnon RssFile"
 echo "MEMORY old $(mem "$OLD")"
 echo "MEMORY new $(mem "$NEW")"

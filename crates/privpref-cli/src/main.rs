@@ -475,10 +475,14 @@ fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         model.detail.provenance.as_ref(),
         model.no_guarantee_reason.as_deref(),
     );
-    if !ranks.is_root() {
-        return fit_shared::status(r);
-    }
-    fit_shared::finish(&a.out, result, r)
+    let status = if ranks.is_root() {
+        fit_shared::finish(&a.out, result, r)
+    } else {
+        fit_shared::status(r)
+    };
+    // The map's teardown on the pool's threads rather than on one at exit.
+    pool.install(|| x.release());
+    status
 }
 
 /// `fit --central`: objective perturbation (or the private MLE) with its guarantee.
@@ -535,6 +539,7 @@ fn run_fit_central(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         control,
     };
     let mut result = pool.install(|| central::run(&a.central, input))?;
+    pool.install(|| x.release());
     if let Some(obj) = result.as_object_mut() {
         obj.insert("threads".into(), json!(threads));
         obj.insert("ranks".into(), json!(ranks.size()));
