@@ -208,6 +208,7 @@ pub fn greedy_policy(
         },
         par,
     );
+    pass::gather_rows(states, &mut [], &mut actions);
     let w = states.weight_sum();
     let g: Vec<f64> = sums.greedy.iter().zip(&v).map(|(a, b)| a / w - b).collect();
     Ok(GreedyReport {
@@ -259,6 +260,9 @@ pub fn pessimistic_policy(
     let tol_abs = opts.tol_abs.unwrap_or(opts.tol_rel * scale);
     let (mut probs, g) = starting_policy(states, reference, set, &actions, &greedy.g);
     let fw = problem.frank_wolfe(opts, tol_abs, &mut probs, &mut actions, g, &mut passes);
+    // Distributed: every member now takes the whole policy (purification and rounding read
+    // every state).
+    pass::gather_rows(states, &mut probs, &mut actions);
     let gap = (fw.upper - fw.lower).max(0.0);
     let rel_gap = gap / fw.lower.abs().max(fw.upper.abs()).max(f64::MIN_POSITIVE);
     let randomized_fw = randomized_states(&probs, states.actions());
@@ -361,6 +365,7 @@ impl Problem<'_, '_> {
                 norms: true,
             },
         );
+        pass::gather_rows(self.states, &mut [], actions);
         let g0 = self.g_of(&s0.greedy);
         let greedy = GreedyReport {
             actions: actions.to_vec(),
@@ -460,6 +465,7 @@ impl Problem<'_, '_> {
             },
         );
         *passes += 1;
+        pass::gather_rows(self.states, &mut [], actions);
         (stats, self.g_of(&sums.policy))
     }
 }

@@ -11,7 +11,7 @@
 //! reduction tree (at most `O(d log(#blocks))` live at once per thread).
 
 use super::states::StateActions;
-use crate::par::{Blocks, Par};
+use crate::par::{Blocks, Par, Partial};
 use pulp::{Arch, Simd, WithSimd};
 
 /// Target bytes of features per block (1 MiB: 256 states at `A = 8`, `d = 64`).
@@ -49,6 +49,25 @@ impl PassSums {
         self.policy_score += o.policy_score;
         self.max_norm += o.max_norm;
         self
+    }
+}
+
+impl Partial for PassSums {
+    fn put(&self, out: &mut Vec<f64>) {
+        self.greedy.put(out);
+        self.policy.put(out);
+        out.extend([self.max_score, self.policy_score, self.max_norm]);
+    }
+    fn take(src: &mut &[f64]) -> Self {
+        let greedy = Vec::take(src);
+        let policy = Vec::take(src);
+        PassSums {
+            greedy,
+            policy,
+            max_score: f64::take(src),
+            policy_score: f64::take(src),
+            max_norm: f64::take(src),
+        }
     }
 }
 
@@ -233,5 +252,65 @@ pub(crate) fn run(
     assert!(probs.is_empty() || probs.len() == states.n() * states.actions());
     let bl = blocks(states);
     let par = par.for_bytes(states.phi().len() * 8);
-    reduce(states, theta, bl, 0, bl.count(), probs, actions, spec, par)
+    let Some(shard) = states.shard() else {
+        return reduce(states, theta, bl, 0, bl.count(), probs, actions, spec, par);
+    };
+    // Distributed: this member's maximal subtrees (their states' rows of `probs` and
+    // `actions` are written here, the others' rows elsewhere), then the tree above them.
+    let na = states.actions();
+    let parts = shard
+        .owned_nodes(bl)
+        .into_iter()
+        .map(|(r, _)| {
+            let rows = bl.range(r.start).start..bl.range(r.end - 1).end;
+            let p = if probs.is_empty() {
+                &mut [][..]
+            } else {
+                &mut probs[rows.start * na..rows.end * na]
+            };
+            let t = reduce(states, theta, bl, r.start, r.end, p, &mut actions[rows], spec, par);
+            (r, t)
+        })
+        .collect();
+    shard.finish(bl.count(), parts, &PassSums::add)
+}
+
+/// On a distributed `states`, gives every member every state's rows of `probs` (`n × A`, or
+/// empty) and `actions` (`n`), each from the member whose passes write them (the owner of the
+/// state's block); nothing to do in one process.
+pub(crate) fn gather_rows(states: &StateActions<'_>, probs: &mut [f64], actions: &mut [u32]) {
+    let Some(shard) = states.shard() else {
+        return;
+    };
+    let bl = blocks(states);
+    let na = states.actions();
+    let own = shard.owned_nodes(bl);
+    // The owned blocks are one contiguous run, and the runs of the members follow each other
+    // in rank order, so the concatenation of the members' rows is the whole table.
+    let rows = match (own.first(), own.last()) {
+        (Some((a, _)), Some((b, _))) => bl.range(a.start).start..bl.range(b.end - 1).end,
+        _ => 0..0,
+    };
+    let mut mine: Vec<f64> = actions[rows.clone()].iter().map(|&a| f64::from(a)).collect();
+    if !probs.is_empty() {
+        mine.extend_from_slice(&probs[rows.start * na..rows.end * na]);
+    }
+    let all = shard
+        .collective()
+        .all_gather(&[&[rows.start as f64, rows.end as f64][..], &mine].concat());
+    let mut src = &all[..];
+    while let [lo, hi, rest @ ..] = src {
+        let (lo, hi) = (*lo as usize, *hi as usize);
+        let (acts, rest) = rest.split_at(hi - lo);
+        for (o, &a) in actions[lo..hi].iter_mut().zip(acts) {
+            *o = a as u32;
+        }
+        src = if probs.is_empty() {
+            rest
+        } else {
+            let (p, rest) = rest.split_at((hi - lo) * na);
+            probs[lo * na..hi * na].copy_from_slice(p);
+            rest
+        };
+    }
 }

@@ -5,6 +5,7 @@
 //! be post-processing of the private release.
 
 use crate::error::{DataErrorKind, Error, Location, Result};
+use crate::par::{Collective, Shard};
 
 /// Borrowed, validated `φ(s, a)` with state weights.
 #[derive(Debug, Clone, Copy)]
@@ -15,6 +16,8 @@ pub struct StateActions<'a> {
     d: usize,
     weights: Option<&'a [f64]>,
     weight_sum: f64,
+    /// This process's part of the states when a group of processes shares the passes.
+    shard: Option<Shard<'a>>,
 }
 
 /// The reference the policy is compared with (`v` in `Ĵ(π) = min_θ ⟨θ, g(π) − v⟩`).
@@ -113,7 +116,26 @@ impl<'a> StateActions<'a> {
             d,
             weights,
             weight_sum,
+            shard: None,
         })
+    }
+
+    /// The same states, shared by a group of processes that each hold all of them (e.g. MPI
+    /// ranks that read the same file): every Frank–Wolfe pass runs on this process's part of
+    /// the states and exchanges only the partial sums of whole subtrees of the pass's block
+    /// tree, and the per-state results (the policy and the greedy actions) are gathered where
+    /// a result needs them all, so every process gets the bits of the single-process answer.
+    /// Every member must make the same calls on the same data (they are collective).
+    pub fn distributed(self, comm: &'a dyn Collective) -> Self {
+        StateActions {
+            shard: Some(Shard::hessian_free(comm, self.n, self.a * self.d)),
+            ..self
+        }
+    }
+
+    /// This process's part of the states, when [`StateActions::distributed`].
+    pub fn shard(&self) -> Option<Shard<'a>> {
+        self.shard
     }
     /// Number of states `n`.
     pub fn n(&self) -> usize {

@@ -279,3 +279,98 @@ fn the_largest_row_norm_is_agreed_by_every_member() {
         }
     }
 }
+
+/// The policy problem's report as bits (everything but the elapsed time).
+fn policy_bits(r: &privpref::policy::PolicyReport) -> String {
+    let b = |v: &[f64]| bits(v);
+    format!(
+        "{:?} {:?} {:?} {:?} {:?} {:?} {} {} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+        b(&r.probs),
+        r.actions,
+        r.value.to_bits(),
+        r.upper_bound.to_bits(),
+        b(&r.theta_min),
+        b(&r.g),
+        r.passes,
+        r.iterations,
+        r.purify,
+        r.rounded_states,
+        r.deterministic_value.to_bits(),
+        r.greedy.actions,
+        b(&r.greedy.g),
+        r.termination,
+        r.randomized_fw,
+    )
+}
+
+#[test]
+fn the_policy_pass_over_shared_states_is_the_single_process_bits() {
+    use privpref::policy::{greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, Reference, StateActions};
+    use rand_distr::{Distribution, StandardNormal};
+    let mut rng = simulation_rng(31);
+    // 40 000 states × 4 actions × 8 features: 10 blocks of the pass.
+    let (n, a, d) = (40_000, 4, 8);
+    let mut phi: Vec<f64> = (0..n * a * d).map(|_| StandardNormal.sample(&mut rng)).collect();
+    for v in phi.chunks_exact_mut(d) {
+        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    let w: Vec<f64> = (0..n).map(|i| 1.0 + (i % 5) as f64).collect();
+    let plain = StateActions::new(&phi, n, a, d, None).unwrap();
+    let weighted = StateActions::new(&phi, n, a, d, Some(&w)).unwrap();
+    // Σ from 30 random directions, one of them poorly covered, and a centre of norm 0.8: the
+    // worst-case θ moves with the policy, so Frank–Wolfe randomises states.
+    let mut sigma = vec![0.0; d * d];
+    for _ in 0..30 {
+        let mut x: Vec<f64> = (0..d).map(|_| StandardNormal.sample(&mut rng)).collect();
+        x[d - 1] *= 0.05;
+        for i in 0..d {
+            for j in 0..d {
+                sigma[i * d + j] += x[i] * x[j] / 30.0;
+            }
+        }
+    }
+    let mut centre: Vec<f64> = (0..d).map(|_| StandardNormal.sample(&mut rng)).collect();
+    let cn = centre.iter().map(|x| x * x).sum::<f64>().sqrt();
+    centre.iter_mut().for_each(|v| *v *= 0.8 / cn);
+    let set = ConfidenceSet::new(&centre, Some(&sigma), 0.02, 0.3, FeasibleSet::ball(1.0).unwrap()).unwrap();
+    let acts: Vec<u32> = (0..n).map(|i| (i % a) as u32).collect();
+    for (st, reference) in [
+        (plain, Reference::None),
+        (plain, Reference::Actions(&acts)),
+        (weighted, Reference::None),
+    ] {
+        for deterministic in [true, false] {
+            let mut opts = PolicyOptions::default();
+            opts.deterministic = deterministic;
+            let one = pessimistic_policy(&st, &reference, &set, &opts).unwrap();
+            // A real run: Frank–Wolfe steps that randomise states (then purified).
+            assert!(
+                one.iterations >= 3 && one.randomized_fw > 0,
+                "{} {} {:?} {:?}",
+                one.iterations,
+                one.randomized_fw,
+                one.termination,
+                one.purify
+            );
+            let want = policy_bits(&one);
+            let greedy = greedy_policy(&st, &centre, &reference, &set, privpref::par::Par::Rayon).unwrap();
+            for p in [1, 2, 3, 4, 12] {
+                for threads in [1, 2] {
+                    let got = on_group(p, threads, |g| {
+                        let sd = st.distributed(g);
+                        let r = pessimistic_policy(&sd, &reference, &set, &opts).unwrap();
+                        let gr = greedy_policy(&sd, &centre, &reference, &set, privpref::par::Par::Rayon).unwrap();
+                        (policy_bits(&r), gr.actions, bits(&gr.g), gr.pessimistic_value.to_bits())
+                    });
+                    for (rank, (r, ga, gg, gv)) in got.into_iter().enumerate() {
+                        assert_eq!(r, want, "P = {p}, threads {threads}, member {rank}");
+                        assert_eq!(ga, greedy.actions, "greedy, P = {p}, member {rank}");
+                        assert_eq!(gg, bits(&greedy.g));
+                        assert_eq!(gv, greedy.pessimistic_value.to_bits());
+                    }
+                }
+            }
+        }
+    }
+}
