@@ -39,6 +39,48 @@ done
 check "lbfgs, float32 features" --x "$DIR/f32/x.npy" --y "$DIR/f32/y.npy" --loss mle --constraint theta-b --radius 50 --solver lbfgs
 check "objective perturbation, seed 7" --x "$DIR/x.npy" --y "$DIR/y.npy" --loss mle --central --eps 1 --delta 1e-6 --feature-bound 12 --constraint theta-b --radius 1 --seed 7
 
+# The pessimistic policy (Frank–Wolfe passes over 40 000 states × 4 actions × 8 features, 10
+# blocks of the pass): every field of the JSON but the timing the same for any ranks × threads.
+python3 - "$DIR" <<'PY'
+import json, math, random, struct, sys
+out = sys.argv[1]
+n, a, d = 40000, 4, 8
+rng = random.Random(5)
+vals = []
+for _ in range(n * a):
+    v = [rng.gauss(0, 1) for _ in range(d)]
+    nr = math.sqrt(sum(x * x for x in v))
+    vals.extend(x / nr for x in v)
+hdr = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d, %d), }" % (n, a, d)
+hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
+with open(out + "/s.npy", "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+    f.write(struct.pack("<%dd" % len(vals), *vals))
+c = [rng.gauss(0, 1) for _ in range(d)]
+nc = math.sqrt(sum(x * x for x in c))
+json.dump({"theta": [0.8 * x / nc for x in c], "loss": "mle", "constraint": "ball", "radius": 1.0},
+          open(out + "/theta.json", "w"))
+PY
+POLICY=(policy --theta "$DIR/theta.json" --states "$DIR/s.npy" --lambda 0.1 --confidence-radius 0.3)
+same_policy() { python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+diff = [k for k in a if k not in ("elapsed_s", "ranks", "threads") and a[k] != b.get(k)]
+assert not diff and b["ranks"] == int(sys.argv[3]) and a.get("randomized_states_fw", 1) > 0, (diff, b["ranks"])
+PY
+}
+for greedy in "" --greedy; do
+  "$BIN" "${POLICY[@]}" $greedy --out "$DIR/pwant.json" 2>/dev/null
+  for p in 1 2 3 4; do
+    for t in 1 2; do
+      run "$p" "$BIN" "${POLICY[@]}" $greedy --threads "$t" --out "$DIR/pgot.json" --actions-out "$DIR/pacts.npy"
+      same_policy "$DIR/pwant.json" "$DIR/pgot.json" "$p" || { echo "MPI policy differs: ${greedy:-pessimistic}, $p ranks x $t threads"; exit 1; }
+      checked=$((checked + 1))
+    done
+  done
+  echo "  policy ${greedy:-(pessimistic)}: the same JSON for 1-4 ranks x 1-2 threads"
+done
+
 # Failure paths: every rank stops with an error and no output is written.
 fails() { # what, command…
   local what=$1; shift
@@ -69,6 +111,13 @@ open(d + "/bad.npy", "wb").write(raw)
 PY
 fails "a NaN in one rank's rows" timeout 120 mpirun --oversubscribe -np 3 "$BIN" fit --x "$DIR/bad.npy" --y "$DIR/y.npy" --loss mle --radius 5 --out "$DIR/none.json"
 fails "a binary without the mpi feature" timeout 120 mpirun --oversubscribe -np 2 "$PLAIN" fit --x "$DIR/x.npy" --y "$DIR/y.npy" --loss mle --radius 5 --out "$DIR/none.json"
+cat >"$DIR/ranks.sh" <<SH
+#!/usr/bin/env bash
+s="$DIR/s.npy"; [ "\${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && s="$DIR/missing.npy"
+exec "$BIN" policy --theta "$DIR/theta.json" --states "\$s" --lambda 0.1 --confidence-radius 0.3 --out "$DIR/none.json"
+SH
+chmod +x "$DIR/ranks.sh"
+fails "policy: rank 1 cannot read its states" timeout 120 mpirun --oversubscribe -np 3 "$DIR/ranks.sh"
 fails "a K-wise fit under mpirun" timeout 120 mpirun --oversubscribe -np 2 "$BIN" fit --x "$DIR/x.npy" --y "$DIR/y.npy" --loss pl-top1 --k 2 --out "$DIR/none.json"
 # A run killed mid-way (SIGKILL to mpirun after 0.2 s; its ranks lose their launcher) leaves no
 # output file.
@@ -82,4 +131,4 @@ if [ "$status" = 137 ]; then
 else
   echo "  (the run ended before the kill, status $status: the kill case was not exercised)"
 fi
-echo "MPI: $checked distributed fits identical to the single-process fits; failure paths clean"
+echo "MPI: $checked distributed runs (fits and policies) identical to the single-process runs; failure paths clean"

@@ -313,7 +313,10 @@ fn pairwise_view<'a>(
             Features::F64(_) => 8,
             Features::F32(_) => 4,
         };
-        ranks.same_shapes(&[x.n(), x.d(), bytes, y.len(), weights.map_or(0, <[f64]>::len)])?;
+        ranks.same_shapes(
+            &[x.n(), x.d(), bytes, y.len(), weights.map_or(0, <[f64]>::len)],
+            "rows, columns, bytes per value, labels, weights",
+        )?;
         return PairwiseView::new_distributed(x.features(), x.n(), x.d(), y, weights, g, cut);
     }
     match x.features() {
@@ -570,11 +573,28 @@ fn run_covariance(a: central::CovarianceArgs) -> Result<(), Failure> {
 }
 
 fn run_policy(a: &policy::PolicyArgs) -> Result<(), Failure> {
+    let ranks = ranks::Ranks::from_env()?;
+    let res = run_policy_ranks(a, &ranks);
+    ranks.report(res)
+}
+
+/// [`run_policy`] on the processes of this run (rank 0 writes).
+fn run_policy_ranks(a: &policy::PolicyArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
-    let (mut v, converged) = pool.install(|| policy::run(a))?;
+    let (mut v, converged) = pool.install(|| policy::run(a, ranks))?;
     if let Some(o) = v.as_object_mut() {
         o.insert("threads".into(), json!(threads));
+    }
+    if !ranks.is_root() {
+        return if converged {
+            Ok(())
+        } else {
+            Err(Failure {
+                code: 3,
+                message: String::new(),
+            })
+        };
     }
     write_json(&a.out, &v)?;
     if !converged {
@@ -720,7 +740,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if !matches!(cli.cmd, Cmd::Fit(_)) {
+    if !matches!(cli.cmd, Cmd::Fit(_) | Cmd::Policy(_)) {
         if let Err(e) = ranks::single_process("this subcommand") {
             eprintln!("privpref: {e}");
             return ExitCode::from(2);

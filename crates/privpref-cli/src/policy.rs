@@ -9,6 +9,7 @@
 //! `--x`, the public pairwise features of the fit: `Σ̂ = (1/n)Σxxᵀ` and `X_max`). `--lambda` and
 //! `--confidence-radius` override them.
 
+use crate::ranks::Ranks;
 use clap::Args;
 use privpref::data::{npy, FeatureBound};
 use privpref::feasible::FeasibleSet;
@@ -132,7 +133,107 @@ enum FitKind {
 }
 
 /// Runs `privpref policy` and returns the JSON (and the deterministic actions).
-pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
+/// What every rank reads and computes on its own before the policy optimisation.
+struct Prepared {
+    theta: Vec<f64>,
+    set: ConfidenceSet,
+    phi: Vec<f64>,
+    n: usize,
+    na: usize,
+    d: usize,
+    weights: Option<Vec<f64>>,
+    ref_actions: Option<Vec<u32>>,
+    ref_vec: Option<Vec<f64>>,
+    opts: PolicyOptions,
+    common: Value,
+}
+
+/// `privpref policy` (`mpirun -np P` too: every rank reads the same files and runs its part of
+/// the states in each Frank–Wolfe pass, [`StateActions::distributed`]; every rank gets the same
+/// bits, and only rank 0 writes `--actions-out`). Returns the JSON and whether it converged.
+pub fn run(a: &PolicyArgs, ranks: &Ranks) -> Result<(Value, bool), Error> {
+    let p = ranks.agree(prepare(a))?;
+    let len = |v: Option<usize>| v.unwrap_or(0);
+    ranks.same_shapes(
+        &[
+            p.n,
+            p.na,
+            p.d,
+            len(p.weights.as_ref().map(Vec::len)),
+            len(p.ref_actions.as_ref().map(Vec::len)),
+            len(p.ref_vec.as_ref().map(Vec::len)),
+        ],
+        "states, actions, features, weights, reference actions, reference vector",
+    )?;
+    let st = ranks.agree(StateActions::new(&p.phi, p.n, p.na, p.d, p.weights.as_deref()))?;
+    let st = match ranks.group() {
+        Some(g) => st.distributed(g),
+        None => st,
+    };
+    let reference = match (&p.ref_actions, &p.ref_vec) {
+        (Some(r), _) => Reference::Actions(r),
+        (_, Some(v)) => Reference::Vector(v),
+        _ => Reference::None,
+    };
+    let (theta, set, opts) = (&p.theta, &p.set, &p.opts);
+    let (mut out, actions, converged) = if a.greedy {
+        let g = greedy_policy(&st, theta, &reference, set, Par::Rayon)?;
+        (
+            json!({
+                "eta_switch": 0,
+                "policy": "greedy",
+                "plug_in_value": g.plug_in_value,
+                "value": g.pessimistic_value,
+            }),
+            g.actions,
+            true,
+        )
+    } else {
+        let r = pessimistic_policy(&st, &reference, set, opts)?;
+        let conv = r.termination == privpref::policy::PolicyTermination::Converged;
+        (
+            json!({
+                "eta_switch": 1,
+                "policy": "pessimistic",
+                "value": r.deterministic_value,
+                "stochastic_value": r.value,
+                "upper_bound": r.upper_bound,
+                "gap": r.gap,
+                "rel_gap": r.rel_gap,
+                "objective_range": r.range,
+                "gap_over_range": r.gap / r.range,
+                "termination": r.termination.as_str(),
+                "converged": conv,
+                "iterations": r.iterations,
+                "passes": r.passes,
+                "randomized_states_fw": r.randomized_fw,
+                "randomized_states_purified": r.purify.randomized_after,
+                "rounded_states": r.rounded_states,
+                "rounding_bound": r.rounding_bound,
+                "greedy_value": r.greedy.pessimistic_value,
+                "greedy_plug_in_value": r.greedy.plug_in_value,
+                "theta_min": r.theta_min,
+                "elapsed_s": r.elapsed.as_secs_f64(),
+            }),
+            r.actions,
+            conv,
+        )
+    };
+    if let (Some(o), Some(c)) = (out.as_object_mut(), p.common.as_object()) {
+        for (k, v) in c {
+            o.insert(k.clone(), v.clone());
+        }
+        o.insert("actions".into(), json!(actions));
+        o.insert("ranks".into(), json!(ranks.size()));
+    }
+    if let (Some(path), true) = (&a.actions_out, ranks.is_root()) {
+        super::atomic::write_with(path, |tmp| npy::write_u32(tmp, &actions))?;
+    }
+    Ok((out, converged))
+}
+
+/// Reads the inputs and computes the confidence set (each rank on its own).
+fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
     let res = read_json(&a.theta)?;
     let theta = float_vec(&res, "theta", &a.theta)?;
     let d = theta.len();
@@ -329,7 +430,6 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
         return Err(Error::Shape(format!("states have d = {ds} features, theta has {d}")));
     }
     let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
-    let st = StateActions::new(&phi, n, na, d, weights.as_deref())?;
     if a.reference_actions.is_some() && a.reference_vector.is_some() {
         return Err(Error::param(
             "reference-vector",
@@ -349,11 +449,6 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
         None => None,
     };
     let ref_vec = a.reference_vector.as_ref().map(npy::read_vector).transpose()?;
-    let reference = match (&ref_actions, &ref_vec) {
-        (Some(r), _) => Reference::Actions(r),
-        (_, Some(v)) => Reference::Vector(v),
-        _ => Reference::None,
-    };
     if !(a.tol.is_finite() && a.tol >= 0.0) {
         return Err(Error::param("tol", format!("must be finite and >= 0, got {}", a.tol)));
     }
@@ -380,57 +475,17 @@ pub fn run(a: &PolicyArgs) -> Result<(Value, bool), Error> {
         "guarantee": res.get("guarantee").cloned().unwrap_or(Value::Null),
         "guarantee_note": "the policy is post-processing of the released theta (and covariance): it carries their guarantee; the states, weights and reference must be public",
     });
-    let (mut out, actions, converged) = if a.greedy {
-        let g = greedy_policy(&st, &theta, &reference, &set, Par::Rayon)?;
-        (
-            json!({
-                "eta_switch": 0,
-                "policy": "greedy",
-                "plug_in_value": g.plug_in_value,
-                "value": g.pessimistic_value,
-            }),
-            g.actions,
-            true,
-        )
-    } else {
-        let r = pessimistic_policy(&st, &reference, &set, &opts)?;
-        let conv = r.termination == privpref::policy::PolicyTermination::Converged;
-        (
-            json!({
-                "eta_switch": 1,
-                "policy": "pessimistic",
-                "value": r.deterministic_value,
-                "stochastic_value": r.value,
-                "upper_bound": r.upper_bound,
-                "gap": r.gap,
-                "rel_gap": r.rel_gap,
-                "objective_range": r.range,
-                "gap_over_range": r.gap / r.range,
-                "termination": r.termination.as_str(),
-                "converged": conv,
-                "iterations": r.iterations,
-                "passes": r.passes,
-                "randomized_states_fw": r.randomized_fw,
-                "randomized_states_purified": r.purify.randomized_after,
-                "rounded_states": r.rounded_states,
-                "rounding_bound": r.rounding_bound,
-                "greedy_value": r.greedy.pessimistic_value,
-                "greedy_plug_in_value": r.greedy.plug_in_value,
-                "theta_min": r.theta_min,
-                "elapsed_s": r.elapsed.as_secs_f64(),
-            }),
-            r.actions,
-            conv,
-        )
-    };
-    if let (Some(o), Some(c)) = (out.as_object_mut(), common.as_object()) {
-        for (k, v) in c {
-            o.insert(k.clone(), v.clone());
-        }
-        o.insert("actions".into(), json!(actions));
-    }
-    if let Some(p) = &a.actions_out {
-        super::atomic::write_with(p, |tmp| npy::write_u32(tmp, &actions))?;
-    }
-    Ok((out, converged))
+    Ok(Prepared {
+        theta,
+        set,
+        phi,
+        n,
+        na,
+        d,
+        weights,
+        ref_actions,
+        ref_vec,
+        opts,
+        common,
+    })
 }

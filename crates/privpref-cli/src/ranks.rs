@@ -1,4 +1,4 @@
-//! `mpirun -np P privpref fit …`: the processes of one run.
+//! `mpirun -np P privpref fit …` (and `privpref policy …`): the processes of one run.
 //!
 //! A run started by an MPI launcher (Open MPI's `mpirun`, or a launcher that sets the PMI / PMIx
 //! environment) is a group of ranks; every rank maps the same `.npy` files and reduces its
@@ -25,12 +25,13 @@ fn launched() -> bool {
 }
 
 /// Refuses to run `what` under an MPI launcher: only the pairwise fits (local and `--central`)
-/// are distributed; anything else would run whole on every rank, each writing the output.
+/// and the policy optimisation are distributed; anything else would run whole on every rank,
+/// each writing the output.
 pub fn single_process(what: &str) -> Result<(), Error> {
     if launched() {
         return Err(Error::param(
             "mpi",
-            format!("{what} runs in one process; under mpirun only `privpref fit` with a pairwise loss (local or --central) is distributed"),
+            format!("{what} runs in one process; under mpirun only `privpref fit` with a pairwise loss (local or --central) and `privpref policy` are distributed"),
         ));
     }
     Ok(())
@@ -98,9 +99,10 @@ impl Ranks {
     }
 
     /// Checks that every rank read inputs of the same shapes (`shape`: the same list of sizes on
-    /// each rank, e.g. `[n, d, bytes per value, labels, weights]`), so that no rank takes an
-    /// early exit that another does not: an error on every rank naming the first that differs.
-    pub fn same_shapes(&self, shape: &[usize]) -> Result<(), Error> {
+    /// each rank, e.g. `[n, d, bytes per value, labels, weights]`, which `names` spells out), so
+    /// that no rank takes an early exit that another does not: an error on every rank naming
+    /// the first that differs.
+    pub fn same_shapes(&self, shape: &[usize], names: &str) -> Result<(), Error> {
         let Some(g) = self.group() else { return Ok(()) };
         let mine: Vec<f64> = shape.iter().map(|&v| v as f64).collect();
         let all = g.all_gather(&mine);
@@ -109,7 +111,7 @@ impl Ranks {
         for (rank, theirs) in all.chunks(mine.len().max(1)).enumerate() {
             if theirs != root {
                 return Err(Error::Shape(format!(
-                    "the ranks read different inputs: rank {rank} has sizes {:?} and rank 0 {:?} ([rows, columns, bytes per value, labels, weights])",
+                    "the ranks read different inputs: rank {rank} has sizes {:?} and rank 0 {:?} ([{names}])",
                     sizes(theirs),
                     sizes(root)
                 )));
