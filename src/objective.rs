@@ -181,7 +181,7 @@ impl<'a, L: Loss> Objective<'a, L> {
         assert_eq!(theta.len(), d, "evaluate: theta has the wrong length");
         ev.theta.clear();
         ev.theta.extend_from_slice(theta);
-        ev.scores.resize(self.data.n(), 0.0);
+        ev.scores.resize(self.rows().held().len(), 0.0);
         ev.grad.resize(d, 0.0);
         let s = kernels::value_grad(self.rows(), &self.loss, theta, &mut ev.scores, &mut ev.grad, self.par);
         self.finish_value_grad(theta, s, ev);
@@ -196,7 +196,7 @@ impl<'a, L: Loss> Objective<'a, L> {
         assert_eq!(h.len(), d * d, "evaluate_with_hessian: h must hold d × d values");
         ev.theta.clear();
         ev.theta.extend_from_slice(theta);
-        ev.scores.resize(self.data.n(), 0.0);
+        ev.scores.resize(self.rows().held().len(), 0.0);
         ev.grad.resize(d, 0.0);
         let (s, nneg) = kernels::value_grad_hessian(
             self.rows(),
@@ -305,10 +305,11 @@ impl<'a, L: Loss> Objective<'a, L> {
         }
         let y = self.data.y();
         let w = self.data.weights();
+        let first = self.rows().held().start;
         let leaf = |rows: std::ops::Range<usize>| {
             let (mut r, mut a) = (0.0, 0.0);
             for i in rows {
-                let v = self.loss.recession(ev.scores[i], y[i]) * w.map_or(1.0, |w| w[i]);
+                let v = self.loss.recession(ev.scores[i - first], y[i]) * w.map_or(1.0, |w| w[i]);
                 r += v;
                 a += v.abs();
             }
@@ -328,8 +329,9 @@ impl<'a, L: Loss> Objective<'a, L> {
 
     /// Whether some score `x_iᵀθ` at `ev`'s point is non-zero.
     pub(crate) fn scores_nonzero(&self, ev: &Eval) -> bool {
-        let leaf = |rows: std::ops::Range<usize>| usize::from(ev.scores[rows].iter().any(|&t| t != 0.0));
-        kernels::reduce_blocks(self.rows(), self.par, &leaf, &|a, b| a + b) > 0
+        let r = self.rows();
+        let leaf = |rows: std::ops::Range<usize>| usize::from(ev.scores[r.local(rows)].iter().any(|&t| t != 0.0));
+        kernels::reduce_blocks(r, self.par, &leaf, &|a, b| a + b) > 0
     }
 
     /// Weighted column second moments over an evenly spaced, fixed sample of about `rows`
@@ -389,7 +391,7 @@ impl<'a, L: Loss> Objective<'a, L> {
         assert_eq!(theta.len(), d, "evaluate_scaled: theta has the wrong length");
         ev.theta.clear();
         ev.theta.extend_from_slice(theta);
-        ev.scores.resize(self.data.n(), 0.0);
+        ev.scores.resize(self.rows().held().len(), 0.0);
         ev.grad.resize(d, 0.0);
         let s = kernels::value_grad_scale(
             self.rows(),
@@ -427,6 +429,7 @@ impl<'a, L: Loss> Objective<'a, L> {
         let x = self.data.features();
         let (y, w) = (self.data.y(), self.data.weights());
         let step = n.div_ceil(rows);
+        let held = self.rows().held().start;
         // The sampled rows of each block, summed in order; the blocks along the fixed tree. A
         // block without a sampled row gives an empty vector (no allocation, nothing to add):
         // there are far more blocks than sampled rows at large n.
@@ -441,7 +444,7 @@ impl<'a, L: Loss> Objective<'a, L> {
             for i in (first..r.end).step_by(step) {
                 let wi = w.map_or(1.0, |w| w[i]);
                 wt += wi;
-                let c = (wi * self.loss.d1(ev.scores[i], y[i])).abs();
+                let c = (wi * self.loss.d1(ev.scores[i - held], y[i])).abs();
                 for (mj, xij) in m.iter_mut().zip(x.row(i, d, &mut buf)) {
                     *mj += c * xij.abs();
                 }

@@ -74,7 +74,7 @@ pub(crate) fn loss_sum_scaled<L: Loss>(
     par: Par,
 ) -> f64 {
     let (n, y, w) = (rows.n(), rows.y, rows.w);
-    assert_eq!(t.len(), n);
+    assert_eq!(t.len(), rows.held().len());
     // The blocks of the passes over X (so a shard reads the scores of its own rows only).
     let blocks = rows.stream_blocks();
     let arch = Arch::new();
@@ -83,8 +83,8 @@ pub(crate) fn loss_sum_scaled<L: Loss>(
         arch.dispatch(LossSum {
             y: &y[r.clone()],
             w: w.map(|w| &w[r.clone()]),
-            t: &t[r.clone()],
-            s: s.map(|s| &s[r.clone()]),
+            t: &t[rows.local(r.clone())],
+            s: s.map(|s| &s[rows.local(r.clone())]),
             alpha,
             scale,
             loss,

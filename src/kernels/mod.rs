@@ -90,6 +90,22 @@ impl Rows<'_> {
     pub fn n(&self) -> usize {
         self.y.len()
     }
+    /// The rows whose per-row values (scores, a direction's scores) this process holds: its
+    /// shard's rows when the rows are sharded, else all. Per-row buffers of the passes cover
+    /// exactly these rows (so a process of a group holds O(n/P) of them).
+    #[inline]
+    pub fn held(&self) -> std::ops::Range<usize> {
+        match &self.shard {
+            Some(s) => s.rows(),
+            None => 0..self.n(),
+        }
+    }
+    /// `r` (rows of the matrix, inside [`Rows::held`]) as positions in the per-row buffers.
+    #[inline]
+    pub(crate) fn local(&self, r: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        let first = self.held().start;
+        r.start - first..r.end - first
+    }
     fn stream_blocks(&self) -> Blocks {
         crate::par::stream_blocks(self.n(), self.d)
     }
@@ -126,8 +142,8 @@ impl Rows<'_> {
             s.visit(self.x, r);
         }
     }
-    /// [`tree_reduce_rows`] over `blocks`, across the group when the rows are sharded (each
-    /// process writes its own rows of `out`).
+    /// [`tree_reduce_rows`] over `blocks`, across the group when the rows are sharded (`out`
+    /// holds the [`Rows::held`] rows: a process writes its own).
     fn reduce_rows<T, O, L, C>(&self, blocks: Blocks, k: usize, par: Par, out: &mut [O], leaf: &L, combine: &C) -> T
     where
         T: Send + Partial,

@@ -24,7 +24,7 @@ impl WithSimd for MatVec<'_> {
 pub fn matvec(rows: Rows<'_>, v: &[f64], out: &mut [f64], par: Par) {
     let d = rows.d;
     assert_eq!(v.len(), d);
-    assert_eq!(out.len(), rows.n());
+    assert_eq!(out.len(), rows.held().len());
     let blocks = rows.stream_blocks();
     let arch = Arch::new();
     let leaf = |b: usize, o: &mut [f64]| {
@@ -95,7 +95,7 @@ pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], ou
     let d = rows.d;
     assert_eq!(v.len(), d);
     assert_eq!(out.len(), d);
-    assert_eq!(scores.len(), rows.n());
+    assert_eq!(scores.len(), rows.held().len());
     let blocks = rows.stream_blocks();
     let arch = Arch::new();
     let leaf = |b: usize| {
@@ -107,7 +107,7 @@ pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], ou
                 x,
                 y: &rows.y[a..z],
                 w: rows.w.map(|w| &w[a..z]),
-                scores: &scores[a..z],
+                scores: &scores[rows.local(a..z)],
                 v,
                 loss,
                 out: &mut o,

@@ -112,7 +112,7 @@ fn fused_pass<L: Loss, const SCALE: bool>(
     let d = rows.d;
     assert_eq!(theta.len(), d);
     assert_eq!(grad.len(), d);
-    assert_eq!(scores.len(), rows.n());
+    assert_eq!(scores.len(), rows.held().len());
     let blocks = rows.stream_blocks();
     let arch = Arch::new();
     let leaf = |b: usize, sc: &mut [f64]| {
@@ -200,7 +200,7 @@ impl<L: Loss> WithSimd for AbsGrad<'_, L> {
 pub(crate) fn abs_grad<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], out: &mut [f64], par: Par) {
     let d = rows.d;
     assert_eq!(out.len(), d);
-    assert_eq!(scores.len(), rows.n());
+    assert_eq!(scores.len(), rows.held().len());
     let blocks = rows.stream_blocks();
     let arch = Arch::new();
     let zeros = vec![0.0; d];
@@ -213,7 +213,7 @@ pub(crate) fn abs_grad<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], out: &
                 x,
                 y: &rows.y[a..z],
                 w: rows.w.map(|w| &w[a..z]),
-                scores: &scores[a..z],
+                scores: &scores[rows.local(a..z)],
                 loss,
                 zeros: &zeros,
                 out: &mut o,

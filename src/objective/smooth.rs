@@ -35,7 +35,7 @@ pub trait SmoothObjective: Sync {
     /// Number of samples `n` (rows, or groups).
     fn num_samples(&self) -> usize;
     /// Length of the score vector of an [`Eval`] and of [`SmoothObjective::direction_scores`]
-    /// (`n` pairwise, `n·K` for groups).
+    /// (`n` pairwise, `n·K` for groups; on rows shared by a group, the process's own rows).
     fn num_scores(&self) -> usize;
     /// `W = Σ w_i`.
     fn total_weight(&self) -> f64;
@@ -140,7 +140,8 @@ impl<L: Loss> SmoothObjective for Objective<'_, L> {
         self.data().n()
     }
     fn num_scores(&self) -> usize {
-        self.data().n()
+        // The rows this process holds (all, or its shard's on a distributed view).
+        self.data().shard().map_or(self.data().n(), |s| s.rows().len())
     }
     fn total_weight(&self) -> f64 {
         Objective::total_weight(self)

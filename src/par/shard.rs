@@ -265,6 +265,10 @@ impl<'a> Shard<'a> {
     pub fn collective(&self) -> &'a dyn Collective {
         self.comm
     }
+    /// The first of this member's rows.
+    pub(crate) fn start(&self) -> usize {
+        self.start
+    }
     /// The blocks of `blocks` whose first row is one of this member's rows (for the grid the
     /// shard was cut from, exactly the blocks of its units).
     fn own_blocks(&self, blocks: Blocks) -> Range<usize> {
@@ -292,8 +296,9 @@ impl<'a> Shard<'a> {
         self.finish(blocks.count(), parts, combine)
     }
 
-    /// [`super::tree_reduce_rows`] across the group: leaves write only this member's rows of
-    /// `out`; the reduced value has the same bits on every member.
+    /// [`super::tree_reduce_rows`] across the group: `out` holds this member's rows
+    /// ([`Shard::rows`], `k` values each), which its leaves write; the reduced value has the
+    /// same bits on every member.
     pub(crate) fn tree_reduce_rows<T, O, L, C>(
         &self,
         blocks: Blocks,
@@ -309,11 +314,16 @@ impl<'a> Shard<'a> {
         L: Fn(usize, &mut [O]) -> T + Sync,
         C: Fn(T, T) -> T + Sync,
     {
-        assert_eq!(out.len(), blocks.n * k, "tree_reduce_rows: output length");
+        assert_eq!(
+            out.len(),
+            (self.end - self.start) * k,
+            "tree_reduce_rows: output length"
+        );
         let parts = owned_nodes(blocks.count(), self.own_blocks(blocks))
             .into_iter()
             .map(|(r, _)| {
-                let rows = blocks.range(r.start).start * k..blocks.range(r.end - 1).end * k;
+                let rows =
+                    (blocks.range(r.start).start - self.start) * k..(blocks.range(r.end - 1).end - self.start) * k;
                 let t = super::reduce_rows(blocks, k, r.start, r.end, par, &mut out[rows], leaf, combine);
                 (r, t)
             })

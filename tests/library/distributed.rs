@@ -374,3 +374,28 @@ fn the_policy_pass_over_shared_states_is_the_single_process_bits() {
         }
     }
 }
+
+/// A member holds the per-row caches (the scores of an evaluation) of its own rows only:
+/// O(n/P) memory per process, the members' parts adding up to the n rows.
+#[test]
+fn each_member_holds_the_scores_of_its_own_rows() {
+    use privpref::objective::{Objective, SmoothObjective};
+    let data = data();
+    let view = data.view().unwrap();
+    for p in [1, 2, 3, 4] {
+        let held = on_group(p, 1, |g| {
+            let dv = view.distributed_hessian_free(g);
+            let obj = Objective::new(dv, privpref::loss::Logistic);
+            let mut ev = obj.new_eval();
+            obj.evaluate(&vec![0.1; data.d], &mut ev);
+            (ev.scores.len(), dv.shard().unwrap().rows().len(), obj.num_scores())
+        });
+        for &(scores, rows, num) in &held {
+            assert_eq!((scores, num), (rows, rows), "P = {p}");
+        }
+        assert_eq!(held.iter().map(|h| h.0).sum::<usize>(), data.n, "P = {p}");
+        if p > 1 {
+            assert!(held.iter().all(|h| h.0 < data.n));
+        }
+    }
+}

@@ -158,7 +158,7 @@ fn add_lower(a: &mut [f64], b: &[f64], d: usize) {
 ///
 /// With a `shard`, this process computes the maximal subtrees inside its rows (whole chunks or
 /// nodes above them: a shard owns whole chunks) and the group completes the tree above them
-/// ([`Shard`]): the same bits.
+/// ([`Shard`]): the same bits; `out` then holds the shard's rows only.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn chunked_reduce<T, L, C>(
     blocks: Blocks,
@@ -175,17 +175,20 @@ where
     L: Fn(usize, &mut [f64], &mut HessAcc) -> T + Sync,
     C: Fn(T, T) -> T + Sync,
 {
-    assert_eq!(out.len(), blocks.n * k, "chunked_reduce: output length");
     let top = chunk_depth(d);
     let Some(shard) = shard else {
+        assert_eq!(out.len(), blocks.n * k, "chunked_reduce: output length");
         return node(blocks, k, d, 0, blocks.count(), top, par, out, leaf, combine);
     };
+    // `out` holds the shard's rows.
+    let first = shard.start();
+    assert_eq!(out.len(), shard.rows().len() * k, "chunked_reduce: output length");
     let parts = shard
         .owned_nodes(blocks)
         .into_iter()
         .map(|(r, depth)| {
             let left = top.checked_sub(depth).expect("a shard owns whole Hessian chunks");
-            let rows = blocks.range(r.start).start * k..blocks.range(r.end - 1).end * k;
+            let rows = (blocks.range(r.start).start - first) * k..(blocks.range(r.end - 1).end - first) * k;
             let t = node(blocks, k, d, r.start, r.end, left, par, &mut out[rows], leaf, combine);
             (r, t)
         })

@@ -170,7 +170,7 @@ pub fn value_grad_hessian<L: Loss>(
     assert_eq!(theta.len(), d);
     assert_eq!(grad.len(), d);
     assert_eq!(h.len(), d * d);
-    assert_eq!(scores.len(), rows.n());
+    assert_eq!(scores.len(), rows.held().len());
     let blocks = rows.stream_blocks();
     let arch = Arch::new();
     let leaf = |b: usize, sc: &mut [f64], acc: &mut HessAcc| {
@@ -218,7 +218,7 @@ pub fn value_grad_hessian<L: Loss>(
 pub(super) fn hessian_from_scores<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], h: &mut [f64], par: Par) -> usize {
     let d = rows.d;
     assert_eq!(h.len(), d * d);
-    assert_eq!(scores.len(), rows.n());
+    assert_eq!(scores.len(), rows.held().len());
     let blocks = rows.stream_blocks();
     let arch = Arch::new();
     let leaf = |b: usize, _: &mut [f64], acc: &mut HessAcc| {
@@ -229,7 +229,7 @@ pub(super) fn hessian_from_scores<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f
                 x,
                 y: &rows.y[a..z],
                 w: rows.w.map(|w| &w[a..z]),
-                scores: &scores[a..z],
+                scores: &scores[rows.local(a..z)],
                 d,
                 loss,
                 acc: &mut *acc,
