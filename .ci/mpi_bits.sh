@@ -81,6 +81,31 @@ for greedy in "" --greedy; do
   echo "  policy ${greedy:-(pessimistic)}: the same JSON for 1-4 ranks x 1-2 threads"
 done
 
+# privatize under mpirun: each rank randomises its part of the labels from its own OS-seeded
+# CSPRNG into one file with one side-car; every part flips at the rate of RR at eps = 1, and fit
+# reads the provenance.
+run 3 "$BIN" privatize --y "$DIR/y.npy" --eps 1 --out "$DIR/yp.npy"
+python3 - "$DIR" <<'PY'
+import json, math, sys
+d = sys.argv[1]
+def labels(p):
+    raw = open(p, "rb").read()
+    return raw[raw.index(b"\n") + 1:]
+y, yp = labels(d + "/y.npy"), labels(d + "/yp.npy")
+n = len(y)
+assert len(yp) == n and set(yp) <= {0, 1}, (len(yp), set(yp))
+flip = 1 / (1 + math.exp(1))
+for k in range(3):  # each rank's part, and the halves between them
+    a, b = k * n // 3, (k + 1) * n // 3
+    rate = sum(u != v for u, v in zip(y[a:b], yp[a:b])) / (b - a)
+    assert abs(rate - flip) < 6 * math.sqrt(flip * (1 - flip) / (b - a)), (k, rate, flip)
+car = json.load(open(d + "/yp.npy.provenance.json"))
+assert car["n"] == n and car["eps"] == 1 and car["seed"] is None, car
+PY
+"$BIN" fit --x "$DIR/x.npy" --y "$DIR/yp.npy" --loss debiased-rr --eps 1 --radius 5 --out "$DIR/pfit.json" 2>/dev/null
+python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['guarantee']; assert g and g['eps']==1, g" "$DIR/pfit.json"
+echo "  privatize on 3 ranks: one labels file, RR's flip rate in every rank's part, its provenance read by fit"
+
 # Failure paths: every rank stops with an error and no output is written.
 fails() { # what, command…
   local what=$1; shift
@@ -118,6 +143,7 @@ exec "$BIN" policy --theta "$DIR/theta.json" --states "\$s" --lambda 0.1 --confi
 SH
 chmod +x "$DIR/ranks.sh"
 fails "policy: rank 1 cannot read its states" timeout 120 mpirun --oversubscribe -np 3 "$DIR/ranks.sh"
+fails "privatize --seed under mpirun" timeout 120 mpirun --oversubscribe -np 2 "$BIN" privatize --y "$DIR/y.npy" --eps 1 --seed 3 --out "$DIR/none.json"
 fails "a K-wise fit under mpirun" timeout 120 mpirun --oversubscribe -np 2 "$BIN" fit --x "$DIR/x.npy" --y "$DIR/y.npy" --loss pl-top1 --k 2 --out "$DIR/none.json"
 # A run killed mid-way (SIGKILL to mpirun after 0.2 s; its ranks lose their launcher) leaves no
 # output file.

@@ -622,9 +622,17 @@ fn failure_code(t: Termination) -> Option<u8> {
 }
 
 fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
-    if a.mechanism == "krr" {
-        return run_privatize_krr(a);
-    }
+    let ranks = ranks::Ranks::from_env()?;
+    let res = if a.mechanism == "krr" {
+        run_privatize_krr(a, &ranks)
+    } else {
+        run_privatize_rr(a, &ranks)
+    };
+    ranks.report(res)
+}
+
+/// `privatize --mechanism rr`.
+fn run_privatize_rr(a: PrivatizeArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
     if a.mechanism != "rr" {
         return Err(Error::param(
             "mechanism",
@@ -636,25 +644,23 @@ fn run_privatize(a: PrivatizeArgs) -> Result<(), Failure> {
         return Err(Error::param("k", format!("--k {k} applies only to --mechanism krr")).into());
     }
     let mech = RandomizedResponse::new(a.eps)?;
-    let y = npy::read_labels(&a.y, 2)?;
-    let out = mech.privatize(&y, &mut NoiseRng::from_seed(a.seed)?)?;
+    let y = ranks.agree(npy::read_labels(&a.y, 2))?;
     let mut info = json!({
         "mechanism": "rr",
         "eps": a.eps,
         "keep_probability": mech.transition_matrix()[0],
         "n": y.len(),
     });
-    finish_privatize(&a, &out, &mut info)
+    privatize_on(&a, ranks, &y, |part, rng| mech.privatize(part, rng), &mut info)
 }
 
 /// `privatize --mechanism krr --k K`: K-ary randomized response of chosen alternatives
 /// (Chowdhury, Zhou & Natarajan (2024), Sec. 4.4), for `fit --loss pl-krr --eps E --k K`.
-fn run_privatize_krr(a: PrivatizeArgs) -> Result<(), Failure> {
+fn run_privatize_krr(a: PrivatizeArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
     let k =
         a.k.ok_or_else(|| Error::param("k", "--mechanism krr needs --k (number of labels)"))?;
     let mech = KaryRr::new(a.eps, k)?;
-    let y = npy::read_labels(&a.y, k.min(256) as u32)?;
-    let out = mech.privatize(&y, &mut NoiseRng::from_seed(a.seed)?)?;
+    let y = ranks.agree(npy::read_labels(&a.y, k.min(256) as u32))?;
     let mut info = json!({
         "mechanism": "krr",
         "eps": a.eps,
@@ -662,13 +668,100 @@ fn run_privatize_krr(a: PrivatizeArgs) -> Result<(), Failure> {
         "keep_probability": mech.keep_probability(),
         "n": y.len(),
     });
-    finish_privatize(&a, &out, &mut info)
+    privatize_on(&a, ranks, &y, |part, rng| mech.privatize(part, rng), &mut info)
+}
+
+/// Privatises `y` with `privatize` and writes the labels, their side-car and the summary: in
+/// one process from `--seed` or the OS-seeded CSPRNG; under mpirun each rank privatises its
+/// contiguous part of the labels from its own OS-seeded CSPRNG (independent streams, no seed
+/// shared between ranks) and writes it into one output file, which rank 0 completes.
+fn privatize_on(
+    a: &PrivatizeArgs,
+    ranks: &ranks::Ranks,
+    y: &[u8],
+    privatize: impl Fn(&[u8], &mut NoiseRng) -> Result<PrivatizedLabels, Error>,
+    info: &mut serde_json::Value,
+) -> Result<(), Failure> {
+    let Some(g) = ranks.group() else {
+        let out = privatize(y, &mut NoiseRng::from_seed(a.seed)?)?;
+        return finish_privatize(a, &out, info);
+    };
+    if a.seed.is_some() {
+        return Err(Error::param(
+            "seed",
+            "under mpirun every rank privatises its labels from its own OS-seeded CSPRNG; a simulation seed is for one process (run privatize --seed without mpirun)",
+        )
+        .into());
+    }
+    let (p, r, n) = (g.size(), g.rank(), y.len());
+    let part = r * n / p..(r + 1) * n / p;
+    let mine = ranks.agree(NoiseRng::secure().and_then(|mut rng| privatize(&y[part.clone()], &mut rng)))?;
+    // Rank 0 lays the file out (header, n bytes) under a temporary name next to --out, which it
+    // sends to the others; each rank writes its part in place; rank 0 renames the whole.
+    let mut pid = (std::process::id() as u64).to_le_bytes();
+    g.broadcast(&mut pid);
+    let name = a
+        .out
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = a
+        .out
+        .with_file_name(format!(".{name}.{}.mpi.tmp", u64::from_le_bytes(pid)));
+    let io = |e: std::io::Error| Error::Io {
+        path: tmp.display().to_string(),
+        message: e.to_string(),
+    };
+    let laid = if ranks.is_root() {
+        npy::write_u8(&tmp, &vec![0u8; n])
+    } else {
+        Ok(())
+    };
+    let written = ranks.agree(laid).and_then(|()| {
+        ranks.agree((|| {
+            use std::os::unix::fs::FileExt;
+            let f = std::fs::OpenOptions::new().write(true).open(&tmp).map_err(io)?;
+            let start = f.metadata().map_err(io)?.len() - n as u64;
+            f.write_all_at(mine.labels(), start + part.start as u64).map_err(io)?;
+            f.sync_data().map_err(io)
+        })())
+    });
+    if !ranks.is_root() {
+        return written.map_err(Failure::from);
+    }
+    let done = written.and_then(|()| std::fs::rename(&tmp, &a.out).map_err(io));
+    if let Err(e) = done {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.into());
+    }
+    let sidecar = match provenance::write_sidecar_of(&a.out, mine.provenance(), n) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_file(&a.out);
+            return Err(e.into());
+        }
+    };
+    if let Some(o) = info.as_object_mut() {
+        o.insert("rng".into(), json!("ChaCha20 seeded from OS entropy, one per rank"));
+        o.insert("seed".into(), json!(null));
+        o.insert("ranks".into(), json!(p));
+        o.insert("out".into(), json!(a.out.display().to_string()));
+        o.insert("provenance_file".into(), json!(sidecar.display().to_string()));
+        o.insert(
+            "provenance".into(),
+            provenance::provenance_json(Some(mine.provenance())),
+        );
+    }
+    write_json(&None, info)
 }
 
 /// Writes the privatised labels and their provenance side-car, then the JSON summary
 /// (`info` plus `rng`, `seed`, `out`, `provenance_file` and `provenance`). If the side-car
 /// cannot be written, the labels file is removed: labels are never left without their record.
 fn finish_privatize(a: &PrivatizeArgs, out: &PrivatizedLabels, info: &mut serde_json::Value) -> Result<(), Failure> {
+    if let Some(o) = info.as_object_mut() {
+        o.insert("ranks".into(), json!(1));
+    }
     atomic::write_with(&a.out, |tmp| npy::write_u8(tmp, out.labels()))?;
     let sidecar = match provenance::write_sidecar(&a.out, out) {
         Ok(p) => p,
@@ -740,7 +833,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if !matches!(cli.cmd, Cmd::Fit(_) | Cmd::Policy(_)) {
+    if !matches!(cli.cmd, Cmd::Fit(_) | Cmd::Policy(_) | Cmd::Privatize(_)) {
         if let Err(e) = ranks::single_process("this subcommand") {
             eprintln!("privpref: {e}");
             return ExitCode::from(2);

@@ -78,7 +78,13 @@ fn randomizer_fields(r: &Randomizer) -> Result<(&'static str, f64, Option<usize>
 /// # Errors
 /// I/O errors; a randomiser the CLI does not record.
 pub fn write_sidecar(labels_path: &Path, labels: &PrivatizedLabels) -> Result<PathBuf, Error> {
-    let p = labels.provenance();
+    write_sidecar_of(labels_path, labels.provenance(), labels.len())
+}
+
+/// [`write_sidecar`] for `n` labels (just written to `labels_path`) randomised as `p` says:
+/// under mpirun, the ranks' parts, each privatised by the same mechanism from the rank's own
+/// OS-entropy CSPRNG (`p` is rank 0's).
+pub fn write_sidecar_of(labels_path: &Path, p: &Provenance, n: usize) -> Result<PathBuf, Error> {
     let (mechanism, eps, k) = randomizer_fields(p.randomizer())?;
     let generator = p
         .origin()
@@ -99,7 +105,7 @@ pub fn write_sidecar(labels_path: &Path, labels: &PrivatizedLabels) -> Result<Pa
         "labels_file": file_name,
         "labels_bytes": size,
         "labels_sha256": sha,
-        "n": labels.len(),
+        "n": n,
         "mechanism": mechanism,
         "eps": eps,
         "k": k,
