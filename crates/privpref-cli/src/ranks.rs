@@ -24,14 +24,14 @@ fn launched() -> bool {
     LAUNCHER_VARS.iter().any(|v| std::env::var_os(v).is_some())
 }
 
-/// Refuses to run `what` under an MPI launcher: only the pairwise fits (local and `--central`)
-/// and the policy optimisation are distributed; anything else would run whole on every rank,
-/// each writing the output.
+/// Refuses to run `what` under an MPI launcher: only the pairwise fits (local and `--central`),
+/// the policy optimisation and the label privatisation are distributed; anything else would run
+/// whole on every rank, each writing the output.
 pub fn single_process(what: &str) -> Result<(), Error> {
     if launched() {
         return Err(Error::param(
             "mpi",
-            format!("{what} runs in one process; under mpirun only `privpref fit` with a pairwise loss (local or --central) and `privpref policy` are distributed"),
+            format!("{what} runs in one process; under mpirun only `privpref fit` with a pairwise loss (local or --central), `privpref policy` and `privpref privatize` are distributed"),
         ));
     }
     Ok(())
