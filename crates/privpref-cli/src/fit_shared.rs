@@ -124,8 +124,8 @@ pub fn finish(out: &Option<std::path::PathBuf>, result: Map<String, Value>, r: &
     status(r)
 }
 
-/// The exit status of a fit with report `r` (the part of [`finish`] after writing the result;
-/// what the ranks of an MPI run other than 0 return).
+/// The exit status of a fit with report `r`, after a note on stderr when the result is an
+/// approximate one (the part of [`finish`] after writing the result).
 pub fn status(r: &SolveReport) -> Result<(), Failure> {
     if r.termination == privpref::solver::Termination::Completed {
         eprintln!(
@@ -133,6 +133,12 @@ pub fn status(r: &SolveReport) -> Result<(), Failure> {
             r.solver, r.certificate.kkt_residual
         );
     }
+    exit_status(r)
+}
+
+/// [`status`] without the note: what the ranks of an MPI run other than 0 return (they print
+/// nothing; rank 0 prints the note once).
+pub fn exit_status(r: &SolveReport) -> Result<(), Failure> {
     if let Some(code) = failure_code(r.termination) {
         return Err(Failure {
             code,

@@ -481,7 +481,7 @@ fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
     let status = if ranks.is_root() {
         fit_shared::finish(&a.out, result, r)
     } else {
-        fit_shared::status(r)
+        fit_shared::exit_status(r)
     };
     // The map's teardown on the pool's threads rather than on one at exit.
     pool.install(|| x.release());
