@@ -157,6 +157,8 @@ impl<'a, L: Loss> Objective<'a, L> {
             w: self.data.weights(),
             shard: self.data.shard(),
             scan: self.data.scan(),
+            n_all: self.data.n(),
+            data_first: self.data.data_first(),
         }
     }
     /// `W = Σ w_i`.
@@ -306,10 +308,11 @@ impl<'a, L: Loss> Objective<'a, L> {
         let y = self.data.y();
         let w = self.data.weights();
         let first = self.rows().held().start;
+        let f0 = self.data.data_first();
         let leaf = |rows: std::ops::Range<usize>| {
             let (mut r, mut a) = (0.0, 0.0);
             for i in rows {
-                let v = self.loss.recession(ev.scores[i - first], y[i]) * w.map_or(1.0, |w| w[i]);
+                let v = self.loss.recession(ev.scores[i - first], y[i - f0]) * w.map_or(1.0, |w| w[i - f0]);
                 r += v;
                 a += v.abs();
             }
@@ -343,7 +346,26 @@ impl<'a, L: Loss> Objective<'a, L> {
         if rows == 0 || n <= 2 * rows {
             return None;
         }
-        let (mut m, wt) = self.weighted_squares((0..n).step_by(n.div_ceil(rows)));
+        // The sampled rows of each block, in order; the blocks along the fixed tree (so a
+        // member of a group reads the sampled rows it holds; a block without one adds nothing).
+        let step = n.div_ceil(rows);
+        let leaf = |r: std::ops::Range<usize>| {
+            let first = r.start.div_ceil(step) * step;
+            if first >= r.end {
+                return (Vec::new(), 0.0);
+            }
+            self.weighted_squares((first..r.end).step_by(step))
+        };
+        let combine = |(mut a, wa): (Vec<f64>, f64), (b, wb): (Vec<f64>, f64)| {
+            if a.is_empty() {
+                return (b, wa + wb);
+            }
+            if !b.is_empty() {
+                a.iter_mut().zip(&b).for_each(|(p, q)| *p += q);
+            }
+            (a, wa + wb)
+        };
+        let (mut m, wt) = kernels::reduce_blocks(self.rows(), self.par, &leaf, &combine);
         if !(wt > 0.0) {
             return None;
         }
@@ -356,13 +378,14 @@ impl<'a, L: Loss> Objective<'a, L> {
         let d = self.dim();
         let x = self.data.features();
         let w = self.data.weights();
+        let f0 = self.data.data_first();
         let mut m = vec![0.0; d];
         let mut buf = vec![0.0; d];
         let mut wt = 0.0;
         for i in rows {
-            let wi = w.map_or(1.0, |w| w[i]);
+            let wi = w.map_or(1.0, |w| w[i - f0]);
             wt += wi;
-            for (mj, xij) in m.iter_mut().zip(x.row(i, d, &mut buf)) {
+            for (mj, xij) in m.iter_mut().zip(x.row(i - f0, d, &mut buf)) {
                 *mj += wi * xij * xij;
             }
         }
@@ -430,6 +453,7 @@ impl<'a, L: Loss> Objective<'a, L> {
         let (y, w) = (self.data.y(), self.data.weights());
         let step = n.div_ceil(rows);
         let held = self.rows().held().start;
+        let f0 = self.data.data_first();
         // The sampled rows of each block, summed in order; the blocks along the fixed tree. A
         // block without a sampled row gives an empty vector (no allocation, nothing to add):
         // there are far more blocks than sampled rows at large n.
@@ -442,10 +466,10 @@ impl<'a, L: Loss> Objective<'a, L> {
             let mut buf = vec![0.0; d];
             let mut wt = 0.0;
             for i in (first..r.end).step_by(step) {
-                let wi = w.map_or(1.0, |w| w[i]);
+                let wi = w.map_or(1.0, |w| w[i - f0]);
                 wt += wi;
-                let c = (wi * self.loss.d1(ev.scores[i - held], y[i])).abs();
-                for (mj, xij) in m.iter_mut().zip(x.row(i, d, &mut buf)) {
+                let c = (wi * self.loss.d1(ev.scores[i - held], y[i - f0])).abs();
+                for (mj, xij) in m.iter_mut().zip(x.row(i - f0, d, &mut buf)) {
                     *mj += c * xij.abs();
                 }
             }

@@ -132,6 +132,9 @@ pub struct PairwiseView<'a> {
     /// and `magnitude` is a placeholder until then. Only [`crate::estimator::fit_features`]
     /// makes such a view, and nothing else sees it.
     scan: Option<&'a scan::FeatureScan>,
+    /// The row of the matrix that `x`, `y` and `weights` start at: 0, or the first of the
+    /// member's rows when they hold only those ([`PairwiseView::new_shard`]).
+    data_first: usize,
 }
 
 impl<'a> PairwiseView<'a> {
@@ -181,7 +184,167 @@ impl<'a> PairwiseView<'a> {
             horizon: 1,
             shard: None,
             scan: None,
+            data_first: 0,
         })
+    }
+
+    /// A view of an `n × d` matrix whose rows are held in parts by the members of `group`
+    /// (e.g. MPI ranks that each read a shard file): this member's `x` (its rows, row-major),
+    /// labels `y` and weights, the members' parts following each other in rank order. Every
+    /// pass of a fit on the view reads only the member's rows and the fits have the bits of the
+    /// single-process fit on the whole matrix. A collective call.
+    ///
+    /// Each part but the last must hold a multiple of the passes' block rows
+    /// (`par::stream_blocks(n, d).rows`, `max(⌊131072/d⌋, 64)` rows), so that no block is split
+    /// between members.
+    ///
+    /// # Errors
+    /// As [`PairwiseView::new`] (the same error on every member, naming the row of the whole
+    /// matrix); [`Error::Shape`] for parts off the block boundaries; weights are not supported
+    /// yet ([`Error::InvalidParam`]).
+    pub fn new_shard(
+        x: Features<'a>,
+        d: usize,
+        y: &'a [u8],
+        weights: Option<&'a [f64]>,
+        group: &'a dyn Collective,
+    ) -> Result<Self> {
+        if d == 0 {
+            return Err(Error::Shape("no features (d = 0)".into()));
+        }
+        let held = x.len() / d;
+        // Every member learns every member's outcome of the local checks and its row count.
+        let local = if !x.len().is_multiple_of(d) {
+            Err(Error::Shape(format!(
+                "x has {} values, not a multiple of d = {d}",
+                x.len()
+            )))
+        } else if y.len() != held {
+            Err(Error::Shape(format!("y has {} labels but x has {held} rows", y.len())))
+        } else if weights.is_some() {
+            Err(Error::param(
+                "weights",
+                "weights are not supported yet on rows held in parts",
+            ))
+        } else {
+            Ok(())
+        };
+        let counts = group.all_gather(&[held as f64, f64::from(u8::from(local.is_err()))]);
+        local?;
+        if let Some(m) = counts.chunks_exact(2).position(|c| c[1] != 0.0) {
+            return Err(Error::Shape(format!(
+                "member {m} of the group holds rows of another shape"
+            )));
+        }
+        let counts: Vec<usize> = counts.chunks_exact(2).map(|c| c[0] as usize).collect();
+        let n: usize = counts.iter().sum();
+        let rank = group.rank();
+        let first: usize = counts[..rank].iter().sum();
+        let starts: Vec<usize> = counts
+            .iter()
+            .scan(0, |a, &c| {
+                let s = *a;
+                *a += c;
+                Some(s)
+            })
+            .collect();
+        check_shape(n * d, n, d)?;
+        let block = crate::par::stream_blocks(n, d).rows;
+        if let Some(m) = (0..counts.len()).find(|&m| counts[m] > 0 && !starts[m].is_multiple_of(block)) {
+            return Err(Error::Shape(format!(
+                "member {m}'s rows start at row {} of {n}, not a multiple of the passes' {block} rows per block (every part but the last must hold a multiple of {block} rows)",
+                starts[m]
+            )));
+        }
+        let shard = Shard::from_parts(group, n, d, &starts, &counts);
+        // Features, then labels: this member's first bad row (as a row of the whole matrix),
+        // exchanged with its column and kind, so that every member builds the same error.
+        let (bad, mag) = match x {
+            Features::F64(v) => scan_rows(v, d),
+            Features::F32(v) => scan_rows(v, d),
+        };
+        let bad_msg = if bad == usize::MAX {
+            [-1.0, 0.0, 0.0]
+        } else {
+            let e = match x {
+                Features::F64(v) => bad_row_error(v, d, bad),
+                Features::F32(v) => bad_row_error(v, d, bad),
+            };
+            let (col, nan) = match e {
+                Error::Data { at, kind, .. } => (at.col.unwrap_or(0), matches!(kind, DataErrorKind::NaN)),
+                _ => (0, true),
+            };
+            [(first + bad) as f64, col as f64, f64::from(u8::from(nan))]
+        };
+        let label = y.iter().position(|&l| l >= 2);
+        let label_msg = label.map_or([-1.0, 0.0], |i| [(first + i) as f64, f64::from(y[i])]);
+        let mine = [
+            &bad_msg[..],
+            &label_msg[..],
+            &[mag.exp_sum as f64, mag.rows as f64, mag.max_abs][..],
+        ]
+        .concat();
+        let all = group.all_gather(&mine);
+        let mut total = Magnitude::default();
+        let (mut first_bad, mut first_label): (Option<&[f64]>, Option<&[f64]>) = (None, None);
+        for m in all.chunks_exact(8) {
+            if m[0] >= 0.0 && first_bad.is_none_or(|b| m[0] < b[0]) {
+                first_bad = Some(&m[0..3]);
+            }
+            if m[3] >= 0.0 && first_label.is_none_or(|b| m[3] < b[0]) {
+                first_label = Some(&m[3..5]);
+            }
+            total.exp_sum += m[5] as i64;
+            total.rows += m[6] as usize;
+            total.max_abs = total.max_abs.max(m[7]);
+        }
+        if let Some(b) = first_bad {
+            return Err(Error::Data {
+                input: "x",
+                at: Location {
+                    row: b[0] as usize,
+                    col: Some(b[1] as usize),
+                },
+                kind: if b[2] != 0.0 {
+                    DataErrorKind::NaN
+                } else {
+                    DataErrorKind::Infinite
+                },
+            });
+        }
+        if let Some(l) = first_label {
+            return Err(Error::Data {
+                input: "y",
+                at: Location {
+                    row: l[0] as usize,
+                    col: None,
+                },
+                kind: DataErrorKind::LabelOutOfRange {
+                    label: l[1] as i128,
+                    bound: 2,
+                },
+            });
+        }
+        Ok(PairwiseView {
+            x,
+            y,
+            weights: None,
+            n,
+            d,
+            total_weight: n as f64,
+            magnitude: total,
+            horizon: 1,
+            shard: Some(shard),
+            scan: None,
+            data_first: first,
+        })
+    }
+
+    /// The row of the matrix that [`PairwiseView::features`], [`PairwiseView::y`] and
+    /// [`PairwiseView::weights`] start at (0 unless the view holds a member's rows only).
+    #[inline]
+    pub fn data_first(&self) -> usize {
+        self.data_first
     }
 
     /// A view whose features are validated by the first pass of the fit through `scan`
@@ -307,12 +470,14 @@ impl<'a> PairwiseView<'a> {
             ..self
         }
     }
-    /// This view reduced by the group of `other` (the same rows, e.g. rescaled), if any.
-    pub(crate) fn distributed_like(self, other: &PairwiseView<'a>) -> Self {
-        PairwiseView {
-            shard: other.shard.map(|s| s.like(self.n, self.d)),
-            ..self
-        }
+    /// The same view on other features of the same shape (the rows it holds; e.g. rescaled by
+    /// a power of two, which keeps them finite), not validated again.
+    pub(crate) fn with_features<'b>(&self, x: Features<'b>) -> PairwiseView<'b>
+    where
+        'a: 'b,
+    {
+        assert_eq!(x.len(), self.x.len(), "with_features: another shape");
+        PairwiseView { x, ..*self }
     }
     /// This process's part of the rows, when the view is [`PairwiseView::distributed`].
     #[inline]
@@ -346,7 +511,7 @@ impl<'a> PairwiseView<'a> {
     /// Row `i` of the features, widened to `f64` into `out` (length `d`).
     #[inline]
     pub fn row_into(&self, i: usize, out: &mut [f64]) {
-        self.x.copy_into(i * self.d, out)
+        self.x.copy_into((i - self.data_first) * self.d, out)
     }
     /// Labels.
     #[inline]

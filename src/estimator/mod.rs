@@ -578,7 +578,7 @@ pub(crate) fn fit_raw(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fit> 
         solve_pairwise(data, opts)?
     } else {
         let x = normalize::scaled_features(&data, e);
-        let view = PairwiseView::new(&x, data.n(), data.d(), data.y(), data.weights())?.distributed_like(&data);
+        let view = data.with_features(Features::F64(&x));
         let up = normalize::pow2(e);
         let down = normalize::pow2(-e);
         let mut o = opts.clone();

@@ -59,18 +59,38 @@ pub(crate) fn check_range(data: &PairwiseView<'_>, e: i32) -> Result<()> {
         return Ok(());
     }
     let (n, d) = (data.n(), data.d());
+    let first = data.data_first();
+    let held = first..first + data.features().len() / d;
     let mut row = vec![0.0; d];
-    for i in 0..n {
+    let mut found = None;
+    for i in held.clone() {
         data.row_into(i, &mut row);
         if let Some(j) = row.iter().position(|v| v.abs() > limit) {
-            return Err(Error::Data {
-                input: "x",
-                at: Location { row: i, col: Some(j) },
-                kind: DataErrorKind::OutOfScale,
-            });
+            found = Some((i, j));
+            break;
         }
     }
-    Ok(())
+    // Rows held in parts: the first over the members (every member enters here: the
+    // magnitude summary is the group's).
+    if held.len() < n {
+        if let Some(shard) = data.shard() {
+            let mine = found.map_or([-1.0, 0.0], |(i, j)| [i as f64, j as f64]);
+            let all = shard.collective().all_gather(&mine);
+            found = all
+                .chunks_exact(2)
+                .filter(|m| m[0] >= 0.0)
+                .min_by(|a, b| a[0].total_cmp(&b[0]))
+                .map(|m| (m[0] as usize, m[1] as usize));
+        }
+    }
+    match found {
+        Some((i, j)) => Err(Error::Data {
+            input: "x",
+            at: Location { row: i, col: Some(j) },
+            kind: DataErrorKind::OutOfScale,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// `2^k` for `|k| ≤ 2000`, exactly (in two factors where one would overflow).
@@ -80,11 +100,10 @@ pub(crate) fn pow2(k: i32) -> f64 {
     2f64.powi(a) * 2f64.powi(b)
 }
 
-/// The features `X·2^{−e}` as a new row-major buffer.
+/// The features `X·2^{−e}` (the rows the view holds) as a new row-major buffer.
 pub(crate) fn scaled_features(data: &PairwiseView<'_>, e: i32) -> Vec<f64> {
-    let (n, d) = (data.n(), data.d());
     let s = pow2(-e);
-    let mut out = vec![0.0; n * d];
+    let mut out = vec![0.0; data.features().len()];
     data.features().copy_into(0, &mut out);
     out.iter_mut().for_each(|v| *v *= s);
     out

@@ -152,9 +152,11 @@ pub fn value_grad_compensated<L: Loss>(rows: Rows<'_>, loss: &L, theta: &[f64], 
     let leaf = |b: usize| {
         let r = blocks.range(b);
         arch.dispatch(CompensatedValueGrad {
-            x: rows.x.slice(r.start * d, r.end * d),
-            y: &rows.y[r.clone()],
-            w: rows.w.map(|w| &w[r.clone()]),
+            x: rows
+                .x
+                .slice((r.start - rows.data_first) * d, (r.end - rows.data_first) * d),
+            y: rows.y_at(r.clone()),
+            w: rows.w_at(r.clone()),
             theta,
             loss,
         })

@@ -73,7 +73,7 @@ pub(crate) fn loss_sum_scaled<L: Loss>(
     scale: f64,
     par: Par,
 ) -> f64 {
-    let (n, y, w) = (rows.n(), rows.y, rows.w);
+    let n = rows.n();
     assert_eq!(t.len(), rows.held().len());
     // The blocks of the passes over X (so a shard reads the scores of its own rows only).
     let blocks = rows.stream_blocks();
@@ -81,8 +81,8 @@ pub(crate) fn loss_sum_scaled<L: Loss>(
     let leaf = |b: usize| {
         let r = blocks.range(b);
         arch.dispatch(LossSum {
-            y: &y[r.clone()],
-            w: w.map(|w| &w[r.clone()]),
+            y: rows.y_at(r.clone()),
+            w: rows.w_at(r.clone()),
             t: &t[rows.local(r.clone())],
             s: s.map(|s| &s[rows.local(r.clone())]),
             alpha,

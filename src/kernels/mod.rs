@@ -67,6 +67,11 @@ pub struct Rows<'a> {
     /// The validation of features not validated yet, which the passes take block by block
     /// while the rows are in cache (`None`: validated).
     pub(crate) scan: Option<&'a FeatureScan>,
+    /// Rows of the matrix (`y.len()` unless `x`, `y`, `w` hold a shard's rows only).
+    pub(crate) n_all: usize,
+    /// The row of the matrix that `x`, `y` and `w` start at (0 unless they hold a shard's
+    /// rows only: [`Rows::held`] then).
+    pub(crate) data_first: usize,
 }
 
 impl<'a> Rows<'a> {
@@ -80,15 +85,27 @@ impl<'a> Rows<'a> {
             w,
             shard: None,
             scan: None,
+            n_all: y.len(),
+            data_first: 0,
         }
     }
 }
 
 impl Rows<'_> {
-    /// Rows.
+    /// Rows of the matrix.
     #[inline]
     pub fn n(&self) -> usize {
-        self.y.len()
+        self.n_all
+    }
+    /// The labels of rows `r` of the matrix.
+    #[inline]
+    pub(crate) fn y_at(&self, r: std::ops::Range<usize>) -> &[u8] {
+        &self.y[r.start - self.data_first..r.end - self.data_first]
+    }
+    /// The weights of rows `r` of the matrix, if any.
+    #[inline]
+    pub(crate) fn w_at(&self, r: std::ops::Range<usize>) -> Option<&[f64]> {
+        self.w.map(|w| &w[r.start - self.data_first..r.end - self.data_first])
     }
     /// The rows whose per-row values (scores, a direction's scores) this process holds: its
     /// shard's rows when the rows are sharded, else all. Per-row buffers of the passes cover
@@ -137,7 +154,8 @@ impl Rows<'_> {
     /// validation scan them while they are in cache.
     #[inline]
     fn with_f64(&self, r: std::ops::Range<usize>, chunk: usize, f: impl FnMut(&[f64], usize, usize)) {
-        with_f64_rows(self.x, r.clone(), self.d, chunk, f);
+        let f0 = self.data_first;
+        with_f64_rows(self.x, r.start - f0..r.end - f0, self.d, chunk, f);
         if let Some(s) = self.scan {
             s.visit(self.x, r);
         }

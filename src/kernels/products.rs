@@ -105,8 +105,8 @@ pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], ou
             let (a, z) = (r.start + lo, r.start + hi);
             arch.dispatch(HessVec {
                 x,
-                y: &rows.y[a..z],
-                w: rows.w.map(|w| &w[a..z]),
+                y: rows.y_at(a..z),
+                w: rows.w_at(a..z),
                 scores: &scores[rows.local(a..z)],
                 v,
                 loss,

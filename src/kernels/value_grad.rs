@@ -124,8 +124,8 @@ fn fused_pass<L: Loss, const SCALE: bool>(
             let (s, z) = (r.start + lo, r.start + hi);
             v += arch.dispatch(FusedValueGrad::<L, SCALE> {
                 x,
-                y: &rows.y[s..z],
-                w: rows.w.map(|w| &w[s..z]),
+                y: rows.y_at(s..z),
+                w: rows.w_at(s..z),
                 theta,
                 loss,
                 scores: &mut sc[lo..hi],
@@ -211,8 +211,8 @@ pub(crate) fn abs_grad<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], out: &
             let (a, z) = (r.start + lo, r.start + hi);
             arch.dispatch(AbsGrad {
                 x,
-                y: &rows.y[a..z],
-                w: rows.w.map(|w| &w[a..z]),
+                y: rows.y_at(a..z),
+                w: rows.w_at(a..z),
                 scores: &scores[rows.local(a..z)],
                 loss,
                 zeros: &zeros,

@@ -217,6 +217,33 @@ impl<'a> Shard<'a> {
         }
     }
 
+    /// The member's part when the members hold the rows in parts (`starts` and `counts` of
+    /// every member, in rank order, each start on a block of [`stream_blocks`]`(n, d)`).
+    pub(crate) fn from_parts(comm: &'a dyn Collective, n: usize, d: usize, starts: &[usize], counts: &[usize]) -> Self {
+        let blocks = stream_blocks(n, d);
+        let mut chunks = Vec::new();
+        units(0, blocks.count(), chunk_depth(d), &mut chunks);
+        let whole = (0..starts.len()).all(|m| {
+            counts[m] == 0
+                || chunks
+                    .binary_search_by(|c| blocks.range(c.start).start.cmp(&starts[m]))
+                    .is_ok()
+        });
+        let r = comm.rank();
+        let (start, end) = if counts[r] > 0 {
+            (starts[r], starts[r] + counts[r])
+        } else {
+            (0, 0)
+        };
+        Shard {
+            comm,
+            start,
+            end,
+            fine: true,
+            whole,
+        }
+    }
+
     /// The same kind of cut of `n` rows of width `d` for the same group.
     pub fn like(&self, n: usize, d: usize) -> Self {
         let cut = if self.fine { Cut::HessianFree } else { Cut::WholeChunks };

@@ -399,3 +399,81 @@ fn each_member_holds_the_scores_of_its_own_rows() {
         }
     }
 }
+
+/// Each member holding only its rows ([`PairwiseView::new_shard`], e.g. a shard file per MPI
+/// rank): the exact fits have the single-process bits, and bad data in any member's rows is the
+/// single-process error.
+#[test]
+fn rows_held_in_parts_give_the_single_process_bits_and_errors() {
+    use privpref::data::Features;
+    let data = data();
+    let (n, d) = (data.n, data.d);
+    let view = data.view().unwrap();
+    let grid = privpref::par::stream_blocks(n, d);
+    // Member r of p holds blocks r·B/p .. (r+1)·B/p.
+    let part = |r: usize, p: usize| {
+        let nb = grid.count();
+        let (b0, b1) = (r * nb / p, (r + 1) * nb / p);
+        (b0 * grid.rows).min(n)..(b1 * grid.rows).min(n)
+    };
+    for radius in [50.0, 0.5] {
+        for solver in [Solver::Newton, Solver::NewtonCg, Solver::Lbfgs(LbfgsOptions::default())] {
+            let mut opts = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(radius).unwrap());
+            opts.solver = solver;
+            let want = fit(view, &opts).unwrap();
+            for p in [1, 2, 3, 4] {
+                for threads in [1, 2] {
+                    let got = on_group(p, threads, |g| {
+                        let rows = part(g.rank(), p);
+                        let v = PairwiseView::new_shard(
+                            Features::F64(&data.x[rows.start * d..rows.end * d]),
+                            d,
+                            &data.y[rows],
+                            None,
+                            g,
+                        )
+                        .unwrap();
+                        assert_eq!(v.n(), n);
+                        bits(&fit(v, &opts).unwrap().theta)
+                    });
+                    for (m, t) in got.iter().enumerate() {
+                        assert_eq!(
+                            t,
+                            &bits(&want.theta),
+                            "radius {radius}, {solver:?}, P = {p}, threads {threads}, member {m}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // A NaN in the last member's rows, then a label out of range: the single-process errors.
+    let mut x = data.x.clone();
+    x[(n - 5) * d + 3] = f64::NAN;
+    let mut y = data.y.clone();
+    y[n / 2] = 3;
+    for (x, y) in [(&x, &data.y), (&data.x, &y)] {
+        let want = PairwiseView::new(x, n, d, y, None).unwrap_err().to_string();
+        let got = on_group(3, 1, |g| {
+            let rows = part(g.rank(), 3);
+            PairwiseView::new_shard(Features::F64(&x[rows.start * d..rows.end * d]), d, &y[rows], None, g)
+                .unwrap_err()
+                .to_string()
+        });
+        assert!(got.iter().all(|e| e == &want), "{got:?} vs {want}");
+    }
+    // Parts off the block boundaries: an error on every member.
+    let got = on_group(2, 1, |g| {
+        let rows = if g.rank() == 0 { 0..100 } else { 100..n };
+        PairwiseView::new_shard(
+            Features::F64(&data.x[rows.start * d..rows.end * d]),
+            d,
+            &data.y[rows],
+            None,
+            g,
+        )
+        .unwrap_err()
+        .to_string()
+    });
+    assert!(got.iter().all(|e| e.contains("multiple of")), "{got:?}");
+}

@@ -398,10 +398,110 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
     let ranks = ranks::Ranks::from_env()?;
     let res = if a.central.central {
         run_fit_central(a, &ranks)
+    } else if a.x.to_string_lossy().contains(RANK_FIELD) {
+        run_fit_shards(a, &ranks)
     } else {
         run_fit_local(a, &ranks)
     };
     ranks.report(res)
+}
+
+/// The field of a per-rank path (`--x 'X.{rank}.npy'`): each rank reads its own shard file.
+const RANK_FIELD: &str = "{rank}";
+
+/// `mpirun -np P privpref fit --x 'X.{rank}.npy' --y 'y.{rank}.npy' …`: each rank reads only
+/// its own shard of the rows (rank r the file with `{rank}` replaced by r; the shards follow
+/// each other in rank order, each but the last a multiple of the passes' block rows) and the
+/// fit has the bits of the one-process fit on the concatenated files
+/// ([`PairwiseView::new_shard`]). Clear labels, no weights (not supported yet on shards).
+fn run_fit_shards(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
+    if let Some(name) = a.central.stray() {
+        return Err(Error::param(name, format!("--{name} applies only with --central")).into());
+    }
+    let Some(g) = ranks.group() else {
+        return Err(Error::param(
+            "x",
+            "a per-rank path (`{rank}` in --x) needs mpirun: each rank reads its own shard",
+        )
+        .into());
+    };
+    let refuse = |name: &'static str, why: &str| Err(Failure::from(Error::param(name, why.to_string())));
+    if !a.y.to_string_lossy().contains(RANK_FIELD) {
+        return refuse(
+            "y",
+            "with a per-rank --x, give a per-rank --y too (`{rank}` in the path)",
+        );
+    }
+    if a.weights.is_some() {
+        return refuse("weights", "weights are not supported yet with per-rank shard files");
+    }
+    if a.provenance.is_some() || a.assert_provenance.is_some() {
+        return refuse(
+            "provenance",
+            "privatised labels are not supported yet with per-rank shard files",
+        );
+    }
+    let loss = LossSpec::parse(&a.loss, a.eps)?;
+    let set = FeasibleSet::parse(&a.constraint, a.radius)?;
+    let solver = SolverKind::parse(&a.solver)?;
+    let settings = a.solver_settings(solver)?;
+    let of = |p: &std::path::Path, r: usize| PathBuf::from(p.to_string_lossy().replace(RANK_FIELD, &r.to_string()));
+    let (xp, yp) = (of(&a.x, g.rank()), of(&a.y, g.rank()));
+    // One shard per rank: a file for rank P would be left out of the fit.
+    let extra = of(&a.x, g.size());
+    let (x, y) = ranks.agree((|| {
+        if extra.exists() {
+            return Err(Error::param(
+                "x",
+                format!(
+                    "{} exists: more shard files than the {} ranks (one shard per rank)",
+                    extra.display(),
+                    g.size()
+                ),
+            ));
+        }
+        let x = npy::load_matrix(&xp)?;
+        let y = npy::read_labels(&yp, 2)?;
+        if provenance::sidecar_path(&yp).exists() {
+            return Err(Error::param(
+                "provenance",
+                "privatised labels (a provenance side-car) are not supported yet with per-rank shard files",
+            ));
+        }
+        Ok((x, y))
+    })())?;
+    let bytes = match x.features() {
+        Features::F64(_) => 8,
+        Features::F32(_) => 4,
+    };
+    ranks.same_shapes(&[x.d(), bytes], "columns, bytes per value")?;
+    let pool = pool(a.threads)?;
+    let threads = pool.current_num_threads();
+    let view = pool.install(|| PairwiseView::new_shard(x.features(), x.d(), &y, None, g))?;
+    let (n, d) = (view.n(), view.d());
+    let opts = a.fit_options(loss, set, solver, &settings, n)?;
+    let model = pool.install(|| fit(view, &opts))?;
+    let r = &model.report;
+    let problem = fit_shared::Problem {
+        loss: loss.name(),
+        eps: loss.eps(),
+        set,
+        ridge: a.ridge,
+        n,
+        d,
+    };
+    let mut result = fit_shared::report_json(r, &problem, None, solver, &settings, a.seed, threads);
+    result.insert("x_dtype".into(), json!(if bytes == 8 { "float64" } else { "float32" }));
+    result.insert("ranks".into(), json!(ranks.size()));
+    result.insert("shard_files".into(), json!(true));
+    provenance::insert_fields(&mut result, None, model.no_guarantee_reason.as_deref());
+    let status = if ranks.is_root() {
+        fit_shared::finish(&a.out, result, r)
+    } else {
+        fit_shared::exit_status(r)
+    };
+    pool.install(|| x.release());
+    status
 }
 
 /// `fit` of a pairwise loss on clear or privatised labels (local label DP).

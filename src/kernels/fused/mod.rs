@@ -181,8 +181,8 @@ pub fn value_grad_hessian<L: Loss>(
             let (a, z) = (r.start + lo, r.start + hi);
             v += arch.dispatch(FusedValueGradHess {
                 x,
-                y: &rows.y[a..z],
-                w: rows.w.map(|w| &w[a..z]),
+                y: rows.y_at(a..z),
+                w: rows.w_at(a..z),
                 theta,
                 loss,
                 scores: &mut sc[lo..hi],
@@ -227,8 +227,8 @@ pub(super) fn hessian_from_scores<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f
             let (a, z) = (r.start + lo, r.start + hi);
             arch.dispatch(CurvatureRows {
                 x,
-                y: &rows.y[a..z],
-                w: rows.w.map(|w| &w[a..z]),
+                y: rows.y_at(a..z),
+                w: rows.w_at(a..z),
                 scores: &scores[rows.local(a..z)],
                 d,
                 loss,

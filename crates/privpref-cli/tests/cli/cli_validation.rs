@@ -132,6 +132,13 @@ fn invalid_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
     let mle_b = ["--loss", "mle", "--radius", "2"];
 
     let cases = vec![
+        // --- per-rank shard files outside mpirun ---
+        case(
+            "per-rank path without mpirun",
+            fit("x.{rank}.npy", "y.{rank}.npy", &mle_b),
+            1,
+            vec!["needs mpirun"],
+        ),
         // --- features ---
         case(
             "NaN feature",
