@@ -340,6 +340,24 @@ impl<'a> PairwiseView<'a> {
         })
     }
 
+    /// Whether the view holds every row of the matrix (false for [`PairwiseView::new_shard`]
+    /// with more than one member holding rows).
+    #[inline]
+    pub fn holds_all_rows(&self) -> bool {
+        self.x.len() == self.n * self.d
+    }
+
+    /// An error for `what`, which reads every row, on a view holding only a member's rows.
+    pub(crate) fn require_all_rows(&self, what: &str) -> Result<()> {
+        if self.holds_all_rows() {
+            return Ok(());
+        }
+        Err(Error::param(
+            "data",
+            format!("{what} reads every row: it is not supported on rows held in parts (PairwiseView::new_shard); use an exact solver (Newton, Newton-CG, L-BFGS), or a view of the whole matrix"),
+        ))
+    }
+
     /// The row of the matrix that [`PairwiseView::features`], [`PairwiseView::y`] and
     /// [`PairwiseView::weights`] start at (0 unless the view holds a member's rows only).
     #[inline]

@@ -209,6 +209,7 @@ pub fn distance_bound(kkt_residual: f64, mu: f64, smooth: f64) -> f64 {
 }
 
 fn common_checks(data: &PairwiseView<'_>, bound: FeatureBound, beta: f64) -> Result<()> {
+    data.require_all_rows("objective perturbation")?;
     if !(beta.is_finite() && beta > 0.0) {
         return Err(Error::param(
             "beta",

@@ -571,6 +571,9 @@ pub(crate) fn fit_raw(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fit> 
         };
     }
     opts.validate()?;
+    if let Solver::Sgd(_) = opts.solver {
+        data.require_all_rows("SGD")?;
+    }
     // Features far from unit size are solved on X·2^{-e}, exactly equivalent ([`normalize`]).
     let e = normalize::exponent(&data.magnitude());
     normalize::check_range(&data, e)?;

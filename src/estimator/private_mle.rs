@@ -140,6 +140,7 @@ pub fn private_mle(
     opts: &PrivateMleOptions,
     rng: &mut NoiseRng,
 ) -> Result<Fit<PrivateMleDetail>> {
+    data.require_all_rows("the private MLE")?;
     let radius = opts.set.radius().ok_or_else(|| {
         Error::param(
             "constraint",
@@ -303,6 +304,7 @@ pub fn private_covariance_of_view(
     opts: &CovarianceOptions,
     rng: &mut NoiseRng,
 ) -> Result<PrivateCovariance> {
+    data.require_all_rows("the private covariance")?;
     opts.feature_bound.check_horizon(data.horizon())?;
     let (n, d) = (data.n(), data.d());
     match data.x() {

@@ -139,6 +139,7 @@ pub fn fit_user_rr_privatized(
 }
 
 fn fit_user_rr_raw(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptions) -> Result<Fit> {
+    data.require_all_rows("user-level RR")?;
     check_eps(opts.eps)?;
     users.check_rows(data.n())?;
     if data.weights().is_some() {
@@ -332,6 +333,7 @@ pub fn user_dpsgd(
     opts: &UserDpSgdOptions,
     rng: &mut NoiseRng,
 ) -> Result<Fit<UserLevelDetail>> {
+    data.require_all_rows("user-wise DP-SGD")?;
     crate::with_loss!(opts.loss, |loss| user_dpsgd_with(loss, data, users, opts, rng))?
 }
 
@@ -473,6 +475,7 @@ pub fn aup_rlhf(
     opts: &AupOptions,
     rng: &mut NoiseRng,
 ) -> Result<Fit<UserLevelDetail>> {
+    data.require_all_rows("AUP-RLHF")?;
     aup_rlhf_with(&Logistic, data, users, opts, rng)
 }
 

@@ -462,6 +462,44 @@ fn rows_held_in_parts_give_the_single_process_bits_and_errors() {
         });
         assert!(got.iter().all(|e| e == &want), "{got:?} vs {want}");
     }
+    // What reads every row refuses such a view (SGD, the central estimators), with a clear error.
+    let got = on_group(2, 1, |g| {
+        let rows = part(g.rank(), 2);
+        let v = PairwiseView::new_shard(
+            Features::F64(&data.x[rows.start * d..rows.end * d]),
+            d,
+            &data.y[rows],
+            None,
+            g,
+        )
+        .unwrap();
+        assert!(!v.holds_all_rows());
+        let mut opts = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(5.0).unwrap());
+        opts.solver = Solver::Sgd(privpref::solver::sgd::SgdOptions::one_pass(
+            privpref::solver::sgd::StepRule::InvT(0.5),
+        ));
+        let sgd = fit(v, &opts).unwrap_err().to_string();
+        let op = objective_perturbation(
+            v,
+            &ObjPertOptions::new(
+                1.0,
+                1e-6,
+                FeatureBound::pairwise(12.0).unwrap(),
+                1.0,
+                FeasibleSet::theta_b(1.0).unwrap(),
+            ),
+            &mut NoiseRng::seeded(7),
+        )
+        .unwrap_err()
+        .to_string();
+        (sgd, op)
+    });
+    for (sgd, op) in got {
+        assert!(
+            sgd.contains("rows held in parts") && op.contains("rows held in parts"),
+            "{sgd} / {op}"
+        );
+    }
     // Parts off the block boundaries: an error on every member.
     let got = on_group(2, 1, |g| {
         let rows = if g.rank() == 0 { 0..100 } else { 100..n };

@@ -115,6 +115,7 @@ impl<'a, L: Loss + LabelLoss> PairwiseModel<'a, L> {
     /// # Errors
     /// [`Error::InvalidParam`] for weighted data or `f32` features.
     pub fn new(data: &PairwiseView<'a>, loss: L) -> Result<Self> {
+        data.require_all_rows("label-private SGD")?;
         no_weights(data.weights().is_some())?;
         let x = data.x().ok_or_else(|| {
             Error::param(
