@@ -100,6 +100,26 @@ for solver in lbfgs newton-cg auto; do
   echo "  $solver on per-rank shard files (3 and 2 shards x 1-2 threads): theta identical"
 done
 
+# Privatised shards: each rank privatises its own shard file (its own CSPRNG, its own output and
+# side-car); the fit on the shards carries the guarantee and gives the bits of the one-process
+# fit of the concatenated labels; shards randomised at different eps are refused.
+run 3 "$BIN" privatize --y "$DIR/s3/y.{rank}.npy" --eps 1 --out "$DIR/s3/yp.{rank}.npy"
+python3 - "$DIR" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def split(p):
+    raw = open(p, "rb").read()
+    hl = struct.unpack("<H", raw[8:10])[0]
+    return raw[:10 + hl], raw[10 + hl:]
+head = split(d + "/y.npy")[0]
+open(d + "/yp_all.npy", "wb").write(head + b"".join(split(f"{d}/s3/yp.{r}.npy")[1] for r in range(3)))
+PY
+"$BIN" fit --x "$DIR/x.npy" --y "$DIR/yp_all.npy" --assert-provenance rr:1 --loss debiased-rr --eps 1 --radius 5 --solver lbfgs --out "$DIR/want.json" 2>/dev/null
+run 3 "$BIN" fit --x "$DIR/s3/x.{rank}.npy" --y "$DIR/s3/yp.{rank}.npy" --loss debiased-rr --eps 1 --radius 5 --solver lbfgs --out "$DIR/got.json"
+[ "$(theta "$DIR/got.json")" = "$(theta "$DIR/want.json")" ] || { echo "MPI privatised shards differ"; exit 1; }
+python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['guarantee']; assert g and g['eps']==1, g" "$DIR/got.json"
+echo "  privatised shards (3 ranks): each its own side-car; the fit carries eps = 1 and the one-process bits"
+
 # privatize under mpirun: each rank randomises its part of the labels from its own OS-seeded
 # CSPRNG into one file with one side-car; every part flips at the rate of RR at eps = 1, and fit
 # reads the provenance.
@@ -165,6 +185,8 @@ fails "policy: rank 1 cannot read its states" timeout 120 mpirun --oversubscribe
 fails "more shard files than ranks" timeout 120 mpirun --oversubscribe -np 2 "$BIN" fit --x "$DIR/s3/x.{rank}.npy" --y "$DIR/s3/y.{rank}.npy" --loss mle --radius 5 --out "$DIR/none.json"
 mkdir -p "$DIR/soff"; cp "$DIR/x.npy" "$DIR/y.npy" "$DIR/soff/"; python3 "$(dirname "$0")/split_npy.py" "$DIR/soff" 1000
 fails "a shard off the block boundaries" timeout 120 mpirun --oversubscribe -np 2 "$BIN" fit --x "$DIR/soff/x.{rank}.npy" --y "$DIR/soff/y.{rank}.npy" --loss mle --radius 5 --out "$DIR/none.json"
+cp -r "$DIR/s3" "$DIR/smix"; "$BIN" privatize --y "$DIR/s3/y.1.npy" --eps 2 --out "$DIR/smix/yp.1.npy" >/dev/null 2>&1
+fails "shards randomised at different eps" timeout 120 mpirun --oversubscribe -np 3 "$BIN" fit --x "$DIR/smix/x.{rank}.npy" --y "$DIR/smix/yp.{rank}.npy" --loss debiased-rr --eps 1 --radius 5 --out "$DIR/none.json"
 fails "privatize --seed under mpirun" timeout 120 mpirun --oversubscribe -np 2 "$BIN" privatize --y "$DIR/y.npy" --eps 1 --seed 3 --out "$DIR/none.json"
 fails "a K-wise fit under mpirun" timeout 120 mpirun --oversubscribe -np 2 "$BIN" fit --x "$DIR/x.npy" --y "$DIR/y.npy" --loss pl-top1 --k 2 --out "$DIR/none.json"
 # A run killed mid-way (SIGKILL to mpirun after 0.2 s; its ranks lose their launcher) leaves no

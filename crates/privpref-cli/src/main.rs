@@ -409,6 +409,15 @@ fn run_fit(a: FitArgs) -> Result<(), Failure> {
 /// The field of a per-rank path (`--x 'X.{rank}.npy'`): each rank reads its own shard file.
 const RANK_FIELD: &str = "{rank}";
 
+/// `path` with [`RANK_FIELD`] replaced by this process's rank (as given without one, or outside
+/// mpirun).
+fn rank_path(path: &std::path::Path, ranks: &ranks::Ranks) -> PathBuf {
+    match ranks.group() {
+        Some(g) => PathBuf::from(path.to_string_lossy().replace(RANK_FIELD, &g.rank().to_string())),
+        None => path.to_path_buf(),
+    }
+}
+
 /// `mpirun -np P privpref fit --x 'X.{rank}.npy' --y 'y.{rank}.npy' …`: each rank reads only
 /// its own shard of the rows (rank r the file with `{rank}` replaced by r; the shards follow
 /// each other in rank order, each but the last a multiple of the passes' block rows) and the
@@ -438,7 +447,7 @@ fn run_fit_shards(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
     if a.provenance.is_some() || a.assert_provenance.is_some() {
         return refuse(
             "provenance",
-            "privatised labels are not supported yet with per-rank shard files",
+            "with per-rank shard files the labels' provenance comes from each shard's side-car (under mpirun, privatize --y 'y.{rank}.npy' --out 'yp.{rank}.npy' writes them)",
         );
     }
     let loss = LossSpec::parse(&a.loss, a.eps)?;
@@ -449,7 +458,7 @@ fn run_fit_shards(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
     let (xp, yp) = (of(&a.x, g.rank()), of(&a.y, g.rank()));
     // One shard per rank: a file for rank P would be left out of the fit.
     let extra = of(&a.x, g.size());
-    let (x, y) = ranks.agree((|| {
+    let (x, y, prov) = ranks.agree((|| {
         if extra.exists() {
             return Err(Error::param(
                 "x",
@@ -462,14 +471,25 @@ fn run_fit_shards(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         }
         let x = npy::load_matrix(&xp)?;
         let y = npy::read_labels(&yp, 2)?;
-        if provenance::sidecar_path(&yp).exists() {
-            return Err(Error::param(
-                "provenance",
-                "privatised labels (a provenance side-car) are not supported yet with per-rank shard files",
-            ));
-        }
-        Ok((x, y))
+        let prov = provenance::resolve(&yp, None, None)?;
+        Ok((x, y, prov))
     })())?;
+    // Privatised shards: every shard must have been randomised alike (the same provenance, or
+    // none), so that one guarantee covers all the labels.
+    let kind = provenance::provenance_json(prov.as_ref()).to_string();
+    let mine: Vec<f64> = kind.bytes().map(f64::from).chain(std::iter::once(-1.0)).collect();
+    let all = g.all_gather(&mine);
+    if all
+        .split(|&v| v == -1.0)
+        .filter(|k| !k.is_empty())
+        .any(|k| k != &mine[..mine.len() - 1])
+    {
+        return refuse(
+            "y",
+            "the shards' labels were not all randomised alike: each shard's provenance side-car must state the same mechanism, eps and generator (or none may have one)",
+        );
+    }
+    let labels = prov.map(|p| PrivatizedLabels::new(y.clone(), p)).transpose()?;
     let bytes = match x.features() {
         Features::F64(_) => 8,
         Features::F32(_) => 4,
@@ -480,7 +500,10 @@ fn run_fit_shards(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
     let view = pool.install(|| PairwiseView::new_shard(x.features(), x.d(), &y, None, g))?;
     let (n, d) = (view.n(), view.d());
     let opts = a.fit_options(loss, set, solver, &settings, n)?;
-    let model = pool.install(|| fit(view, &opts))?;
+    let model = pool.install(|| match &labels {
+        Some(l) => fit_privatized(view, l, &opts),
+        None => fit(view, &opts),
+    })?;
     let r = &model.report;
     let problem = fit_shared::Problem {
         loss: loss.name(),
@@ -490,11 +513,23 @@ fn run_fit_shards(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         n,
         d,
     };
-    let mut result = fit_shared::report_json(r, &problem, None, solver, &settings, a.seed, threads);
+    let mut result = fit_shared::report_json(
+        r,
+        &problem,
+        model.guarantee.as_ref(),
+        solver,
+        &settings,
+        a.seed,
+        threads,
+    );
     result.insert("x_dtype".into(), json!(if bytes == 8 { "float64" } else { "float32" }));
     result.insert("ranks".into(), json!(ranks.size()));
     result.insert("shard_files".into(), json!(true));
-    provenance::insert_fields(&mut result, None, model.no_guarantee_reason.as_deref());
+    provenance::insert_fields(
+        &mut result,
+        model.detail.provenance.as_ref(),
+        model.no_guarantee_reason.as_deref(),
+    );
     let status = if ranks.is_root() {
         fit_shared::finish(&a.out, result, r)
     } else {
@@ -744,7 +779,7 @@ fn run_privatize_rr(a: PrivatizeArgs, ranks: &ranks::Ranks) -> Result<(), Failur
         return Err(Error::param("k", format!("--k {k} applies only to --mechanism krr")).into());
     }
     let mech = RandomizedResponse::new(a.eps)?;
-    let y = ranks.agree(npy::read_labels(&a.y, 2))?;
+    let y = ranks.agree(npy::read_labels(rank_path(&a.y, ranks), 2))?;
     let mut info = json!({
         "mechanism": "rr",
         "eps": a.eps,
@@ -760,7 +795,7 @@ fn run_privatize_krr(a: PrivatizeArgs, ranks: &ranks::Ranks) -> Result<(), Failu
     let k =
         a.k.ok_or_else(|| Error::param("k", "--mechanism krr needs --k (number of labels)"))?;
     let mech = KaryRr::new(a.eps, k)?;
-    let y = ranks.agree(npy::read_labels(&a.y, k.min(256) as u32))?;
+    let y = ranks.agree(npy::read_labels(rank_path(&a.y, ranks), k.min(256) as u32))?;
     let mut info = json!({
         "mechanism": "krr",
         "eps": a.eps,
@@ -782,7 +817,15 @@ fn privatize_on(
     privatize: impl Fn(&[u8], &mut NoiseRng) -> Result<PrivatizedLabels, Error>,
     info: &mut serde_json::Value,
 ) -> Result<(), Failure> {
+    let per_rank = a.y.to_string_lossy().contains(RANK_FIELD);
     let Some(g) = ranks.group() else {
+        if per_rank {
+            return Err(Error::param(
+                "y",
+                "a per-rank path (`{rank}` in --y) needs mpirun: each rank privatises its own shard",
+            )
+            .into());
+        }
         let out = privatize(y, &mut NoiseRng::from_seed(a.seed)?)?;
         return finish_privatize(a, &out, info);
     };
@@ -792,6 +835,43 @@ fn privatize_on(
             "under mpirun every rank privatises its labels from its own OS-seeded CSPRNG; a simulation seed is for one process (run privatize --seed without mpirun)",
         )
         .into());
+    }
+    if per_rank {
+        // Each rank its own shard file: privatised from its own CSPRNG into its own output and
+        // side-car.
+        if !a.out.to_string_lossy().contains(RANK_FIELD) {
+            return Err(Error::param(
+                "out",
+                "with a per-rank --y, give a per-rank --out too (`{rank}` in the path)",
+            )
+            .into());
+        }
+        let out = rank_path(&a.out, ranks);
+        let done = ranks.agree((|| {
+            let labels = privatize(y, &mut NoiseRng::secure()?)?;
+            atomic::write_with(&out, |tmp| npy::write_u8(tmp, labels.labels()))?;
+            provenance::write_sidecar(&out, &labels).inspect_err(|_| {
+                let _ = std::fs::remove_file(&out);
+            })?;
+            Ok(labels)
+        })())?;
+        let counts = g.all_gather(&[y.len() as f64]);
+        if !ranks.is_root() {
+            return Ok(());
+        }
+        if let Some(o) = info.as_object_mut() {
+            o.insert("n".into(), json!(counts.iter().sum::<f64>() as usize));
+            o.insert("rng".into(), json!("ChaCha20 seeded from OS entropy, one per rank"));
+            o.insert("seed".into(), json!(null));
+            o.insert("ranks".into(), json!(g.size()));
+            o.insert("out".into(), json!(a.out.display().to_string()));
+            o.insert("per_rank_files".into(), json!(true));
+            o.insert(
+                "provenance".into(),
+                provenance::provenance_json(Some(done.provenance())),
+            );
+        }
+        return write_json(&None, info);
     }
     let (p, r, n) = (g.size(), g.rank(), y.len());
     let part = r * n / p..(r + 1) * n / p;
