@@ -39,6 +39,31 @@ impl FitArgs {
         o
     }
 
+    /// [`report_json`] of this command's local fit (its `--ridge` and `--seed`) of the loss
+    /// named `loss` (at `eps`, if any) over `set` on `n × d` data.
+    #[allow(clippy::too_many_arguments)]
+    pub fn local_report_json(
+        &self,
+        r: &SolveReport,
+        (loss, eps): (&str, Option<f64>),
+        set: FeasibleSet,
+        (n, d): (usize, usize),
+        guarantee: Option<&Guarantee>,
+        solver: SolverKind,
+        settings: &solver_args::Settings,
+        threads: usize,
+    ) -> Map<String, Value> {
+        let problem = Problem {
+            loss,
+            eps,
+            set,
+            ridge: self.ridge,
+            n,
+            d,
+        };
+        report_json(r, &problem, guarantee, solver, settings, self.seed, threads)
+    }
+
     /// The options of a local fit of `n` samples: ridge, `--linear-term` and `--theta0` (read
     /// from their files), the solver and its settings, the stopping rule, and a progress bar on
     /// stderr for SGD.

@@ -79,21 +79,14 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         GroupLossSpec::PlRanking { top } => top.unwrap_or(k - 1),
         _ => 1,
     };
-    let problem = fit_shared::Problem {
-        loss: loss.name(),
-        eps: loss.eps(),
-        set,
-        ridge: a.ridge,
-        n,
-        d,
-    };
-    let mut result = fit_shared::report_json(
+    let mut result = a.local_report_json(
         r,
-        &problem,
+        (loss.name(), loss.eps()),
+        set,
+        (n, d),
         model.guarantee.as_ref(),
         solver,
         &settings,
-        a.seed,
         threads,
     );
     for (key, v) in [

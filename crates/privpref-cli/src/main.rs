@@ -505,21 +505,14 @@ fn run_fit_shards(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         None => fit(view, &opts),
     })?;
     let r = &model.report;
-    let problem = fit_shared::Problem {
-        loss: loss.name(),
-        eps: loss.eps(),
-        set,
-        ridge: a.ridge,
-        n,
-        d,
-    };
-    let mut result = fit_shared::report_json(
+    let mut result = a.local_report_json(
         r,
-        &problem,
+        (loss.name(), loss.eps()),
+        set,
+        (n, d),
         model.guarantee.as_ref(),
         solver,
         &settings,
-        a.seed,
         threads,
     );
     result.insert("x_dtype".into(), json!(if bytes == 8 { "float64" } else { "float32" }));
@@ -585,21 +578,14 @@ fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         })?
     };
     let r = &model.report;
-    let problem = fit_shared::Problem {
-        loss: loss.name(),
-        eps: loss.eps(),
-        set,
-        ridge: a.ridge,
-        n,
-        d,
-    };
-    let mut result = fit_shared::report_json(
+    let mut result = a.local_report_json(
         r,
-        &problem,
+        (loss.name(), loss.eps()),
+        set,
+        (n, d),
         model.guarantee.as_ref(),
         solver,
         &settings,
-        a.seed,
         threads,
     );
     let dtype = match x.features() {
