@@ -515,21 +515,8 @@ fn run_fit_shards(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         &settings,
         threads,
     );
-    result.insert("x_dtype".into(), json!(if bytes == 8 { "float64" } else { "float32" }));
-    result.insert("ranks".into(), json!(ranks.size()));
     result.insert("shard_files".into(), json!(true));
-    provenance::insert_fields(
-        &mut result,
-        model.detail.provenance.as_ref(),
-        model.no_guarantee_reason.as_deref(),
-    );
-    let status = if ranks.is_root() {
-        fit_shared::finish(&a.out, result, r)
-    } else {
-        fit_shared::exit_status(r)
-    };
-    pool.install(|| x.release());
-    status
+    finish_local_fit(&a, ranks, &pool, x, result, &model)
 }
 
 /// `fit` of a pairwise loss on clear or privatised labels (local label DP).
@@ -578,7 +565,7 @@ fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         })?
     };
     let r = &model.report;
-    let mut result = a.local_report_json(
+    let result = a.local_report_json(
         r,
         (loss.name(), loss.eps()),
         set,
@@ -588,6 +575,20 @@ fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         &settings,
         threads,
     );
+    finish_local_fit(&a, ranks, &pool, x, result, &model)
+}
+
+/// The end of a local fit on the features `x`: their dtype, the rank count and the labels'
+/// provenance into `result`, which rank 0 writes; then the map's teardown on the pool's
+/// threads rather than on one at exit. The exit status of the fit.
+fn finish_local_fit(
+    a: &FitArgs,
+    ranks: &ranks::Ranks,
+    pool: &rayon::ThreadPool,
+    x: npy::LoadedMatrix,
+    mut result: serde_json::Map<String, serde_json::Value>,
+    model: &privpref::model::Fit,
+) -> Result<(), Failure> {
     let dtype = match x.features() {
         Features::F64(_) => "float64",
         Features::F32(_) => "float32",
@@ -599,12 +600,12 @@ fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         model.detail.provenance.as_ref(),
         model.no_guarantee_reason.as_deref(),
     );
+    let r = &model.report;
     let status = if ranks.is_root() {
         fit_shared::finish(&a.out, result, r)
     } else {
         fit_shared::exit_status(r)
     };
-    // The map's teardown on the pool's threads rather than on one at exit.
     pool.install(|| x.release());
     status
 }
