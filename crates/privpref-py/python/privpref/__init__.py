@@ -1,0 +1,43 @@
+"""privpref: reward models from preference feedback under label differential privacy.
+
+Exact, certified estimators on the privpref Rust engine: every fit returns the minimiser with
+its KKT certificate, and the privacy guarantee that follows the labels' provenance.
+
+>>> import numpy as np, privpref
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(5000, 4)); theta = np.array([1.0, -0.5, 0.25, 0.0])
+>>> y = (rng.random(5000) < 1 / (1 + np.exp(-X @ theta))).astype(np.uint8)
+>>> y_private = privpref.RandomizedResponse(eps=1.0).privatize(y)      # OS-seeded CSPRNG
+>>> model = privpref.fit(X, y_private, loss="debiased-rr", eps=1.0, constraint="ball", radius=5)
+>>> model.converged, model.guarantee.eps
+(True, 1.0)
+"""
+
+from . import errors
+from ._native import __version__
+from ._local import fit, fit_kwise
+from ._results import Certificate, Fit, Guarantee
+from .mechanisms import (
+    KaryRR,
+    PrivatizedLabels,
+    RandomizedResponse,
+    RRTopK,
+    RRWithPrior,
+    UserLevelRR,
+)
+
+__all__ = [
+    "__version__",
+    "errors",
+    "fit",
+    "fit_kwise",
+    "Fit",
+    "Certificate",
+    "Guarantee",
+    "PrivatizedLabels",
+    "RandomizedResponse",
+    "KaryRR",
+    "RRTopK",
+    "RRWithPrior",
+    "UserLevelRR",
+]

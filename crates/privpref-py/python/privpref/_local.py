@@ -1,0 +1,204 @@
+"""The local estimators: ``fit`` (pairwise) and ``fit_kwise`` (Plackett–Luce)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from . import _arrays, _native
+from ._results import Fit
+from .mechanisms import PrivatizedLabels
+
+__all__ = ["fit", "fit_kwise"]
+
+
+def _labels_or_private(y: Any, n: int, ndim: int = 1):
+    if isinstance(y, PrivatizedLabels):
+        if len(y) != n:
+            from .errors import ShapeError
+
+            raise ShapeError(f"shape error: the privatised labels have {len(y)} rows, x has {n}")
+        return None, y._native
+    return _arrays.labels(y, n, ndim=ndim), None
+
+
+def fit(
+    x: Any,
+    y: Any,
+    *,
+    loss: str = "mle",
+    eps: Optional[float] = None,
+    constraint: str = "none",
+    radius: Optional[float] = None,
+    weights: Any = None,
+    ridge: float = 0.0,
+    linear_term: Any = None,
+    theta0: Any = None,
+    solver: str = "auto",
+    tol: float = 1e-10,
+    tol_abs: float = 0.0,
+    max_iter: int = 100,
+    memory: Optional[int] = None,
+    polish_iters: Optional[int] = None,
+    batch: Optional[int] = None,
+    epochs: Optional[int] = None,
+    step: Optional[str] = None,
+    shuffle: bool = False,
+    average: Optional[str] = None,
+    seed: Optional[int] = None,
+    threads: Optional[int] = None,
+) -> Fit:
+    """Fit a linear reward model to pairwise preferences, exactly.
+
+    Minimises ``F(θ) = (1/W) Σ wᵢ ℓ(xᵢᵀθ; yᵢ) + (β/2W)‖θ‖² + (1/W)⟨b, θ⟩`` over the feasible set
+    and returns the minimiser with its KKT certificate.
+
+    Parameters
+    ----------
+    x : array (n, d)
+        Feature differences ``φ(s, a¹) − φ(s, a⁰)``. A C-contiguous float64 or float32 array is
+        read in place (no copy; float32 stays float32, accumulated in float64); anything else
+        (Fortran order, a strided view, integers) is copied once to C-contiguous float64.
+    y : array (n,) of int or bool, or PrivatizedLabels
+        Labels in {0, 1} (1 = the first action preferred). Labels from a mechanism
+        (``RandomizedResponse(eps).privatize(y)``) carry their provenance, and the fit carries
+        their guarantee; a loss at another ε is a ``ProvenanceError``.
+    loss : {"mle", "mle-rr", "debiased-rr", "probit"}
+        The logistic likelihood on clear labels, the noisy-channel likelihood of RR labels
+        (non-convex), the debiased RR loss of Chowdhury, Zhou & Natarajan (2024) (convex,
+        unbounded below without a norm bound), or the Thurstone (probit) likelihood.
+    eps : float
+        The ε of the RR losses.
+    constraint : {"none", "theta-b", "ball", "sum-zero"}
+        The feasible set: ``Θ_B = {Σθ = 0, ‖θ‖ ≤ B}``, ``{‖θ‖ ≤ B}``, ``{Σθ = 0}`` or ℝ^d;
+        ``radius`` is ``B``.
+    weights : array (n,), optional
+        Frequency weights (weight 2 is the row twice).
+    ridge, linear_term : float, array (d,)
+        ``β`` and ``b`` of the objective.
+    theta0 : array (d,), optional
+        Warm start.
+    solver : {"auto", "newton", "newton-cg", "lbfgs", "sgd"}
+        ``auto`` picks the fastest certified solver for the loss and shape.
+    tol, tol_abs, max_iter
+        The stopping rule: relative KKT tolerance, absolute tolerance (0: off), iterations.
+    memory, polish_iters
+        L-BFGS settings. ``batch``, ``epochs``, ``step``, ``shuffle``, ``average``, ``seed``:
+        SGD settings (``step``: ``const:ETA``, ``invt:C``, ``theory``, ``lambda:L``,
+        ``statement``). A setting for another solver is a ``ParameterError``.
+    threads : int, optional
+        Worker threads (default: one per core). Results do not depend on it.
+
+    Returns
+    -------
+    Fit
+        ``theta``, ``converged``, ``certificate``, ``counts`` and ``guarantee``. A fit that
+        stops without its certificate is returned with ``converged=False``; call
+        ``.certified()`` to raise ``NotConvergedError`` instead.
+
+    The GIL is released while the fit runs; Ctrl-C stops the solver at its next iteration and
+    raises ``KeyboardInterrupt``.
+    """
+    xa = _arrays.features(x, 2)
+    n, d = xa.shape
+    ya, private = _labels_or_private(y, n)
+    out = _native.fit(
+        xa,
+        ya,
+        private,
+        _arrays.weights(weights, n),
+        loss,
+        eps,
+        constraint,
+        radius,
+        float(ridge),
+        _arrays.vector(linear_term, d, "linear_term"),
+        _arrays.vector(theta0, d, "theta0"),
+        solver,
+        float(tol),
+        float(tol_abs),
+        int(max_iter),
+        memory,
+        polish_iters,
+        batch,
+        epochs,
+        step,
+        bool(shuffle),
+        average,
+        seed,
+        threads,
+    )
+    return Fit._from_native(out)
+
+
+def fit_kwise(
+    x: Any,
+    y: Any,
+    *,
+    loss: str = "pl-top1",
+    eps: Optional[float] = None,
+    top: Optional[int] = None,
+    constraint: str = "none",
+    radius: Optional[float] = None,
+    weights: Any = None,
+    ridge: float = 0.0,
+    theta0: Any = None,
+    solver: str = "auto",
+    tol: float = 1e-10,
+    tol_abs: float = 0.0,
+    max_iter: int = 100,
+    memory: Optional[int] = None,
+    polish_iters: Optional[int] = None,
+    batch: Optional[int] = None,
+    epochs: Optional[int] = None,
+    step: Optional[str] = None,
+    shuffle: bool = False,
+    average: Optional[str] = None,
+    seed: Optional[int] = None,
+    threads: Optional[int] = None,
+) -> Fit:
+    """Fit a Plackett–Luce reward model to K-wise preferences, exactly.
+
+    ``x`` is (n, K, d): the features of each sample's K alternatives (float64; copied once if
+    not C-contiguous float64). ``y`` is (n,) chosen alternatives in 0..K, (n, K) rankings
+    (best first), or ``PrivatizedLabels`` from ``KaryRR(eps, K).privatize``.
+    ``loss``: ``pl-top1`` (choice MLE), ``pl-ranking`` (full or top-``top`` ranking MLE), or
+    ``pl-krr`` (the debiased top-1 loss of K-RR choices at ``eps``; convex, unbounded below
+    without a norm bound). Other arguments as in ``fit``.
+    """
+    xa = _arrays.features(x, 3)
+    if xa.dtype != np.float64:
+        xa = np.ascontiguousarray(xa, dtype=np.float64)
+    n, k, d = xa.shape
+    ndim = 1
+    if not isinstance(y, PrivatizedLabels):
+        ndim = np.ndim(y)
+    ya, private = _labels_or_private(y, n, ndim=ndim if ndim in (1, 2) else 1)
+    out = _native.fit_kwise_dense(
+        xa,
+        ya,
+        private,
+        _arrays.weights(weights, n),
+        loss,
+        eps,
+        top,
+        constraint,
+        radius,
+        float(ridge),
+        _arrays.vector(theta0, d, "theta0"),
+        solver,
+        float(tol),
+        float(tol_abs),
+        int(max_iter),
+        memory,
+        polish_iters,
+        batch,
+        epochs,
+        step,
+        bool(shuffle),
+        average,
+        seed,
+        threads,
+    )
+    return Fit._from_native(out)

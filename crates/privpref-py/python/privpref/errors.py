@@ -1,0 +1,80 @@
+"""The exceptions privpref raises.
+
+Every error of the Rust library arrives as one of these classes, with the library's message.
+Bad input is a ``ValueError`` (``DataError``, ``ShapeError``, ``ParameterError``,
+``ProvenanceError``); a result that cannot be given is a ``RuntimeError``
+(``NotConvergedError``, ``GuaranteeRefusedError``, ``NumericalError``, ``PrivacyError``); an
+array of the wrong kind is a ``TypeError`` (``DtypeError``). All derive from ``PrivprefError``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "PrivprefError",
+    "DataError",
+    "ShapeError",
+    "ParameterError",
+    "ProvenanceError",
+    "DtypeError",
+    "NotConvergedError",
+    "GuaranteeRefusedError",
+    "NumericalError",
+    "PrivacyError",
+    "FileError",
+]
+
+
+class PrivprefError(Exception):
+    """Base class of every privpref error."""
+
+
+class DataError(PrivprefError, ValueError):
+    """An entry of the input data is invalid (NaN or infinite feature, label out of range,
+    negative weight, ...). ``input`` names the array, ``row`` and ``column`` the entry
+    (``column`` is ``None`` for a row-level error), ``kind`` says what is wrong."""
+
+    input: str
+    row: int
+    column: "int | None"
+    kind: str
+
+
+class ShapeError(PrivprefError, ValueError):
+    """Inputs have inconsistent or empty shapes."""
+
+
+class ParameterError(PrivprefError, ValueError):
+    """A parameter is outside its valid range; ``name`` names it."""
+
+    name: str
+
+
+class ProvenanceError(PrivprefError, ValueError):
+    """The labels' provenance does not fit the estimator (another mechanism, ε or K):
+    fitting anyway would attach a guarantee the labels do not have. ``expected`` and
+    ``found`` say what."""
+
+
+class DtypeError(PrivprefError, TypeError):
+    """An array has a dtype privpref cannot read (complex, object, strings, or float labels)."""
+
+
+class NotConvergedError(PrivprefError, RuntimeError):
+    """A solver stopped without its KKT certificate (raised by ``Fit.certified()``)."""
+
+
+class GuaranteeRefusedError(PrivprefError, RuntimeError):
+    """A privacy guarantee was refused: the condition its proof needs (an exact minimiser,
+    certified by the KKT residual) does not hold. Nothing was released."""
+
+
+class NumericalError(PrivprefError, RuntimeError):
+    """A numerical failure that makes a result meaningless."""
+
+
+class PrivacyError(PrivprefError, RuntimeError):
+    """A privacy-accounting or mechanism failure (e.g. OS entropy unavailable)."""
+
+
+class FileError(PrivprefError, OSError):
+    """File input or output failed."""

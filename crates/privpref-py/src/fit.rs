@@ -1,0 +1,188 @@
+//! The local estimators: `fit` (pairwise: `mle`, `mle-rr`, `debiased-rr`, `probit`) and
+//! `fit_kwise` (Plackett–Luce: `pl-top1`, `pl-ranking`, `pl-krr`), on clear labels or on
+//! [`Privatized`] labels, whose guarantee the fit then carries.
+
+use crate::arrays::{borrow_exact, borrow_optional, values, FeatureArray, Features};
+use crate::mechanisms::Privatized;
+use crate::options::{feasible, SolveArgs};
+use crate::results::fit_out;
+use crate::run::run;
+use numpy::PyArray1;
+use privpref::data::{self, GroupLabels, GroupView};
+use privpref::estimator::{fit_features, fit_kwise, fit_kwise_privatized, fit_privatized_features};
+use privpref::loss::{GroupLossSpec, LossSpec};
+use privpref::Error;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+/// A pairwise fit. `x`: C-contiguous `n × d` float64 or float32 (read in place); `y`: `n`
+/// uint8 labels, or `labels`: privatised labels (then `y` is ignored and the fit carries their
+/// guarantee). Returns `(theta, json)`.
+#[pyfunction]
+#[pyo3(signature = (x, y, labels, weights, loss, eps, constraint, radius, ridge, linear_term, theta0, solver, tol, tol_abs, max_iter, memory, polish_iters, batch, epochs, step, shuffle, average, seed, threads))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: Option<&Bound<'py, PyAny>>,
+    labels: Option<PyRef<'py, Privatized>>,
+    weights: Option<&Bound<'py, PyAny>>,
+    loss: &str,
+    eps: Option<f64>,
+    constraint: &str,
+    radius: Option<f64>,
+    ridge: f64,
+    linear_term: Option<Vec<f64>>,
+    theta0: Option<Vec<f64>>,
+    solver: String,
+    tol: f64,
+    tol_abs: f64,
+    max_iter: usize,
+    memory: Option<usize>,
+    polish_iters: Option<usize>,
+    batch: Option<usize>,
+    epochs: Option<usize>,
+    step: Option<String>,
+    shuffle: bool,
+    average: Option<String>,
+    seed: Option<u64>,
+    threads: Option<usize>,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, String)> {
+    let xa = FeatureArray::borrow(x, "x", 2)?;
+    let shape = xa.shape();
+    let (n, d) = (shape[0], shape[1]);
+    let ya = match (&labels, y) {
+        (Some(_), _) => None,
+        (None, Some(y)) => Some(borrow_exact::<u8>(y, "y", "uint8", 1)?),
+        (None, None) => return Err(PyTypeError::new_err("fit needs y or privatised labels")),
+    };
+    let wa = borrow_optional::<f64>(weights, "weights", "float64", 1)?;
+    let args = SolveArgs {
+        solver,
+        tol,
+        tol_abs,
+        max_iter,
+        memory,
+        polish_iters,
+        batch,
+        epochs,
+        step,
+        shuffle,
+        average,
+        seed,
+    };
+    let (features, y, w) = (xa.slice(), ya.as_ref().map(values), wa.as_ref().map(values));
+    let labels = labels.as_deref().map(|p| &p.inner);
+    let out = run(py, threads, |stop| {
+        let set = feasible(constraint, radius)?;
+        let opts = args.fit_options(LossSpec::parse(loss, eps)?, set, ridge, linear_term, theta0, stop)?;
+        let f = match features {
+            Features::F64(x) => data::Features::F64(x),
+            Features::F32(x) => data::Features::F32(x),
+        };
+        match (labels, y) {
+            (Some(l), _) => fit_privatized_features(f, n, d, l, w, &opts),
+            (None, Some(y)) => fit_features(f, n, d, y, w, &opts),
+            (None, None) => unreachable!("checked above"),
+        }
+    })?;
+    fit_out(py, out)
+}
+
+/// A K-wise (Plackett–Luce) fit. `x`: C-contiguous `n × K × d` float64; `y`: `n` chosen
+/// alternatives (`choice`) or `n × K` rankings (uint8), or `labels`: K-RR-privatised choices.
+#[pyfunction]
+#[pyo3(signature = (x, y, labels, weights, loss, eps, top, constraint, radius, ridge, theta0, solver, tol, tol_abs, max_iter, memory, polish_iters, batch, epochs, step, shuffle, average, seed, threads))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit_kwise_dense<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: Option<&Bound<'py, PyAny>>,
+    labels: Option<PyRef<'py, Privatized>>,
+    weights: Option<&Bound<'py, PyAny>>,
+    loss: &str,
+    eps: Option<f64>,
+    top: Option<usize>,
+    constraint: &str,
+    radius: Option<f64>,
+    ridge: f64,
+    theta0: Option<Vec<f64>>,
+    solver: String,
+    tol: f64,
+    tol_abs: f64,
+    max_iter: usize,
+    memory: Option<usize>,
+    polish_iters: Option<usize>,
+    batch: Option<usize>,
+    epochs: Option<usize>,
+    step: Option<String>,
+    shuffle: bool,
+    average: Option<String>,
+    seed: Option<u64>,
+    threads: Option<usize>,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, String)> {
+    let xa = FeatureArray::borrow(x, "x", 3)?;
+    let shape = xa.shape();
+    let (n, k, d) = (shape[0], shape[1], shape[2]);
+    let x = xa
+        .f64()
+        .ok_or_else(|| PyTypeError::new_err("K-wise features must be float64"))?;
+    let ya = match (&labels, y) {
+        (Some(_), _) => None,
+        (None, Some(y)) => {
+            let ranking = y.getattr("ndim")?.extract::<usize>()? == 2;
+            Some((
+                borrow_exact::<u8>(y, "y", "uint8", if ranking { 2 } else { 1 })?,
+                ranking,
+            ))
+        }
+        (None, None) => return Err(PyTypeError::new_err("fit_kwise needs y or privatised labels")),
+    };
+    let wa = borrow_optional::<f64>(weights, "weights", "float64", 1)?;
+    let args = SolveArgs {
+        solver,
+        tol,
+        tol_abs,
+        max_iter,
+        memory,
+        polish_iters,
+        batch,
+        epochs,
+        step,
+        shuffle,
+        average,
+        seed,
+    };
+    let y = ya.as_ref().map(|(a, ranking)| (values(a), *ranking));
+    let w = wa.as_ref().map(values);
+    let labels = labels.as_deref().map(|p| &p.inner);
+    let out = run(py, threads, |stop| {
+        let set = feasible(constraint, radius)?;
+        let opts = args.fit_options(GroupLossSpec::parse(loss, eps, top)?, set, ridge, None, theta0, stop)?;
+        match (labels, y) {
+            (Some(l), _) => fit_kwise_privatized(
+                GroupView::new(x, n, k, d, GroupLabels::Choice(l.labels()), w)?,
+                l,
+                &opts,
+            ),
+            (None, Some((y, ranking))) => {
+                let g = if ranking {
+                    GroupLabels::Ranking(y)
+                } else {
+                    GroupLabels::Choice(y)
+                };
+                fit_kwise(GroupView::new(x, n, k, d, g, w)?, &opts)
+            }
+            (None, None) => Err(Error::Shape("no labels".into())),
+        }
+    })?;
+    fit_out(py, out)
+}
+
+/// The address of the first element of a feature array as the fits borrow it (the tests'
+/// zero-copy check: it equals `x.ctypes.data`).
+#[pyfunction]
+pub fn _feature_address(x: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let ndim = x.getattr("ndim")?.extract::<usize>()?;
+    Ok(FeatureArray::borrow(x, "x", ndim)?.address())
+}
