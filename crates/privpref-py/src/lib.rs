@@ -5,13 +5,18 @@
 //! array and the rest as the library's JSON, which the Python layer turns into objects. The
 //! Python package (`python/privpref`) is the public API; this module is its engine.
 
+mod accounting;
 mod arrays;
+mod central;
 mod errors;
 mod fit;
+mod label_sgd;
 mod mechanisms;
 mod options;
+mod policy;
 mod results;
 mod run;
+mod user_level;
 
 use pyo3::prelude::*;
 
@@ -28,5 +33,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mechanisms::privatize_rr_with_prior, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms::privatize_user_rr, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms::asserted_labels, m)?)?;
+    central::register(m)?;
+    accounting::register(m)?;
+    policy::register(m)?;
+    label_sgd::register(m)?;
+    user_level::register(m)?;
     Ok(())
 }

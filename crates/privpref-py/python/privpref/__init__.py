@@ -13,7 +13,12 @@ its KKT certificate, and the privacy guarantee that follows the labels' provenan
 (True, 1.0)
 """
 
-from . import errors
+from . import accounting, central, errors, label_sgd, policy, user_level
+from .accounting import *  # noqa: F401,F403
+from .central import *  # noqa: F401,F403
+from .label_sgd import *  # noqa: F401,F403
+from .policy import *  # noqa: F401,F403
+from .user_level import *  # noqa: F401,F403
 from ._native import __version__
 from ._local import fit, fit_kwise
 from ._results import Certificate, Fit, Guarantee
@@ -41,3 +46,4 @@ __all__ = [
     "RRWithPrior",
     "UserLevelRR",
 ]
+__all__ += accounting.__all__ + central.__all__ + label_sgd.__all__ + policy.__all__ + user_level.__all__
