@@ -82,7 +82,8 @@ def fit(
     solver : {"auto", "newton", "newton-cg", "lbfgs", "sgd"}
         ``auto`` picks the fastest certified solver for the loss and shape.
     tol, tol_abs, max_iter
-        The stopping rule: relative KKT tolerance, absolute tolerance (0: off), iterations.
+        The stopping rule: relative KKT tolerance, absolute tolerance (0: off), and the
+        iteration budget in Newton iterations (L-BFGS may take 10 iterations per unit).
     memory, polish_iters
         L-BFGS settings. ``batch``, ``epochs``, ``step``, ``shuffle``, ``average``, ``seed``:
         SGD settings (``step``: ``const:ETA``, ``invt:C``, ``theory``, ``lambda:L``,
