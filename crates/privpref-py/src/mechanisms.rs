@@ -134,8 +134,8 @@ pub fn privatize_user_rr(
     .map(|inner| Privatized { inner })
 }
 
-/// Labels privatised elsewhere, with the caller's word for how (`rr`, `krr`, `rr-top-k`,
-/// `rr-with-prior`, `user-rr`): the guarantee then says "asserted by the caller".
+/// Labels privatised elsewhere, with the caller's word for how (the provenance names `rr`,
+/// `krr`, `rrtopk`, `rr-prior`, `user-rr`): the guarantee then says "asserted by the caller".
 #[pyfunction]
 #[pyo3(signature = (y, mechanism, eps, k=None, num_labels=None, counts=None))]
 pub fn asserted_labels(
@@ -155,15 +155,15 @@ pub fn asserted_labels(
     let randomizer = match mechanism {
         "rr" => Ok(Randomizer::Rr { eps }),
         "krr" => need(k, "k").map(|k| Randomizer::Krr { eps, k }),
-        "rr-top-k" => need(k, "k")
+        "rrtopk" => need(k, "k")
             .and_then(|k| need(num_labels, "num_labels").map(|num_labels| Randomizer::RrTopK { eps, k, num_labels })),
-        "rr-with-prior" => need(num_labels, "num_labels").map(|num_labels| Randomizer::RrWithPrior { eps, num_labels }),
+        "rr-prior" => need(num_labels, "num_labels").map(|num_labels| Randomizer::RrWithPrior { eps, num_labels }),
         "user-rr" => counts
             .ok_or_else(|| Error::param("counts", "mechanism `user-rr` needs counts"))
             .map(|counts| Randomizer::UserLevelRr { eps, counts }),
         other => Err(Error::param(
             "mechanism",
-            format!("unknown mechanism `{other}` (expected rr, krr, rr-top-k, rr-with-prior or user-rr)"),
+            format!("unknown mechanism `{other}` (expected rr, krr, rrtopk, rr-prior or user-rr)"),
         )),
     };
     run(py, None, move |_| PrivatizedLabels::asserted_by_caller(y, randomizer?)).map(|inner| Privatized { inner })

@@ -52,9 +52,9 @@ class PrivatizedLabels:
         counts: Optional[Sequence[int]] = None,
     ) -> "PrivatizedLabels":
         """Labels randomised elsewhere, on the caller's word: ``mechanism`` is ``rr``, ``krr``
-        (needs ``k``), ``rr-top-k`` (``k`` and ``num_labels``), ``rr-with-prior``
-        (``num_labels``) or ``user-rr`` (``counts``). The guarantee says "asserted by the
-        caller"."""
+        (needs ``k``), ``rrtopk`` (``k`` and ``num_labels``), ``rr-prior`` (``num_labels``) or
+        ``user-rr`` (``counts``), the names of the provenance. The guarantee says "asserted by
+        the caller"."""
         ya = _arrays.labels(y)
         cnt = None if counts is None else [int(c) for c in counts]
         return cls(_native.asserted_labels(ya, mechanism, float(eps), k, num_labels, cnt))

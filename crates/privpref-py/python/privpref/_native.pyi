@@ -1,0 +1,95 @@
+# Type stub of the extension module privpref._native (crates/privpref-py/src). The public API is
+# the Python package around it; these functions take the arrays the package has already
+# checked (C-contiguous, exact dtypes) and return (theta, json) for the package's result types.
+from typing import List, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class PrivatizedLabels:
+    @property
+    def labels(self) -> npt.NDArray[np.uint8]: ...
+    @property
+    def provenance_json(self) -> str: ...
+    @property
+    def guarantee_json(self) -> str: ...
+    def __len__(self) -> int: ...
+
+FitOut = Tuple[npt.NDArray[np.float64], str]
+
+def fit(
+    x: npt.NDArray[np.floating],
+    y: Optional[npt.NDArray[np.uint8]],
+    labels: Optional[PrivatizedLabels],
+    weights: Optional[npt.NDArray[np.float64]],
+    loss: str,
+    eps: Optional[float],
+    constraint: str,
+    radius: Optional[float],
+    ridge: float,
+    linear_term: Optional[List[float]],
+    theta0: Optional[List[float]],
+    solver: str,
+    tol: float,
+    tol_abs: float,
+    max_iter: int,
+    memory: Optional[int],
+    polish_iters: Optional[int],
+    batch: Optional[int],
+    epochs: Optional[int],
+    step: Optional[str],
+    shuffle: bool,
+    average: Optional[str],
+    seed: Optional[int],
+    threads: Optional[int],
+) -> FitOut: ...
+def fit_kwise_dense(
+    x: npt.NDArray[np.float64],
+    y: Optional[npt.NDArray[np.uint8]],
+    labels: Optional[PrivatizedLabels],
+    weights: Optional[npt.NDArray[np.float64]],
+    loss: str,
+    eps: Optional[float],
+    top: Optional[int],
+    constraint: str,
+    radius: Optional[float],
+    ridge: float,
+    theta0: Optional[List[float]],
+    solver: str,
+    tol: float,
+    tol_abs: float,
+    max_iter: int,
+    memory: Optional[int],
+    polish_iters: Optional[int],
+    batch: Optional[int],
+    epochs: Optional[int],
+    step: Optional[str],
+    shuffle: bool,
+    average: Optional[str],
+    seed: Optional[int],
+    threads: Optional[int],
+) -> FitOut: ...
+def _feature_address(x: npt.NDArray[np.floating]) -> int: ...
+def privatize_rr(y: npt.NDArray[np.uint8], eps: float, seed: Optional[int] = None) -> PrivatizedLabels: ...
+def privatize_krr(y: npt.NDArray[np.uint8], eps: float, k: int, seed: Optional[int] = None) -> PrivatizedLabels: ...
+def privatize_rr_top_k(
+    y: npt.NDArray[np.uint8], eps: float, k: int, priors: npt.NDArray[np.float64], seed: Optional[int] = None
+) -> PrivatizedLabels: ...
+def privatize_rr_with_prior(
+    y: npt.NDArray[np.uint8], eps: float, priors: npt.NDArray[np.float64], seed: Optional[int] = None
+) -> Tuple[PrivatizedLabels, List[int]]: ...
+def privatize_user_rr(
+    y: npt.NDArray[np.uint8], counts: List[int], eps: float, seed: Optional[int] = None
+) -> PrivatizedLabels: ...
+def asserted_labels(
+    y: npt.NDArray[np.uint8],
+    mechanism: str,
+    eps: float,
+    k: Optional[int] = None,
+    num_labels: Optional[int] = None,
+    counts: Optional[List[int]] = None,
+) -> PrivatizedLabels: ...
+
+# --- central, accounting, policy, label_sgd, user_level: below ---
