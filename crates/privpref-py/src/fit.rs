@@ -186,3 +186,40 @@ pub fn _feature_address(x: &Bound<'_, PyAny>) -> PyResult<usize> {
     let ndim = x.getattr("ndim")?.extract::<usize>()?;
     Ok(FeatureArray::borrow(x, "x", ndim)?.address())
 }
+
+/// DPO with a log-linear policy class by the reduction of Zhou, Wu & Orabona (2025), Prop. 4.6:
+/// loss (14) (the debiased RR loss at `eps`, or the MLE for `eps = None`) over `Θ_{B'}`, then
+/// `θ̂' = θ̂/β + θ_sft`. `y`: uint8 labels (RR labels, possibly corrupted after privatisation,
+/// so no guarantee is attached).
+#[pyfunction]
+#[pyo3(signature = (x, y, eps, beta, theta_sft, radius, threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit_dpo<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    eps: Option<f64>,
+    beta: f64,
+    theta_sft: Vec<f64>,
+    radius: f64,
+    threads: Option<usize>,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, String)> {
+    let xa = FeatureArray::borrow(x, "x", 2)?;
+    let shape = xa.shape();
+    let (n, d) = (shape[0], shape[1]);
+    let x = xa
+        .f64()
+        .ok_or_else(|| PyTypeError::new_err("fit_dpo reads float64 features"))?;
+    let ya = borrow_exact::<u8>(y, "y", "uint8", 1)?;
+    let y = values(&ya);
+    let out = run(py, threads, |_| {
+        privpref::estimator::robust::fit_dpo(
+            data::PairwiseView::new(x, n, d, y, None)?,
+            eps,
+            beta,
+            &theta_sft,
+            radius,
+        )
+    })?;
+    fit_out(py, out)
+}

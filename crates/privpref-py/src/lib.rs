@@ -26,6 +26,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<mechanisms::Privatized>()?;
     m.add_function(wrap_pyfunction!(fit::fit, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit_kwise_dense, m)?)?;
+    m.add_function(wrap_pyfunction!(fit::fit_dpo, m)?)?;
     m.add_function(wrap_pyfunction!(fit::_feature_address, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms::privatize_rr, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms::privatize_krr, m)?)?;

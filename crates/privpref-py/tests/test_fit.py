@@ -202,3 +202,18 @@ def test_sgd_returns_an_approximate_result():
     assert m.approximate and not m.converged
     again = privpref.fit(x, y, solver="sgd", constraint="ball", radius=2.0, step="const:0.05", epochs=2, seed=1)
     assert np.array_equal(m.theta, again.theta)
+
+
+def test_dpo_reduction_is_the_loss_14_fit_shifted():
+    x, y, _ = btl(4000, 5, seed=15)
+    z = privpref.RandomizedResponse(1.0).privatize(y, seed=2).labels
+    sft = np.array([0.1, -0.2, 0.0, 0.05, 0.05])
+    d = privpref.fit_dpo(x, z, eps=1.0, beta=0.5, theta_sft=sft, radius=2.0)
+    plain = privpref.fit(x, z, loss="debiased-rr", eps=1.0, constraint="theta-b", radius=2.0).certified()
+    assert np.array_equal(np.array(d.detail["theta_true"]), plain.theta)
+    assert np.array_equal(d.theta, plain.theta / 0.5 + sft)
+    assert d.guarantee is None
+    with pytest.raises(privpref.errors.ParameterError):
+        privpref.fit_dpo(x, z, eps=1.0, beta=0.0, theta_sft=sft, radius=2.0)
+    with pytest.raises(privpref.errors.ShapeError):
+        privpref.fit_dpo(x, z, eps=1.0, beta=1.0, theta_sft=sft[:3], radius=2.0)

@@ -20,7 +20,7 @@ from .label_sgd import *  # noqa: F401,F403
 from .policy import *  # noqa: F401,F403
 from .user_level import *  # noqa: F401,F403
 from ._native import __version__
-from ._local import fit, fit_kwise
+from ._local import fit, fit_dpo, fit_kwise
 from ._results import Certificate, Fit, Guarantee
 from .mechanisms import (
     KaryRR,
@@ -36,6 +36,7 @@ __all__ = [
     "errors",
     "fit",
     "fit_kwise",
+    "fit_dpo",
     "Fit",
     "Certificate",
     "Guarantee",

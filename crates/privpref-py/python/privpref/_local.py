@@ -10,7 +10,7 @@ from . import _arrays, _native
 from ._results import Fit
 from .mechanisms import PrivatizedLabels
 
-__all__ = ["fit", "fit_kwise"]
+__all__ = ["fit", "fit_kwise", "fit_dpo"]
 
 
 def _labels_or_private(y: Any, n: int, ndim: int = 1):
@@ -203,3 +203,33 @@ def fit_kwise(
         threads,
     )
     return Fit._from_native(out)
+
+
+def fit_dpo(
+    x: Any,
+    y: Any,
+    *,
+    eps: Optional[float],
+    beta: float,
+    theta_sft: Any,
+    radius: float,
+    threads: Optional[int] = None,
+) -> Fit:
+    """DPO with a log-linear policy class, by the reduction of Zhou, Wu & Orabona (2025),
+    Prop. 4.6.
+
+    Fits loss (14) — the debiased RR loss at ``eps`` (``eps=None``: the clean MLE) — exactly
+    over ``Θ_{B'} = {Σθ = 0, ‖θ‖ ≤ B'}`` (``radius`` = B'), which estimates
+    ``θ_true = β(θ* − θ_sft)``, and returns the policy parameter ``θ̂' = θ̂/β + θ_sft`` as
+    ``theta``; ``detail["theta_true"]`` is ``θ̂``. ``y`` holds the (randomised, possibly
+    corrupted) labels as observed, so no guarantee is attached. A fit that does not converge
+    raises ``NotConvergedError``.
+    """
+    xa = _arrays.features(x, 2)
+    if xa.dtype != np.float64:
+        xa = np.ascontiguousarray(xa, dtype=np.float64)
+    n, d = xa.shape
+    sft = _arrays.vector(theta_sft, d, "theta_sft")
+    return Fit._from_native(
+        _native.fit_dpo(xa, _arrays.labels(y, n), eps, float(beta), sft, float(radius), threads)
+    )
