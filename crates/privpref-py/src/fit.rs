@@ -7,7 +7,7 @@ use crate::mechanisms::Privatized;
 use crate::options::{feasible, SolveArgs};
 use crate::results::fit_out;
 use crate::run::run;
-use numpy::PyArray1;
+use numpy::{PyArray1, PyUntypedArrayMethods};
 use privpref::data::{self, GroupLabels, GroupView};
 use privpref::estimator::{fit_features, fit_kwise, fit_kwise_privatized, fit_privatized_features};
 use privpref::loss::{GroupLossSpec, LossSpec};
@@ -89,14 +89,17 @@ pub fn fit<'py>(
     fit_out(py, out)
 }
 
-/// A K-wise (Plackett–Luce) fit. `x`: C-contiguous `n × K × d` float64; `y`: `n` chosen
-/// alternatives (`choice`) or `n × K` rankings (uint8), or `labels`: K-RR-privatised choices.
+/// A K-wise (Plackett–Luce) fit. `x`: C-contiguous `n × K × d` float64, or with `index`
+/// (`n × K` uint32) the `m × d` item table whose rows `index` names (nothing of size `n·K·d`
+/// is built); `y`: `n` chosen alternatives (`choice`) or `n × K` rankings (uint8), or
+/// `labels`: K-RR-privatised choices.
 #[pyfunction]
-#[pyo3(signature = (x, y, labels, weights, loss, eps, top, constraint, radius, ridge, theta0, solver, tol, tol_abs, max_iter, memory, polish_iters, batch, epochs, step, shuffle, average, seed, threads))]
+#[pyo3(signature = (x, index, y, labels, weights, loss, eps, top, constraint, radius, ridge, theta0, solver, tol, tol_abs, max_iter, memory, polish_iters, batch, epochs, step, shuffle, average, seed, threads))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit_kwise_dense<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
+    index: Option<&Bound<'py, PyAny>>,
     y: Option<&Bound<'py, PyAny>>,
     labels: Option<PyRef<'py, Privatized>>,
     weights: Option<&Bound<'py, PyAny>>,
@@ -121,12 +124,18 @@ pub fn fit_kwise_dense<'py>(
     seed: Option<u64>,
     threads: Option<usize>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, String)> {
-    let xa = FeatureArray::borrow(x, "x", 3)?;
+    let ia = borrow_optional::<u32>(index, "index", "uint32", 2)?;
+    let xa = FeatureArray::borrow(x, "x", if ia.is_some() { 2 } else { 3 })?;
     let shape = xa.shape();
-    let (n, k, d) = (shape[0], shape[1], shape[2]);
+    let (n, k, d) = match &ia {
+        Some(i) => (i.shape()[0], i.shape()[1], shape[1]),
+        None => (shape[0], shape[1], shape[2]),
+    };
+    let m = shape[0];
     let x = xa
         .f64()
         .ok_or_else(|| PyTypeError::new_err("K-wise features must be float64"))?;
+    let index = ia.as_ref().map(values);
     let ya = match (&labels, y) {
         (Some(_), _) => None,
         (None, Some(y)) => {
@@ -159,19 +168,19 @@ pub fn fit_kwise_dense<'py>(
     let out = run(py, threads, |stop| {
         let set = feasible(constraint, radius)?;
         let opts = args.fit_options(GroupLossSpec::parse(loss, eps, top)?, set, ridge, None, theta0, stop)?;
+        let view = |g| match index {
+            Some(idx) => GroupView::from_items(x, m, d, idx, n, k, g, w),
+            None => GroupView::new(x, n, k, d, g, w),
+        };
         match (labels, y) {
-            (Some(l), _) => fit_kwise_privatized(
-                GroupView::new(x, n, k, d, GroupLabels::Choice(l.labels()), w)?,
-                l,
-                &opts,
-            ),
+            (Some(l), _) => fit_kwise_privatized(view(GroupLabels::Choice(l.labels()))?, l, &opts),
             (None, Some((y, ranking))) => {
                 let g = if ranking {
                     GroupLabels::Ranking(y)
                 } else {
                     GroupLabels::Choice(y)
                 };
-                fit_kwise(GroupView::new(x, n, k, d, g, w)?, &opts)
+                fit_kwise(view(g)?, &opts)
             }
             (None, None) => Err(Error::Shape("no labels".into())),
         }

@@ -217,3 +217,24 @@ def test_dpo_reduction_is_the_loss_14_fit_shifted():
         privpref.fit_dpo(x, z, eps=1.0, beta=0.0, theta_sft=sft, radius=2.0)
     with pytest.raises(privpref.errors.ShapeError):
         privpref.fit_dpo(x, z, eps=1.0, beta=1.0, theta_sft=sft[:3], radius=2.0)
+
+
+def test_kwise_item_table_gives_the_dense_bits():
+    rng = np.random.default_rng(16)
+    m, n, k, d = 50, 2000, 3, 4
+    items = rng.normal(size=(m, d))
+    index = rng.integers(0, m, size=(n, k))
+    dense = items[index]
+    theta = rng.normal(size=d)
+    choice = np.argmax(dense @ theta + rng.gumbel(size=(n, k)), axis=1)
+    a = privpref.fit_kwise(items, choice, index=index, solver="newton").certified()
+    b = privpref.fit_kwise(dense, choice, solver="newton").certified()
+    assert np.array_equal(a.theta, b.theta)
+    bad = index.copy()
+    bad[7, 1] = m
+    with pytest.raises(privpref.errors.DataError) as e:
+        privpref.fit_kwise(items, choice, index=bad)
+    assert e.value.input == "index" and e.value.row == 7
+    bad[7, 1] = -1
+    with pytest.raises(privpref.errors.DataError):
+        privpref.fit_kwise(items, choice, index=bad)

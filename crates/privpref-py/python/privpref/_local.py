@@ -140,6 +140,7 @@ def fit_kwise(
     loss: str = "pl-top1",
     eps: Optional[float] = None,
     top: Optional[int] = None,
+    index: Any = None,
     constraint: str = "none",
     radius: Optional[float] = None,
     weights: Any = None,
@@ -162,22 +163,31 @@ def fit_kwise(
     """Fit a Plackett–Luce reward model to K-wise preferences, exactly.
 
     ``x`` is (n, K, d): the features of each sample's K alternatives (float64; copied once if
-    not C-contiguous float64). ``y`` is (n,) chosen alternatives in 0..K, (n, K) rankings
+    not C-contiguous float64). With ``index`` (n, K) of item numbers, ``x`` is instead the
+    (m, d) table of item features (e.g. one embedding per response) and alternative k of
+    sample i is item ``index[i, k]``: nothing of size n·K·d is built. ``y`` is (n,) chosen alternatives in 0..K, (n, K) rankings
     (best first), or ``PrivatizedLabels`` from ``KaryRR(eps, K).privatize``.
     ``loss``: ``pl-top1`` (choice MLE), ``pl-ranking`` (full or top-``top`` ranking MLE), or
     ``pl-krr`` (the debiased top-1 loss of K-RR choices at ``eps``; convex, unbounded below
     without a norm bound). Other arguments as in ``fit``.
     """
-    xa = _arrays.features(x, 3)
+    idx = None
+    if index is not None:
+        idx = _index(index)
+        xa = _arrays.features(x, 2)
+        n, k, d = idx.shape[0], idx.shape[1], xa.shape[1]
+    else:
+        xa = _arrays.features(x, 3)
+        n, k, d = xa.shape
     if xa.dtype != np.float64:
         xa = np.ascontiguousarray(xa, dtype=np.float64)
-    n, k, d = xa.shape
     ndim = 1
     if not isinstance(y, PrivatizedLabels):
         ndim = np.ndim(y)
     ya, private = _labels_or_private(y, n, ndim=ndim if ndim in (1, 2) else 1)
     out = _native.fit_kwise_dense(
         xa,
+        idx,
         ya,
         private,
         _arrays.weights(weights, n),
@@ -203,6 +213,26 @@ def fit_kwise(
         threads,
     )
     return Fit._from_native(out)
+
+
+def _index(index: Any) -> np.ndarray:
+    """An (n, K) item index as C-contiguous uint32; negative or too large entries are a
+    ``DataError``."""
+    from .errors import DataError, DtypeError, ShapeError
+
+    a = np.asarray(index)
+    if a.ndim != 2:
+        raise ShapeError(f"shape error: index must be 2-dimensional (n × K), got shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        raise DtypeError(f"index must be an integer array, got dtype {a.dtype}")
+    if a.dtype != np.uint32 and a.size:
+        bad = (a < 0) | (a > np.iinfo(np.uint32).max)
+        if bad.any():
+            i, k = np.argwhere(bad)[0]
+            err = DataError(f"invalid data in index at sample {i}, column {k}: item index {a[i, k]} is out of range")
+            err.input, err.row, err.column, err.kind = "index", int(i), int(k), "index out of range"
+            raise err
+    return np.ascontiguousarray(a, dtype=np.uint32)
 
 
 def fit_dpo(

@@ -47,6 +47,7 @@ def fit(
 ) -> FitOut: ...
 def fit_kwise_dense(
     x: npt.NDArray[np.float64],
+    index: Optional[npt.NDArray[np.uint32]],
     y: Optional[npt.NDArray[np.uint8]],
     labels: Optional[PrivatizedLabels],
     weights: Optional[npt.NDArray[np.float64]],
