@@ -1,4 +1,4 @@
-"""The README's Python example runs as written."""
+"""The Python examples of README.md and docs/python.md run as written."""
 
 from __future__ import annotations
 
@@ -15,6 +15,14 @@ def test_the_readme_python_example_runs(capsys):
         exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "converged" in out and "guarantee" in out
+
+
+def test_the_python_guide_examples_run():
+    text = (REPO / "docs" / "python.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 1
+    for i, code in enumerate(blocks):
+        exec(compile(code, f"docs/python.md block {i}", "exec"), {})
 
 
 def test_sources_parse_as_python_3_9():
