@@ -98,6 +98,7 @@ fn merge(mut a: Value, b: Value) -> String {
 /// of the CLI's `account` (`epsilon`, `order`, `rdp_at_order`, …).
 #[pyfunction]
 #[pyo3(signature = (sampling_rate, noise_multiplier, steps, delta, neighbours, conversion, orders=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn rdp_epsilon(
     py: Python<'_>,
     sampling_rate: f64,

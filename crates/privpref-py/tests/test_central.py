@@ -194,6 +194,10 @@ def test_objpert_row_above_2L_is_named():
         (dict(output_radius=1e-6, output_eps=0.1, output_delta=1e-3), "output-delta"),
         (dict(constraint="ball"), "radius"),
         (dict(threads=0), "threads"),
+        (dict(seed=-1), "seed"),
+        (dict(seed=2**64), "seed"),
+        (dict(max_iter=-1), "max_iter"),
+        (dict(horizon=-2), "horizon"),
     ],
 )
 def test_objpert_bad_parameters(kw, name):
@@ -210,6 +214,8 @@ def test_objpert_bad_arrays():
         privpref.objective_perturbation(X, Y.astype(np.float64), **kw)
     with pytest.raises(DtypeError):
         privpref.objective_perturbation(X.astype(np.complex128), Y, **kw)
+    with pytest.raises(DtypeError):
+        privpref.objective_perturbation(X, Y, **{**kw, "seed": 1.5})
     with pytest.raises(ShapeError):
         privpref.objective_perturbation(X[:, 0], Y, **kw)
     with pytest.raises(ShapeError):

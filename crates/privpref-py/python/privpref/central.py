@@ -9,6 +9,7 @@ and ``privpref covariance`` (same defaults, same checks, same noise draws): the 
 from __future__ import annotations
 
 import json
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
@@ -16,12 +17,26 @@ import numpy as np
 
 from . import _arrays, _native
 from ._results import Fit, Guarantee
+from .errors import DtypeError, ParameterError
 
 __all__ = ["objective_perturbation", "private_mle", "private_covariance", "PrivateCovariance"]
 
 
-def _opt_int(v: Optional[int]) -> Optional[int]:
-    return None if v is None else int(v)
+def _count(v: Any, name: str, minimum: int = 0) -> int:
+    """``v`` as an int in ``minimum..2**64`` (a ``ParameterError`` naming it otherwise)."""
+    try:
+        i = operator.index(v)
+    except TypeError:
+        raise DtypeError(f"{name} must be an integer, got {type(v).__name__}") from None
+    if not minimum <= i < 2**64:
+        err = ParameterError(f"invalid parameter `{name}`: must be an integer in {minimum}..2^64, got {i}")
+        err.name = name
+        raise err
+    return i
+
+
+def _opt_count(v: Any, name: str, minimum: int = 0) -> Optional[int]:
+    return None if v is None else _count(v, name, minimum)
 
 
 def _opt_float(v: Optional[float]) -> Optional[float]:
@@ -122,17 +137,17 @@ def objective_perturbation(
         _opt_float(beta),
         constraint,
         _opt_float(radius),
-        _opt_int(horizon),
+        _opt_count(horizon, "horizon"),
         _opt_float(kkt_tol),
         _opt_float(output_radius),
         _opt_float(output_eps),
         _opt_float(output_delta),
         bool(allow_unguaranteed),
-        _opt_int(seed),
+        _opt_count(seed, "seed"),
         float(tol),
         float(tol_abs),
-        int(max_iter),
-        threads,
+        _count(max_iter, "max_iter"),
+        _opt_count(threads, "threads"),
     )
     return Fit._from_native(out)
 
@@ -209,16 +224,16 @@ def private_mle(
         float(feature_bound),
         constraint,
         _opt_float(radius),
-        _opt_int(horizon),
+        _opt_count(horizon, "horizon"),
         _opt_float(eta),
         _opt_float(alpha),
         _opt_float(accuracy),
         bool(allow_unguaranteed),
-        _opt_int(seed),
+        _opt_count(seed, "seed"),
         float(tol),
         float(tol_abs),
-        int(max_iter),
-        threads,
+        _count(max_iter, "max_iter"),
+        _opt_count(threads, "threads"),
     )
     return Fit._from_native(out)
 
@@ -315,8 +330,8 @@ def private_covariance(
         float(feature_bound),
         relation,
         floor,
-        _opt_int(horizon),
-        _opt_int(seed),
+        _opt_count(horizon, "horizon"),
+        _opt_count(seed, "seed"),
     )
     d = json.loads(text)
     matrix.setflags(write=False)
