@@ -1,7 +1,7 @@
 # Type stub of the extension module privpref._native (crates/privpref-py/src). The public API is
 # the Python package around it; these functions take the arrays the package has already
 # checked (C-contiguous, exact dtypes) and return (theta, json) for the package's result types.
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -103,3 +103,71 @@ def asserted_labels(
 ) -> PrivatizedLabels: ...
 
 # --- central, accounting, policy, label_sgd, user_level: below ---
+def objective_perturbation(
+    x: npt.NDArray[np.floating],
+    y: npt.NDArray[np.uint8],
+    eps: float,
+    delta: float,
+    feature_bound: float,
+    beta: Optional[float],
+    constraint: str,
+    radius: Optional[float],
+    horizon: Optional[int],
+    kkt_tol: Optional[float],
+    output_radius: Optional[float],
+    output_eps: Optional[float],
+    output_delta: Optional[float],
+    allow_unguaranteed: bool,
+    seed: Optional[int],
+    tol: float,
+    tol_abs: float,
+    max_iter: int,
+    threads: Optional[int],
+) -> FitOut: ...
+def private_mle(
+    x: npt.NDArray[np.floating],
+    y: npt.NDArray[np.uint8],
+    eps: float,
+    delta: float,
+    feature_bound: float,
+    constraint: str,
+    radius: Optional[float],
+    horizon: Optional[int],
+    eta: Optional[float],
+    alpha: Optional[float],
+    accuracy: Optional[float],
+    allow_unguaranteed: bool,
+    seed: Optional[int],
+    tol: float,
+    tol_abs: float,
+    max_iter: int,
+    threads: Optional[int],
+) -> FitOut: ...
+def private_covariance(
+    x: npt.NDArray[np.floating],
+    eps: float,
+    delta: float,
+    feature_bound: float,
+    relation: str,
+    eigen_floor: Optional[float],
+    horizon: Optional[int],
+    seed: Optional[int],
+) -> Tuple[npt.NDArray[np.float64], str]: ...
+def rdp_epsilon(
+    sampling_rate: float,
+    noise_multiplier: float,
+    steps: int,
+    delta: float,
+    neighbours: str,
+    conversion: str,
+    orders: Union[None, str, Sequence[float]] = None,
+) -> str: ...
+def calibrate_noise(
+    sampling_rate: float,
+    steps: int,
+    delta: float,
+    epsilon: float,
+    neighbours: str,
+    conversion: str,
+    orders: Union[None, str, Sequence[float]] = None,
+) -> str: ...

@@ -164,8 +164,11 @@ class Fit:
         lines = [f"Fit({self.solver}: {self.termination}"]
         theta = np.array2string(self.theta, precision=4, threshold=8, max_line_width=100)
         lines.append(f"  theta = {theta}  (d = {self.theta.shape[0]})")
+        tol = c.kkt_tol
+        if not tol and isinstance(self.detail, dict) and self.detail.get("kkt_tol"):
+            tol = self.detail["kkt_tol"]  # objective perturbation certifies its own tolerance
         lines.append(
-            f"  certificate: KKT residual {_nan(c.kkt_residual):.2e} (tol {_nan(c.kkt_tol):.0e}), "
+            f"  certificate: KKT residual {_nan(c.kkt_residual):.2e} (tol {_nan(tol):.0e}), "
             f"objective {_nan(c.objective):.6g}, "
             f"{'global minimiser' if c.certified_global else 'not certified global'}"
             + (", on the boundary" if c.on_boundary else "")
