@@ -144,13 +144,15 @@ def test_options_equal_cli(data):
     out = d / "pol-opts.json"
     cli("policy", "--theta", fit_json, "--states", d / "S.npy", "--x", d / "X.npy", "--weights", d / "w.npy",
         "--reference-actions", d / "ref.npy", "--set", "theta-b", "--radius", 3, "--eta", 0.1,
-        "--radius-multiplier", 0.5, "--lambda-multiplier", 2, "--tol", 1e-5, "--out", out, code=(0, 3))
+        "--radius-multiplier", 0.02, "--lambda-multiplier", 2, "--tol", 1e-5, "--out", out, code=(0, 3))
     c = cli_json(out)
     p = privpref.pessimistic_policy(f, data["states"], x=data["x"], weights=w, reference_actions=ref,
-                                    set="theta-b", radius=3, eta=0.1, radius_multiplier=0.5,
+                                    set="theta-b", radius=3, eta=0.1, radius_multiplier=0.02,
                                     lambda_multiplier=2, tol=1e-5)
     assert_same(p, c)
-    assert p.set_used == "theta-b"
+    assert p.report["set_requested"] == "theta-b"
+    # θ̂ is not sum-zero here: the ellipsoid misses the plane and the set falls back, saying why.
+    assert (p.set_used == "theta-b") == (p.set_fallback is None)
     # float32 features: Σ̂ from the widened rows, as the CLI reads a float32 .npy.
     x32 = data["x"].astype(np.float32)
     np.save(d / "X32.npy", x32)
