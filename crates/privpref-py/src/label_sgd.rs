@@ -167,12 +167,14 @@ fn settings<'a>(
         }
     };
     match (&prior_choice, mechanism.needs_prior(), staged) {
-        (PriorChoice::None, true, false) => return reject(
-            "prior",
-            format!(
+        (PriorChoice::None, true, false) => {
+            return reject(
+                "prior",
+                format!(
                 "mechanism \"{mech_name}\" needs a prior: prior= (n × K), or clusters= with prior_eps=, or multi_stage"
             ),
-        ),
+            )
+        }
         (PriorChoice::Public(_) | PriorChoice::Histogram(..), false, _) => {
             return reject("prior", format!("mechanism \"{mech_name}\" takes no prior"))
         }

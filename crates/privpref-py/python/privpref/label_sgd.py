@@ -174,14 +174,14 @@ def label_private_sgd(
     gradient debiased for the mechanism. With ``E = e^ε``, ``G_j`` the gradient under candidate
     label ``j`` and ``Y_k`` the ``k`` labels of largest prior mass:
 
-    ============  ==============================================  =====================================
-    mechanism     release of sample t                              gradient ĝ_t
-    ============  ==============================================  =====================================
-    ``krr``       ``ỹ ~ K-RR_ε(y)`` (LP-RR-SGD, Alg. 5)            ``((E+K−1)/(E−1))(G_ỹ − Σ_j G_j/(E+K−1))``
-    ``rrtopk``    RRTop-k over ``Y_k`` (Cor. 10)                   the same with ``K → k``, sum over ``Y_k``
-    ``rr-prior``  RRTop-k*, ``k* = argmax_k (E/(E+k−1)) Σ_{j≤k} p_(j)`` (Alg. 2)   as ``rrtopk`` with ``k = k*``
-    ``normal``    ``G_0 + Qᵀ(Q(G_y − G_0) + z)``, ``z ~ N(0, σ²I)`` (LP-Normal-SGD, Alg. 6)   that vector
-    ============  ==============================================  =====================================
+    * ``krr`` (LP-RR-SGD, Alg. 5): ``ỹ ~ K-RR_ε(y)``,
+      ``ĝ = ((E+K−1)/(E−1)) (G_ỹ − Σ_j G_j/(E+K−1))`` (eq. 7, unbiased);
+    * ``rrtopk`` (Cor. 10): RRTop-k over ``Y_k``; ``ĝ`` as above with ``K → k`` and the sum
+      over ``Y_k``;
+    * ``rr-prior`` (Alg. 2): RRTop-k* with ``k* = argmax_k (E/(E+k−1)) Σ_{j≤k} p_(j)``; ``ĝ``
+      as ``rrtopk`` with ``k = k*``;
+    * ``normal`` (LP-Normal-SGD, Alg. 6): ``ĝ = G_0 + Qᵀ(Q(G_y − G_0) + z)``,
+      ``z ~ N(0, σ²I)``, noise only in the span of the label-dependent directions.
 
     The randomising mechanisms are ``ε``-label DP; ``normal`` is ``(ε, δ)``. A private
     histogram prior adds its ``ε_p`` by basic composition (``ε_p + ε``).

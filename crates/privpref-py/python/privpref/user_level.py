@@ -232,6 +232,9 @@ def user_dpsgd(
         (central, unit ``user``, label change) and ``detail``: ``noise_multiplier``,
         ``noise_std`` (per coordinate on the averaged gradient), ``accounting`` (the
         accountant's ε, best order, ...).
+
+    The GIL is released while the run goes; Ctrl-C is raised when it ends (the SGD run takes no
+    interrupt flag).
     """
     xa = _x(x)
     n, d = xa.shape
@@ -341,6 +344,8 @@ def aup_rlhf(
         ``theta``, ``termination="completed"``, ``guarantee`` (unit ``user``) and ``detail``:
         ``noise_multiplier``, ``noise_std``, ``accounting`` and ``halted``
         (``{"phase", "step"}`` if AboveThreshold stopped the run, else ``None``).
+
+    The GIL is released while the run goes; Ctrl-C is raised when it ends.
     """
     xa = _x(x)
     n, d = xa.shape
