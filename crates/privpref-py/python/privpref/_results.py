@@ -176,7 +176,7 @@ class Fit:
         passes = self.counts.get("data_passes")
         lines.append(
             f"  work: {self.counts.get('iterations')} iterations"
-            + (f", {passes} passes over X" if passes is not None else "")
+            + (f", {passes} passes over X" if passes else "")
             + f", {self.counts.get('elapsed_s', float('nan')):.3g} s"
         )
         if self.guarantee is not None:
