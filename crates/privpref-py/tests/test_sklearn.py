@@ -249,8 +249,7 @@ def test_central_theta_is_objective_perturbation():
     x = x / np.linalg.norm(x, axis=1).max() * 2.0  # ‖x‖ ≤ 2 = 2L
     m = CentralDPRewardModel(eps=1.0, delta=1e-6, radius=3.0, random_state=9).fit(x, y)
     ref = privpref.objective_perturbation(
-        x, y.astype(np.uint8), eps=1.0, delta=1e-6, feature_bound=1.0, constraint="ball", radius=3.0, seed=9,
-        tol=1e-12,
+        x, y.astype(np.uint8), eps=1.0, delta=1e-6, feature_bound=1.0, constraint="ball", radius=3.0, seed=9
     )
     assert np.array_equal(m.coef_[0], ref.theta)
     assert m.guarantee_ == ref.guarantee and m.guarantee_.delta == 1e-6

@@ -408,10 +408,10 @@ class CentralDPRewardModel(_RewardModelBase):
         The feasible set; ``radius`` is its ``B``.
     radius : float, default=5.0
     kkt_tol : float, default=1e-9
-        The certified exactness tolerance of the guarantee.
-    tol : float, default=1e-12
-        The solver's relative KKT tolerance (must be at most ``kkt_tol``).
-    max_iter : int, default=100
+        The certified exactness tolerance of the guarantee (do not tighten it on real data
+        without measuring the refusal rate).
+    tol, max_iter : float, int or None, default=None
+        The solver's stopping rule; ``None``: ``privpref.objective_perturbation``'s defaults.
     random_state : None, int, RandomState or Generator, default=None
         ``None``: OS-seeded CSPRNG (real data); a seed: simulation-only noise (the guarantee
         says ``holds_for_real_data=False``).
@@ -424,8 +424,13 @@ class CentralDPRewardModel(_RewardModelBase):
 
     Notes
     -----
-    Every ``fit`` is a fresh release: ``k`` fits on the same data compose to ``kε``, ``kδ``.
-    ``classes_`` (the label values) are treated as public.
+    Only ``coef_`` (θ̂) is covered by the guarantee. ``fit_.report`` and ``fit_.certificate``
+    describe the solve of the perturbed objective on the clear labels (objective value,
+    multiplier, iterations): they are diagnostics for the curator, not for release.
+    A refusal (``GuaranteeRefusedError``) depends on the data too; the library measured none at
+    its defaults. Every ``fit`` is a fresh release: ``k`` fits on the same data compose to
+    ``(kε, kδ)``. ``classes_`` (the label values) are treated as public. No ``sample_weight``:
+    weights would change the sensitivity the noise is calibrated to.
     """
 
     def __init__(
@@ -437,8 +442,8 @@ class CentralDPRewardModel(_RewardModelBase):
         constraint: str = "ball",
         radius: Optional[float] = 5.0,
         kkt_tol: float = 1e-9,
-        tol: float = 1e-12,
-        max_iter: int = 100,
+        tol: Optional[float] = None,
+        max_iter: Optional[int] = None,
         random_state: Any = None,
         threads: Optional[int] = None,
     ) -> None:
@@ -468,15 +473,16 @@ class CentralDPRewardModel(_RewardModelBase):
         -------
         self
         """
-        try:
-            from ._native import objective_perturbation as _native_op  # noqa: F401
-            from .central import objective_perturbation
-        except ImportError as e:  # pragma: no cover - before the central estimators land
+        from . import central
+
+        objective_perturbation = getattr(central, "objective_perturbation", None)
+        if objective_perturbation is None:  # pragma: no cover - a build without it
             raise NotImplementedError(
                 "CentralDPRewardModel needs privpref.objective_perturbation, which this build lacks"
-            ) from e
+            )
         X, y = _validate(self, X, y, dtype=_FLOATS)
         y01 = _binary_targets(self, y, None)
+        solve = {k: v for k, v in (("tol", self.tol), ("max_iter", self.max_iter)) if v is not None}
         fit = objective_perturbation(
             X,
             y01,
@@ -488,9 +494,8 @@ class CentralDPRewardModel(_RewardModelBase):
             radius=_radius(self.constraint, self.radius),
             kkt_tol=self.kkt_tol,
             seed=_seed_from(self.random_state),
-            tol=self.tol,
-            max_iter=self.max_iter,
             threads=self.threads,
+            **solve,
         )
         self._set_fit(fit)
         return self
