@@ -4,9 +4,12 @@ numpy recomputations of the predictions)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +24,8 @@ from sklearn.exceptions import NotFittedError  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
+CLI = Path(os.environ.get("PRIVPREF_CLI", Path(__file__).resolve().parents[3] / "target" / "release" / "privpref"))
+needs_cli = pytest.mark.skipif(not CLI.exists(), reason=f"the privpref CLI is not built at {CLI}")
 SK_VERSION = tuple(int(p) for p in sklearn.__version__.split(".")[:2])
 HAS_CENTRAL = hasattr(privpref, "objective_perturbation")
 
@@ -112,6 +117,48 @@ def test_theta_is_privpref_fit_on_the_same_privatised_labels():
         m2 = LabelDPRewardModel(eps=0.7, loss=loss, radius=3.0).fit(x, yp)
         assert np.array_equal(m2.coef_[0], ref.theta)
         np.testing.assert_array_equal(m2.classes_, [0, 1])
+
+
+@needs_cli
+def test_theta_is_the_cli_fit_on_the_cli_privatised_labels(tmp_path):
+    """Independent of the Python bindings: `privpref privatize --seed s` then `privpref fit` on
+    the same .npy files give, bit for bit, the estimator's coef_ with random_state=s (and the
+    CLI's labels are the estimator's randomised labels)."""
+    x, y, _ = btl_data(n=1500, seed=11)
+    labels = np.where(y == 1, 7, 3)  # any two labels: 7 (the larger) is class 1
+    np.save(tmp_path / "X.npy", x)
+    np.save(tmp_path / "y.npy", y.astype(np.uint8))
+    for loss, eps, seed in (("debiased-rr", 0.8, 42), ("mle-rr", 2.0, 7)):
+        yp = tmp_path / f"yp{seed}.npy"
+        subprocess.run(
+            [str(CLI), "privatize", "--y", str(tmp_path / "y.npy"), "--mechanism", "rr", "--eps", str(eps),
+             "--seed", str(seed), "--out", str(yp)],
+            check=True, capture_output=True,
+        )
+        out = subprocess.run(
+            [str(CLI), "fit", "--x", str(tmp_path / "X.npy"), "--y", str(yp), "--loss", loss, "--eps", str(eps),
+             "--constraint", "ball", "--radius", "4"],
+            check=True, capture_output=True, text=True,
+        )
+        cli = json.loads(out.stdout)
+        m = LabelDPRewardModel(eps=eps, loss=loss, radius=4.0, random_state=seed).fit(x, labels)
+        assert np.array_equal(m.coef_[0], np.array(cli["theta"]))
+        np.testing.assert_array_equal(m.classes_, [3, 7])
+        assert cli["guarantee"]["eps"] == m.guarantee_.eps and not cli["guarantee"]["holds_for_real_data"]
+
+
+@needs_cli
+def test_mle_is_the_cli_fit(tmp_path):
+    x, y, _ = btl_data(n=1000, seed=12)
+    np.save(tmp_path / "X.npy", x)
+    np.save(tmp_path / "y.npy", y.astype(np.uint8))
+    out = subprocess.run(
+        [str(CLI), "fit", "--x", str(tmp_path / "X.npy"), "--y", str(tmp_path / "y.npy"), "--loss", "mle",
+         "--constraint", "ball", "--radius", "5"],
+        check=True, capture_output=True, text=True,
+    )
+    m = LabelDPRewardModel(eps=None).fit(x, y)
+    assert np.array_equal(m.coef_[0], np.array(json.loads(out.stdout)["theta"]))
 
 
 def test_csprng_by_default():
