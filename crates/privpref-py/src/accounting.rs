@@ -1,8 +1,168 @@
 //! The RDP accountant of the Poisson-subsampled Gaussian: (ε, δ) of T steps, and the smallest noise multiplier for a target ε.
+//!
+//! As the CLI's `privpref account` / `privpref calibrate`: the same order grids (`default`,
+//! `integers:MAX`, or a list), relations and conversions, and the same JSON keys.
 
+use crate::run::run;
+use privpref::privacy::rdp::{self, Accountant, Conversion, Neighbours};
+use privpref::Error;
 use pyo3::prelude::*;
+use serde_json::{json, Value};
 
 /// Adds this part's functions and classes to the module.
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(rdp_epsilon, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate_noise, m)?)?;
     Ok(())
+}
+
+/// The order grid: `None` or `"default"` (the library's default grid), `"integers:MAX"`
+/// (`2, 3, …, MAX`), or explicit orders. Returns the grid and its name.
+enum Orders {
+    Spec(String),
+    List(Vec<f64>),
+}
+
+fn orders_arg(orders: Option<&Bound<'_, PyAny>>) -> PyResult<Orders> {
+    match orders {
+        None => Ok(Orders::Spec("default".into())),
+        Some(o) if o.is_none() => Ok(Orders::Spec("default".into())),
+        Some(o) => {
+            if let Ok(s) = o.extract::<String>() {
+                Ok(Orders::Spec(s))
+            } else {
+                Ok(Orders::List(o.extract::<Vec<f64>>()?))
+            }
+        }
+    }
+}
+
+fn parse_orders(orders: Orders) -> Result<(Vec<f64>, String), Error> {
+    let spec = match orders {
+        // Checked by the accountant (at most `MAX_ORDERS` orders in (1, 1e4]).
+        Orders::List(v) => return Ok((v, "list".into())),
+        Orders::Spec(s) => s,
+    };
+    if spec == "default" {
+        return Ok((rdp::default_orders(), "default".into()));
+    }
+    if let Some(max) = spec.strip_prefix("integers:") {
+        let m: u32 = max.parse().map_err(|_| {
+            Error::param(
+                "orders",
+                format!("`{spec}`: expected integers:MAX with MAX an integer >= 2"),
+            )
+        })?;
+        if m < 2 {
+            return Err(Error::param("orders", format!("`{spec}`: MAX must be >= 2")));
+        }
+        if m as usize > rdp::MAX_ORDERS {
+            return Err(Error::param(
+                "orders",
+                format!("`{spec}`: MAX must be <= {}", rdp::MAX_ORDERS),
+            ));
+        }
+        return Ok((rdp::integer_orders(m), spec));
+    }
+    Err(Error::param(
+        "orders",
+        format!("`{spec}`: expected \"default\", \"integers:MAX\" or a sequence of orders"),
+    ))
+}
+
+fn accountant(orders: Orders, neighbours: &str, conversion: &str) -> Result<(Accountant, String), Error> {
+    let (orders, grid) = parse_orders(orders)?;
+    let mut acc = Accountant::new(orders, Neighbours::parse(neighbours)?)?;
+    acc.conversion = Conversion::parse(conversion)?;
+    Ok((acc, grid))
+}
+
+fn describe(acc: &Accountant, grid: &str) -> Value {
+    json!({
+        "neighbours": acc.neighbours.name(),
+        "neighbours_proven": acc.neighbours.proven(),
+        "conversion": acc.conversion.name(),
+        "orders": grid,
+        "num_orders": acc.orders.len(),
+    })
+}
+
+fn merge(mut a: Value, b: Value) -> String {
+    if let (Some(x), Value::Object(y)) = (a.as_object_mut(), b) {
+        x.extend(y);
+    }
+    a.to_string()
+}
+
+/// `privpref account`: `(ε, δ)` of `steps` Poisson-subsampled Gaussian steps. Returns the JSON
+/// of the CLI's `account` (`epsilon`, `order`, `rdp_at_order`, …).
+#[pyfunction]
+#[pyo3(signature = (sampling_rate, noise_multiplier, steps, delta, neighbours, conversion, orders=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn rdp_epsilon(
+    py: Python<'_>,
+    sampling_rate: f64,
+    noise_multiplier: f64,
+    steps: u64,
+    delta: f64,
+    neighbours: &str,
+    conversion: &str,
+    orders: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let orders = orders_arg(orders)?;
+    run(py, None, move |_stop| {
+        let (acc, grid) = accountant(orders, neighbours, conversion)?;
+        let r = acc.epsilon(sampling_rate, noise_multiplier, steps, delta)?;
+        Ok(merge(
+            json!({
+                "epsilon": r.epsilon,
+                "delta": r.delta,
+                "order": r.order,
+                "rdp_at_order": r.rdp,
+                "sampling_rate": r.sampling_rate,
+                "noise_multiplier": r.noise_multiplier,
+                "steps": r.steps,
+                "target_epsilon": null,
+            }),
+            describe(&acc, &grid),
+        ))
+    })
+}
+
+/// `privpref calibrate`: the smallest noise multiplier (to a relative 1e-10, never below) whose
+/// `ε` is at most `epsilon`. Returns the JSON of the CLI's `calibrate` plus `rdp_at_order`.
+#[pyfunction]
+#[pyo3(signature = (sampling_rate, steps, delta, epsilon, neighbours, conversion, orders=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn calibrate_noise(
+    py: Python<'_>,
+    sampling_rate: f64,
+    steps: u64,
+    delta: f64,
+    epsilon: f64,
+    neighbours: &str,
+    conversion: &str,
+    orders: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let orders = orders_arg(orders)?;
+    run(py, None, move |_stop| {
+        let (acc, grid) = accountant(orders, neighbours, conversion)?;
+        let c = acc.calibrate_sigma(sampling_rate, steps, epsilon, delta)?;
+        // The RDP at the best order of the calibrated σ (the calibration's ε is this report's).
+        let r = acc.epsilon(sampling_rate, c.noise_multiplier, steps, delta)?;
+        Ok(merge(
+            json!({
+                "epsilon": c.epsilon,
+                "delta": c.delta,
+                "order": c.order,
+                "rdp_at_order": r.rdp,
+                "sampling_rate": sampling_rate,
+                "noise_multiplier": c.noise_multiplier,
+                "steps": steps,
+                "target_epsilon": c.target_epsilon,
+                "iterations": c.iterations,
+            }),
+            describe(&acc, &grid),
+        ))
+    })
 }
