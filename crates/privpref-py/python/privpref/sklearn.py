@@ -16,6 +16,19 @@ is the reward difference ``r(a¹) − r(a⁰)``.
 * :class:`CentralDPRewardModel` — central differential privacy by objective perturbation
   (Chowdhury, Zhou & Natarajan (2024), Algorithm 2) on clear labels held by a trusted curator.
 
+Example (``X``: n × d feature differences of response pairs, ``y``: 1 where the first response
+was preferred)::
+
+    from privpref.sklearn import LabelDPRewardModel
+    model = LabelDPRewardModel(eps=1.0, radius=5.0).fit(X, y)   # y randomised in fit (CSPRNG)
+    model.guarantee_                                           # 1-DP per comparison (label LDP)
+    model.predict_proba(X_new)[:, 1]                           # P(first response preferred)
+
+    # Model selection spending ε once: privatise once, then fit the randomised array.
+    y_rr = np.asarray(privpref.RandomizedResponse(1.0).privatize(y).labels)
+    GridSearchCV(LabelDPRewardModel(eps=1.0, randomized_labels=True),
+                 {"radius": [2, 5, 10]}).fit(X, y_rr)
+
 Both follow scikit-learn's estimator API (``get_params`` / ``set_params``, ``clone``,
 pipelines, ``cross_val_score``) and pass ``check_estimator`` except for the checks listed in
 their ``_expected_failed_checks`` (randomised labels make those inapplicable; each entry says
@@ -196,21 +209,23 @@ class LabelDPRewardModel(_RewardModelBase):
         ``ℓ̂(θ; x, ỹ) = σ(ε)·softplus(s) − σ(−ε)·softplus(−s)``,  ``s = (1 − 2ỹ) xᵀθ``,
 
     whose expectation over the randomisation is ``tanh(ε/2)`` times the logistic loss of the
-    clear labels. The loss is
-    convex but unbounded below: it has a minimiser only over a bounded set, hence the defaults
-    ``constraint="ball", radius=5.0`` (``‖θ‖ ≤ 5``; the theory needs ``‖θ*‖ ≤ radius``, so pick
+    clear labels. The loss is convex but can be unbounded below (a direction along which the
+    randomised labels look separable — typical at small ``n`` or small ε): a minimiser is
+    guaranteed only over a bounded set, hence the defaults ``constraint="ball", radius=5.0`` (``‖θ‖ ≤ 5``; the theory needs ``‖θ*‖ ≤ radius``, so pick
     ``radius`` from what is known about the scale of the reward). ``loss="mle-rr"`` instead
     maximises the likelihood of the noisy channel ``P(ỹ = 1 | x) = (1−σ(ε)) + (2σ(ε)−1)σ(xᵀθ)``
     (non-convex; a local minimiser is certified).
 
     ``eps=None`` fits the non-private maximum-likelihood estimate (logistic loss on the clear
     labels; ``loss`` is then ignored). With ``constraint="none"`` that is
-    ``LogisticRegression(penalty=None, fit_intercept=False)``.
+    ``LogisticRegression(C=np.inf, fit_intercept=False)`` (no penalty, no intercept).
 
     If ``y`` is a :class:`privpref.PrivatizedLabels` (labels randomised elsewhere, e.g. by the
     users' devices with ``RandomizedResponse(eps).privatize``), it is used as it is — no second
     randomisation — and its ε must equal ``eps`` (else ``ProvenanceError``); ``classes_`` is then
-    ``[0, 1]``.
+    ``[0, 1]``. scikit-learn's model selection (``cross_val_score``, ``GridSearchCV``) slices
+    ``y`` into plain arrays, which would be randomised again; for those, privatise once and pass
+    the labels as an array with ``randomized_labels=True``.
 
     Parameters
     ----------
@@ -237,6 +252,12 @@ class LabelDPRewardModel(_RewardModelBase):
         ``False``).
     threads : int or None, default=None
         Worker threads of the fit (default: one per core); the result does not depend on it.
+    randomized_labels : bool, default=False
+        ``y`` (an array) was already randomised with randomized response at ``eps``, e.g.
+        ``np.asarray(privpref.RandomizedResponse(eps).privatize(y).labels)``: fit it as it is,
+        and the guarantee says "asserted by the caller". For cross-validation and grid search
+        over one privatisation (the scores are then accuracies on randomised held-out labels,
+        ``(1 − 2σ(−ε))·acc + σ(−ε)`` in expectation: the same ranking of models).
 
     Attributes
     ----------
@@ -277,6 +298,7 @@ class LabelDPRewardModel(_RewardModelBase):
         max_iter: int = 100,
         random_state: Any = None,
         threads: Optional[int] = None,
+        randomized_labels: bool = False,
     ) -> None:
         self.eps = eps
         self.loss = loss
@@ -287,6 +309,7 @@ class LabelDPRewardModel(_RewardModelBase):
         self.max_iter = max_iter
         self.random_state = random_state
         self.threads = threads
+        self.randomized_labels = randomized_labels
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "LabelDPRewardModel":
         """Randomise ``y`` once at ``eps`` (unless it is already ``PrivatizedLabels``, or
@@ -316,6 +339,10 @@ class LabelDPRewardModel(_RewardModelBase):
                 err.name = "loss"
                 raise err
             loss, eps = self.loss, float(self.eps)
+        if self.randomized_labels and eps is None:
+            err = ParameterError("invalid parameter `eps`: randomized_labels=True needs the ε of the randomisation")
+            err.name = "eps"
+            raise err
         if isinstance(y, PrivatizedLabels):
             if self.eps is None:
                 err = ParameterError(
@@ -333,8 +360,12 @@ class LabelDPRewardModel(_RewardModelBase):
             X, y = _validate(self, X, y, dtype=_FLOATS)
             sw = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=np.float64)
             y01 = _binary_targets(self, y, sw)
-            seed = _seed_from(self.random_state)
-            labels = y01 if eps is None else RandomizedResponse(eps).privatize(y01, seed=seed)
+            if eps is None:
+                labels = y01
+            elif self.randomized_labels:
+                labels = PrivatizedLabels.asserted(y01, "rr", eps)
+            else:
+                labels = RandomizedResponse(eps).privatize(y01, seed=_seed_from(self.random_state))
         fit = _local.fit(
             X,
             labels,
