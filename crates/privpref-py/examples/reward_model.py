@@ -128,7 +128,7 @@ def _row(m, s) -> str:
     return f"{m[0]:.4f} ± {s[0]:.4f} | {m[1]:.4f} ± {s[1]:.4f} | {m[2]:.4f} ± {s[2]:.4f} | {m[3]:.3f} ± {s[3]:.3f}"
 
 
-def table(methods, res, base, reps) -> str:
+def table(methods, res, base) -> str:
     lines = [
         "| method | ε | held-out accuracy | held-out log-loss | agreement with non-private | ‖θ̂ − θ*‖ |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
@@ -182,7 +182,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     methods, res, base = run(args.reps, args.n_train, args.n_test)
     elapsed = time.perf_counter() - t0
-    tab = table(methods, res, base, args.reps)
+    tab = table(methods, res, base)
     print(tab)
     print(f"\n{args.reps} repetitions, n_train = {args.n_train}, n_test = {args.n_test}, {elapsed:.1f} s")
     if "objective perturbation (central DP)" not in methods:
