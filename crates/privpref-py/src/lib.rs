@@ -1,7 +1,7 @@
 //! `privpref._native`: the extension module behind the Python package `privpref`.
 //!
 //! Each function borrows the caller's numpy buffers in place, runs one library call with the
-//! GIL released ([`run`]), and returns the result as `(theta, json)`: the estimate as a numpy
+//! GIL released (`run::run`), and returns the result as `(theta, json)`: the estimate as a numpy
 //! array and the rest as the library's JSON, which the Python layer turns into objects. The
 //! Python package (`python/privpref`) is the public API; this module is its engine.
 
