@@ -8,9 +8,10 @@
 
 use privpref::privacy::calibrate::gaussian_profile_delta;
 use privpref::privacy::rdp::{
-    default_orders, integer_orders, replace_numeric_rdp, sgm_rdp, step_rdp, Accountant, Conversion, Neighbours,
-    RdpCurve,
+    default_orders, integer_orders, parse_orders, replace_numeric_rdp, sgm_rdp, step_rdp, Accountant, Conversion,
+    Neighbours, RdpCurve, MAX_ORDERS,
 };
+use privpref::Error;
 use serde_json::Value;
 
 /// Acceptance bound of the issue: ≤ 1e-9 relative to the high-precision reference.
@@ -49,6 +50,46 @@ fn the_order_grids_are_the_reference_grids() {
     assert_eq!(default_orders(), grid(&r, "default"));
     assert_eq!(integer_orders(256), grid(&r, "int256"));
     assert_eq!(default_orders().len(), 156);
+}
+
+/// The order specs of the front ends: the two named grids, a list, and the rejected specs.
+#[test]
+fn order_specs_name_their_grids() {
+    assert_eq!(
+        parse_orders("default").unwrap(),
+        (default_orders(), "default".to_string())
+    );
+    assert_eq!(
+        parse_orders("integers:256").unwrap(),
+        (integer_orders(256), "integers:256".to_string())
+    );
+    let (max, _) = parse_orders(&format!("integers:{MAX_ORDERS}")).unwrap();
+    assert_eq!(max.len(), MAX_ORDERS - 1);
+    assert_eq!(parse_orders("integers:2").unwrap().0, vec![2.0]);
+    assert_eq!(
+        parse_orders("1.5, 2,4 ").unwrap(),
+        (vec![1.5, 2.0, 4.0], "list".to_string())
+    );
+    // A list is only parsed: the accountant checks its orders.
+    let (low, _) = parse_orders("0.5,2").unwrap();
+    assert!(Accountant::new(low, Neighbours::AddRemove).is_err());
+    for bad in [
+        "integers:1",
+        "integers:0",
+        "integers:-3",
+        "integers:x",
+        "integers:",
+        &format!("integers:{}", MAX_ORDERS + 1),
+        "1.5,abc",
+        "many",
+        "",
+        "2,,4",
+    ] {
+        match parse_orders(bad) {
+            Err(Error::InvalidParam { name, .. }) => assert_eq!(name, "orders", "{bad:?}"),
+            other => panic!("{bad:?}: {other:?}"),
+        }
+    }
 }
 
 #[test]

@@ -57,43 +57,8 @@ pub struct CalibrateArgs {
     pub common: AccountantArgs,
 }
 
-fn parse_orders(spec: &str) -> Result<(Vec<f64>, String), Error> {
-    if spec == "default" {
-        return Ok((rdp::default_orders(), "default".into()));
-    }
-    if let Some(max) = spec.strip_prefix("integers:") {
-        let m: u32 = max.parse().map_err(|_| {
-            Error::param(
-                "orders",
-                format!("`{spec}`: expected integers:MAX with MAX an integer >= 2"),
-            )
-        })?;
-        if m < 2 {
-            return Err(Error::param("orders", format!("`{spec}`: MAX must be >= 2")));
-        }
-        if m as usize > rdp::MAX_ORDERS {
-            return Err(Error::param(
-                "orders",
-                format!("`{spec}`: MAX must be <= {}", rdp::MAX_ORDERS),
-            ));
-        }
-        return Ok((rdp::integer_orders(m), spec.to_string()));
-    }
-    let mut v = Vec::new();
-    for part in spec.split(',') {
-        let a: f64 = part.trim().parse().map_err(|_| {
-            Error::param(
-                "orders",
-                format!("`{part}` is not a number (expected default, integers:MAX or a comma-separated list)"),
-            )
-        })?;
-        v.push(a);
-    }
-    Ok((v, "list".into()))
-}
-
 fn accountant(a: &AccountantArgs) -> Result<(Accountant, String), Error> {
-    let (orders, grid) = parse_orders(&a.orders)?;
+    let (orders, grid) = rdp::parse_orders(&a.orders)?;
     let mut acc = Accountant::new(orders, Neighbours::parse(&a.neighbours)?)?;
     acc.conversion = Conversion::parse(&a.conversion)?;
     Ok((acc, grid))

@@ -17,7 +17,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// The order grid: `None` or `"default"` (the library's default grid), `"integers:MAX"`
-/// (`2, 3, …, MAX`), or explicit orders. Returns the grid and its name.
+/// (`2, 3, …, MAX`), a comma-separated string of orders (as the CLI's `--orders`), or a
+/// sequence of orders.
 enum Orders {
     Spec(String),
     List(Vec<f64>),
@@ -37,37 +38,14 @@ fn orders_arg(orders: Option<&Bound<'_, PyAny>>) -> PyResult<Orders> {
     }
 }
 
+/// The grid and its name: a list as it is (checked by the accountant: at most
+/// `rdp::MAX_ORDERS` orders in (1, 1e4]), a string spec as the CLI's `--orders`
+/// ([`rdp::parse_orders`]).
 fn parse_orders(orders: Orders) -> Result<(Vec<f64>, String), Error> {
-    let spec = match orders {
-        // Checked by the accountant (at most `MAX_ORDERS` orders in (1, 1e4]).
-        Orders::List(v) => return Ok((v, "list".into())),
-        Orders::Spec(s) => s,
-    };
-    if spec == "default" {
-        return Ok((rdp::default_orders(), "default".into()));
+    match orders {
+        Orders::List(v) => Ok((v, "list".into())),
+        Orders::Spec(s) => rdp::parse_orders(&s),
     }
-    if let Some(max) = spec.strip_prefix("integers:") {
-        let m: u32 = max.parse().map_err(|_| {
-            Error::param(
-                "orders",
-                format!("`{spec}`: expected integers:MAX with MAX an integer >= 2"),
-            )
-        })?;
-        if m < 2 {
-            return Err(Error::param("orders", format!("`{spec}`: MAX must be >= 2")));
-        }
-        if m as usize > rdp::MAX_ORDERS {
-            return Err(Error::param(
-                "orders",
-                format!("`{spec}`: MAX must be <= {}", rdp::MAX_ORDERS),
-            ));
-        }
-        return Ok((rdp::integer_orders(m), spec));
-    }
-    Err(Error::param(
-        "orders",
-        format!("`{spec}`: expected \"default\", \"integers:MAX\" or a sequence of orders"),
-    ))
 }
 
 fn accountant(orders: Orders, neighbours: &str, conversion: &str) -> Result<(Accountant, String), Error> {

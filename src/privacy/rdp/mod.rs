@@ -115,6 +115,52 @@ pub fn integer_orders(max: u32) -> Vec<f64> {
     (2..=max).map(f64::from).collect()
 }
 
+/// The order grid named by `spec`, and the grid's name:
+/// * `"default"`: [`default_orders`], named `default`;
+/// * `"integers:MAX"`: [`integer_orders`]`(MAX)`, `2, 3, …, MAX` with `2 ≤ MAX ≤`
+///   [`MAX_ORDERS`], named `spec` itself;
+/// * otherwise a comma-separated list of orders (`"1.5,2,4"`, blanks around each allowed), named
+///   `list`.
+///
+/// The orders of a list are only parsed here; [`Accountant::new`] checks them (at most
+/// [`MAX_ORDERS`] orders, each in `(1, 1e4]`, as for the RDP of the subsampled Gaussian of
+/// Mironov, Talwar & Zhang (2019)).
+///
+/// # Errors
+/// [`Error::InvalidParam`] (named `orders`) for an `integers:` spec whose `MAX` is not an integer
+/// in `[2, MAX_ORDERS]`, or a list entry that is not a number.
+pub fn parse_orders(spec: &str) -> Result<(Vec<f64>, String)> {
+    if spec == "default" {
+        return Ok((default_orders(), "default".into()));
+    }
+    if let Some(max) = spec.strip_prefix("integers:") {
+        let m: u32 = max.parse().map_err(|_| {
+            Error::param(
+                "orders",
+                format!("`{spec}`: expected integers:MAX with MAX an integer >= 2"),
+            )
+        })?;
+        if m < 2 {
+            return Err(Error::param("orders", format!("`{spec}`: MAX must be >= 2")));
+        }
+        if m as usize > MAX_ORDERS {
+            return Err(Error::param("orders", format!("`{spec}`: MAX must be <= {MAX_ORDERS}")));
+        }
+        return Ok((integer_orders(m), spec.to_string()));
+    }
+    let mut v = Vec::new();
+    for part in spec.split(',') {
+        let a: f64 = part.trim().parse().map_err(|_| {
+            Error::param(
+                "orders",
+                format!("`{part}` is not a number (expected default, integers:MAX or a comma-separated list)"),
+            )
+        })?;
+        v.push(a);
+    }
+    Ok((v, "list".into()))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Validation
 // ---------------------------------------------------------------------------------------------

@@ -112,9 +112,10 @@ def rdp_epsilon(
         inequality: ``((α−½)/(α−1))·ε_SGM(2α) + ε_SGM(2α−1)`` per step), ``add-remove`` (the
         standard DP-SGD accountant); the last two are numerical findings, not proofs.
     conversion : {"improved", "classic"}
-    orders : None, "default", "integers:MAX", or a sequence of floats
+    orders : None, "default", "integers:MAX", a comma-separated string, or a sequence of floats
         The order grid: the default ``{1.1, …, 10.9} ∪ {11, …, 63} ∪ {128, 256, 512, 1024}``,
-        ``2, 3, …, MAX`` (``MAX ≤ 1024``), or at most 1024 orders in ``(1, 1e4]``.
+        ``2, 3, …, MAX`` (``MAX ≤ 1024``), or at most 1024 orders in ``(1, 1e4]`` (a string
+        such as ``"1.5,2,4"`` is read as the CLI's ``--orders``).
 
     Returns
     -------
