@@ -11,12 +11,17 @@
 //! | [`objpert_radius`] | objective perturbation (Chowdhury, Zhou & Natarajan (2024), Alg. 2) | as `local_radius` | `2f/γ + B√(4λ + β/(γn))` | derived here (below) |
 //! | [`local_rr_radius`] | Chowdhury, Zhou & Natarajan (2024), eq. (7), the paper's form | user | `(C/γ)coth(ε/2)√((d+ln(1/η))/n) + C'√λB` | that paper, with caller-supplied `C`, `C'` |
 //!
+//! [`fit_calibration`] picks the rule that matches a fit ([`FitRule`]: the local rule for the MLE
+//! and debiased RR, the objective-perturbation radius, the private-MLE radius) from its public
+//! inputs, with `Σ̂ = (1/n)Σxxᵀ` and `X_max` of label-DP fits from [`design_moments`]; the CLI's
+//! `privpref policy` and the Python `pessimistic_policy` both build their confidence sets so.
+//!
 //! Never plug realised noise into `Γ` (it would leak): every input here is public.
 
-use crate::data::FeatureBound;
+use crate::data::{FeatureBound, Features};
 use crate::error::{check_radius, Error, Result};
 use crate::privacy::calibrate::logistic_curvature;
-use crate::privacy::PrivateMleCalibration;
+use crate::privacy::{calibrate_private_mle, PrivateMleCalibration, PrivateMleParams};
 
 /// `λ`, `Γ` and the terms that make up `Γ` (names as in the formulas of each rule).
 #[derive(Debug, Clone, PartialEq)]
@@ -393,10 +398,235 @@ pub fn local_rr_radius(
     })
 }
 
+// ---------------------------------------------------------------------------------------------
+// The rule that matches a fit
+// ---------------------------------------------------------------------------------------------
+
+/// The design moments of public pairwise features `x` (`n × d`, row-major):
+/// `Σ̂ = (1/n) Σᵢ xᵢxᵢᵀ` (`d × d`, row-major) and `X_max = maxᵢ ‖xᵢ‖`, the inputs of
+/// [`local_radius`] and [`objpert_radius`] (Zhou, Wu & Orabona (2025), Thm 5.4; Chowdhury, Zhou
+/// & Natarajan (2024), Algorithm 2) and the `Σ` of the confidence set of a label-DP fit.
+///
+/// The sums run row by row (an `f32` row is widened to `f64` first): the lower triangle
+/// `Σᵢ x_{ij}x_{ik}` (`k ≤ j`) is accumulated in row order, divided by `max(n, 1)` and mirrored,
+/// so the matrix is exactly symmetric and the bits do not depend on the storage of `x`. `n = 0`
+/// gives `Σ̂ = 0` and `X_max = 0`.
+///
+/// Only for public features (label DP): under standard DP the features are private and the
+/// confidence set takes the private covariance `Σ̃` instead.
+///
+/// # Errors
+/// [`Error::Shape`] when `x` does not hold `n·d` values; [`Error::InvalidParam`] (named `x`) for a
+/// non-finite feature, naming its column.
+pub fn design_moments(x: Features<'_>, n: usize, d: usize) -> Result<(Vec<f64>, f64)> {
+    if n.checked_mul(d) != Some(x.len()) {
+        return Err(Error::Shape(format!(
+            "x has {} values, expected n x d = {n} x {d}",
+            x.len()
+        )));
+    }
+    let mut s = vec![0.0; d * d];
+    let mut x_max: f64 = 0.0;
+    let mut buf = vec![0.0; d];
+    for r in 0..n {
+        let row = x.row(r, d, &mut buf);
+        if let Some(j) = row.iter().position(|v| !v.is_finite()) {
+            return Err(Error::param("x", format!("non-finite feature in column {j}")));
+        }
+        x_max = x_max.max(row.iter().map(|v| v * v).sum::<f64>().sqrt());
+        for i in 0..d {
+            for j in 0..=i {
+                s[i * d + j] += row[i] * row[j];
+            }
+        }
+    }
+    for i in 0..d {
+        for j in 0..=i {
+            let v = s[i * d + j] / n.max(1) as f64;
+            s[i * d + j] = v;
+            s[j * d + i] = v;
+        }
+    }
+    Ok((s, x_max))
+}
+
+/// How a fit was obtained, as far as its confidence radius is concerned: which explicit rule of
+/// this module applies, with the fit's own parameters. [`fit_calibration`] evaluates it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FitRule {
+    /// The plain MLE (`eps = None`) or the debiased randomized-response estimator at label
+    /// privacy `ε` (Chowdhury, Zhou & Natarajan (2024); Zhou, Wu & Orabona (2025), Algorithm 1):
+    /// [`local_radius`] with `X_max` of the fit's features.
+    Local {
+        /// The randomized-response `ε` of the labels; `None` for clean labels.
+        eps: Option<f64>,
+    },
+    /// Objective perturbation (Chowdhury, Zhou & Natarajan (2024), Algorithm 2):
+    /// [`objpert_radius`] with `X_max` of the fit's features.
+    ObjPert {
+        /// Noise standard deviation `s_w` of the linear perturbation `⟨w, θ⟩/n`.
+        noise_std: f64,
+        /// Ridge `β` of `(β/2n)‖θ‖²`.
+        beta: f64,
+    },
+    /// The private MLE of "Provable protection of human judgements" (anon., 2024),
+    /// Algorithm 1, released with the private covariance `Σ̃` of its Algorithm 2:
+    /// [`calibrate_private_mle`] at `(2ε, 2δ)` then [`private_mle_radius`].
+    PrivateMle {
+        /// `ε` of the fit's guarantee, that of `θ̃` alone: Algorithm 1 spends half of the
+        /// pair's budget on `θ̃`, so the pair `(θ̃, Σ̃)` is calibrated at `2ε`.
+        eps: f64,
+        /// `δ` of the fit's guarantee (the pair is calibrated at `2δ`).
+        delta: f64,
+        /// The feature bound the fit was run with (per step and horizon for trajectories).
+        bound: FeatureBound,
+        /// The fit's override of the regulariser `α`, if any.
+        alpha: Option<f64>,
+        /// The fit's override of the optimisation accuracy `β`, if any.
+        accuracy: Option<f64>,
+    },
+    /// A fit with no explicit rule here (its loss or mechanism by name): `λ` and `Γ` must be
+    /// given.
+    Other(String),
+}
+
+/// The inputs of [`fit_calibration`] common to every [`FitRule`]: public quantities only.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RuleInputs {
+    /// The fit's sample size `n`, if known.
+    pub n: Option<usize>,
+    /// Dimension `d`.
+    pub d: usize,
+    /// `B` of `Θ_B`, if known.
+    pub radius: Option<f64>,
+    /// `X_max = maxᵢ ‖xᵢ‖` of the fit's public features ([`design_moments`]), if given.
+    pub x_max: Option<f64>,
+    /// Whether the private covariance `Σ̃` is given (required by [`FitRule::PrivateMle`]).
+    pub covariance: bool,
+    /// Failure probability `η` (default 0.05).
+    pub eta: f64,
+    /// Multiplier of `Γ` (default 1).
+    pub radius_multiplier: f64,
+    /// Multiplier of the default `λ` of the local and objective-perturbation rules (default 1).
+    pub lambda_multiplier: f64,
+}
+
+impl RuleInputs {
+    /// `n`, `d`, `B`, `X_max` and whether `Σ̃` is given, with `η = 0.05` and multipliers 1.
+    pub fn new(n: Option<usize>, d: usize, radius: Option<f64>, x_max: Option<f64>, covariance: bool) -> Self {
+        RuleInputs {
+            n,
+            d,
+            radius,
+            x_max,
+            covariance,
+            eta: 0.05,
+            radius_multiplier: 1.0,
+            lambda_multiplier: 1.0,
+        }
+    }
+}
+
+/// Why [`fit_calibration`] could not evaluate the rule: a missing input, for the caller to word
+/// with its own option names, or an invalid one.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    /// [`FitRule::PrivateMle`] without the private covariance `Σ̃`.
+    #[error("the private-MLE radius needs the private covariance")]
+    MissingCovariance,
+    /// The rule needs the sample size `n`.
+    #[error("the radius rule needs the fit's sample size n")]
+    MissingSampleSize,
+    /// The rule needs `B` of `Θ_B`.
+    #[error("the radius rule needs B")]
+    MissingRadius,
+    /// The rule (named) needs `X_max` of the fit's public features.
+    #[error("{0} needs the fit's features for X_max")]
+    MissingFeatures(&'static str),
+    /// No explicit rule for this fit (its name): `λ` and `Γ` must be given.
+    #[error("no explicit radius rule for a `{0}` fit")]
+    NoRule(String),
+    /// An input the rule rejects (`η`, a multiplier, `B`, `ε`, …).
+    #[error(transparent)]
+    Invalid(#[from] Error),
+}
+
+/// `λ` and `Γ` of the rule that matches the fit:
+/// * [`FitRule::PrivateMle`]: [`calibrate_private_mle`] at `(2ε, 2δ)` with the fit's bound,
+///   `B`, `n`, `d`, `η` and overrides, then [`private_mle_radius`] ("Provable protection of
+///   human judgements" (anon., 2024));
+/// * [`FitRule::ObjPert`]: [`objpert_radius`] (derived here for Chowdhury, Zhou & Natarajan
+///   (2024), Algorithm 2);
+/// * [`FitRule::Local`]: [`local_radius`] (Zhou, Wu & Orabona (2025), Thm 5.4);
+/// * none for [`FitRule::Other`].
+///
+/// The inputs are checked in that order within each rule: for the private MLE the covariance,
+/// then `B` and `n`; for the others `n`, `X_max`, then `B`.
+///
+/// # Errors
+/// A [`RuleError`] naming the missing input, [`RuleError::NoRule`] for [`FitRule::Other`], or
+/// [`RuleError::Invalid`] with the error of the rule itself.
+pub fn fit_calibration(rule: &FitRule, inp: &RuleInputs) -> std::result::Result<Calibration, RuleError> {
+    let need_n = || inp.n.ok_or(RuleError::MissingSampleSize);
+    let need_b = || inp.radius.ok_or(RuleError::MissingRadius);
+    let need_x = |what: &'static str| inp.x_max.ok_or(RuleError::MissingFeatures(what));
+    let d = inp.d;
+    Ok(match rule {
+        FitRule::PrivateMle {
+            eps,
+            delta,
+            bound,
+            alpha,
+            accuracy,
+        } => {
+            if !inp.covariance {
+                return Err(RuleError::MissingCovariance);
+            }
+            let mut p = PrivateMleParams::new(2.0 * eps, 2.0 * delta, *bound, need_b()?, need_n()?, d);
+            p.eta = inp.eta;
+            p.alpha = *alpha;
+            p.accuracy = *accuracy;
+            let cal = calibrate_private_mle(&p)?;
+            let mut r = PrivateMleRadius::new(need_n()?, d, *bound, need_b()?);
+            r.eta = inp.eta;
+            r.multiplier = inp.radius_multiplier;
+            private_mle_radius(&cal, &r)?
+        }
+        FitRule::ObjPert { noise_std, beta } => {
+            let mut o = ObjPertRadius::new(
+                need_n()?,
+                d,
+                need_x("the objective-perturbation radius")?,
+                need_b()?,
+                *noise_std,
+                *beta,
+            );
+            o.eta = inp.eta;
+            o.lambda_multiplier = inp.lambda_multiplier;
+            o.multiplier = inp.radius_multiplier;
+            objpert_radius(&o)?
+        }
+        FitRule::Local { eps } => {
+            let mut p = LocalRadius::new(
+                *eps,
+                need_n()?,
+                d,
+                need_x("the radius of Zhou, Wu & Orabona (2025)")?,
+                need_b()?,
+            );
+            p.eta = inp.eta;
+            p.multiplier = inp.radius_multiplier;
+            p.lambda_multiplier = inp.lambda_multiplier;
+            local_radius(&p)?
+        }
+        FitRule::Other(name) => return Err(RuleError::NoRule(name.clone())),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::privacy::{calibrate_private_mle, PrivateMleParams};
 
     #[test]
     fn private_mle_terms_by_hand() {

@@ -24,6 +24,7 @@ mod pl_fit;
 mod pl_losses;
 mod policy_fw;
 mod policy_inner;
+mod policy_rule;
 mod provenance;
 mod rdp;
 mod robust;

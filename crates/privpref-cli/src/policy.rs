@@ -14,11 +14,8 @@ use clap::Args;
 use privpref::data::{npy, FeatureBound};
 use privpref::feasible::FeasibleSet;
 use privpref::par::Par;
-use privpref::policy::radius::{
-    local_radius, objpert_radius, private_mle_radius, Calibration, LocalRadius, ObjPertRadius, PrivateMleRadius,
-};
+use privpref::policy::radius::{design_moments, fit_calibration, Calibration, FitRule, RuleError, RuleInputs};
 use privpref::policy::{greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, Reference, StateActions};
-use privpref::privacy::{calibrate_private_mle, PrivateMleParams};
 use privpref::Error;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -124,12 +121,45 @@ fn float_vec(v: &Value, key: &str, path: &Path) -> Result<Vec<f64>, Error> {
         .collect()
 }
 
-/// What the fit in `result.json` was.
-enum FitKind {
-    PrivateMle,
-    ObjPert,
-    Local(Option<f64>),
-    Other(String),
+/// The radius rule of the fit in `result.json` (`path`), from its `mechanism` or `loss` and the
+/// fields that rule needs.
+fn fit_rule(res: &Value, path: &Path) -> Result<FitRule, Error> {
+    Ok(match res.get("mechanism").and_then(Value::as_str) {
+        Some("private-mle") => {
+            let g = res
+                .get("guarantee")
+                .filter(|g| !g.is_null())
+                .ok_or_else(|| io(path, "private-mle result without a guarantee"))?;
+            // The fit's bound: per-step L and horizon H (trajectories), or the guarantee's L.
+            let bound = match res.get("feature_bound_per_step").and_then(Value::as_f64) {
+                Some(step) => {
+                    let h = res.get("horizon").and_then(Value::as_u64).unwrap_or(1);
+                    FeatureBound::trajectory(h as usize, step)?
+                }
+                None => FeatureBound::pairwise(num(g, "feature_bound", path)?)?,
+            };
+            FitRule::PrivateMle {
+                eps: num(g, "eps", path)?,
+                delta: num(g, "delta", path)?,
+                bound,
+                alpha: res.get("alpha").and_then(Value::as_f64),
+                accuracy: res.get("accuracy").and_then(Value::as_f64),
+            }
+        }
+        Some("objpert") => FitRule::ObjPert {
+            noise_std: num(res, "noise_std", path)?,
+            beta: num(res, "beta", path)?,
+        },
+        Some(m) => FitRule::Other(m.to_string()),
+        None => match res.get("loss").and_then(Value::as_str) {
+            Some("mle") => FitRule::Local { eps: None },
+            Some("debiased-rr") => FitRule::Local {
+                eps: Some(num(res, "eps", path)?),
+            },
+            Some(l) => FitRule::Other(l.to_string()),
+            None => FitRule::Other("unknown".into()),
+        },
+    })
 }
 
 /// Runs `privpref policy` and returns the JSON (and the deterministic actions).
@@ -240,17 +270,7 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
     if d == 0 {
         return Err(io(&a.theta, "`theta` is empty"));
     }
-    let kind = match res.get("mechanism").and_then(Value::as_str) {
-        Some("private-mle") => FitKind::PrivateMle,
-        Some("objpert") => FitKind::ObjPert,
-        Some(m) => FitKind::Other(m.to_string()),
-        None => match res.get("loss").and_then(Value::as_str) {
-            Some("mle") => FitKind::Local(None),
-            Some("debiased-rr") => FitKind::Local(Some(num(&res, "eps", &a.theta)?)),
-            Some(l) => FitKind::Other(l.to_string()),
-            None => FitKind::Other("unknown".into()),
-        },
-    };
+    let private_mle = res.get("mechanism").and_then(Value::as_str) == Some("private-mle");
     // Θ_B.
     let set_name = match &a.set {
         Some(s) => s.clone(),
@@ -270,7 +290,7 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
         },
     )?;
     // Σ and X_max.
-    if matches!(kind, FitKind::PrivateMle) && a.x.is_some() {
+    if private_mle && a.x.is_some() {
         return Err(Error::param(
             "x",
             "the features are private under the private MLE (standard DP): pass the private covariance (--covariance), not --x",
@@ -310,29 +330,8 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
         if dx != d {
             return Err(Error::Shape(format!("--x has d = {dx} columns, theta has {d}")));
         }
-        let mut s = vec![0.0; d * d];
-        let mut xmax: f64 = 0.0;
         // Row by row from the (mapped) file: float32 rows are widened one at a time.
-        let (x, mut buf) = (m.features(), vec![0.0; d]);
-        for r in 0..n {
-            let row = x.row(r, d, &mut buf);
-            if let Some(j) = row.iter().position(|v| !v.is_finite()) {
-                return Err(Error::param("x", format!("non-finite feature in column {j}")));
-            }
-            xmax = xmax.max(row.iter().map(|v| v * v).sum::<f64>().sqrt());
-            for i in 0..d {
-                for j in 0..=i {
-                    s[i * d + j] += row[i] * row[j];
-                }
-            }
-        }
-        for i in 0..d {
-            for j in 0..=i {
-                let v = s[i * d + j] / n.max(1) as f64;
-                s[i * d + j] = v;
-                s[j * d + i] = v;
-            }
-        }
+        let (s, xmax) = design_moments(m.features(), n, d)?;
         (Some(s), Some(xmax))
     } else {
         (None, None)
@@ -342,84 +341,27 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
     let rule: Option<Calibration> = if a.lambda.is_some() && a.confidence_radius.is_some() {
         None
     } else {
-        let need_n = || n_fit.ok_or_else(|| io(&a.theta, "missing field `n`"));
-        let need_b = || radius_b.ok_or_else(|| Error::param("radius", "the radius rule needs B (--radius)"));
-        let need_x = |what: &str| {
-            x_max.ok_or_else(|| Error::param("x", format!("{what} needs the fit's features (--x) for Σ̂ and X_max, or give --lambda and --confidence-radius")))
-        };
-        Some(match &kind {
-            FitKind::PrivateMle => {
-                if sigma.is_none() {
-                    return Err(Error::param(
-                        "covariance",
-                        "a private-mle fit needs the private covariance (--covariance from `privpref covariance`)",
-                    ));
-                }
-                let g = res
-                    .get("guarantee")
-                    .filter(|g| !g.is_null())
-                    .ok_or_else(|| io(&a.theta, "private-mle result without a guarantee"))?;
-                // The fit's bound: per-step L and horizon H (trajectories), or the guarantee's L.
-                let l = match res.get("feature_bound_per_step").and_then(Value::as_f64) {
-                    Some(step) => {
-                        let h = res.get("horizon").and_then(Value::as_u64).unwrap_or(1);
-                        FeatureBound::trajectory(h as usize, step)?
-                    }
-                    None => FeatureBound::pairwise(num(g, "feature_bound", &a.theta)?)?,
-                };
-                let mut p = PrivateMleParams::new(
-                    2.0 * num(g, "eps", &a.theta)?,
-                    2.0 * num(g, "delta", &a.theta)?,
-                    l,
-                    need_b()?,
-                    need_n()?,
-                    d,
-                );
-                p.eta = a.eta;
-                p.alpha = res.get("alpha").and_then(Value::as_f64);
-                p.accuracy = res.get("accuracy").and_then(Value::as_f64);
-                let cal = calibrate_private_mle(&p)?;
-                private_mle_radius(&cal, &{
-                    let mut p = PrivateMleRadius::new(need_n()?, d, l, need_b()?);
-                    p.eta = a.eta;
-                    p.multiplier = a.radius_multiplier;
-                    p
-                })?
-            }
-            FitKind::ObjPert => objpert_radius(&{
-                let mut o = ObjPertRadius::new(
-                    need_n()?,
-                    d,
-                    need_x("the objective-perturbation radius")?,
-                    need_b()?,
-                    num(&res, "noise_std", &a.theta)?,
-                    num(&res, "beta", &a.theta)?,
-                );
-                o.eta = a.eta;
-                o.lambda_multiplier = a.lambda_multiplier;
-                o.multiplier = a.radius_multiplier;
-                o
-            })?,
-            FitKind::Local(eps) => {
-                let mut p = LocalRadius::new(
-                    *eps,
-                    need_n()?,
-                    d,
-                    need_x("the radius of Zhou, Wu & Orabona (2025)")?,
-                    need_b()?,
-                );
-                p.eta = a.eta;
-                p.multiplier = a.radius_multiplier;
-                p.lambda_multiplier = a.lambda_multiplier;
-                local_radius(&p)?
-            }
-            FitKind::Other(name) => {
-                return Err(Error::param(
-                    "confidence-radius",
-                    format!("no explicit radius rule for a `{name}` fit: give --lambda and --confidence-radius"),
-                ))
-            }
-        })
+        let mut inp = RuleInputs::new(n_fit, d, radius_b, x_max, sigma.is_some());
+        (inp.eta, inp.radius_multiplier, inp.lambda_multiplier) = (a.eta, a.radius_multiplier, a.lambda_multiplier);
+        Some(fit_calibration(&fit_rule(&res, &a.theta)?, &inp).map_err(|e| match e {
+            RuleError::MissingCovariance => Error::param(
+                "covariance",
+                "a private-mle fit needs the private covariance (--covariance from `privpref covariance`)",
+            ),
+            RuleError::MissingSampleSize => io(&a.theta, "missing field `n`"),
+            RuleError::MissingRadius => Error::param("radius", "the radius rule needs B (--radius)"),
+            RuleError::MissingFeatures(what) => Error::param(
+                "x",
+                format!(
+                    "{what} needs the fit's features (--x) for Σ̂ and X_max, or give --lambda and --confidence-radius"
+                ),
+            ),
+            RuleError::NoRule(name) => Error::param(
+                "confidence-radius",
+                format!("no explicit radius rule for a `{name}` fit: give --lambda and --confidence-radius"),
+            ),
+            RuleError::Invalid(e) => e,
+        })?)
     };
     let lambda = a.lambda.or(rule.as_ref().map(|r| r.lambda)).unwrap_or(0.0);
     let gamma = a.confidence_radius.or(rule.as_ref().map(|r| r.radius)).unwrap_or(0.0);

@@ -17,13 +17,10 @@ use numpy::{IntoPyArray, PyArray1, PyUntypedArrayMethods};
 use privpref::data::{self, FeatureBound};
 use privpref::feasible::FeasibleSet;
 use privpref::par::Par;
-use privpref::policy::radius::{
-    local_radius, objpert_radius, private_mle_radius, Calibration, LocalRadius, ObjPertRadius, PrivateMleRadius,
-};
+use privpref::policy::radius::{design_moments, fit_calibration, Calibration, FitRule, RuleError, RuleInputs};
 use privpref::policy::{
     greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, PolicyTermination, Reference, StateActions,
 };
-use privpref::privacy::{calibrate_private_mle, PrivateMleParams};
 use privpref::{Error, Result};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -33,14 +30,6 @@ use serde_json::{json, Value};
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policy, m)?)?;
     Ok(())
-}
-
-/// What the fit was (the CLI's `FitKind`).
-enum FitKind {
-    PrivateMle,
-    ObjPert,
-    Local(Option<f64>),
-    Other(String),
 }
 
 /// The settings of a policy run besides the arrays.
@@ -212,6 +201,46 @@ fn num(v: &Value, key: &str) -> Result<f64> {
     v.get(key).and_then(Value::as_f64).ok_or_else(|| missing(key))
 }
 
+/// The radius rule of the fit described by `res` (the fields of the CLI's `result.json`), from
+/// its `mechanism` or `loss` and the fields that rule needs.
+fn fit_rule(res: &Value) -> Result<FitRule> {
+    Ok(match res.get("mechanism").and_then(Value::as_str) {
+        Some("private-mle") => {
+            let g = res
+                .get("guarantee")
+                .filter(|g| !g.is_null())
+                .ok_or_else(|| Error::param("fit", "a private-mle fit without a guarantee"))?;
+            let bound = match res.get("feature_bound_per_step").and_then(Value::as_f64) {
+                Some(step) => {
+                    let h = res.get("horizon").and_then(Value::as_u64).unwrap_or(1);
+                    FeatureBound::trajectory(h as usize, step)?
+                }
+                None => FeatureBound::pairwise(num(g, "feature_bound")?)?,
+            };
+            FitRule::PrivateMle {
+                eps: num(g, "eps")?,
+                delta: num(g, "delta")?,
+                bound,
+                alpha: res.get("alpha").and_then(Value::as_f64),
+                accuracy: res.get("accuracy").and_then(Value::as_f64),
+            }
+        }
+        Some("objpert") => FitRule::ObjPert {
+            noise_std: num(res, "noise_std")?,
+            beta: num(res, "beta")?,
+        },
+        Some(m) => FitRule::Other(m.to_string()),
+        None => match res.get("loss").and_then(Value::as_str) {
+            Some("mle") => FitRule::Local { eps: None },
+            Some("debiased-rr") => FitRule::Local {
+                eps: Some(num(res, "eps")?),
+            },
+            Some(l) => FitRule::Other(l.to_string()),
+            None => FitRule::Other("unknown".into()),
+        },
+    })
+}
+
 /// The confidence set, the policy options and the JSON fields every run reports (the CLI's
 /// `prepare`, reading the fit's fields from `res` and the features from memory).
 fn prepare(
@@ -228,17 +257,7 @@ fn prepare(
     if theta.iter().any(|v| !v.is_finite()) {
         return Err(Error::param("theta", "has a non-finite entry"));
     }
-    let kind = match res.get("mechanism").and_then(Value::as_str) {
-        Some("private-mle") => FitKind::PrivateMle,
-        Some("objpert") => FitKind::ObjPert,
-        Some(m) => FitKind::Other(m.to_string()),
-        None => match res.get("loss").and_then(Value::as_str) {
-            Some("mle") => FitKind::Local(None),
-            Some("debiased-rr") => FitKind::Local(Some(num(res, "eps")?)),
-            Some(l) => FitKind::Other(l.to_string()),
-            None => FitKind::Other("unknown".into()),
-        },
-    };
+    let private_mle = res.get("mechanism").and_then(Value::as_str) == Some("private-mle");
     // Θ_B.
     let set_name = match &a.set {
         Some(s) => s.clone(),
@@ -258,7 +277,7 @@ fn prepare(
         },
     )?;
     // Σ and X_max.
-    if matches!(kind, FitKind::PrivateMle) && x.is_some() {
+    if private_mle && x.is_some() {
         return Err(Error::param(
             "x",
             "the features are private under the private MLE (standard DP): pass the private covariance (covariance=), not x",
@@ -285,29 +304,8 @@ fn prepare(
             Features::F64(v) => data::Features::F64(v),
             Features::F32(v) => data::Features::F32(v),
         };
-        let mut s = vec![0.0; d * d];
-        let mut xmax: f64 = 0.0;
-        let mut buf = vec![0.0; d];
         // Row by row, as the CLI: the same sums in the same order.
-        for r in 0..n {
-            let row = x.row(r, d, &mut buf);
-            if let Some(j) = row.iter().position(|v| !v.is_finite()) {
-                return Err(Error::param("x", format!("non-finite feature in column {j}")));
-            }
-            xmax = xmax.max(row.iter().map(|v| v * v).sum::<f64>().sqrt());
-            for i in 0..d {
-                for j in 0..=i {
-                    s[i * d + j] += row[i] * row[j];
-                }
-            }
-        }
-        for i in 0..d {
-            for j in 0..=i {
-                let v = s[i * d + j] / n.max(1) as f64;
-                s[i * d + j] = v;
-                s[j * d + i] = v;
-            }
-        }
+        let (s, xmax) = design_moments(x, n, d)?;
         (Some(s), Some(xmax))
     } else {
         (None, None)
@@ -317,91 +315,28 @@ fn prepare(
     let rule: Option<Calibration> = if a.lambda.is_some() && a.confidence_radius.is_some() {
         None
     } else {
-        let need_n = || {
-            n_fit.ok_or_else(|| {
-                Error::param(
-                    "n",
-                    "the radius rule needs the fit's sample size n (pass n=, or x= for a label-DP fit)",
-                )
-            })
-        };
-        let need_b = || radius_b.ok_or_else(|| Error::param("radius", "the radius rule needs B (radius=)"));
-        let need_x = |what: &str| {
-            x_max.ok_or_else(|| {
-                Error::param(
-                    "x",
-                    format!(
-                        "{what} needs the fit's features (x=) for Σ̂ and X_max, or give lam= and confidence_radius="
-                    ),
-                )
-            })
-        };
-        Some(match &kind {
-            FitKind::PrivateMle => {
-                if sigma.is_none() {
-                    return Err(Error::param(
-                        "covariance",
-                        "a private-mle fit needs the private covariance Σ̃ (covariance=)",
-                    ));
-                }
-                let g = res
-                    .get("guarantee")
-                    .filter(|g| !g.is_null())
-                    .ok_or_else(|| Error::param("fit", "a private-mle fit without a guarantee"))?;
-                let l = match res.get("feature_bound_per_step").and_then(Value::as_f64) {
-                    Some(step) => {
-                        let h = res.get("horizon").and_then(Value::as_u64).unwrap_or(1);
-                        FeatureBound::trajectory(h as usize, step)?
-                    }
-                    None => FeatureBound::pairwise(num(g, "feature_bound")?)?,
-                };
-                let mut p =
-                    PrivateMleParams::new(2.0 * num(g, "eps")?, 2.0 * num(g, "delta")?, l, need_b()?, need_n()?, d);
-                p.eta = a.eta;
-                p.alpha = res.get("alpha").and_then(Value::as_f64);
-                p.accuracy = res.get("accuracy").and_then(Value::as_f64);
-                let cal = calibrate_private_mle(&p)?;
-                private_mle_radius(&cal, &{
-                    let mut p = PrivateMleRadius::new(need_n()?, d, l, need_b()?);
-                    p.eta = a.eta;
-                    p.multiplier = a.radius_multiplier;
-                    p
-                })?
-            }
-            FitKind::ObjPert => objpert_radius(&{
-                let mut o = ObjPertRadius::new(
-                    need_n()?,
-                    d,
-                    need_x("the objective-perturbation radius")?,
-                    need_b()?,
-                    num(res, "noise_std")?,
-                    num(res, "beta")?,
-                );
-                o.eta = a.eta;
-                o.lambda_multiplier = a.lambda_multiplier;
-                o.multiplier = a.radius_multiplier;
-                o
-            })?,
-            FitKind::Local(eps) => {
-                let mut p = LocalRadius::new(
-                    *eps,
-                    need_n()?,
-                    d,
-                    need_x("the radius of Zhou, Wu & Orabona (2025)")?,
-                    need_b()?,
-                );
-                p.eta = a.eta;
-                p.multiplier = a.radius_multiplier;
-                p.lambda_multiplier = a.lambda_multiplier;
-                local_radius(&p)?
-            }
-            FitKind::Other(name) => {
-                return Err(Error::param(
-                    "confidence_radius",
-                    format!("no explicit radius rule for a `{name}` fit: give lam= and confidence_radius="),
-                ))
-            }
-        })
+        let mut inp = RuleInputs::new(n_fit, d, radius_b, x_max, sigma.is_some());
+        (inp.eta, inp.radius_multiplier, inp.lambda_multiplier) = (a.eta, a.radius_multiplier, a.lambda_multiplier);
+        Some(fit_calibration(&fit_rule(res)?, &inp).map_err(|e| match e {
+            RuleError::MissingCovariance => Error::param(
+                "covariance",
+                "a private-mle fit needs the private covariance Σ̃ (covariance=)",
+            ),
+            RuleError::MissingSampleSize => Error::param(
+                "n",
+                "the radius rule needs the fit's sample size n (pass n=, or x= for a label-DP fit)",
+            ),
+            RuleError::MissingRadius => Error::param("radius", "the radius rule needs B (radius=)"),
+            RuleError::MissingFeatures(what) => Error::param(
+                "x",
+                format!("{what} needs the fit's features (x=) for Σ̂ and X_max, or give lam= and confidence_radius="),
+            ),
+            RuleError::NoRule(name) => Error::param(
+                "confidence_radius",
+                format!("no explicit radius rule for a `{name}` fit: give lam= and confidence_radius="),
+            ),
+            RuleError::Invalid(e) => e,
+        })?)
     };
     let lambda = a.lambda.or(rule.as_ref().map(|r| r.lambda)).unwrap_or(0.0);
     let gamma = a.confidence_radius.or(rule.as_ref().map(|r| r.radius)).unwrap_or(0.0);
