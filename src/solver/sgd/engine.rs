@@ -31,6 +31,7 @@ use crate::error::Result;
 use crate::feasible::FeasibleSet;
 use pulp::Arch;
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The projection `Π` onto a feasible set, in a fixed arithmetic.
 pub(crate) trait Projection {
@@ -193,6 +194,14 @@ impl Iterates {
             }
         }
     }
+    /// [`Iterates::into_output`], or the iterate `θ_{t+1}` when the average has no term yet
+    /// (a run interrupted before its first averaged step: the mean would be `0/0`).
+    pub(crate) fn into_output_or_iterate(self) -> Vec<f64> {
+        match &self.mean {
+            IterateMean::Before { count: 0, .. } | IterateMean::After { count: 0, .. } => self.theta,
+            _ => self.into_output(),
+        }
+    }
 }
 
 /// Runs at most `steps` steps of projected SGD from `it` (module docs): for each, the hook's
@@ -258,6 +267,52 @@ pub(crate) fn drive<P: Projection, H: StepHook<P>>(
             )
         }
     }
+}
+
+/// Steps between two checks of a caller's interrupt flag in [`drive_interruptible`] (as in
+/// the SGD solver: a relaxed atomic load every this many steps costs nothing measurable).
+pub(crate) const STOP_CHECK: usize = 4096;
+
+/// How [`drive_interruptible`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Driven {
+    /// As [`drive`] ended: all steps taken ([`Flow::Continue`]) or the hook halted.
+    Done(Flow),
+    /// The caller's flag was set: the run stopped at a check, between two steps (`it.t` steps
+    /// taken).
+    Interrupted,
+}
+
+/// [`drive`] in runs of at most [`STOP_CHECK`] steps, with a relaxed load of `interrupt`
+/// before each run (the first one included, so a flag set before the call takes no step).
+/// The state only lives in `it` and the hook, so the runs give the same bits as one call of
+/// [`drive`].
+///
+/// # Errors
+/// The hook's errors, as [`drive`].
+pub(crate) fn drive_interruptible<P: Projection, H: StepHook<P>>(
+    hook: &mut H,
+    proj: &P,
+    sched: &Schedule,
+    it: &mut Iterates,
+    steps: usize,
+    interrupt: Option<&AtomicBool>,
+) -> Result<Driven> {
+    let Some(flag) = interrupt else {
+        return drive(hook, proj, sched, it, steps).map(Driven::Done);
+    };
+    let mut done = 0;
+    while done < steps {
+        if flag.load(Ordering::Relaxed) {
+            return Ok(Driven::Interrupted);
+        }
+        let run = STOP_CHECK.min(steps - done);
+        if drive(hook, proj, sched, it, run)? == Flow::Halt {
+            return Ok(Driven::Done(Flow::Halt));
+        }
+        done += run;
+    }
+    Ok(Driven::Done(Flow::Continue))
 }
 
 /// The step loop of [`drive`], with the average's updates before (`θ_t`) and after
