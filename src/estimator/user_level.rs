@@ -328,7 +328,7 @@ fn base_notes(acc: &Accountant, sampler: UserSampler, q: f64) -> Vec<String> {
 /// place of `(σ(x_jᵀθ_t) − y_j) x_j`; the default is the logistic loss).
 ///
 /// When [`UserDpSgdOptions::interrupt`] is set (checked before the first step and then every
-/// few thousand steps), the run stops there: the fit is the output so far, its report
+/// 256 steps), the run stops there: the fit is the output so far, its report
 /// [`Termination::Interrupted`](crate::solver::Termination::Interrupted) with the steps taken,
 /// and it carries no guarantee ([`Fit::no_guarantee_reason`] says so).
 ///
@@ -479,7 +479,7 @@ fn user_dpsgd_with<L: Loss>(
 /// Liu & Asi (2024) mean-oracle analysis, not on a plain Gaussian mechanism.
 ///
 /// When [`AupOptions::interrupt`] is set (checked before every phase's first step and then
-/// every few thousand steps), the run stops there: the fit is the average so far, its report
+/// every 256 steps), the run stops there: the fit is the average so far, its report
 /// [`Termination::Interrupted`](crate::solver::Termination::Interrupted) with the steps taken,
 /// and it carries no guarantee ([`Fit::no_guarantee_reason`] says so).
 ///

@@ -692,7 +692,7 @@ fn invalid_input_is_a_typed_error() {
 
 /// The caller's interrupt flag: set before the call, label-private SGD and multi-stage training
 /// stop at the first check (no step, no release) with `Interrupted` and no guarantee; never set,
-/// a flag changes no bit (a pass longer than one check interval of 4096 steps, so the checked
+/// a flag changes no bit (a pass longer than one check interval of 256 steps, so the checked
 /// runs are exercised), nor the guarantee.
 #[test]
 fn interrupt_flag_stops_the_pass_and_an_unset_flag_changes_nothing() {

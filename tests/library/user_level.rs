@@ -504,7 +504,7 @@ fn aup_validates_inputs() {
 /// The caller's interrupt flag: set before the call, user-wise DP-SGD and AUP-RLHF stop at the
 /// first check (no step) with `Interrupted`, the start point (every output rule: an average with
 /// no term falls back to the iterate) and no guarantee; never set, a flag changes no bit over
-/// more steps than one check interval (4096), nor the guarantee.
+/// more steps than one check interval (256), nor the guarantee.
 #[test]
 fn interrupt_flag_stops_the_run_and_an_unset_flag_changes_nothing() {
     use privpref::solver::Termination;

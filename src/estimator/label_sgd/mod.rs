@@ -239,7 +239,7 @@ pub struct LpSgdOptions {
     /// LP-Normal-SGD's relative rank tolerance (default [`DEFAULT_RANK_TOL`]).
     pub rank_tol: f64,
     /// The caller's interrupt flag (default `None`), as [`Control::interrupt`] of the solvers:
-    /// a relaxed load every few thousand steps; once set, the pass stops between two steps and
+    /// a relaxed load every 256 steps; once set, the pass stops between two steps and
     /// the fit is the iterate so far, [`Termination::Interrupted`], and **no** guarantee.
     pub interrupt: Option<Arc<AtomicBool>>,
 }
@@ -544,7 +544,7 @@ fn normal_release(
 /// the guarantee (basic composition). All randomness comes from `rng`.
 ///
 /// When [`LpSgdOptions::interrupt`] is set during the pass (checked before the first step and
-/// then every few thousand steps), the pass stops there: the fit is the last iterate so far
+/// then every 256 steps), the pass stops there: the fit is the last iterate so far
 /// with the labels released so far, its report [`Termination::Interrupted`] with the steps
 /// taken, and it carries no guarantee ([`Fit::no_guarantee_reason`] says so).
 ///

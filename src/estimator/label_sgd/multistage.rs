@@ -90,7 +90,7 @@ pub struct MultiStageOptions {
     pub debias: bool,
     /// The caller's interrupt flag (default `None`), as
     /// [`Control::interrupt`](crate::solver::Control::interrupt) of the solvers: a relaxed load
-    /// before every stage and every few thousand steps within one; once set, training stops and
+    /// before every stage and every 256 steps within one; once set, training stops and
     /// the fit is the iterate so far,
     /// [`Termination::Interrupted`](crate::solver::Termination::Interrupted), and **no**
     /// guarantee.

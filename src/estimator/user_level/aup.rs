@@ -111,7 +111,7 @@ pub struct AupOptions {
     pub noise_multiplier: Option<f64>,
     /// The caller's interrupt flag (default `None`), as
     /// [`Control::interrupt`](crate::solver::Control::interrupt) of the solvers: a relaxed load
-    /// before every phase's first step and every few thousand steps; once set, the run stops
+    /// before every phase's first step and every 256 steps; once set, the run stops
     /// between two steps and the fit is the average so far (the iterate if no step was taken),
     /// [`Termination::Interrupted`](crate::solver::Termination::Interrupted), and **no**
     /// guarantee.

@@ -79,7 +79,7 @@ pub struct UserDpSgdOptions {
     pub loss: LossSpec,
     /// The caller's interrupt flag (default `None`), as
     /// [`Control::interrupt`](crate::solver::Control::interrupt) of the solvers: a relaxed load
-    /// every few thousand steps; once set, the run stops between two steps and the fit is the
+    /// every 256 steps; once set, the run stops between two steps and the fit is the
     /// output so far ([`output`](Self::output), or the iterate when the average has no term
     /// yet), [`Termination::Interrupted`](crate::solver::Termination::Interrupted), and **no**
     /// guarantee.
