@@ -432,4 +432,64 @@ mod tests {
         drive(&mut h, &set, &Schedule::InvT(1.0), &mut it, 2).unwrap();
         assert_eq!((it.t, h.seen), (9, vec![8, 9]));
     }
+
+    /// The checked runs give the bits of one call of [`drive`]; a flag set before the call takes
+    /// no step; a flag set during step `t` stops the run at the next multiple of
+    /// [`STOP_CHECK`]; a halt is still a halt.
+    #[test]
+    fn interruptible_runs_stop_at_the_next_check_and_change_no_bit() {
+        let set = FeasibleSet::ball(2.0).unwrap();
+        let sched = Schedule::InvSqrtT { c: 0.5, g: 1.0 };
+        let steps = 3 * STOP_CHECK + 17;
+        let mut plain = Iterates::start(2, Some(&[4.0, 0.0]), &set, IterateMean::after(2, 100));
+        assert_eq!(
+            drive(&mut hook(0), &set, &sched, &mut plain, steps).unwrap(),
+            Flow::Continue
+        );
+        let flag = AtomicBool::new(false);
+        let mut it = Iterates::start(2, Some(&[4.0, 0.0]), &set, IterateMean::after(2, 100));
+        let d = drive_interruptible(&mut hook(0), &set, &sched, &mut it, steps, Some(&flag)).unwrap();
+        assert_eq!(d, Driven::Done(Flow::Continue));
+        assert_eq!((it.t, &it.theta), (plain.t, &plain.theta));
+        assert_eq!(it.into_output(), plain.into_output());
+
+        flag.store(true, Ordering::Relaxed);
+        let mut it = Iterates::start(2, Some(&[4.0, 0.0]), &set, IterateMean::before(2));
+        let d = drive_interruptible(&mut hook(0), &set, &sched, &mut it, steps, Some(&flag)).unwrap();
+        assert_eq!((d, it.t), (Driven::Interrupted, 0));
+        // The mean has no term: the iterate θ_1 instead of 0/0.
+        assert_eq!(it.into_output_or_iterate(), vec![2.0, 0.0]);
+
+        /// Sets the flag while computing the gradient of step `at`.
+        struct SetAt<'f> {
+            inner: Quadratic,
+            flag: &'f AtomicBool,
+            at: usize,
+        }
+        impl<P: Projection> StepHook<P> for SetAt<'_> {
+            fn gradient(&mut self, t: usize, theta: &[f64]) -> Result<Flow> {
+                if t == self.at {
+                    self.flag.store(true, Ordering::Relaxed);
+                }
+                <Quadratic as StepHook<P>>::gradient(&mut self.inner, t, theta)
+            }
+            fn add_to(&self, alpha: f64, theta: &mut [f64]) {
+                <Quadratic as StepHook<P>>::add_to(&self.inner, alpha, theta)
+            }
+        }
+        let flag = AtomicBool::new(false);
+        let mut h = SetAt {
+            inner: hook(0),
+            flag: &flag,
+            at: STOP_CHECK + 3,
+        };
+        let mut it = Iterates::start(2, Some(&[4.0, 0.0]), &set, IterateMean::Last);
+        let d = drive_interruptible(&mut h, &set, &sched, &mut it, steps, Some(&flag)).unwrap();
+        assert_eq!((d, it.t), (Driven::Interrupted, 2 * STOP_CHECK));
+
+        let mut it = Iterates::start(2, Some(&[4.0, 0.0]), &set, IterateMean::Last);
+        let flag = AtomicBool::new(false);
+        let d = drive_interruptible(&mut hook(STOP_CHECK + 5), &set, &sched, &mut it, steps, Some(&flag)).unwrap();
+        assert_eq!((d, it.t), (Driven::Done(Flow::Halt), STOP_CHECK + 4));
+    }
 }
