@@ -58,7 +58,9 @@ impl<S> FitConfig<S> {
 ///   describes the **unperturbed** minimiser: a non-private diagnostic, never to be released.
 ///   The stochastic estimators (label-private SGD, user-level DP-SGD, AUP-RLHF) evaluate no
 ///   objective: their report ends [`Completed`](crate::solver::Termination::Completed) with the
-///   certificate's values `NaN` and only the step count and time filled in.
+///   certificate's values `NaN` and only the step count and time filled in, or
+///   [`Interrupted`](crate::solver::Termination::Interrupted) when the caller's interrupt flag
+///   stopped the run (the iterate so far, and no guarantee).
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -73,7 +75,8 @@ pub struct Fit<D = Local> {
     /// the central and SGD estimators attach their own.
     pub guarantee: Option<Guarantee>,
     /// Why `guarantee` is `None`, when it is (labels without provenance; a refused central
-    /// guarantee, prefixed `guarantee refused: `).
+    /// guarantee, prefixed `guarantee refused: `; a stochastic run stopped by the caller's
+    /// interrupt flag, prefixed `interrupted by the caller `).
     pub no_guarantee_reason: Option<String>,
     /// What only this estimator produces.
     pub detail: D,
@@ -103,9 +106,25 @@ impl<D> Fit<D> {
         self.guarantee = None;
         self.no_guarantee_reason = Some(format!("{REFUSED}{reason}"));
     }
+
+    /// Marks a stochastic estimator's run as stopped by the caller's interrupt flag after
+    /// `steps` steps (of `budget`, when known): [`Termination::Interrupted`](crate::solver::Termination::Interrupted) in
+    /// the report, **no** guarantee (whatever was attached), and the reason. The guarantee of a
+    /// complete run describes the whole run's release; an interrupted run gets none, so that
+    /// it can never carry that wording by accident.
+    pub(crate) fn interrupted(&mut self, steps: usize, budget: Option<usize>) {
+        self.report.termination = crate::solver::Termination::Interrupted;
+        self.guarantee = None;
+        let of = budget.map_or_else(String::new, |b| format!(" of {b}"));
+        self.no_guarantee_reason = Some(format!(
+            "{INTERRUPTED}after {steps}{of} steps; the run is incomplete and carries no guarantee"
+        ));
+    }
 }
 
 const REFUSED: &str = "guarantee refused: ";
+/// The start of [`Fit::no_guarantee_reason`] of an interrupted stochastic run.
+const INTERRUPTED: &str = "interrupted by the caller ";
 
 /// The detail of a local fit ([`fit`](crate::estimator::fit),
 /// [`fit_kwise`](crate::estimator::fit_kwise), the user-level RR fit, loss (14)): its

@@ -39,7 +39,7 @@ use crate::privacy::rdp::{Accountant, EpsilonReport};
 use crate::privacy::{
     Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit, PrivatizedLabels, Randomizer,
 };
-use crate::solver::sgd::engine::{self, Iterates};
+use crate::solver::sgd::engine::{self, Driven, Iterates};
 use crate::solver::sgd::Schedule;
 use crate::solver::{Control, SolveReport};
 use aup::{adap_user_priv_sgd, checked_phase_sizes, PhaseOut};
@@ -198,7 +198,10 @@ fn fit_user_rr_raw(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
 /// The detail of [`user_dpsgd`] and [`aup_rlhf`]. The fit's `guarantee` is `None` when the
 /// run is not covered (e.g. fixed-size sampling), with the reason in
 /// [`Fit::refusal`]; its `report` is [`Completed`](crate::solver::Termination::Completed) with
-/// the steps of all phases and the time.
+/// the steps of all phases and the time, or
+/// [`Interrupted`](crate::solver::Termination::Interrupted) with the steps taken when the
+/// caller's interrupt flag stopped the run (then no guarantee, and the reason in
+/// [`Fit::no_guarantee_reason`]).
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -324,6 +327,11 @@ fn base_notes(acc: &Accountant, sampler: UserSampler, q: f64) -> Vec<String> {
 /// The per-user gradients are those of [`UserDpSgdOptions::loss`] (`ℓ'(x_jᵀθ_t; y_j) x_j` in
 /// place of `(σ(x_jᵀθ_t) − y_j) x_j`; the default is the logistic loss).
 ///
+/// When [`UserDpSgdOptions::interrupt`] is set (checked before the first step and then every
+/// 256 steps), the run stops there: the fit is the output so far, its report
+/// [`Termination::Interrupted`](crate::solver::Termination::Interrupted) with the steps taken,
+/// and it carries no guarantee ([`Fit::no_guarantee_reason`] says so).
+///
 /// # Errors
 /// [`Error::InvalidParam`] for invalid options (ε, δ, ñ ∉ (0, n], T = 0, C, η, k = 0, the loss's
 /// ε); [`Error::Shape`] if `users` does not cover the rows; accountant errors.
@@ -388,8 +396,16 @@ fn user_dpsgd_with<L: Loss>(
     let mean = opts.output.iterate_mean(d, steps);
     let mut it = Iterates::resume(start_point(&opts.theta0, d, &opts.set)?, mean, 0);
     let mut hook = DpSgdStep::new(loss, data, users, opts, sigma, rng);
-    engine::drive(&mut hook, &opts.set, &Schedule::Const(opts.step_size), &mut it, steps)?;
-    let theta = it.into_output();
+    let sched = Schedule::Const(opts.step_size);
+    let flag = opts.interrupt.as_deref();
+    let driven = engine::drive_interruptible(&mut hook, &opts.set, &sched, &mut it, steps, flag)?;
+    let taken = it.t;
+    let interrupted = driven == Driven::Interrupted;
+    let theta = if interrupted {
+        it.into_output_or_iterate()
+    } else {
+        it.into_output()
+    };
     let mut notes = base_notes(acc, opts.sampler, q);
     notes.push(format!(
         "per-user averaged gradients of the `{}` loss clipped to C = {}; noise N(0, (sigma C)^2 I) added once per step to the sum, divided by the nominal batch {}",
@@ -426,14 +442,11 @@ fn user_dpsgd_with<L: Loss>(
         accounting: report,
         halted: None,
     };
-    Ok(user_level_fit(
-        "user-dpsgd",
-        theta,
-        opts.steps,
-        started,
-        (guarantee, refusal),
-        detail,
-    ))
+    let mut fit = user_level_fit("user-dpsgd", theta, taken as u64, started, (guarantee, refusal), detail);
+    if interrupted {
+        fit.interrupted(taken, Some(steps));
+    }
+    Ok(fit)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -464,6 +477,11 @@ fn user_dpsgd_with<L: Loss>(
 /// ε_Gauss ≤ ε/2 + ε/2` (paper-faithful AboveThreshold constants cost `2·ε/2` instead, which the
 /// guarantee records), `δ`, labelled "as claimed by the paper": the oracle's privacy rests on the
 /// Liu & Asi (2024) mean-oracle analysis, not on a plain Gaussian mechanism.
+///
+/// When [`AupOptions::interrupt`] is set (checked before every phase's first step and then
+/// every 256 steps), the run stops there: the fit is the average so far, its report
+/// [`Termination::Interrupted`](crate::solver::Termination::Interrupted) with the steps taken,
+/// and it carries no guarantee ([`Fit::no_guarantee_reason`] says so).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for invalid options; [`Error::FeatureBound`] for a row with
@@ -498,6 +516,7 @@ fn aup_rlhf_with<L: Loss>(
     let mut halted = None;
     let mut last: Option<PhaseOut> = None;
     let mut eps_total = 0.0f64;
+    let mut interrupted = false;
     for (i, &size) in sizes.iter().enumerate() {
         let pool: Vec<usize> = (start..start + size).collect();
         start += size;
@@ -506,9 +525,13 @@ fn aup_rlhf_with<L: Loss>(
         total_steps += out.steps;
         eps_total = eps_total.max(out.at_cost + out.report.epsilon);
         let stop = out.halted_at;
+        interrupted = out.interrupted;
         last = Some(out);
         if let Some(t) = stop {
             halted = Some((i + 1, t));
+            break;
+        }
+        if interrupted {
             break;
         }
     }
@@ -569,12 +592,13 @@ fn aup_rlhf_with<L: Loss>(
         accounting: out.report,
         halted,
     };
-    Ok(user_level_fit(
-        "aup-rlhf",
-        theta,
-        total_steps,
-        started,
-        (guarantee, refusal),
-        detail,
-    ))
+    let mut fit = user_level_fit("aup-rlhf", theta, total_steps, started, (guarantee, refusal), detail);
+    if interrupted {
+        let taken = usize::try_from(total_steps).unwrap_or(usize::MAX);
+        let budget = usize::try_from(opts.steps)
+            .ok()
+            .and_then(|t| t.checked_mul(sizes.len()));
+        fit.interrupted(taken, budget);
+    }
+    Ok(fit)
 }

@@ -150,6 +150,16 @@ impl Control {
     }
 }
 
+/// Whether two optional interrupt flags are the same flag (the same allocation, or both
+/// absent): the equality of the options structs that hold one.
+pub(crate) fn same_flag(a: &Option<Arc<AtomicBool>>, b: &Option<Arc<AtomicBool>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
 /// The warm-start checks of the solvers: length `d` ([`Error::Shape`]) and finite entries
 /// ([`Error::InvalidParam`] `theta0`).
 pub(crate) fn check_theta0(theta0: Option<&[f64]>, d: usize) -> Result<()> {

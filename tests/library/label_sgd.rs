@@ -689,3 +689,71 @@ fn invalid_input_is_a_typed_error() {
         KaryRr::new(1.0, 2).unwrap().randomize(&[0], &mut simulation_rng(0)),
     );
 }
+
+/// The caller's interrupt flag: set before the call, label-private SGD and multi-stage training
+/// stop at the first check (no step, no release) with `Interrupted` and no guarantee; never set,
+/// a flag changes no bit (a pass longer than one check interval of 256 steps, so the checked
+/// runs are exercised), nor the guarantee.
+#[test]
+fn interrupt_flag_stops_the_pass_and_an_unset_flag_changes_nothing() {
+    use privpref::solver::Termination;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let n = 10_000;
+    let (x, y, _) = mixture_model_data(n, 7);
+    let model = MulticlassModel::new(MulticlassView::new(&x, n, 4, 5, &y).unwrap(), PlTop1).unwrap();
+    let set = FeasibleSet::ball(5.0).unwrap();
+    let normal = LabelMechanism::Normal {
+        delta: 1e-6,
+        calibration: GaussianCalibration::Analytic,
+        sensitivity: None,
+    };
+    for (case, mechanism) in [LabelMechanism::Krr, normal].into_iter().enumerate() {
+        let plain = LpSgdOptions::new(1.0, mechanism, set);
+        let want = lp_sgd(&model, &plain, None, None, &mut NoiseRng::seeded(5 + case as u64)).unwrap();
+        assert_eq!(want.report.termination, Termination::Completed);
+        let mut unset = plain.clone();
+        unset.interrupt = Some(Arc::new(AtomicBool::new(false)));
+        assert_ne!(unset, plain);
+        let got = lp_sgd(&model, &unset, None, None, &mut NoiseRng::seeded(5 + case as u64)).unwrap();
+        assert_eq!(got.theta, want.theta);
+        assert_eq!(got.detail.released, want.detail.released);
+        assert_eq!(got.guarantee, want.guarantee);
+        assert_eq!(got.report.termination, Termination::Completed);
+        assert_eq!(got.report.counts.iterations, n);
+
+        let mut stopped = plain.clone();
+        stopped.interrupt = Some(Arc::new(AtomicBool::new(true)));
+        let f = lp_sgd(&model, &stopped, None, None, &mut NoiseRng::seeded(5 + case as u64)).unwrap();
+        assert_eq!(f.report.termination, Termination::Interrupted);
+        assert_eq!(f.report.counts.iterations, 0);
+        assert!(f.detail.released.is_empty());
+        assert_eq!(f.guarantee, None);
+        let reason = f.no_guarantee_reason.as_deref().unwrap();
+        assert!(reason.starts_with("interrupted by the caller"), "{reason}");
+        assert!(reason.contains(&format!("after 0 of {n} steps")), "{reason}");
+        assert_eq!(f.refusal(), None);
+        assert!(f.theta.iter().all(|v| *v == 0.0));
+    }
+
+    let plain = MultiStageOptions::new(1.0, vec![0.6, 0.4], set);
+    let want = multi_stage(&model, &plain, None, &mut NoiseRng::seeded(8)).unwrap();
+    let mut unset = plain.clone();
+    unset.interrupt = Some(Arc::new(AtomicBool::new(false)));
+    let got = multi_stage(&model, &unset, None, &mut NoiseRng::seeded(8)).unwrap();
+    assert_eq!(got.theta, want.theta);
+    assert_eq!(got.detail.released, want.detail.released);
+    assert_eq!(got.guarantee, want.guarantee);
+    assert_eq!(got.report.termination, Termination::Completed);
+    let mut stopped = plain.clone();
+    stopped.interrupt = Some(Arc::new(AtomicBool::new(true)));
+    let f = multi_stage(&model, &stopped, None, &mut NoiseRng::seeded(8)).unwrap();
+    assert_eq!(f.report.termination, Termination::Interrupted);
+    assert_eq!(f.report.counts.iterations, 0);
+    assert!(f.detail.stages.is_empty() && f.detail.released.is_empty());
+    assert_eq!(f.guarantee, None);
+    assert!(f
+        .no_guarantee_reason
+        .as_deref()
+        .is_some_and(|r| r.starts_with("interrupted by the caller after 0 steps")));
+}

@@ -500,3 +500,68 @@ fn aup_validates_inputs() {
         Err(Error::Shape(_))
     ));
 }
+
+/// The caller's interrupt flag: set before the call, user-wise DP-SGD and AUP-RLHF stop at the
+/// first check (no step) with `Interrupted`, the start point (every output rule: an average with
+/// no term falls back to the iterate) and no guarantee; never set, a flag changes no bit over
+/// more steps than one check interval (256), nor the guarantee.
+#[test]
+fn interrupt_flag_stops_the_run_and_an_unset_flag_changes_nothing() {
+    use privpref::solver::Termination;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let (ud, _) = dpsgd_data();
+    let view = ud.data.view().unwrap();
+    let unset = || Some(Arc::new(AtomicBool::new(false)));
+    let set = || Some(Arc::new(AtomicBool::new(true)));
+    let check_stopped = |f: &privpref::model::Fit<UserLevelDetail>, budget: usize, theta0: &[f64]| {
+        assert_eq!(f.report.termination, Termination::Interrupted);
+        assert_eq!(f.report.counts.iterations, 0);
+        assert_eq!(f.guarantee, None);
+        let reason = f.no_guarantee_reason.as_deref().unwrap();
+        assert_eq!(
+            reason,
+            format!(
+                "interrupted by the caller after 0 of {budget} steps; the run is incomplete and carries no guarantee"
+            )
+        );
+        assert_eq!(f.theta, theta0);
+    };
+    for output in [UserOutput::Last, UserOutput::Average, UserOutput::TailAverage] {
+        let mut plain = UserDpSgdOptions::new(2.0, 1e-5, 8.0, 5000, 1.0, 0.05);
+        plain.output = output;
+        plain.theta0 = Some(vec![0.1, -0.2, 0.3]);
+        let want = user_dpsgd(view, &ud.users, &plain, &mut NoiseRng::seeded(21)).unwrap();
+        let mut o = plain.clone();
+        o.interrupt = unset();
+        let got = user_dpsgd(view, &ud.users, &o, &mut NoiseRng::seeded(21)).unwrap();
+        assert_eq!(got.theta, want.theta);
+        assert_eq!(got.guarantee, want.guarantee);
+        assert!(got.guarantee.is_some());
+        assert_eq!(got.report.termination, Termination::Completed);
+        assert_eq!(got.report.counts.iterations, 5000);
+        o.interrupt = set();
+        let f = user_dpsgd(view, &ud.users, &o, &mut NoiseRng::seeded(21)).unwrap();
+        check_stopped(&f, 5000, &[0.1, -0.2, 0.3]);
+    }
+    for phases in [1, 2] {
+        let mut plain = AupOptions::new(4.0, 1e-5, 0.5);
+        plain.steps = 4500;
+        plain.step_size = 0.01;
+        plain.phases = phases;
+        plain.set = FeasibleSet::theta_b(1.0).unwrap();
+        let want = aup_rlhf(view, &ud.users, &plain, &mut NoiseRng::seeded(22)).unwrap();
+        let mut o = plain.clone();
+        o.interrupt = unset();
+        let got = aup_rlhf(view, &ud.users, &o, &mut NoiseRng::seeded(22)).unwrap();
+        assert_eq!(got.theta, want.theta);
+        assert_eq!(got.guarantee, want.guarantee);
+        assert_eq!(got.detail.halted, want.detail.halted);
+        assert_eq!(got.report.counts.iterations, want.report.counts.iterations);
+        assert_eq!(got.report.termination, Termination::Completed);
+        o.interrupt = set();
+        let f = aup_rlhf(view, &ud.users, &o, &mut NoiseRng::seeded(22)).unwrap();
+        check_stopped(&f, 4500 * phases, &[0.0; 3]);
+        assert_eq!(f.detail.halted, None);
+    }
+}

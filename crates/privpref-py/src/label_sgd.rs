@@ -21,6 +21,8 @@ use privpref::privacy::NoiseRng;
 use privpref::{Error, Result};
 use pyo3::prelude::*;
 use serde_json::{json, Value};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// Adds this part's functions and classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -55,6 +57,8 @@ struct Settings<'a> {
     reuse: bool,
     prior: PriorChoice<'a>,
     theta0: Option<Vec<f64>>,
+    /// The interrupt flag of [`run`] (Ctrl-C), put in the estimator's options.
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 /// The result of either estimator.
@@ -200,6 +204,7 @@ fn settings<'a>(
         reuse,
         prior: prior_choice,
         theta0,
+        interrupt: None,
     })
 }
 
@@ -259,6 +264,7 @@ fn fit_model<M: LabelModel>(
         o.step = s.step;
         o.lipschitz = s.lipschitz;
         o.debias = s.debias;
+        o.interrupt = s.interrupt.clone();
         let fit = multi_stage(model, &o, prior.as_ref().map(|p| &p.0), rng)?;
         return Ok((Out::Staged(fit), prior.and_then(|p| p.1)));
     }
@@ -266,6 +272,7 @@ fn fit_model<M: LabelModel>(
     o.step = s.step;
     o.lipschitz = s.lipschitz;
     o.debias = s.debias;
+    o.interrupt = s.interrupt.clone();
     let fit = lp_sgd(model, &o, prior.as_ref().map(|p| &p.0), s.theta0.as_deref(), rng)?;
     Ok((Out::Pass(fit), prior.and_then(|p| p.1)))
 }
@@ -315,8 +322,8 @@ pub fn label_sgd<'py>(
     let (xv, yv) = (values(&xa), values(&ya));
     let (pv, cv) = (pa.as_ref().map(values), ca.as_ref().map(values));
     let loss = loss.to_string();
-    let out = run(py, threads, move |_stop| {
-        let s = settings(
+    let out = run(py, threads, move |stop| {
+        let mut s = settings(
             mechanism,
             eps,
             delta,
@@ -337,6 +344,7 @@ pub fn label_sgd<'py>(
             temperature,
             reuse,
         )?;
+        s.interrupt = Some(stop);
         let mut rng = NoiseRng::from_seed(seed)?;
         let (out, hist, labels) = match loss.as_str() {
             "mle" => {

@@ -152,9 +152,10 @@ pub fn user_dpsgd<'py>(
     let (n, d) = (shape[0], shape[1]);
     let ya = borrow_exact::<u8>(y, "y", "uint8", 1)?;
     let (features, y) = (xa.slice(), values(&ya));
-    let out = run(py, threads, move |_stop| {
+    let out = run(py, threads, move |stop| {
         let users = UserIndex::from_counts(&counts)?;
         let mut o = UserDpSgdOptions::new(eps, delta, expected_users, steps, clip, lr);
+        o.interrupt = Some(stop);
         o.loss = LossSpec::parse(loss, loss_eps)?;
         o.noise_multiplier = noise_multiplier;
         o.records_per_user = records_per_user;
@@ -215,9 +216,10 @@ pub fn aup_rlhf_fit<'py>(
     let (n, d) = (shape[0], shape[1]);
     let ya = borrow_exact::<u8>(y, "y", "uint8", 1)?;
     let (features, y) = (xa.slice(), values(&ya));
-    let out = run(py, threads, move |_stop| {
+    let out = run(py, threads, move |stop| {
         let users = UserIndex::from_counts(&counts)?;
         let mut o = AupOptions::new(eps, delta, feature_bound);
+        o.interrupt = Some(stop);
         o.phases = phases;
         o.use_all_users = use_all_users;
         o.batch = match expected_users {

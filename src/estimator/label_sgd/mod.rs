@@ -75,7 +75,11 @@ use crate::feasible::FeasibleSet;
 use crate::model::Fit;
 use crate::privacy::{Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit};
 use crate::solver::sgd::Schedule;
-use crate::solver::SolveReport;
+use crate::solver::{same_flag, SolveReport};
+#[cfg(doc)]
+use crate::solver::{Control, Termination};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How each sample's label is privatised when it is used (module docs).
@@ -212,8 +216,9 @@ impl LpStep {
     }
 }
 
-/// Settings of [`lp_sgd`].
-#[derive(Debug, Clone, PartialEq)]
+/// Settings of [`lp_sgd`]. Two settings are equal when their fields are, the interrupt flags
+/// being the same flag (or both absent).
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct LpSgdOptions {
     /// Privacy level ε of each label release.
@@ -233,6 +238,33 @@ pub struct LpSgdOptions {
     pub debias: bool,
     /// LP-Normal-SGD's relative rank tolerance (default [`DEFAULT_RANK_TOL`]).
     pub rank_tol: f64,
+    /// The caller's interrupt flag (default `None`), as [`Control::interrupt`] of the solvers:
+    /// a relaxed load every 256 steps; once set, the pass stops between two steps and
+    /// the fit is the iterate so far, [`Termination::Interrupted`], and **no** guarantee.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl PartialEq for LpSgdOptions {
+    fn eq(&self, other: &Self) -> bool {
+        let LpSgdOptions {
+            eps,
+            mechanism,
+            set,
+            step,
+            lipschitz,
+            debias,
+            rank_tol,
+            interrupt,
+        } = self;
+        *eps == other.eps
+            && *mechanism == other.mechanism
+            && *set == other.set
+            && *step == other.step
+            && *lipschitz == other.lipschitz
+            && *debias == other.debias
+            && *rank_tol == other.rank_tol
+            && same_flag(interrupt, &other.interrupt)
+    }
 }
 
 impl LpSgdOptions {
@@ -247,6 +279,7 @@ impl LpSgdOptions {
             lipschitz: None,
             debias: true,
             rank_tol: DEFAULT_RANK_TOL,
+            interrupt: None,
         }
     }
     fn validate(&self) -> Result<()> {
@@ -326,7 +359,10 @@ pub struct NormalReport {
 /// The detail of an [`lp_sgd`] fit. The fit's `theta` is the last iterate `θ_{n+1}`; its
 /// `guarantee` the label-DP guarantee of `θ` and of the released labels (composed with the
 /// prior's cost when the prior was private); its `report` is
-/// [`Completed`](crate::solver::Termination::Completed) with the steps (`= n`) and the time.
+/// [`Completed`](crate::solver::Termination::Completed) with the steps (`= n`) and the time,
+/// or [`Interrupted`](crate::solver::Termination::Interrupted) with the steps taken when the
+/// caller stopped the pass (then `released` holds the labels released so far and the fit no
+/// guarantee).
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -507,6 +543,11 @@ fn normal_release(
 /// [`LabelMechanism::RrWithPrior`] and refused by the others; its cost, if any, is composed into
 /// the guarantee (basic composition). All randomness comes from `rng`.
 ///
+/// When [`LpSgdOptions::interrupt`] is set during the pass (checked before the first step and
+/// then every 256 steps), the pass stops there: the fit is the last iterate so far
+/// with the labels released so far, its report [`Termination::Interrupted`] with the steps
+/// taken, and it carries no guarantee ([`Fit::no_guarantee_reason`] says so).
+///
 /// # Errors
 /// [`Error::InvalidParam`] for invalid options, a missing or misplaced prior, `k > K`, a theory
 /// step without a bounded set or without a Lipschitz bound, a non-finite `theta0`;
@@ -545,12 +586,13 @@ pub fn lp_sgd<M: LabelModel>(
         rank_tol: opts.rank_tol,
         priors: prior.map(|pr| &pr.rows[..]),
         normal,
+        interrupt: opts.interrupt.as_deref(),
     };
     let visits: Vec<Visit<'_>> = (0..n).map(Visit::Fresh).collect();
     let out = run_pass(model, &ps, &visits, &mut theta, 0, rng)?;
     let (guarantee, normal_report) = match (opts.mechanism, normal, out.normal) {
         (LabelMechanism::Normal { delta, calibration, .. }, Some(cal), Some(st)) => {
-            let (g, report) = normal_release(opts, (delta, calibration), cal, &st, n, rng);
+            let (g, report) = normal_release(opts, (delta, calibration), cal, &st, out.steps, rng);
             (g, Some(report))
         }
         _ => (rr_guarantee(opts.eps, opts.mechanism, opts.debias, rng), None),
@@ -573,5 +615,8 @@ pub fn lp_sgd<M: LabelModel>(
     };
     let mut fit = Fit::new(theta, report, detail);
     fit.guarantee = Some(guarantee);
+    if out.interrupted {
+        fit.interrupted(out.steps, Some(n));
+    }
     Ok(fit)
 }

@@ -38,7 +38,9 @@ use crate::mechanism::{mix_seed, top_k, RrWithPrior};
 use crate::model::Fit;
 use crate::privacy::{Guarantee, NoiseRng};
 use crate::solver::sgd::epoch_permutation;
-use crate::solver::SolveReport;
+use crate::solver::{same_flag, SolveReport};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Which earlier releases a stage reuses (the filtering enhancement of the supplement, Sec. B;
@@ -56,8 +58,9 @@ pub enum FilterRule {
     All,
 }
 
-/// Settings of [`multi_stage`].
-#[derive(Debug, Clone, PartialEq)]
+/// Settings of [`multi_stage`]. Two settings are equal when their fields are, the interrupt
+/// flags being the same flag (or both absent).
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct MultiStageOptions {
     /// ε of every label release.
@@ -85,6 +88,44 @@ pub struct MultiStageOptions {
     pub lipschitz: Option<f64>,
     /// Debiased gradients (default `true`).
     pub debias: bool,
+    /// The caller's interrupt flag (default `None`), as
+    /// [`Control::interrupt`](crate::solver::Control::interrupt) of the solvers: a relaxed load
+    /// before every stage and every 256 steps within one; once set, training stops and
+    /// the fit is the iterate so far,
+    /// [`Termination::Interrupted`](crate::solver::Termination::Interrupted), and **no**
+    /// guarantee.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl PartialEq for MultiStageOptions {
+    fn eq(&self, other: &Self) -> bool {
+        let MultiStageOptions {
+            eps,
+            fractions,
+            temperature,
+            split_seed,
+            reuse,
+            filter,
+            restart_steps,
+            set,
+            step,
+            lipschitz,
+            debias,
+            interrupt,
+        } = self;
+        *eps == other.eps
+            && *fractions == other.fractions
+            && *temperature == other.temperature
+            && *split_seed == other.split_seed
+            && *reuse == other.reuse
+            && *filter == other.filter
+            && *restart_steps == other.restart_steps
+            && *set == other.set
+            && *step == other.step
+            && *lipschitz == other.lipschitz
+            && *debias == other.debias
+            && same_flag(interrupt, &other.interrupt)
+    }
 }
 
 impl MultiStageOptions {
@@ -103,6 +144,7 @@ impl MultiStageOptions {
             step: LpStep::default(),
             lipschitz: None,
             debias: true,
+            interrupt: None,
         }
     }
     fn validate(&self) -> Result<()> {
@@ -158,7 +200,10 @@ pub struct StageReport {
 /// The detail of a [`multi_stage`] fit. The fit's `theta` is `θ_T`; its `guarantee` the
 /// composed guarantee (parallel over the stages, plus the initial prior's cost by basic
 /// composition when it was private); its `report` is
-/// [`Completed`](crate::solver::Termination::Completed) with the steps of all stages.
+/// [`Completed`](crate::solver::Termination::Completed) with the steps of all stages
+/// ([`Interrupted`](crate::solver::Termination::Interrupted) when the caller stopped it: then
+/// `stages` holds the completed stages only, `released` every release so far, and the fit no
+/// guarantee).
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -316,6 +361,12 @@ fn composed_guarantee(stages: &[StageReport], initial_prior: Option<&Prior>) -> 
 /// LP-MST with label-private SGD (module docs). `initial_prior` (`n × K`) is stage 1's prior
 /// (e.g. [`super::histogram_prior`]); without it stage 1 is K-RR.
 ///
+/// When [`MultiStageOptions::interrupt`] is set (checked before every stage and every few
+/// thousand steps within one), training stops there: the fit is the iterate so far, the reports
+/// of the completed stages and every label released so far, its report
+/// [`Termination::Interrupted`](crate::solver::Termination::Interrupted), and no guarantee
+/// ([`Fit::no_guarantee_reason`] says so).
+///
 /// # Errors
 /// [`Error::InvalidParam`] for invalid options, a stage with no sample, or the errors of
 /// [`super::lp_sgd`]; [`Error::Shape`] for a prior of the wrong size.
@@ -339,7 +390,14 @@ pub fn multi_stage<M: LabelModel>(
     let mut released: Vec<ReleasedLabel> = Vec::new();
     let mut stages = Vec::with_capacity(opts.fractions.len());
     let mut t0 = 0usize;
+    // Steps of an interrupted stage (`None`: not interrupted).
+    let mut interrupted: Option<usize> = None;
+    let flag = opts.interrupt.as_deref();
     for s in 0..opts.fractions.len() {
+        if flag.is_some_and(|f| f.load(Ordering::Relaxed)) {
+            interrupted = Some(0);
+            break;
+        }
         let members = &perm[bounds[s]..bounds[s + 1]];
         let have_prior = stage_priors(model, &theta, opts.temperature, initial_prior, s, members, &mut priors)?;
         let mechanism = if have_prior {
@@ -364,9 +422,17 @@ pub fn multi_stage<M: LabelModel>(
             rank_tol: normal::DEFAULT_RANK_TOL,
             priors: have_prior.then_some(&priors[..]),
             normal: None,
+            interrupt: flag,
         };
         let start = if opts.restart_steps { 0 } else { t0 };
         let out = run_pass(model, &ps, &visits, &mut theta, start, rng)?;
+        if out.interrupted {
+            // The stage is incomplete: its releases so far are kept, but it gets no report
+            // (whose guarantee would describe the whole stage).
+            released.extend(out.released);
+            interrupted = Some(out.steps);
+            break;
+        }
         t0 = start + out.steps;
         let reused = reuse.len();
         drop(visits);
@@ -383,9 +449,16 @@ pub fn multi_stage<M: LabelModel>(
             steps: out.steps,
         });
     }
+    let done: usize = stages.iter().map(|s| s.steps).sum();
+    if let Some(partial) = interrupted {
+        let steps = done + partial;
+        let report = SolveReport::completed("lp-mst", theta.clone(), steps, started.elapsed());
+        let mut fit = Fit::new(theta, report, MultiStageDetail { stages, released });
+        fit.interrupted(steps, None);
+        return Ok(fit);
+    }
     let guarantee = composed_guarantee(&stages, initial_prior)?;
-    let steps = stages.iter().map(|s| s.steps).sum();
-    let report = SolveReport::completed("lp-mst", theta.clone(), steps, started.elapsed());
+    let report = SolveReport::completed("lp-mst", theta.clone(), done, started.elapsed());
     let mut fit = Fit::new(theta, report, MultiStageDetail { stages, released });
     fit.guarantee = Some(guarantee);
     Ok(fit)

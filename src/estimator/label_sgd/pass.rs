@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::mechanism::{KaryRr, RrTopK, RrWithPrior, TopDraw};
 use crate::privacy::NoiseRng;
-use crate::solver::sgd::engine::{self, Flow, IterateMean, Iterates, StepHook};
+use crate::solver::sgd::engine::{self, Driven, Flow, IterateMean, Iterates, StepHook};
+use std::sync::atomic::AtomicBool;
 
 /// A step of a pass: a fresh sample (its label is read and privatised now) or a cached release
 /// (reused by multi-stage training; no new privacy cost).
@@ -41,14 +42,19 @@ pub(crate) struct PassSetup<'a> {
     pub priors: Option<&'a [f64]>,
     /// σ and Δ for LP-Normal-SGD.
     pub normal: Option<(f64, f64)>,
+    /// The caller's interrupt flag, checked every [`engine::STOP_CHECK`] steps.
+    pub interrupt: Option<&'a AtomicBool>,
 }
 
 /// What a pass produced.
 pub(crate) struct PassOut {
     pub released: Vec<ReleasedLabel>,
     pub sum_k: f64,
+    /// Steps taken (all the visits unless interrupted).
     pub steps: usize,
     pub normal: Option<NormalStats>,
+    /// Whether the caller's flag stopped the pass before its last visit.
+    pub interrupted: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -261,7 +267,8 @@ fn step_bound<M: LabelModel>(model: &M, ps: &PassSetup<'_>, visits: &[Visit<'_>]
 }
 
 /// Runs the steps `visits` from `theta` (in place, already in the feasible set), with step
-/// counter `t0 + 1, t0 + 2, …`, on the SGD engine.
+/// counter `t0 + 1, t0 + 2, …`, on the SGD engine; stops early (between two steps, with
+/// [`PassOut::interrupted`]) when the caller's flag is set.
 pub(crate) fn run_pass<M: LabelModel>(
     model: &M,
     ps: &PassSetup<'_>,
@@ -302,12 +309,13 @@ pub(crate) fn run_pass<M: LabelModel>(
         sum_k: 0.0,
     };
     let mut it = Iterates::resume(theta.to_vec(), IterateMean::Last, t0);
-    engine::drive(&mut hook, &ps.set, &sched, &mut it, visits.len())?;
+    let driven = engine::drive_interruptible(&mut hook, &ps.set, &sched, &mut it, visits.len(), ps.interrupt)?;
     theta.copy_from_slice(&it.theta);
     Ok(PassOut {
         released: hook.released,
         sum_k: hook.sum_k,
-        steps: visits.len(),
+        steps: it.t - t0,
         normal: ps.normal.map(|_| hook.normal.stats()),
+        interrupted: driven == Driven::Interrupted,
     })
 }

@@ -11,8 +11,10 @@ use crate::loss::Loss;
 use crate::mechanism::{uniform_f64, AboveThreshold, AtCalibration};
 use crate::privacy::rdp::{Accountant, EpsilonReport};
 use crate::privacy::{gaussian_vector, NoiseRng};
-use crate::solver::sgd::engine::{self, Flow, IterateMean, Iterates, StepHook};
+use crate::solver::sgd::engine::{self, Driven, Flow, IterateMean, Iterates, StepHook};
 use crate::solver::sgd::Schedule;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// The hyper-parameter formulas of Zhang et al. (2025), Thm 4 (the "theory preset"); every log
 /// is natural (the paper does not state the base). They are **impractical**: `τ` exceeds the
@@ -107,6 +109,13 @@ pub struct AupOptions {
     /// A fixed noise multiplier for the Gaussian part instead of the calibration to
     /// `(ε/2, δ/2)` (the guarantee then reports the accountant's ε for it).
     pub noise_multiplier: Option<f64>,
+    /// The caller's interrupt flag (default `None`), as
+    /// [`Control::interrupt`](crate::solver::Control::interrupt) of the solvers: a relaxed load
+    /// before every phase's first step and every 256 steps; once set, the run stops
+    /// between two steps and the fit is the average so far (the iterate if no step was taken),
+    /// [`Termination::Interrupted`](crate::solver::Termination::Interrupted), and **no**
+    /// guarantee.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl AupOptions {
@@ -130,6 +139,7 @@ impl AupOptions {
             theta0: None,
             accountant: Accountant::default(),
             noise_multiplier: None,
+            interrupt: None,
         }
     }
 }
@@ -255,6 +265,8 @@ pub(super) struct PhaseOut {
     pub theta: Vec<f64>,
     pub steps: u64,
     pub halted_at: Option<u64>,
+    /// Whether the caller's flag stopped the run (`steps` taken).
+    pub interrupted: bool,
     pub sigma: f64,
     pub noise_std: f64,
     pub report: EpsilonReport,
@@ -398,16 +410,24 @@ pub(super) fn adap_user_priv_sgd<L: Loss>(
         noise: vec![0.0; d],
     };
     let mut it = Iterates::resume(theta0, IterateMean::before(d), 0);
-    let flow = engine::drive(&mut hook, &opts.set, &Schedule::Const(opts.step_size), &mut it, steps)?;
+    let sched = Schedule::Const(opts.step_size);
+    let flag = opts.interrupt.as_deref();
+    let driven = engine::drive_interruptible(&mut hook, &opts.set, &sched, &mut it, steps, flag)?;
     // A halt at step t counts that step: θ_t is in the average.
-    let (steps, halted_at) = match flow {
-        Flow::Halt => (it.t as u64 + 1, Some(it.t as u64 + 1)),
-        Flow::Continue => (it.t as u64, None),
+    let (steps, halted_at) = match driven {
+        Driven::Done(Flow::Halt) => (it.t as u64 + 1, Some(it.t as u64 + 1)),
+        Driven::Done(Flow::Continue) | Driven::Interrupted => (it.t as u64, None),
     };
+    let interrupted = driven == Driven::Interrupted;
     Ok(PhaseOut {
-        theta: it.into_output(),
+        theta: if interrupted {
+            it.into_output_or_iterate()
+        } else {
+            it.into_output()
+        },
         steps,
         halted_at,
+        interrupted,
         sigma,
         noise_std: nominal_std,
         report,

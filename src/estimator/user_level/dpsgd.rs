@@ -11,6 +11,8 @@ use crate::loss::{Loss, LossSpec};
 use crate::privacy::rdp::Accountant;
 use crate::privacy::{gaussian_vector, NoiseRng};
 use crate::solver::sgd::engine::{Flow, IterateMean, StepHook};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// Which point an iterative user-level algorithm returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -75,6 +77,13 @@ pub struct UserDpSgdOptions {
     /// negative log-likelihood). Clipping bounds every user's contribution whatever the loss,
     /// so the guarantee does not depend on it.
     pub loss: LossSpec,
+    /// The caller's interrupt flag (default `None`), as
+    /// [`Control::interrupt`](crate::solver::Control::interrupt) of the solvers: a relaxed load
+    /// every 256 steps; once set, the run stops between two steps and the fit is the
+    /// output so far ([`output`](Self::output), or the iterate when the average has no term
+    /// yet), [`Termination::Interrupted`](crate::solver::Termination::Interrupted), and **no**
+    /// guarantee.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl UserDpSgdOptions {
@@ -95,6 +104,7 @@ impl UserDpSgdOptions {
             output: UserOutput::Last,
             accountant: Accountant::default(),
             loss: LossSpec::Mle,
+            interrupt: None,
         }
     }
 }

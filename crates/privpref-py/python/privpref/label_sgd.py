@@ -247,8 +247,9 @@ def label_private_sgd(
         randomised over), ``mean_k``, ``lipschitz``, ``normal`` (σ, Δ, realised sensitivity,
         subspace ranks), ``labels`` (K), ``histogram_prior``.
 
-    The run cannot be interrupted with Ctrl-C (it is one pass; the interrupt is raised when it
-    ends).
+    The GIL is released while the run goes; Ctrl-C stops the pass at its next interrupt check
+    (every 256 steps) and raises ``KeyboardInterrupt`` once it has stopped; no fit is
+    returned. (A histogram prior is computed before the pass, without a check.)
     """
     return _run(
         x,
@@ -332,6 +333,9 @@ def multi_stage(
         ``theta = θ_T`` with the composed guarantee; ``detail.stages`` holds each stage's
         samples, reused and filtered-out releases, mean ``k*``, steps, ``θ_s`` and guarantee,
         ``detail.released`` every release.
+
+    Ctrl-C stops training at its next interrupt check (before each stage and every 256 steps)
+    and raises ``KeyboardInterrupt`` once it has stopped; no fit is returned.
     """
     return _run(
         x,

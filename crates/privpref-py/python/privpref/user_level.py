@@ -233,8 +233,8 @@ def user_dpsgd(
         ``noise_std`` (per coordinate on the averaged gradient), ``accounting`` (the
         accountant's ε, best order, ...).
 
-    The GIL is released while the run goes; Ctrl-C is raised when it ends (the SGD run takes no
-    interrupt flag).
+    The GIL is released while the run goes; Ctrl-C stops the run at its next interrupt check
+    (every 256 steps) and raises ``KeyboardInterrupt`` once it has stopped; no fit is returned.
     """
     xa = _x(x)
     n, d = xa.shape
@@ -345,7 +345,9 @@ def aup_rlhf(
         ``noise_multiplier``, ``noise_std``, ``accounting`` and ``halted``
         (``{"phase", "step"}`` if AboveThreshold stopped the run, else ``None``).
 
-    The GIL is released while the run goes; Ctrl-C is raised when it ends.
+    The GIL is released while the run goes; Ctrl-C stops the run at its next interrupt check
+    (before each phase and every 256 steps) and raises ``KeyboardInterrupt`` once it has
+    stopped; no fit is returned.
     """
     xa = _x(x)
     n, d = xa.shape
