@@ -21,7 +21,8 @@ if ! "$PYTHON" -m venv "$VENV" 2>/dev/null; then
   rm -rf "$VENV"; "$PYTHON" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q "$NUMPY" "$SKLEARN" "pytest>=7"
+# pandas: scikit-learn's estimator checks also feed pandas objects when it is installed.
+"$VENV/bin/python" -m pip install -q "$NUMPY" "$SKLEARN" pandas "pytest>=7"
 # The one documented install command: maturin (fetched by pip) builds the abi3 wheel.
 "$VENV/bin/python" -m pip install -q ./crates/privpref-py
 cargo build --release -q -p privpref-cli
