@@ -13,4 +13,5 @@ fi
 cargo build --release -p privpref-cli --example py_overhead_peer
 "$VENV/bin/python" benches/python/overhead.py
 "$VENV/bin/python" benches/python/vs_sklearn.py
+"$VENV/bin/python" benches/python/handoff.py
 "$VENV/bin/python" benches/python/report.py --conclusions benches/python/conclusions.md
