@@ -60,7 +60,7 @@ except ImportError:  # pragma: no cover - scikit-learn < 1.6
 
 from . import _local
 from ._results import Fit, Guarantee
-from .errors import ParameterError
+from .errors import ParameterError, ShapeError
 from .mechanisms import PrivatizedLabels, RandomizedResponse
 
 __all__ = ["LabelDPRewardModel", "CentralDPRewardModel"]
@@ -352,7 +352,7 @@ class LabelDPRewardModel(_RewardModelBase):
                 raise err
             X = _validate(self, X, dtype=_FLOATS)
             if len(y) != X.shape[0]:
-                raise ValueError(f"the privatised labels have {len(y)} rows, X has {X.shape[0]}")
+                raise ShapeError(f"shape error: the privatised labels have {len(y)} rows, X has {X.shape[0]}")
             sw = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=np.float64)
             self.classes_ = np.array([0, 1])
             labels: Any = y
@@ -504,13 +504,8 @@ class CentralDPRewardModel(_RewardModelBase):
         -------
         self
         """
-        from . import central
+        from .central import objective_perturbation
 
-        objective_perturbation = getattr(central, "objective_perturbation", None)
-        if objective_perturbation is None:  # pragma: no cover - a build without it
-            raise NotImplementedError(
-                "CentralDPRewardModel needs privpref.objective_perturbation, which this build lacks"
-            )
         X, y = _validate(self, X, y, dtype=_FLOATS)
         y01 = _binary_targets(self, y, None)
         solve = {k: v for k, v in (("tol", self.tol), ("max_iter", self.max_iter)) if v is not None}
