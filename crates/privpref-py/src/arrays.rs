@@ -5,6 +5,7 @@
 //! long as the call runs. Anything else is a `TypeError` naming the argument.
 
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use privpref::data::{Features, PairwiseView};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
@@ -56,7 +57,8 @@ impl<'py> FeatureArray<'py> {
         }
     }
 
-    /// The values as borrowed slices, for a closure that may run on another thread.
+    /// The values as the library's borrowed features (`Send + Sync`), for a closure that may
+    /// run on another thread.
     pub fn slice(&self) -> Features<'_> {
         match self {
             FeatureArray::F64(a) => Features::F64(a.as_slice().expect("checked C-contiguous")),
@@ -73,13 +75,13 @@ impl<'py> FeatureArray<'py> {
     }
 }
 
-/// Borrowed feature values, `Send + Sync`.
-#[derive(Clone, Copy)]
-pub enum Features<'a> {
-    /// `float64`.
-    F64(&'a [f64]),
-    /// `float32`.
-    F32(&'a [f32]),
+/// The validated pairwise view of borrowed features (`float64` or `float32`, read in place)
+/// and labels, without weights.
+pub fn pairwise_view<'a>(x: Features<'a>, n: usize, d: usize, y: &'a [u8]) -> privpref::Result<PairwiseView<'a>> {
+    match x {
+        Features::F64(v) => PairwiseView::new(v, n, d, y, None),
+        Features::F32(v) => PairwiseView::new_f32(v, n, d, y, None),
+    }
 }
 
 /// Borrows a C-contiguous array of element type `T` (labels `uint8`, weights `float64`, item

@@ -5,21 +5,18 @@
 //! Each function is configured as the CLI's `fit --central` / `covariance` (same defaults, same
 //! checks, same order of noise draws), so the same data and `seed` give the same bits.
 
-use crate::arrays::{borrow_exact, values, FeatureArray, Features};
-use crate::options::feasible;
-use crate::results::{fit_out, to_json};
+use crate::arrays::{borrow_exact, pairwise_view, values, FeatureArray};
+use crate::options::{control, feasible};
+use crate::results::{fit_out, json_err, to_json};
 use crate::run::run;
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
-use privpref::data::{FeatureBound, PairwiseView};
+use privpref::data::{FeatureBound, Features};
 use privpref::estimator::central::{default_beta, ObjPertOptions, OutputPerturbation};
 use privpref::estimator::private_mle::{CovarianceOptions, PrivateMleOptions};
 use privpref::privacy::{Neighbouring, NoiseRng};
-use privpref::solver::Control;
 use privpref::Error;
 use pyo3::prelude::*;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 /// Adds this part's functions and classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -27,25 +24,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(private_mle, m)?)?;
     m.add_function(wrap_pyfunction!(private_covariance, m)?)?;
     Ok(())
-}
-
-/// The stopping rule of the CLI's `fit` (`--max-iter`, `--tol`, `--tol-abs`) with the caller's
-/// interrupt flag.
-fn control(max_iter: usize, tol: f64, tol_abs: f64, interrupt: Arc<AtomicBool>) -> Control {
-    let mut c = Control::default();
-    c.max_iter = max_iter;
-    c.tol_rel = tol;
-    c.tol_abs = tol_abs;
-    c.interrupt = Some(interrupt);
-    c
-}
-
-/// The pairwise view of borrowed features (float64 or float32, in place) and labels.
-fn view<'a>(x: Features<'a>, n: usize, d: usize, y: &'a [u8]) -> privpref::Result<PairwiseView<'a>> {
-    match x {
-        Features::F64(v) => PairwiseView::new(v, n, d, y, None),
-        Features::F32(v) => PairwiseView::new_f32(v, n, d, y, None),
-    }
 }
 
 /// Objective perturbation (`privpref fit --central --mechanism objpert`). `x`: C-contiguous
@@ -85,7 +63,7 @@ pub fn objective_perturbation<'py>(
         let set = feasible(constraint, radius)?;
         let bound = FeatureBound::trajectory(horizon.unwrap_or(1), feature_bound)?;
         let mut rng = NoiseRng::from_seed(seed)?;
-        let data = view(features, n, d, y)?;
+        let data = pairwise_view(features, n, d, y)?;
         let beta = match beta {
             Some(b) => b,
             None => default_beta(data.n(), &set)?,
@@ -145,7 +123,7 @@ pub fn private_mle<'py>(
         let set = feasible(constraint, radius)?;
         let bound = FeatureBound::trajectory(horizon.unwrap_or(1), feature_bound)?;
         let mut rng = NoiseRng::from_seed(seed)?;
-        let data = view(features, n, d, y)?;
+        let data = pairwise_view(features, n, d, y)?;
         let mut o = PrivateMleOptions::new(eps, delta, bound, set);
         if let Some(e) = eta {
             o.eta = e;
@@ -210,8 +188,7 @@ pub fn private_covariance<'py>(
         };
         privpref::estimator::private_mle::private_covariance(x, n, d, &o, &mut rng)
     })?;
-    let mut v = serde_json::to_value(&c)
-        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("privpref: cannot serialise a result: {e}")))?;
+    let mut v = serde_json::to_value(&c).map_err(json_err)?;
     if let Some(obj) = v.as_object_mut() {
         obj.remove("matrix");
         obj.insert("n".into(), serde_json::json!(n));

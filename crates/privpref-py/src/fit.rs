@@ -2,7 +2,7 @@
 //! `fit_kwise` (Plackett–Luce: `pl-top1`, `pl-ranking`, `pl-krr`), on clear labels or on
 //! [`Privatized`] labels, whose guarantee the fit then carries.
 
-use crate::arrays::{borrow_exact, borrow_optional, values, FeatureArray, Features};
+use crate::arrays::{borrow_exact, borrow_optional, values, FeatureArray};
 use crate::mechanisms::Privatized;
 use crate::options::{feasible, SolveArgs};
 use crate::results::fit_out;
@@ -76,13 +76,9 @@ pub fn fit<'py>(
     let out = run(py, threads, |stop| {
         let set = feasible(constraint, radius)?;
         let opts = args.fit_options(LossSpec::parse(loss, eps)?, set, ridge, linear_term, theta0, stop)?;
-        let f = match features {
-            Features::F64(x) => data::Features::F64(x),
-            Features::F32(x) => data::Features::F32(x),
-        };
         match (labels, y) {
-            (Some(l), _) => fit_privatized_features(f, n, d, l, w, &opts),
-            (None, Some(y)) => fit_features(f, n, d, y, w, &opts),
+            (Some(l), _) => fit_privatized_features(features, n, d, l, w, &opts),
+            (None, Some(y)) => fit_features(features, n, d, y, w, &opts),
             (None, None) => unreachable!("checked above"),
         }
     })?;

@@ -121,12 +121,7 @@ impl SolveArgs {
 
     /// The stopping rule, with the caller's interrupt flag.
     pub fn control(&self, interrupt: Arc<AtomicBool>) -> Control {
-        let mut c = Control::default();
-        c.max_iter = self.max_iter;
-        c.tol_rel = self.tol;
-        c.tol_abs = self.tol_abs;
-        c.interrupt = Some(interrupt);
-        c
+        control(self.max_iter, self.tol, self.tol_abs, interrupt)
     }
 
     /// Complete fit options for `loss` over `set`.
@@ -148,6 +143,17 @@ impl SolveArgs {
         o.validate()?;
         Ok(o)
     }
+}
+
+/// The stopping rule of the CLI's `fit` (`--max-iter`, `--tol`, `--tol-abs`) with the caller's
+/// interrupt flag.
+pub fn control(max_iter: usize, tol: f64, tol_abs: f64, interrupt: Arc<AtomicBool>) -> Control {
+    let mut c = Control::default();
+    c.max_iter = max_iter;
+    c.tol_rel = tol;
+    c.tol_abs = tol_abs;
+    c.interrupt = Some(interrupt);
+    c
 }
 
 /// The feasible set named `constraint` (`theta-b`, `ball`, `sum-zero`, `none`) with `radius`.

@@ -11,10 +11,10 @@
 //! `X_max`), the private-MLE rule of "Provable protection of human judgements" (anon., 2024)
 //! with the private covariance `Σ̃`. The result JSON has the CLI's keys.
 
-use crate::arrays::{borrow_exact, borrow_optional, values, FeatureArray, Features};
+use crate::arrays::{borrow_exact, borrow_optional, values, FeatureArray};
 use crate::run::run;
 use numpy::{IntoPyArray, PyArray1, PyUntypedArrayMethods};
-use privpref::data::{self, FeatureBound};
+use privpref::data::{FeatureBound, Features};
 use privpref::feasible::FeasibleSet;
 use privpref::par::Par;
 use privpref::policy::radius::{design_moments, fit_calibration, Calibration, FitRule, RuleError, RuleInputs};
@@ -300,12 +300,8 @@ fn prepare(
         if dx != d {
             return Err(Error::Shape(format!("x has d = {dx} columns, theta has {d}")));
         }
-        let x = match f {
-            Features::F64(v) => data::Features::F64(v),
-            Features::F32(v) => data::Features::F32(v),
-        };
         // Row by row, as the CLI: the same sums in the same order.
-        let (s, xmax) = design_moments(x, n, d)?;
+        let (s, xmax) = design_moments(f, n, d)?;
         (Some(s), Some(xmax))
     } else {
         (None, None)

@@ -34,6 +34,7 @@ pub fn to_json<T: Serialize>(value: &T) -> PyResult<String> {
     serde_json::to_string(value).map_err(json_err)
 }
 
-fn json_err(e: serde_json::Error) -> PyErr {
+/// A serialisation failure as a `RuntimeError`.
+pub fn json_err(e: serde_json::Error) -> PyErr {
     PyRuntimeError::new_err(format!("privpref: cannot serialise a result: {e}"))
 }

@@ -3,13 +3,13 @@
 //! Users own consecutive blocks of rows (`counts[u] = m_u`, summing to `n`); features, user
 //! identities and counts are public, labels private.
 
-use crate::arrays::{borrow_exact, values, FeatureArray, Features};
+use crate::arrays::{borrow_exact, pairwise_view, values, FeatureArray};
 use crate::mechanisms::Privatized;
 use crate::options::SolveArgs;
 use crate::results::fit_out;
 use crate::run::run;
 use numpy::PyArray1;
-use privpref::data::{PairwiseView, UserIndex};
+use privpref::data::UserIndex;
 use privpref::estimator::user_level::{
     aup_rlhf, fit_user_rr as fit_user_rr_lib, fit_user_rr_privatized, user_dpsgd as user_dpsgd_lib, AupBatch,
     AupOptions, UserDpSgdOptions, UserOutput, UserRrOptions, UserSampler,
@@ -29,14 +29,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(user_dpsgd, m)?)?;
     m.add_function(wrap_pyfunction!(aup_rlhf_fit, m)?)?;
     Ok(())
-}
-
-/// The pairwise view of borrowed features (float64 or float32, read in place).
-fn view<'a>(x: Features<'a>, n: usize, d: usize, y: &'a [u8]) -> Result<PairwiseView<'a>> {
-    match x {
-        Features::F64(x) => PairwiseView::new(x, n, d, y, None),
-        Features::F32(x) => PairwiseView::new_f32(x, n, d, y, None),
-    }
 }
 
 fn sampler(name: &str) -> Result<UserSampler> {
@@ -110,8 +102,8 @@ pub fn fit_user_rr<'py>(
         o.solver = args.solver()?;
         o.control = args.control(stop);
         match (labels, y) {
-            (Some(l), _) => fit_user_rr_privatized(view(features, n, d, l.labels())?, &users, l, &o),
-            (None, Some(y)) => fit_user_rr_lib(view(features, n, d, y)?, &users, &o),
+            (Some(l), _) => fit_user_rr_privatized(pairwise_view(features, n, d, l.labels())?, &users, l, &o),
+            (None, Some(y)) => fit_user_rr_lib(pairwise_view(features, n, d, y)?, &users, &o),
             (None, None) => unreachable!("checked above"),
         }
     })?;
@@ -175,7 +167,7 @@ pub fn user_dpsgd<'py>(
         };
         o.accountant = accountant(neighbours, conversion)?;
         let mut rng = NoiseRng::from_seed(seed)?;
-        user_dpsgd_lib(view(features, n, d, y)?, &users, &o, &mut rng)
+        user_dpsgd_lib(pairwise_view(features, n, d, y)?, &users, &o, &mut rng)
     })?;
     fit_out(py, out)
 }
@@ -246,7 +238,7 @@ pub fn aup_rlhf_fit<'py>(
         o.noise_multiplier = noise_multiplier;
         o.accountant = accountant(neighbours, conversion)?;
         let mut rng = NoiseRng::from_seed(seed)?;
-        aup_rlhf(view(features, n, d, y)?, &users, &o, &mut rng)
+        aup_rlhf(pairwise_view(features, n, d, y)?, &users, &o, &mut rng)
     })?;
     fit_out(py, out)
 }
