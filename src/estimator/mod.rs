@@ -56,7 +56,7 @@ use crate::data::scan::FeatureScan;
 use crate::data::{check_shape, Features, PairwiseView};
 use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
-use crate::loss::LossSpec;
+use crate::loss::{Loss, LossSpec};
 use crate::model::{Fit, FitConfig, Local};
 use crate::objective::{Objective, SecondOrderObjective};
 use crate::privacy::{Guarantee, PrivatizedLabels, Provenance, Randomizer};
@@ -65,6 +65,7 @@ use crate::solver::sgd::SgdObjective;
 use crate::solver::sgd::SgdOptions;
 use crate::solver::{lbfgs, newton, newton_cg, sgd, Control, SolveReport, Termination};
 use crate::with_loss;
+use sample_start::SampleStart;
 
 pub mod central;
 pub(crate) mod kwise;
@@ -72,6 +73,7 @@ pub mod label_sgd;
 pub(crate) mod normalize;
 pub mod private_mle;
 pub mod robust;
+pub mod sample_start;
 pub mod user_level;
 
 pub use kwise::{fit_kwise, fit_kwise_privatized};
@@ -133,9 +135,12 @@ pub const AUTO_NONCONVEX_NEWTON_MAX_D: usize = 16;
 ///   and dense Newton took 16–27 s at `(2e4, 1000)` (33 iterations) and did not converge
 ///   within 100 iterations at `(1e4, 2000)`, where L-BFGS converged in 2.9–5.7 s.
 ///
-/// `n` does not move the rule within the measured range: every solver's cost per pass is
-/// proportional to `n` (dense Newton's `d³/3` Cholesky is negligible against its `n·d²`
-/// Hessian while `n ≥ d/3`, which holds wherever dense Newton is chosen). Newton-CG is never
+/// `n` does not move the choice of solver within the measured range: every solver's cost per
+/// pass is proportional to `n` (dense Newton's `d³/3` Cholesky is negligible against its `n·d²`
+/// Hessian while `n ≥ d/3`, which holds wherever dense Newton is chosen). It moves how L-BFGS
+/// starts: with `n ≥ 4096·d` rows and a convex loss it starts from a run on every 32nd row
+/// ([`sample_start`]), which cut the passes over `X` from 11–14 to 7–10 at the peer
+/// benchmark's shapes with `n/d ≥ 10⁴` (`bench-results/fits.md`). Newton-CG is never
 /// the first choice on these families; it is the fallback for large `d` ([`auto_fallback`]),
 /// where a second-order method is wanted after L-BFGS has failed and dense Newton costs
 /// `n·d²` per iteration and `8d²` bytes.
@@ -323,6 +328,7 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
     obj: &O,
     opts: &FitOptions<S>,
     lbfgs_opts: &LbfgsOptions,
+    start: Option<SampleStart>,
 ) -> Result<SolveReport> {
     let (n, d) = (obj.num_samples(), obj.dim());
     let theta0 = opts.theta0.as_deref();
@@ -331,7 +337,7 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
     match auto_solver(O::CONVEX, n, d) {
         SolverKind::Newton if dense => newton::solve(obj, &opts.set, theta0, &opts.control),
         _ => {
-            let first = lbfgs::solve(obj, &opts.set, theta0, lbfgs_opts, &opts.control)?;
+            let first = solve_lbfgs(obj, opts, lbfgs_opts, start)?;
             let retry = matches!(
                 first.termination,
                 Termination::MaxIterations | Termination::LineSearchFailed
@@ -350,10 +356,32 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
             second.counts.direction_passes += first.counts.direction_passes;
             second.counts.setup_passes += first.counts.setup_passes;
             second.counts.scale_passes += first.counts.scale_passes;
+            second.counts.sample_rows += first.counts.sample_rows;
             second.counts.elapsed += first.counts.elapsed;
             Ok(second)
         }
     }
+}
+
+/// L-BFGS from `opts.theta0`, or from the row sample's point and curvature `start`, whose work
+/// the report then includes ([`sample_start`]).
+fn solve_lbfgs<O: SecondOrderObjective, S>(
+    obj: &O,
+    opts: &FitOptions<S>,
+    lbfgs_opts: &LbfgsOptions,
+    start: Option<SampleStart>,
+) -> Result<SolveReport> {
+    let Some(sample) = start else {
+        return lbfgs::solve(obj, &opts.set, opts.theta0.as_deref(), lbfgs_opts, &opts.control);
+    };
+    let (theta0, curvature) = match sample.start {
+        Some((theta, curvature)) => (Some(theta), curvature),
+        None => (opts.theta0.clone(), Default::default()),
+    };
+    let (mut report, _) = lbfgs::solve_seeded(obj, &opts.set, theta0.as_deref(), lbfgs_opts, &opts.control, curvature)?;
+    report.counts.sample_rows += sample.rows_read;
+    report.counts.elapsed += sample.elapsed;
+    Ok(report)
 }
 
 /// Runs the solver `opts.solver` on `obj` (any [`SmoothObjective`]: the pairwise objective of
@@ -362,14 +390,45 @@ pub(crate) fn run_solver<O: SecondOrderObjective + SgdObjective, S>(
     obj: &O,
     opts: &FitOptions<S>,
 ) -> Result<SolveReport> {
+    run_solver_from(obj, opts, None)
+}
+
+/// [`run_solver`], L-BFGS (alone or as `auto`'s first stage) starting from `start` when given.
+fn run_solver_from<O: SecondOrderObjective + SgdObjective, S>(
+    obj: &O,
+    opts: &FitOptions<S>,
+    start: Option<SampleStart>,
+) -> Result<SolveReport> {
     let theta0 = opts.theta0.as_deref();
     match &opts.solver {
         Solver::Newton => newton::solve(obj, &opts.set, theta0, &opts.control),
         Solver::NewtonCg => newton_cg::solve(obj, &opts.set, theta0, &opts.control),
-        Solver::Lbfgs(o) => lbfgs::solve(obj, &opts.set, theta0, o, &opts.control),
+        Solver::Lbfgs(o) => solve_lbfgs(obj, opts, o, start),
         Solver::Sgd(o) => sgd::solve(obj, &opts.set, theta0, o, &opts.control),
-        Solver::Auto(o) => solve_auto(obj, opts, o),
+        Solver::Auto(o) => solve_auto(obj, opts, o, start),
     }
+}
+
+/// The row-sample start of a fit of `data` with `loss` ([`sample_start`]), when it applies: a
+/// convex loss, no warm start, L-BFGS (asked for, or `auto`'s choice) with
+/// [`LbfgsOptions::sample_start`], and many rows per feature ([`sample_start::applies`]).
+fn sample_start_for<L: Loss>(data: &PairwiseView<'_>, loss: &L, opts: &FitOptions) -> Option<SampleStart> {
+    let lbfgs = match &opts.solver {
+        Solver::Lbfgs(o) => o.sample_start,
+        Solver::Auto(o) => o.sample_start && auto_solver(L::CONVEX, data.n(), data.d()) == SolverKind::Lbfgs,
+        _ => false,
+    };
+    if !(lbfgs && L::CONVEX && opts.theta0.is_none() && sample_start::applies(data)) {
+        return None;
+    }
+    sample_start::run(
+        data,
+        loss,
+        opts.ridge,
+        opts.linear_term.as_deref(),
+        &opts.set,
+        &opts.control,
+    )
 }
 
 /// Fits `θ̂ = argmin_{θ ∈ set} F(θ)` (see [`crate::objective`]) on raw labels. `Err` for
@@ -617,7 +676,8 @@ fn solve_pairwise(data: PairwiseView<'_>, opts: &FitOptions) -> Result<SolveRepo
         if let Some(b) = &opts.linear_term {
             obj = obj.with_linear_term(b.clone())?;
         }
-        run_solver(&obj, opts)?
+        let start = sample_start_for(&data, obj.loss(), opts);
+        run_solver_from(&obj, opts, start)?
     })
 }
 

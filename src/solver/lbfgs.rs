@@ -81,6 +81,14 @@ pub struct LbfgsOptions {
     /// (the stopping rule of scikit-learn's and SciPy's L-BFGS, with this solver's KKT
     /// residual): fewer passes, the same certificate `kkt_residual ≤ tol`.
     pub polish_iters: usize,
+    /// Start from a row sample (default true): on the pairwise objective with a convex loss,
+    /// no warm start and many rows per feature, the fit first runs L-BFGS on every
+    /// `SAMPLE_STRIDE`-th row to a loose tolerance and starts the full run from that point
+    /// with that run's curvature pairs (`crate::estimator` decides when; progressive
+    /// sampling, Byrd, Chin, Nocedal & Wu 2012). The returned point is certified on the full
+    /// objective as always; only the path to it changes. `false`: start from `θ₀` with no
+    /// curvature.
+    pub sample_start: bool,
 }
 
 impl Default for LbfgsOptions {
@@ -89,6 +97,7 @@ impl Default for LbfgsOptions {
             memory: 10,
             diagonal_scaling: true,
             polish_iters: POLISH_ITERS,
+            sample_start: true,
         }
     }
 }
@@ -106,6 +115,7 @@ impl LbfgsOptions {
 }
 
 /// One curvature pair: the step `s = θ₊ − θ` and the change of the projected gradient of `F`.
+#[derive(Debug, Clone)]
 struct Pair {
     s: Vec<f64>,
     y: Vec<f64>,
@@ -176,12 +186,39 @@ pub fn solve<O: SmoothObjective>(
     opts: &LbfgsOptions,
     ctl: &Control,
 ) -> Result<SolveReport> {
+    solve_seeded(obj, set, theta0, opts, ctl, Curvature::default()).map(|(r, _)| r)
+}
+
+/// The curvature pairs of a finished run (the newest last), to seed a run on a close objective
+/// (the full objective after a run on a row sample of it).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Curvature(VecDeque<Pair>);
+
+/// [`solve`] with the first iterations' inverse-Hessian model built from `seed` (at most
+/// `opts.memory` of its newest pairs; pairs without positive curvature are skipped as always),
+/// returning the run's own pairs with its report.
+pub(crate) fn solve_seeded<O: SmoothObjective>(
+    obj: &O,
+    set: &FeasibleSet,
+    theta0: Option<&[f64]>,
+    opts: &LbfgsOptions,
+    ctl: &Control,
+    seed: Curvature,
+) -> Result<(SolveReport, Curvature)> {
     opts.validate()?;
     let max_iter = ctl.max_iter.saturating_mul(ITERS_PER_MAX_ITER);
     let (run, ()) = Run::start("lbfgs", obj, set, theta0, ctl, max_iter, Run::evaluate_start(obj))?;
     let mut lbfgs = Lbfgs::new(run, opts, max_iter);
+    let mut pairs = seed.0;
+    while pairs.len() > opts.memory {
+        pairs.pop_front();
+    }
+    if pairs.iter().all(|p| p.s.len() == obj.dim() && p.y.len() == obj.dim()) {
+        lbfgs.pairs = pairs;
+    }
     let termination = drive(&mut lbfgs);
-    Ok(lbfgs.run.finish(termination, lbfgs.certified))
+    let pairs = std::mem::take(&mut lbfgs.pairs);
+    Ok((lbfgs.run.finish(termination, lbfgs.certified), Curvature(pairs)))
 }
 
 /// The working gradient of an iteration and the face of the ball it works on.

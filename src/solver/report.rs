@@ -168,6 +168,11 @@ pub struct Counts {
     /// Passes over `X` computing the term magnitudes of the gradient (the certificate's scale,
     /// [`crate::solver::certificate`]).
     pub scale_passes: usize,
+    /// Rows of `X` read by the run on a row sample that started L-BFGS
+    /// ([`crate::estimator::sample_start`]): its passes times the sample's rows (`n/32`), so
+    /// `sample_rows / n` is that run's cost in passes over `X` (not in
+    /// [`SolveReport::data_passes`]).
+    pub sample_rows: usize,
     /// Refinement corrections accepted.
     pub refinement_steps: usize,
     /// Wall time (serialised as `elapsed_s`, seconds).

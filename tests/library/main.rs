@@ -28,6 +28,7 @@ mod policy_rule;
 mod provenance;
 mod rdp;
 mod robust;
+mod sample_start;
 #[cfg(feature = "serde")]
 mod serialize;
 mod sgd;

@@ -20,6 +20,7 @@ impl FitArgs {
             &solver_args::Given {
                 memory: self.memory,
                 polish_iters: self.polish_iters,
+                sample_start: self.sample_start.as_deref(),
                 batch: self.batch,
                 epochs: self.epochs,
                 step: self.step.as_deref(),

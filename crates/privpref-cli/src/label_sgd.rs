@@ -157,6 +157,7 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         ("weights", a.weights.is_some()),
         ("memory", a.memory.is_some()),
         ("polish-iters", a.polish_iters.is_some()),
+        ("sample-start", a.sample_start.is_some()),
         ("top", a.top.is_some()),
     ] {
         if given {

@@ -39,8 +39,8 @@
 //! `kkt_residual` with `kkt_tol`) and exits 0. Every other termination without convergence
 //! exits 3.
 //!
-//! Solver options: `--memory M` (L-BFGS pairs, default 10) and `--polish-iters K` (default 10)
-//! only with `--solver lbfgs` (or `auto`);
+//! Solver options: `--memory M` (L-BFGS pairs, default 10), `--polish-iters K` (default 10)
+//! and `--sample-start on|off` (default on) only with `--solver lbfgs` (or `auto`);
 //! `--batch B` (1), `--epochs E` (1), `--step RULE` (`const:ETA`, `invt:C`, `theory`,
 //! `lambda:L`, `statement` — the last still rejected; default `theory`), `--shuffle` (seeded by `--seed`) and
 //! `--average last|polyak` (last) only with `--solver sgd`. An option given with another
@@ -194,6 +194,12 @@ struct FitArgs {
     /// --solver lbfgs or auto.
     #[arg(long)]
     polish_iters: Option<usize>,
+    /// L-BFGS: `on` (default) starts a fit with many rows per feature (n ≥ 4096·d, convex
+    /// loss, no --theta0) from a run on every 32nd row, handing its point and curvature to the
+    /// full run, which certifies the answer as always; `off` starts at θ₀. Only with --solver
+    /// lbfgs or auto.
+    #[arg(long, value_name = "on|off")]
+    sample_start: Option<String>,
     /// SGD: rows per step (default 1). Only with --solver sgd.
     #[arg(long)]
     batch: Option<usize>,

@@ -14,6 +14,8 @@ pub struct Given<'a> {
     pub memory: Option<usize>,
     /// `--polish-iters` (L-BFGS).
     pub polish_iters: Option<usize>,
+    /// `--sample-start` (L-BFGS): `on` or `off`.
+    pub sample_start: Option<&'a str>,
     /// `--batch` (SGD).
     pub batch: Option<usize>,
     /// `--epochs` (SGD).
@@ -58,9 +60,10 @@ pub fn settings(solver: SolverKind, g: &Given<'_>) -> Result<Settings, Error> {
         ("shuffle", g.shuffle),
         ("average", g.average.is_some()),
     ];
-    let lbfgs_only: [(&'static str, bool); 2] = [
+    let lbfgs_only: [(&'static str, bool); 3] = [
         ("memory", g.memory.is_some()),
         ("polish-iters", g.polish_iters.is_some()),
+        ("sample-start", g.sample_start.is_some()),
     ];
     for (owner, opts) in [(SolverKind::Sgd, &sgd_only[..]), (SolverKind::Lbfgs, &lbfgs_only[..])] {
         // `auto` may run L-BFGS, so it takes L-BFGS's options.
@@ -85,6 +88,17 @@ pub fn settings(solver: SolverKind, g: &Given<'_>) -> Result<Settings, Error> {
     }
     if let Some(k) = g.polish_iters {
         lbfgs.polish_iters = k;
+    }
+    match g.sample_start {
+        None => {}
+        Some("on") => lbfgs.sample_start = true,
+        Some("off") => lbfgs.sample_start = false,
+        Some(other) => {
+            return Err(Error::param(
+                "sample-start",
+                format!("expected on or off, got `{other}`"),
+            ))
+        }
     }
     lbfgs.validate()?;
 
@@ -135,7 +149,7 @@ fn average_name(a: Averaging) -> &'static str {
 
 /// The options the chosen solver actually used, as JSON fields (`null` for the other solvers'),
 /// and the seed to record (the shuffle seed used by SGD; `--seed` as given otherwise).
-pub fn record(solver: SolverKind, s: &Settings, seed: Option<u64>) -> [(&'static str, Value); 8] {
+pub fn record(solver: SolverKind, s: &Settings, seed: Option<u64>) -> [(&'static str, Value); 9] {
     let sgd = solver == SolverKind::Sgd;
     let if_sgd = |v: Value| if sgd { v } else { Value::Null };
     let if_lbfgs = |v: Value| {
@@ -148,6 +162,7 @@ pub fn record(solver: SolverKind, s: &Settings, seed: Option<u64>) -> [(&'static
     [
         ("memory", if_lbfgs(json!(s.lbfgs.memory))),
         ("polish_iters", if_lbfgs(json!(s.lbfgs.polish_iters))),
+        ("sample_start", if_lbfgs(json!(s.lbfgs.sample_start))),
         ("step", if_sgd(json!(step_name(&s.sgd.step)))),
         ("batch", if_sgd(json!(s.sgd.batch))),
         ("epochs", if_sgd(json!(s.sgd.epochs))),
