@@ -17,7 +17,8 @@
 //! * `abs_grad`: `Σ_i |w_i ℓ'(t_i)| |x_i|` in one pass (the scale of the KKT certificate).
 //! * [`matvec`]: `X v`.
 //! * [`loss_sum`]: `Σ w_i ℓ(t_i + α s_i)`, O(n) with no access to `X` (line searches).
-//! * [`stream_sum`]: a plain read of `X` — the memory-bandwidth baseline of the benchmarks.
+//! * [`stream_sum`] ([`stream_sum_f32`] for `f32` storage): a plain read of `X` — the
+//!   memory-bandwidth baseline of the benchmarks.
 
 mod compensated;
 pub mod fused;
@@ -36,7 +37,7 @@ pub use fused::value_grad_hessian;
 pub use loss_sum::loss_sum;
 pub(crate) use loss_sum::loss_sum_scaled;
 pub use products::{hess_vec, hessian, matvec};
-pub use stream::stream_sum;
+pub use stream::{stream_sum, stream_sum_f32};
 pub(crate) use value_grad::abs_grad;
 pub use value_grad::value_grad;
 pub(crate) use value_grad::value_grad_scale;
