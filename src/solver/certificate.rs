@@ -222,6 +222,13 @@ pub(crate) struct Certifier {
     scale: Vec<f64>,
     /// The point at which `scale` was computed by a full pass, if it was.
     scale_at: Option<Vec<f64>>,
+    /// Hold the term magnitudes of fused evaluations aside (`held`) instead of adopting them for
+    /// the cheap test: they serve only a [`Certifier::certify`] at that point. Used by L-BFGS
+    /// ahead of convergence, where fresh magnitudes at every iterate would change which iterates
+    /// pass the cheap test (e.g. on separable data, whose recession is detected at such a point).
+    pub hold: bool,
+    /// Term magnitudes computed by a held fused evaluation, and their point.
+    held: Option<(Vec<f64>, Vec<f64>)>,
 }
 
 impl Certifier {
@@ -244,6 +251,8 @@ impl Certifier {
             },
             scale,
             scale_at: None,
+            hold: false,
+            held: None,
         }
     }
     /// Evaluates the objective at `theta` into `ev` (counted in `rep.grad_evals`), together
@@ -252,7 +261,12 @@ impl Certifier {
     /// the magnitudes wait for `certify` (one pass, only at the point that needs it).
     pub fn evaluate<O: SmoothObjective>(&mut self, obj: &O, theta: &[f64], ev: &mut Eval, rep: &mut SolveReport) {
         rep.counts.grad_evals += 1;
-        if obj.fused_scale() {
+        if obj.fused_scale() && self.hold {
+            let mut a = self.held.take().map(|(_, a)| a).unwrap_or_default();
+            a.resize(obj.dim(), 0.0);
+            obj.evaluate_scaled(theta, ev, &mut a);
+            self.held = Some((theta.to_vec(), a));
+        } else if obj.fused_scale() {
             obj.evaluate_scaled(theta, ev, &mut self.scale);
             self.scale_at = Some(theta.to_vec());
         } else {
@@ -277,6 +291,12 @@ impl Certifier {
         grad: &[f64],
         rep: &mut SolveReport,
     ) -> Kkt {
+        if let Some((at, a)) = self.held.take() {
+            if at == ev.theta {
+                self.scale = a;
+                self.scale_at = Some(at);
+            }
+        }
         if self.scale_at.as_deref() != Some(&ev.theta[..]) {
             obj.grad_scale(ev, &mut self.scale);
             rep.counts.scale_passes += 1;

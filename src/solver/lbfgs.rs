@@ -60,6 +60,12 @@ pub const ITERS_PER_MAX_ITER: usize = 10;
 /// default of [`LbfgsOptions::polish_iters`]).
 pub(crate) const POLISH_ITERS: usize = 10;
 
+/// The trial points are evaluated with the certificate's term magnitudes once the predicted
+/// next residual is within this factor of the tolerance (`Lbfgs::fuse_scale`): a prediction
+/// short by up to this factor still saves the certificate's own pass, for one or two fused
+/// evaluations (measured 1.06–1.36 plain passes each).
+const FUSE_MARGIN: f64 = 10.0;
+
 /// Settings of the L-BFGS solver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -252,6 +258,8 @@ struct Lbfgs<'a, O> {
     flat_steps: usize,
     /// The certificate of the returned point, computed with fresh term magnitudes.
     certified: Certified,
+    /// The cheap KKT estimate of the previous iterate.
+    prev_kkt: Option<f64>,
 }
 
 impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
@@ -275,7 +283,22 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
             prev_step: None,
             flat_steps: 0,
             certified: None,
+            prev_kkt: None,
         }
+    }
+
+    /// Whether the trial points of this iteration are evaluated together with the
+    /// certificate's term magnitudes (one fused pass, a little dearer than a plain one): while
+    /// polishing, and when the next iterate is expected to meet the tolerance — the residual
+    /// `κ` falling at the rate of the last iteration, `κ·min(1, κ/κ_prev) ≤ tol` — so that the
+    /// certificate of the point returned needs no pass of its own.
+    fn fuse_scale(&self, kkt: f64) -> bool {
+        let tol = self.run.ctl.tol_rel;
+        let next = match self.prev_kkt {
+            Some(p) if p > 0.0 && kkt.is_finite() => kkt * (kkt / p).min(1.0),
+            _ => kkt,
+        };
+        self.polish.active() || next <= FUSE_MARGIN * tol
     }
 
     /// A run that met the cheap test and then stopped while polishing returns its best point,
@@ -320,16 +343,18 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
             return Err(Termination::LineSearchFailed);
         }
         let mut outcome = self.search(&w, &at)?;
+        self.prev_kkt = Some(at.kkt);
         if at.check_flat {
             if self.flat_steps == 0 {
                 // Short step at a KKT point: a genuine (local) minimiser.
                 if self.polish.offer(&self.run.theta, at.kkt) {
                     return Err(Termination::Converged);
                 }
-                let polishing = self.polish.active();
+                let fused = self.fuse_scale(at.kkt);
+                self.run.cert.hold = !self.polish.active();
                 outcome = self
                     .run
-                    .arc_search(&self.dir, w.face_mu, &mut self.trial, &mut self.xd, polishing);
+                    .arc_search(&self.dir, w.face_mu, &mut self.trial, &mut self.xd, fused);
             } else if self.flat_steps >= RECESSION_STEPS {
                 return Err(Termination::NoMinimizer);
             }
@@ -473,10 +498,11 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
             if at.check_flat && self.flat_steps == 0 {
                 break;
             }
-            let polishing = self.polish.active();
+            let fused = self.fuse_scale(at.kkt);
+            self.run.cert.hold = !self.polish.active();
             outcome = self
                 .run
-                .arc_search(&self.dir, w.face_mu, &mut self.trial, &mut self.xd, polishing);
+                .arc_search(&self.dir, w.face_mu, &mut self.trial, &mut self.xd, fused);
             if matches!(outcome, Arc::Accepted(_)) || !quasi_newton {
                 break;
             }
