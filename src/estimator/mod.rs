@@ -139,8 +139,9 @@ pub const AUTO_NONCONVEX_NEWTON_MAX_D: usize = 16;
 /// pass is proportional to `n` (dense Newton's `d³/3` Cholesky is negligible against its `n·d²`
 /// Hessian while `n ≥ d/3`, which holds wherever dense Newton is chosen). It moves how L-BFGS
 /// starts: with `n ≥ 4096·d` rows and a convex loss it starts from a run on every 32nd row
-/// ([`sample_start`]), which cut the passes over `X` from 11–14 to 7–10 at the peer
-/// benchmark's shapes with `n/d ≥ 10⁴` (`bench-results/fits.md`). Newton-CG is never
+/// ([`sample_start`]), which cut the full passes over `X` from 10–12 to 6–9 (plus about 0.3 of
+/// a pass on the sample) at the peer benchmark's shapes with `n/d ≥ 10⁴`
+/// (`bench-results/fits.md`). Newton-CG is never
 /// the first choice on these families; it is the fallback for large `d` ([`auto_fallback`]),
 /// where a second-order method is wanted after L-BFGS has failed and dense Newton costs
 /// `n·d²` per iteration and `8d²` bytes.
