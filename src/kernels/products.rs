@@ -1,6 +1,6 @@
 //! Products with `X` at given scores: `X v`, the Hessian-vector product and the dense Hessian.
 
-use super::row_elem::RowElem;
+use super::row_elem::{Ahead, RowElem};
 use super::row_ops::{labels_f64, RowOps};
 use super::{batch_rows, fused, Rows, MAX_BATCH};
 use crate::data::Features;
@@ -19,9 +19,13 @@ impl WithSimd for MatVec<'_> {
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
         let ops = RowOps::new(simd, self.v);
+        let d = self.v.len();
         match self.x {
             Features::F64(x) => ops.dots(x, self.out),
-            Features::F32(x) => ops.dots(x, self.out),
+            Features::F32(x) => {
+                let mut ahead = Ahead::new(x);
+                ops.dots_with(x, self.out, |i| ahead.to((i + 1) * d))
+            }
         }
     }
 }
@@ -71,10 +75,11 @@ impl<L: Loss> HessVec<'_, L> {
         let mut hb = [0.0; MAX_BATCH];
         let mut xv = [0.0; MAX_BATCH];
         let mut r0 = 0;
+        let mut ahead = Ahead::new(x);
         while r0 < rows {
             let m = bsz.min(rows - r0);
             let xb = &x[r0 * d..(r0 + m) * d];
-            ops.dots(xb, &mut xv[..m]);
+            ops.dots_with(xb, &mut xv[..m], |i| ahead.to((r0 + i + 1) * d));
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
             self.loss.eval_simd(
                 simd,

@@ -17,9 +17,10 @@ pub(super) const SMALL_D: usize = 12;
 /// Scalar `out[r] = rows[r]ᵀ v` for small `d`, four rows at a time for instruction-level
 /// parallelism. Each row is one sequential sum over `j`, whatever its position.
 #[inline(always)]
-fn dots_small<E: RowElem>(rows: &[E], v: &[f64], out: &mut [f64]) {
+fn dots_small<E: RowElem>(rows: &[E], v: &[f64], out: &mut [f64], mut before: impl FnMut(usize)) {
     let d = v.len();
-    for (o, r) in out.iter_mut().zip(rows.chunks_exact(d)) {
+    for (i, (o, r)) in out.iter_mut().zip(rows.chunks_exact(d)).enumerate() {
+        before(i);
         let mut a = 0.0;
         for j in 0..d {
             a += r[j].to_f64() * v[j];
@@ -141,10 +142,18 @@ impl<'v, S: Simd> RowOps<'v, S> {
     /// d = 100 on a Zen 3; the four FMA chains of [`dot1`] cover the FMA latency instead).
     #[inline(always)]
     pub(super) fn dots<E: RowElem>(&self, rows: &[E], out: &mut [f64]) {
+        self.dots_with(rows, out, |_| {})
+    }
+
+    /// [`RowOps::dots`], calling `before(i)` before row `i` is read (for
+    /// [`Ahead`](super::row_elem::Ahead)).
+    #[inline(always)]
+    pub(super) fn dots_with<E: RowElem>(&self, rows: &[E], out: &mut [f64], mut before: impl FnMut(usize)) {
         if self.d < SMALL_D {
-            return dots_small(rows, self.v, out);
+            return dots_small(rows, self.v, out, before);
         }
-        for (o, row) in out.iter_mut().zip(rows.chunks_exact(self.d)) {
+        for (i, (o, row)) in out.iter_mut().zip(rows.chunks_exact(self.d)).enumerate() {
+            before(i);
             *o = dot1(self.simd, row, self.vh, self.vt, self.full);
         }
     }

@@ -1,7 +1,7 @@
 //! The fused value + gradient pass (optionally with the certificate's scale from the same rows)
 //! and the gradient magnitudes `Σ |w ℓ'| |x|` on their own.
 
-use super::row_elem::RowElem;
+use super::row_elem::{Ahead, RowElem};
 use super::row_ops::{batch_sum, labels_f64, RowOps};
 use super::{batch_rows, Rows, MAX_BATCH};
 use crate::data::Features;
@@ -46,11 +46,12 @@ impl<L: Loss, const SCALE: bool> FusedValueGrad<'_, L, SCALE> {
         let mut gb = [0.0; MAX_BATCH];
         let mut value = 0.0;
         let mut r0 = 0;
+        let mut ahead = Ahead::new(x);
         while r0 < rows {
             let m = bsz.min(rows - r0);
             let xb = &x[r0 * d..(r0 + m) * d];
             let tb = &mut self.scores[r0..r0 + m];
-            ops.dots(xb, tb);
+            ops.dots_with(xb, tb, |i| ahead.to((r0 + i + 1) * d));
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
             self.loss.eval_simd(
                 simd,

@@ -28,7 +28,7 @@ mod chunked;
 
 pub use chunked::chunk_depth;
 
-use super::row_elem::RowElem;
+use super::row_elem::{Ahead, RowElem};
 use super::row_ops::{batch_sum, labels_f64, RowOps, SMALL_D};
 use super::{batch_rows, gram, Rows, MAX_BATCH};
 use crate::data::Features;
@@ -74,11 +74,12 @@ impl<L: Loss> FusedValueGradHess<'_, '_, L> {
         let mut cb = [0.0; MAX_BATCH];
         let mut value = 0.0;
         let mut r0 = 0;
+        let mut ahead = Ahead::new(x);
         while r0 < rows {
             let m = bsz.min(rows - r0);
             let xb = &x[r0 * d..(r0 + m) * d];
             let tb = &mut self.scores[r0..r0 + m];
-            ops.dots(xb, tb);
+            ops.dots_with(xb, tb, |i| ahead.to((r0 + i + 1) * d));
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
             // ℓ, ℓ' and ℓ'' in one evaluation: every loss computes each output lane by lane from
             // the same intermediates whichever outputs are requested, so these are the bits of
