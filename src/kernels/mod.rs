@@ -5,6 +5,14 @@
 //! results with the fixed-shape tree of [`crate::par`]: results are bit-identical for any
 //! number of threads on a given machine.
 //!
+//! `f32` features are read as they are stored: each SIMD vector of a row is loaded and widened
+//! to `f64` in registers (`row_elem`), and everything after the load is the `f64` kernel's
+//! arithmetic in the same order, so the results are the bits of the same pass on the widened
+//! values. The `f32` passes that read the rows in a dot-product loop first (`value_grad`,
+//! `hess_vec`, `matvec`, `value_grad_hessian`) also prefetch the rows 12 KiB ahead.
+//! [`value_grad_compensated`] widens a copy of each mini-batch (it needs the row twice in
+//! doubled precision).
+//!
 //! * [`value_grad`]: the fused pass. For each mini-batch of rows (kept in L1), scores
 //!   `t_i = x_iᵀθ` (4 rows at a time), then the loss on the batch with SIMD, then
 //!   `g += Σ w_i ℓ'(t_i) x_i` (4 rows per update of `g`). One read of `X`.
