@@ -3,7 +3,9 @@
 //!
 //! `cargo bench --bench kernels` runs criterion and then writes
 //! `bench-results/kernels.md` with GB/s and the fused pass's ratios to a streaming read of the
-//! same buffer and to STREAM triad bandwidth (targets ≥ 0.8).
+//! same buffer and to STREAM triad bandwidth (targets ≥ 0.8), and the paired ratio of the pass
+//! on `f32` storage to the pass on `f64` storage (target ≤ 0.6). A section of the old file
+//! headed `## Earlier runs` is kept at the end of the new one.
 //! Set `PRIVPREF_BENCH_N` / `PRIVPREF_BENCH_D` to change the shape.
 
 mod common;
@@ -115,7 +117,9 @@ fn bench(c: &mut Criterion) {
         g.finish();
     }
     if !std::env::args().any(|a| a == "--list" || a == "--test") {
-        let _ = PAIRED.set(paired_ratios(&dat, rows, &deb, &mut scores, &mut grad));
+        let paired = paired_ratios(&dat, rows, rows32, &deb, &mut scores, &mut grad);
+        eprintln!("{paired}");
+        let _ = PAIRED.set(paired);
     }
 }
 
@@ -128,16 +132,26 @@ const PAIRS: usize = 21;
 /// Streaming read and fused passes alternated, one pass each, [`PAIRS`] times per thread count;
 /// the ratio `t_stream / t_pass` of each pair, summarised by its median and range. Criterion
 /// times each function in its own 4-second block, so a drift of the shared host between
-/// blocks moves its ratios; a pair's two passes run milliseconds apart.
-fn paired_ratios(dat: &Data, rows: Rows<'_>, deb: &RrDebiased, scores: &mut [f64], grad: &mut [f64]) -> String {
+/// blocks moves its ratios; a pair's two passes run milliseconds apart. In the same loop, the
+/// `mle` pass on `f32` storage (`rows32`) right after the one on `f64` storage: the ratio
+/// `t_f32 / t_f64` of each pair (a second table).
+fn paired_ratios(
+    dat: &Data,
+    rows: Rows<'_>,
+    rows32: Rows<'_>,
+    deb: &RrDebiased,
+    scores: &mut [f64],
+    grad: &mut [f64],
+) -> String {
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
     let mut out = String::from("| threads | pass | median of t_stream / t_pass | min | max |\n|---|---|---|---|---|\n");
+    let mut f32_table = String::from("| threads | median of t_f32 / t_f64 | min | max |\n|---|---|---|---|\n");
     for threads in [1usize, 2] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let (mut mle, mut debr) = (Vec::new(), Vec::new());
+        let (mut mle, mut debr, mut f32r) = (Vec::new(), Vec::new(), Vec::new());
         pool.install(|| {
             let time = |f: &mut dyn FnMut()| {
                 let t = Instant::now();
@@ -158,6 +172,16 @@ fn paired_ratios(dat: &Data, rows: Rows<'_>, deb: &RrDebiased, scores: &mut [f64
                         Par::Rayon,
                     ));
                 });
+                let tf = time(&mut || {
+                    black_box(kernels::value_grad(
+                        rows32,
+                        &Logistic,
+                        &dat.theta,
+                        scores,
+                        grad,
+                        Par::Rayon,
+                    ));
+                });
                 let td = time(&mut || {
                     black_box(kernels::value_grad(rows, deb, &dat.theta, scores, grad, Par::Rayon));
                 });
@@ -165,6 +189,7 @@ fn paired_ratios(dat: &Data, rows: Rows<'_>, deb: &RrDebiased, scores: &mut [f64
                 if pair > 0 {
                     mle.push(ts / tm);
                     debr.push(ts / td);
+                    f32r.push(tf / tm);
                 }
             }
         });
@@ -178,8 +203,18 @@ fn paired_ratios(dat: &Data, rows: Rows<'_>, deb: &RrDebiased, scores: &mut [f64
                 median(v)
             ));
         }
+        let (lo, hi) = (
+            f32r.iter().copied().fold(f64::INFINITY, f64::min),
+            f32r.iter().copied().fold(0.0, f64::max),
+        );
+        f32_table.push_str(&format!(
+            "| {threads} | {:.3} | {lo:.3} | {hi:.3} |\n",
+            median(&mut f32r)
+        ));
     }
-    out
+    format!(
+        "{out}\nPaired f32/f64, same loop: the `mle` pass on the f32 copy of X (`value_grad_mle_f32data`) right after the one on f64 X (`value_grad_mle`), {PAIRS} pairs per thread count; ratio of times per pair (target ≤ 0.6).\n\n{f32_table}"
+    )
 }
 
 criterion_group!(benches, bench);
@@ -241,7 +276,12 @@ fn write_summary() {
             ))
             .unwrap_or_default()
     );
-    common::write_result("kernels.md", &text);
+    // Earlier runs recorded by hand at the end of the file are kept.
+    let earlier = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/bench-results/kernels.md"))
+        .ok()
+        .and_then(|old| old.find("\n## Earlier runs").map(|i| old[i..].to_string()))
+        .unwrap_or_default();
+    common::write_result("kernels.md", &format!("{text}{earlier}"));
 }
 
 fn main() {

@@ -1,5 +1,6 @@
 //! Rough per-pass timings (best of 15) for the kernels on synthetic data — a development aid;
-//! the recorded benchmarks are in `benches/`. Usage: `kernel_timing [n] [d] [threads]`.
+//! the recorded benchmarks are in `benches/`. Usage: `kernel_timing [n] [d] [threads] [f32]`
+//! (`f32`: the passes on the f32 copy of the features; the streaming read stays on f64).
 use privpref::data::Features;
 use privpref::kernels::{self, Rows};
 use privpref::loss::{Logistic, Loss, LossOut};
@@ -13,7 +14,17 @@ fn main() {
         .collect();
     let y: Vec<u8> = (0..n).map(|i| (i % 3 == 0) as u8).collect();
     let th: Vec<f64> = (0..d).map(|j| 0.01 * j as f64).collect();
-    let rows = Rows::new(Features::F64(&x), d, &y, None);
+    let f32_data = std::env::args().nth(4).is_some_and(|a| a == "f32");
+    let x32: Vec<f32> = if f32_data {
+        x.iter().map(|&v| v as f32).collect()
+    } else {
+        Vec::new()
+    };
+    let rows = if f32_data {
+        Rows::new(Features::F32(&x32), d, &y, None)
+    } else {
+        Rows::new(Features::F64(&x), d, &y, None)
+    };
     let mut sc = vec![0.0; n];
     let mut g = vec![0.0; d];
     let threads: usize = std::env::args().nth(3).and_then(|s| s.parse().ok()).unwrap_or(1);

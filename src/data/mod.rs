@@ -33,7 +33,8 @@ use crate::par::{Collective, Cut, Shard};
 use rayon::prelude::*;
 
 /// Row-major feature storage of a view: `f64`, or `f32` read as is and widened to `f64` in
-/// the kernels (half the memory traffic; every sum and the answer stay in `f64`).
+/// registers by the kernels (half the memory traffic, no `f64` copy; every sum and the answer
+/// stay in `f64`).
 ///
 /// A fit on `f32` features gives the same bits as a fit on the same values widened to `f64`
 /// (the widening is exact and the kernels apply the same arithmetic in the same order); the
@@ -43,7 +44,8 @@ use rayon::prelude::*;
 pub enum Features<'a> {
     /// Double precision.
     F64(&'a [f64]),
-    /// Single precision, accumulated in `f64`.
+    /// Single precision, widened to `f64` in registers as the kernels load it, accumulated in
+    /// `f64`.
     F32(&'a [f32]),
 }
 

@@ -5,6 +5,14 @@
 //! results with the fixed-shape tree of [`crate::par`]: results are bit-identical for any
 //! number of threads on a given machine.
 //!
+//! `f32` features are read as they are stored: each SIMD vector of a row is loaded and widened
+//! to `f64` in registers (`row_elem`), and everything after the load is the `f64` kernel's
+//! arithmetic in the same order, so the results are the bits of the same pass on the widened
+//! values. The `f32` passes that read the rows in a dot-product loop first (`value_grad`,
+//! `hess_vec`, `matvec`, `value_grad_hessian`) also prefetch the rows 12 KiB ahead.
+//! [`value_grad_compensated`] widens a copy of each mini-batch (it needs the row twice in
+//! doubled precision).
+//!
 //! * [`value_grad`]: the fused pass. For each mini-batch of rows (kept in L1), scores
 //!   `t_i = x_iᵀθ` (4 rows at a time), then the loss on the batch with SIMD, then
 //!   `g += Σ w_i ℓ'(t_i) x_i` (4 rows per update of `g`). One read of `X`.
@@ -26,6 +34,7 @@ pub mod gram;
 pub mod group;
 mod loss_sum;
 mod products;
+mod row_elem;
 mod row_ops;
 mod stream;
 mod value_grad;
@@ -54,7 +63,8 @@ const BATCH_BYTES: usize = 12 * 1024;
 /// Borrowed inputs of a pass: features, labels, optional weights.
 #[derive(Debug, Clone, Copy)]
 pub struct Rows<'a> {
-    /// Row-major `n × d` features (`f64`, or `f32` widened to `f64` a mini-batch at a time).
+    /// Row-major `n × d` features (`f64`, or `f32` read as such and widened to `f64` in
+    /// registers: the bits of the widened values).
     pub x: Features<'a>,
     /// Columns.
     pub d: usize,
@@ -151,15 +161,16 @@ impl Rows<'_> {
             Some(s) => s.tree_reduce(blocks, par, leaf, combine),
         }
     }
-    /// Calls `f(x, lo, hi)` on rows `r` as `f64` ([`with_f64_rows`]), then lets a pending
-    /// validation scan them while they are in cache.
+    /// Returns `f(x)` on rows `r` of the matrix as stored (`f64` or `f32`, no copy), then lets a
+    /// pending validation scan them while they are in cache.
     #[inline]
-    fn with_f64(&self, r: std::ops::Range<usize>, chunk: usize, f: impl FnMut(&[f64], usize, usize)) {
-        let f0 = self.data_first;
-        with_f64_rows(self.x, r.start - f0..r.end - f0, self.d, chunk, f);
+    fn with_rows<T>(&self, r: std::ops::Range<usize>, f: impl FnOnce(Features<'_>) -> T) -> T {
+        let (f0, d) = (self.data_first, self.d);
+        let out = f(self.x.slice((r.start - f0) * d, (r.end - f0) * d));
         if let Some(s) = self.scan {
             s.visit(self.x, r);
         }
+        out
     }
     /// [`tree_reduce_rows`] over `blocks`, across the group when the rows are sharded (`out`
     /// holds the [`Rows::held`] rows: a process writes its own).
@@ -191,40 +202,93 @@ where
     rows.reduce(blocks, par, &|b| leaf(blocks.range(b)), combine)
 }
 
-/// Calls `f(x, lo, hi)` on rows `rows` of `x` as `f64`: `x` holds rows `rows.start + lo ..
-/// rows.start + hi`. `f64` storage: one call with the whole range, no copy. `f32` storage:
-/// chunks of `chunk` rows widened into a scratch buffer (L1/L2-resident), in order — with
-/// `chunk` equal to the kernel's mini-batch, the arithmetic is the same as one call on the
-/// widened rows, so the results are the same bits.
-#[inline]
-fn with_f64_rows(
-    x: Features<'_>,
-    rows: std::ops::Range<usize>,
-    d: usize,
-    chunk: usize,
-    mut f: impl FnMut(&[f64], usize, usize),
-) {
-    match x {
-        Features::F64(x) => f(&x[rows.start * d..rows.end * d], 0, rows.len()),
-        Features::F32(x) => {
-            let chunk = chunk.max(1);
-            let mut buf = vec![0.0; chunk.min(rows.len()) * d];
-            let mut lo = 0;
-            while lo < rows.len() {
-                let hi = (lo + chunk).min(rows.len());
-                let b = &mut buf[..(hi - lo) * d];
-                for (o, &v) in b.iter_mut().zip(&x[(rows.start + lo) * d..(rows.start + hi) * d]) {
-                    *o = f64::from(v);
-                }
-                f(b, lo, hi);
-                lo = hi;
-            }
-        }
-    }
-}
-
 /// Rows per mini-batch for rows of `d` values: a multiple of 4 in `[4, MAX_BATCH]`.
 #[inline]
 fn batch_rows(d: usize) -> usize {
     ((BATCH_BYTES / (8 * d.max(1))) / 4 * 4).clamp(4, MAX_BATCH)
+}
+
+#[cfg(test)]
+mod f32_tests {
+    //! Every pass that reads `f32` rows directly gives the bits of the same pass on the values
+    //! widened to `f64`, for widths on both sides of the scalar/SIMD switch (`SMALL_D = 12`) and
+    //! with every tail of an AVX2 (4) and AVX-512 (8) vector.
+    use super::*;
+    use crate::loss::{Logistic, Loss, RrNoisyChannel};
+
+    fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// All the passes on `r32` and on `r64` (the same values), compared bit for bit.
+    fn same_bits<L: Loss>(r32: Rows<'_>, r64: Rows<'_>, loss: &L, par: Par, what: &str) {
+        let (n, d) = (r64.n(), r64.d);
+        let theta: Vec<f64> = (0..d)
+            .map(|j| 0.4 * ((j % 7) as f64 - 3.0) / (d as f64).sqrt())
+            .collect();
+        let v: Vec<f64> = (0..d).map(|j| ((j * 5 % 11) as f64 - 5.0) / 7.0).collect();
+        let mut out = [Vec::new(), Vec::new()];
+        for (k, rows) in [r32, r64].into_iter().enumerate() {
+            let o = &mut out[k];
+            let (mut s, mut g) = (vec![0.0; n], vec![0.0; d]);
+            o.push(value_grad(rows, loss, &theta, &mut s, &mut g, par).to_bits());
+            o.extend(bits(&s));
+            o.extend(bits(&g));
+            let (mut s2, mut g2, mut a) = (vec![0.0; n], vec![0.0; d], vec![0.0; d]);
+            o.push(value_grad_scale(rows, loss, &theta, &mut s2, &mut g2, &mut a, par).to_bits());
+            o.extend(bits(&s2).into_iter().chain(bits(&g2)).chain(bits(&a)));
+            abs_grad(rows, loss, &s, &mut a, par);
+            o.extend(bits(&a));
+            let mut m = vec![0.0; n];
+            matvec(rows, &v, &mut m, par);
+            o.extend(bits(&m));
+            hess_vec(rows, loss, &s, &v, &mut g2, par);
+            o.extend(bits(&g2));
+            let mut h = vec![0.0; d * d];
+            o.push(hessian(rows, loss, &s, &mut h, par) as u64);
+            o.extend(bits(&h));
+            let (val, nneg) = value_grad_hessian(rows, loss, &theta, &mut s2, &mut g2, &mut h, par);
+            o.extend([val.to_bits(), nneg as u64]);
+            o.extend(bits(&s2).into_iter().chain(bits(&g2)).chain(bits(&h)));
+        }
+        assert_eq!(out[0].len(), out[1].len());
+        if let Some(i) = (0..out[0].len()).find(|&i| out[0][i] != out[1][i]) {
+            panic!("{what}: f32 storage differs from the widened f64 at output value {i}");
+        }
+    }
+
+    #[test]
+    fn every_pass_on_f32_rows_gives_the_bits_of_the_widened_rows() {
+        for d in [1usize, 3, 7, 11, 12, 13, 17, 100, 101] {
+            // About 2.6 MB of f64 rows: three row blocks, the last one short, and a last
+            // mini-batch shorter than the others.
+            let n = 2_600_000 / (8 * d) + 7;
+            let mut s = 0x2545F4914F6CDD1Du64;
+            let mut next = || {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+            };
+            // f32 values with all 24 bits of significand used, some subnormal and some zero.
+            let x32: Vec<f32> = (0..n * d)
+                .map(|i| match i % 97 {
+                    0 => 0.0,
+                    1 => f32::MIN_POSITIVE / 3.0,
+                    _ => (next() * 3.0) as f32,
+                })
+                .collect();
+            let x64: Vec<f64> = x32.iter().map(|&v| f64::from(v)).collect();
+            let y: Vec<u8> = (0..n).map(|_| u8::from(next() > 0.1)).collect();
+            let w: Vec<f64> = (0..n).map(|_| next() + 1.0).collect();
+            for weights in [None, Some(&w[..])] {
+                let r32 = Rows::new(Features::F32(&x32), d, &y, weights);
+                let r64 = Rows::new(Features::F64(&x64), d, &y, weights);
+                for par in [Par::Seq, Par::Rayon] {
+                    let what = format!("d = {d}, weights {}, {par:?}", weights.is_some());
+                    same_bits(r32, r64, &Logistic, par, &format!("logistic, {what}"));
+                    let rr = RrNoisyChannel::new(0.4).unwrap();
+                    same_bits(r32, r64, &rr, par, &format!("mle-rr, {what}"));
+                }
+            }
+        }
+    }
 }

@@ -1,13 +1,15 @@
 //! Products with `X` at given scores: `X v`, the Hessian-vector product and the dense Hessian.
 
+use super::row_elem::{Ahead, RowElem};
 use super::row_ops::{labels_f64, RowOps};
 use super::{batch_rows, fused, Rows, MAX_BATCH};
+use crate::data::Features;
 use crate::loss::{Loss, LossOut};
 use crate::par::Par;
 use pulp::{Arch, Simd, WithSimd};
 
 struct MatVec<'a> {
-    x: &'a [f64],
+    x: Features<'a>,
     v: &'a [f64],
     out: &'a mut [f64],
 }
@@ -16,7 +18,15 @@ impl WithSimd for MatVec<'_> {
     type Output = ();
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
-        RowOps::new(simd, self.v).dots(self.x, self.out)
+        let ops = RowOps::new(simd, self.v);
+        let d = self.v.len();
+        match self.x {
+            Features::F64(x) => ops.dots(x, self.out),
+            Features::F32(x) => {
+                let mut ahead = Ahead::new(x);
+                ops.dots_with(x, self.out, |i| ahead.to((i + 1) * d))
+            }
+        }
     }
 }
 
@@ -28,20 +38,13 @@ pub fn matvec(rows: Rows<'_>, v: &[f64], out: &mut [f64], par: Par) {
     let blocks = rows.stream_blocks();
     let arch = Arch::new();
     let leaf = |b: usize, o: &mut [f64]| {
-        let r = blocks.range(b);
-        rows.with_f64(r, batch_rows(d), |x, lo, hi| {
-            arch.dispatch(MatVec {
-                x,
-                v,
-                out: &mut o[lo..hi],
-            })
-        });
+        rows.with_rows(blocks.range(b), |x| arch.dispatch(MatVec { x, v, out: o }));
     };
     rows.reduce_rows(blocks, 1, par, out, &leaf, &|(), ()| ());
 }
 
 struct HessVec<'a, L> {
-    x: &'a [f64],
+    x: Features<'a>,
     y: &'a [u8],
     w: Option<&'a [f64]>,
     scores: &'a [f64],
@@ -54,6 +57,16 @@ impl<L: Loss> WithSimd for HessVec<'_, L> {
     type Output = ();
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
+        match self.x {
+            Features::F64(x) => self.run(simd, x),
+            Features::F32(x) => self.run(simd, x),
+        }
+    }
+}
+
+impl<L: Loss> HessVec<'_, L> {
+    #[inline(always)]
+    fn run<S: Simd, E: RowElem>(self, simd: S, x: &[E]) {
         let d = self.v.len();
         let rows = self.y.len();
         let ops = RowOps::new(simd, self.v);
@@ -62,10 +75,11 @@ impl<L: Loss> WithSimd for HessVec<'_, L> {
         let mut hb = [0.0; MAX_BATCH];
         let mut xv = [0.0; MAX_BATCH];
         let mut r0 = 0;
+        let mut ahead = Ahead::new(x);
         while r0 < rows {
             let m = bsz.min(rows - r0);
-            let xb = &self.x[r0 * d..(r0 + m) * d];
-            ops.dots(xb, &mut xv[..m]);
+            let xb = &x[r0 * d..(r0 + m) * d];
+            ops.dots_with(xb, &mut xv[..m], |i| ahead.to((r0 + i + 1) * d));
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
             self.loss.eval_simd(
                 simd,
@@ -101,13 +115,12 @@ pub fn hess_vec<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], v: &[f64], ou
     let leaf = |b: usize| {
         let r = blocks.range(b);
         let mut o = vec![0.0; d];
-        rows.with_f64(r.clone(), batch_rows(d), |x, lo, hi| {
-            let (a, z) = (r.start + lo, r.start + hi);
+        rows.with_rows(r.clone(), |x| {
             arch.dispatch(HessVec {
                 x,
-                y: rows.y_at(a..z),
-                w: rows.w_at(a..z),
-                scores: &scores[rows.local(a..z)],
+                y: rows.y_at(r.clone()),
+                w: rows.w_at(r.clone()),
+                scores: &scores[rows.local(r.clone())],
                 v,
                 loss,
                 out: &mut o,

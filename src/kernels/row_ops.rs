@@ -1,6 +1,10 @@
 //! SIMD building blocks of the row passes, inlined into each pass's dispatch: row dot
 //! products, batched `acc += Σ c_r x_r` updates, labels and sums of a mini-batch.
+//!
+//! The rows are `f64` or `f32` ([`RowElem`]): an `f32` value is widened as it is loaded and
+//! everything after the load is the `f64` arithmetic, so both storages give the same bits.
 
+use super::row_elem::RowElem;
 use pulp::Simd;
 
 /// SIMD vectors of the gradient held in registers by the batched update.
@@ -13,12 +17,13 @@ pub(super) const SMALL_D: usize = 12;
 /// Scalar `out[r] = rows[r]ᵀ v` for small `d`, four rows at a time for instruction-level
 /// parallelism. Each row is one sequential sum over `j`, whatever its position.
 #[inline(always)]
-fn dots_small(rows: &[f64], v: &[f64], out: &mut [f64]) {
+fn dots_small<E: RowElem>(rows: &[E], v: &[f64], out: &mut [f64], mut before: impl FnMut(usize)) {
     let d = v.len();
-    for (o, r) in out.iter_mut().zip(rows.chunks_exact(d)) {
+    for (i, (o, r)) in out.iter_mut().zip(rows.chunks_exact(d)).enumerate() {
+        before(i);
         let mut a = 0.0;
         for j in 0..d {
-            a += r[j] * v[j];
+            a += r[j].to_f64() * v[j];
         }
         *o = a;
     }
@@ -27,8 +32,15 @@ fn dots_small(rows: &[f64], v: &[f64], out: &mut [f64]) {
 /// Scalar `acc += Σ_r coef[r]·rows[r]` for small `d`: four rows per update of a local
 /// accumulator (one dependency chain per four rows instead of one per row).
 #[inline(always)]
-fn axpys_small<const ABS: bool>(rows: &[f64], coef: &[f64], acc: &mut [f64]) {
-    let v = |x: f64| if ABS { x.abs() } else { x };
+fn axpys_small<E: RowElem, const ABS: bool>(rows: &[E], coef: &[f64], acc: &mut [f64]) {
+    let v = |x: E| {
+        let x = x.to_f64();
+        if ABS {
+            x.abs()
+        } else {
+            x
+        }
+    };
     let d = acc.len();
     let mut loc = [0.0f64; SMALL_D];
     let loc = &mut loc[..d];
@@ -57,34 +69,40 @@ fn axpys_small<const ABS: bool>(rows: &[f64], coef: &[f64], acc: &mut [f64]) {
 /// One row's dot product: SIMD vector `j` of the row goes to chain `j mod 4`, the tail to
 /// chain 0, and the chains are summed as `(c0 + c1) + (c2 + c3)`.
 #[inline(always)]
-fn dot1<S: Simd>(simd: S, x: &[f64], vh: &[S::f64s], vt: Option<S::f64s>, full: usize) -> f64 {
-    let (h0, _) = S::as_simd_f64s(&x[..full]);
+fn dot1<S: Simd, E: RowElem>(simd: S, x: &[E], vh: &[S::f64s], vt: Option<S::f64s>, full: usize) -> f64 {
+    let h0 = &x[..full];
     let z = simd.splat_f64s(0.0);
     let (mut c0, mut c1, mut c2, mut c3) = (z, z, z, z);
     let quads = vh.len() / 4;
     for p in 0..quads {
         let j = 4 * p;
-        c0 = simd.mul_add_e_f64s(h0[j], vh[j], c0);
-        c1 = simd.mul_add_e_f64s(h0[j + 1], vh[j + 1], c1);
-        c2 = simd.mul_add_e_f64s(h0[j + 2], vh[j + 2], c2);
-        c3 = simd.mul_add_e_f64s(h0[j + 3], vh[j + 3], c3);
+        let [x0, x1, x2, x3] = E::vecs::<S, 4>(simd, h0, j);
+        c0 = simd.mul_add_e_f64s(x0, vh[j], c0);
+        c1 = simd.mul_add_e_f64s(x1, vh[j + 1], c1);
+        c2 = simd.mul_add_e_f64s(x2, vh[j + 2], c2);
+        c3 = simd.mul_add_e_f64s(x3, vh[j + 3], c3);
     }
     let j = 4 * quads;
     match vh.len() - j {
         0 => {}
-        1 => c0 = simd.mul_add_e_f64s(h0[j], vh[j], c0),
+        1 => {
+            let [x0] = E::vecs::<S, 1>(simd, h0, j);
+            c0 = simd.mul_add_e_f64s(x0, vh[j], c0);
+        }
         2 => {
-            c0 = simd.mul_add_e_f64s(h0[j], vh[j], c0);
-            c1 = simd.mul_add_e_f64s(h0[j + 1], vh[j + 1], c1);
+            let [x0, x1] = E::vecs::<S, 2>(simd, h0, j);
+            c0 = simd.mul_add_e_f64s(x0, vh[j], c0);
+            c1 = simd.mul_add_e_f64s(x1, vh[j + 1], c1);
         }
         _ => {
-            c0 = simd.mul_add_e_f64s(h0[j], vh[j], c0);
-            c1 = simd.mul_add_e_f64s(h0[j + 1], vh[j + 1], c1);
-            c2 = simd.mul_add_e_f64s(h0[j + 2], vh[j + 2], c2);
+            let [x0, x1, x2] = E::vecs::<S, 3>(simd, h0, j);
+            c0 = simd.mul_add_e_f64s(x0, vh[j], c0);
+            c1 = simd.mul_add_e_f64s(x1, vh[j + 1], c1);
+            c2 = simd.mul_add_e_f64s(x2, vh[j + 2], c2);
         }
     }
     if let Some(vt) = vt {
-        c0 = simd.mul_add_e_f64s(simd.partial_load_f64s(&x[full..]), vt, c0);
+        c0 = simd.mul_add_e_f64s(E::partial(simd, &x[full..]), vt, c0);
     }
     simd.reduce_sum_f64s(simd.add_f64s(simd.add_f64s(c0, c1), simd.add_f64s(c2, c3)))
 }
@@ -123,11 +141,19 @@ impl<'v, S: Simd> RowOps<'v, S> {
     /// four rows in an interleaved order measured 62 ns/row from DRAM against 45 for this, at
     /// d = 100 on a Zen 3; the four FMA chains of [`dot1`] cover the FMA latency instead).
     #[inline(always)]
-    pub(super) fn dots(&self, rows: &[f64], out: &mut [f64]) {
+    pub(super) fn dots<E: RowElem>(&self, rows: &[E], out: &mut [f64]) {
+        self.dots_with(rows, out, |_| {})
+    }
+
+    /// [`RowOps::dots`], calling `before(i)` before row `i` is read (for
+    /// [`Ahead`](super::row_elem::Ahead)).
+    #[inline(always)]
+    pub(super) fn dots_with<E: RowElem>(&self, rows: &[E], out: &mut [f64], mut before: impl FnMut(usize)) {
         if self.d < SMALL_D {
-            return dots_small(rows, self.v, out);
+            return dots_small(rows, self.v, out, before);
         }
-        for (o, row) in out.iter_mut().zip(rows.chunks_exact(self.d)) {
+        for (i, (o, row)) in out.iter_mut().zip(rows.chunks_exact(self.d)).enumerate() {
+            before(i);
             *o = dot1(self.simd, row, self.vh, self.vt, self.full);
         }
     }
@@ -138,15 +164,15 @@ impl<'v, S: Simd> RowOps<'v, S> {
     /// Tile widths are compile-time constants ([`axpy_tile`]), so the accumulators stay in
     /// registers (a runtime-length copy into the tile would force it onto the stack).
     #[inline(always)]
-    pub(super) fn axpys(&self, rows: &[f64], coef: &[f64], acc: &mut [f64]) {
-        self.axpys_abs::<false>(rows, coef, acc)
+    pub(super) fn axpys<E: RowElem>(&self, rows: &[E], coef: &[f64], acc: &mut [f64]) {
+        self.axpys_abs::<E, false>(rows, coef, acc)
     }
 
     /// [`RowOps::axpys`] on the rows as given (`ABS = false`) or on their absolute values.
     #[inline(always)]
-    pub(super) fn axpys_abs<const ABS: bool>(&self, rows: &[f64], coef: &[f64], acc: &mut [f64]) {
+    pub(super) fn axpys_abs<E: RowElem, const ABS: bool>(&self, rows: &[E], coef: &[f64], acc: &mut [f64]) {
         if self.d < SMALL_D {
-            return axpys_small::<ABS>(rows, coef, acc);
+            return axpys_small::<E, ABS>(rows, coef, acc);
         }
         let simd = self.simd;
         let d = self.d;
@@ -155,23 +181,23 @@ impl<'v, S: Simd> RowOps<'v, S> {
         let nvec = acc_h.len();
         let mut t0 = 0;
         while t0 + AXPY_TILE <= nvec {
-            axpy_tile::<S, AXPY_TILE, ABS>(simd, rows, coef, d, full, t0, acc_h);
+            axpy_tile::<S, E, AXPY_TILE, ABS>(simd, rows, coef, d, full, t0, acc_h);
             t0 += AXPY_TILE;
         }
         match nvec - t0 {
             0 => {}
-            1 => axpy_tile::<S, 1, ABS>(simd, rows, coef, d, full, t0, acc_h),
-            2 => axpy_tile::<S, 2, ABS>(simd, rows, coef, d, full, t0, acc_h),
-            3 => axpy_tile::<S, 3, ABS>(simd, rows, coef, d, full, t0, acc_h),
-            4 => axpy_tile::<S, 4, ABS>(simd, rows, coef, d, full, t0, acc_h),
-            5 => axpy_tile::<S, 5, ABS>(simd, rows, coef, d, full, t0, acc_h),
-            6 => axpy_tile::<S, 6, ABS>(simd, rows, coef, d, full, t0, acc_h),
-            _ => axpy_tile::<S, 7, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            1 => axpy_tile::<S, E, 1, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            2 => axpy_tile::<S, E, 2, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            3 => axpy_tile::<S, E, 3, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            4 => axpy_tile::<S, E, 4, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            5 => axpy_tile::<S, E, 5, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            6 => axpy_tile::<S, E, 6, ABS>(simd, rows, coef, d, full, t0, acc_h),
+            _ => axpy_tile::<S, E, 7, ABS>(simd, rows, coef, d, full, t0, acc_h),
         }
         if !acc_t.is_empty() {
             let mut a = simd.partial_load_f64s(acc_t);
             for (r, &c) in coef.iter().enumerate() {
-                let x = simd.partial_load_f64s(&rows[r * d + full..(r + 1) * d]);
+                let x = E::partial(simd, &rows[r * d + full..(r + 1) * d]);
                 let x = if ABS { simd.abs_f64s(x) } else { x };
                 a = simd.mul_add_e_f64s(simd.splat_f64s(c), x, a);
             }
@@ -184,9 +210,9 @@ impl<'v, S: Simd> RowOps<'v, S> {
 /// every row of the batch, in row order (so the bits do not depend on the tiling).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn axpy_tile<S: Simd, const N: usize, const ABS: bool>(
+fn axpy_tile<S: Simd, E: RowElem, const N: usize, const ABS: bool>(
     simd: S,
-    rows: &[f64],
+    rows: &[E],
     coef: &[f64],
     d: usize,
     full: usize,
@@ -196,8 +222,7 @@ fn axpy_tile<S: Simd, const N: usize, const ABS: bool>(
     let mut a = [simd.splat_f64s(0.0); N];
     a.copy_from_slice(&acc_h[t0..t0 + N]);
     for (r, &c) in coef.iter().enumerate() {
-        let (xh, _) = S::as_simd_f64s(&rows[r * d..r * d + full]);
-        let xt = &xh[t0..t0 + N];
+        let xt = E::vecs::<S, N>(simd, &rows[r * d..r * d + full], t0);
         let c = simd.splat_f64s(c);
         for k in 0..N {
             let x = if ABS { simd.abs_f64s(xt[k]) } else { xt[k] };

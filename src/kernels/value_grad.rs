@@ -1,8 +1,10 @@
 //! The fused value + gradient pass (optionally with the certificate's scale from the same rows)
 //! and the gradient magnitudes `Σ |w ℓ'| |x|` on their own.
 
+use super::row_elem::{Ahead, RowElem};
 use super::row_ops::{batch_sum, labels_f64, RowOps};
 use super::{batch_rows, Rows, MAX_BATCH};
+use crate::data::Features;
 use crate::loss::{Loss, LossOut};
 use crate::par::Par;
 use pulp::{Arch, Simd, WithSimd};
@@ -11,7 +13,7 @@ use pulp::{Arch, Simd, WithSimd};
 /// certificate) from the same rows, which are then in L1. Without `SCALE` the extra code is
 /// compiled out.
 struct FusedValueGrad<'a, L, const SCALE: bool> {
-    x: &'a [f64],
+    x: Features<'a>,
     y: &'a [u8],
     w: Option<&'a [f64]>,
     theta: &'a [f64],
@@ -25,6 +27,16 @@ impl<L: Loss, const SCALE: bool> WithSimd for FusedValueGrad<'_, L, SCALE> {
     type Output = f64;
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) -> f64 {
+        match self.x {
+            Features::F64(x) => self.run(simd, x),
+            Features::F32(x) => self.run(simd, x),
+        }
+    }
+}
+
+impl<L: Loss, const SCALE: bool> FusedValueGrad<'_, L, SCALE> {
+    #[inline(always)]
+    fn run<S: Simd, E: RowElem>(self, simd: S, x: &[E]) -> f64 {
         let d = self.theta.len();
         let rows = self.y.len();
         let ops = RowOps::new(simd, self.theta);
@@ -34,11 +46,12 @@ impl<L: Loss, const SCALE: bool> WithSimd for FusedValueGrad<'_, L, SCALE> {
         let mut gb = [0.0; MAX_BATCH];
         let mut value = 0.0;
         let mut r0 = 0;
+        let mut ahead = Ahead::new(x);
         while r0 < rows {
             let m = bsz.min(rows - r0);
-            let xb = &self.x[r0 * d..(r0 + m) * d];
+            let xb = &x[r0 * d..(r0 + m) * d];
             let tb = &mut self.scores[r0..r0 + m];
-            ops.dots(xb, tb);
+            ops.dots_with(xb, tb, |i| ahead.to((r0 + i + 1) * d));
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
             self.loss.eval_simd(
                 simd,
@@ -63,7 +76,7 @@ impl<L: Loss, const SCALE: bool> WithSimd for FusedValueGrad<'_, L, SCALE> {
                 for (c, g) in cb[..m].iter_mut().zip(&gb[..m]) {
                     *c = g.abs();
                 }
-                ops.axpys_abs::<true>(xb, &cb[..m], self.scale);
+                ops.axpys_abs::<E, true>(xb, &cb[..m], self.scale);
             }
             r0 += m;
         }
@@ -119,19 +132,17 @@ fn fused_pass<L: Loss, const SCALE: bool>(
         let r = blocks.range(b);
         let mut g = vec![0.0; d];
         let mut a = vec![0.0; if SCALE { d } else { 0 }];
-        let mut v = 0.0;
-        rows.with_f64(r.clone(), batch_rows(d), |x, lo, hi| {
-            let (s, z) = (r.start + lo, r.start + hi);
-            v += arch.dispatch(FusedValueGrad::<L, SCALE> {
+        let v = rows.with_rows(r.clone(), |x| {
+            arch.dispatch(FusedValueGrad::<L, SCALE> {
                 x,
-                y: rows.y_at(s..z),
-                w: rows.w_at(s..z),
+                y: rows.y_at(r.clone()),
+                w: rows.w_at(r.clone()),
                 theta,
                 loss,
-                scores: &mut sc[lo..hi],
+                scores: sc,
                 grad: &mut g,
                 scale: &mut a,
-            });
+            })
         });
         (v, g, a)
     };
@@ -153,7 +164,7 @@ fn fused_pass<L: Loss, const SCALE: bool>(
 }
 
 struct AbsGrad<'a, L> {
-    x: &'a [f64],
+    x: Features<'a>,
     y: &'a [u8],
     w: Option<&'a [f64]>,
     scores: &'a [f64],
@@ -166,6 +177,16 @@ impl<L: Loss> WithSimd for AbsGrad<'_, L> {
     type Output = ();
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
+        match self.x {
+            Features::F64(x) => self.run(simd, x),
+            Features::F32(x) => self.run(simd, x),
+        }
+    }
+}
+
+impl<L: Loss> AbsGrad<'_, L> {
+    #[inline(always)]
+    fn run<S: Simd, E: RowElem>(self, simd: S, x: &[E]) {
         let d = self.zeros.len();
         let rows = self.y.len();
         let ops = RowOps::new(simd, self.zeros);
@@ -188,7 +209,7 @@ impl<L: Loss> WithSimd for AbsGrad<'_, L> {
             for (i, g) in gb[..m].iter_mut().enumerate() {
                 *g = (*g * self.w.map_or(1.0, |w| w[r0 + i])).abs();
             }
-            ops.axpys_abs::<true>(&self.x[r0 * d..(r0 + m) * d], &gb[..m], self.out);
+            ops.axpys_abs::<E, true>(&x[r0 * d..(r0 + m) * d], &gb[..m], self.out);
             r0 += m;
         }
     }
@@ -207,13 +228,12 @@ pub(crate) fn abs_grad<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f64], out: &
     let leaf = |b: usize| {
         let r = blocks.range(b);
         let mut o = vec![0.0; d];
-        rows.with_f64(r.clone(), batch_rows(d), |x, lo, hi| {
-            let (a, z) = (r.start + lo, r.start + hi);
+        rows.with_rows(r.clone(), |x| {
             arch.dispatch(AbsGrad {
                 x,
-                y: rows.y_at(a..z),
-                w: rows.w_at(a..z),
-                scores: &scores[rows.local(a..z)],
+                y: rows.y_at(r.clone()),
+                w: rows.w_at(r.clone()),
+                scores: &scores[rows.local(r.clone())],
                 loss,
                 zeros: &zeros,
                 out: &mut o,

@@ -1,5 +1,5 @@
-//! The f32 data path (`PairwiseView::new_f32`): the kernels widen each mini-batch to f64 and
-//! accumulate in f64, so a fit on f32 features gives the same bits as a fit on the same values
+//! The f32 data path (`PairwiseView::new_f32`): the kernels widen the f32 values to f64 as they
+//! load them and accumulate in f64, so a fit on f32 features gives the same bits as a fit on the same values
 //! widened to f64, for every kernel and solver; and the answer differs from the fit on the
 //! original f64 data only by the data's own rounding (checked against a bound).
 

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 pub enum FeatureArray<'py> {
     /// `float64`.
     F64(PyReadonlyArrayDyn<'py, f64>),
-    /// `float32`: the library widens it a mini-batch at a time and accumulates in `f64`.
+    /// `float32`: the library widens it in registers as it reads it and accumulates in `f64`.
     F32(PyReadonlyArrayDyn<'py, f32>),
 }
 

@@ -171,7 +171,7 @@ pub enum Matrix {
 }
 
 /// A 2-D float matrix as row-major `(values, rows, cols)`, keeping `float32` data in `f32`
-/// (half the memory; the kernels widen it a mini-batch at a time).
+/// (half the memory; the kernels widen it to `f64` in registers as they read it).
 pub fn read_matrix_keep(path: impl AsRef<Path>) -> Result<(Matrix, usize, usize)> {
     let path = path.as_ref();
     let npy = open(path)?;

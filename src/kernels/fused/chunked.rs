@@ -1,7 +1,7 @@
 //! The chunked Hessian accumulation: per-chunk `d × d` accumulators fed by panels of scaled
 //! rows (Gram products), reduced along the fixed midpoint tree of the row blocks.
 
-use super::{gram, SMALL_D};
+use super::{gram, RowElem, SMALL_D};
 use crate::par::{Blocks, Par, Partial, Shard};
 
 /// The depth of the reduction tree at which the Hessian accumulators live ([`crate::par`]):
@@ -52,7 +52,7 @@ impl HessAcc {
     /// Inlined into the SIMD kernels, so the small-`d` loops are compiled for their instruction
     /// set.
     #[inline(always)]
-    pub(super) fn add_rows(&mut self, x: &[f64], c: &[f64]) {
+    pub(super) fn add_rows<E: RowElem>(&mut self, x: &[E], c: &[f64]) {
         let d = self.d;
         debug_assert_eq!(x.len(), c.len() * d);
         self.neg_rows += c.iter().filter(|&&v| v < 0.0).count();
@@ -64,7 +64,7 @@ impl HessAcc {
     }
 
     /// The panel path of [`HessAcc::add_rows`].
-    fn add_rows_panel(&mut self, x: &[f64], c: &[f64]) {
+    fn add_rows_panel<E: RowElem>(&mut self, x: &[E], c: &[f64]) {
         let d = self.d;
         if self.panel.is_empty() {
             self.panel = vec![0.0; self.cap * d];
@@ -79,7 +79,7 @@ impl HessAcc {
                 (self.cap - self.nneg, (-ci).sqrt())
             };
             for (o, v) in self.panel[dst * d..(dst + 1) * d].iter_mut().zip(xi) {
-                *o = v * s;
+                *o = v.to_f64() * s;
             }
             if self.npos + self.nneg == self.cap {
                 self.flush();
@@ -113,7 +113,7 @@ impl HessAcc {
 /// stores of `h` of a row-at-a-time update. The grouping follows the rows of the call, which are
 /// the kernels' fixed mini-batches, so the bits do not depend on the thread count.
 #[inline(always)]
-fn add_rows_small(h: &mut [f64], x: &[f64], c: &[f64], d: usize) {
+fn add_rows_small<E: RowElem>(h: &mut [f64], x: &[E], c: &[f64], d: usize) {
     let m = c.len();
     let mut r = 0;
     while r + 4 <= m {
@@ -121,21 +121,27 @@ fn add_rows_small(h: &mut [f64], x: &[f64], c: &[f64], d: usize) {
         let x1 = &x[(r + 1) * d..(r + 2) * d];
         let x2 = &x[(r + 2) * d..(r + 3) * d];
         let x3 = &x[(r + 3) * d..(r + 4) * d];
+        let v = |x: &[E], k: usize| x[k].to_f64();
         for j in 0..d {
-            let (a0, a1, a2, a3) = (c[r] * x0[j], c[r + 1] * x1[j], c[r + 2] * x2[j], c[r + 3] * x3[j]);
+            let (a0, a1, a2, a3) = (
+                c[r] * v(x0, j),
+                c[r + 1] * v(x1, j),
+                c[r + 2] * v(x2, j),
+                c[r + 3] * v(x3, j),
+            );
             let col = &mut h[j * d..(j + 1) * d];
             for k in j..d {
-                col[k] += (a0 * x0[k] + a1 * x1[k]) + (a2 * x2[k] + a3 * x3[k]);
+                col[k] += (a0 * v(x0, k) + a1 * v(x1, k)) + (a2 * v(x2, k) + a3 * v(x3, k));
             }
         }
         r += 4;
     }
     for (xi, &ci) in x[r * d..].chunks_exact(d).zip(&c[r..]) {
         for j in 0..d {
-            let cj = ci * xi[j];
+            let cj = ci * xi[j].to_f64();
             let col = &mut h[j * d..(j + 1) * d];
             for k in j..d {
-                col[k] += cj * xi[k];
+                col[k] += cj * xi[k].to_f64();
             }
         }
     }

@@ -28,8 +28,10 @@ mod chunked;
 
 pub use chunked::chunk_depth;
 
+use super::row_elem::{Ahead, RowElem};
 use super::row_ops::{batch_sum, labels_f64, RowOps, SMALL_D};
 use super::{batch_rows, gram, Rows, MAX_BATCH};
+use crate::data::Features;
 use crate::loss::{Loss, LossOut};
 use crate::par::Par;
 use chunked::{chunked_reduce, symmetrize_into, HessAcc};
@@ -38,7 +40,7 @@ use pulp::{Arch, Simd, WithSimd};
 /// [`super::value_grad`]'s mini-batch loop (the same operations in the same order, so the
 /// same scores, value and gradient bits), then the curvature of the batch and its scaled rows.
 struct FusedValueGradHess<'a, 'h, L> {
-    x: &'a [f64],
+    x: Features<'a>,
     y: &'a [u8],
     w: Option<&'a [f64]>,
     theta: &'a [f64],
@@ -52,6 +54,16 @@ impl<L: Loss> WithSimd for FusedValueGradHess<'_, '_, L> {
     type Output = f64;
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) -> f64 {
+        match self.x {
+            Features::F64(x) => self.run(simd, x),
+            Features::F32(x) => self.run(simd, x),
+        }
+    }
+}
+
+impl<L: Loss> FusedValueGradHess<'_, '_, L> {
+    #[inline(always)]
+    fn run<S: Simd, E: RowElem>(self, simd: S, x: &[E]) -> f64 {
         let d = self.theta.len();
         let rows = self.y.len();
         let ops = RowOps::new(simd, self.theta);
@@ -62,11 +74,12 @@ impl<L: Loss> WithSimd for FusedValueGradHess<'_, '_, L> {
         let mut cb = [0.0; MAX_BATCH];
         let mut value = 0.0;
         let mut r0 = 0;
+        let mut ahead = Ahead::new(x);
         while r0 < rows {
             let m = bsz.min(rows - r0);
-            let xb = &self.x[r0 * d..(r0 + m) * d];
+            let xb = &x[r0 * d..(r0 + m) * d];
             let tb = &mut self.scores[r0..r0 + m];
-            ops.dots(xb, tb);
+            ops.dots_with(xb, tb, |i| ahead.to((r0 + i + 1) * d));
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
             // ℓ, ℓ' and ℓ'' in one evaluation: every loss computes each output lane by lane from
             // the same intermediates whichever outputs are requested, so these are the bits of
@@ -122,7 +135,7 @@ fn curvature<S: Simd, L: Loss>(simd: S, loss: &L, t: &[f64], y: &[f64], w: Optio
 /// The Hessian-only leaf: curvature from given scores and the scaled rows, with the mini-batches
 /// of [`FusedValueGradHess`].
 struct CurvatureRows<'a, 'h, L> {
-    x: &'a [f64],
+    x: Features<'a>,
     y: &'a [u8],
     w: Option<&'a [f64]>,
     scores: &'a [f64],
@@ -135,6 +148,16 @@ impl<L: Loss> WithSimd for CurvatureRows<'_, '_, L> {
     type Output = ();
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
+        match self.x {
+            Features::F64(x) => self.run(simd, x),
+            Features::F32(x) => self.run(simd, x),
+        }
+    }
+}
+
+impl<L: Loss> CurvatureRows<'_, '_, L> {
+    #[inline(always)]
+    fn run<S: Simd, E: RowElem>(self, simd: S, x: &[E]) {
         let d = self.d;
         let rows = self.y.len();
         let bsz = batch_rows(d);
@@ -146,7 +169,7 @@ impl<L: Loss> WithSimd for CurvatureRows<'_, '_, L> {
             labels_f64(&self.y[r0..r0 + m], &mut yb[..m]);
             let wb = self.w.map(|w| &w[r0..r0 + m]);
             curvature(simd, self.loss, &self.scores[r0..r0 + m], &yb[..m], wb, &mut cb[..m]);
-            self.acc.add_rows(&self.x[r0 * d..(r0 + m) * d], &cb[..m]);
+            self.acc.add_rows(&x[r0 * d..(r0 + m) * d], &cb[..m]);
             r0 += m;
         }
     }
@@ -176,19 +199,17 @@ pub fn value_grad_hessian<L: Loss>(
     let leaf = |b: usize, sc: &mut [f64], acc: &mut HessAcc| {
         let r = blocks.range(b);
         let mut g = vec![0.0; d];
-        let mut v = 0.0;
-        rows.with_f64(r.clone(), batch_rows(d), |x, lo, hi| {
-            let (a, z) = (r.start + lo, r.start + hi);
-            v += arch.dispatch(FusedValueGradHess {
+        let v = rows.with_rows(r.clone(), |x| {
+            arch.dispatch(FusedValueGradHess {
                 x,
-                y: rows.y_at(a..z),
-                w: rows.w_at(a..z),
+                y: rows.y_at(r.clone()),
+                w: rows.w_at(r.clone()),
                 theta,
                 loss,
-                scores: &mut sc[lo..hi],
+                scores: sc,
                 grad: &mut g,
                 acc: &mut *acc,
-            });
+            })
         });
         (v, g)
     };
@@ -223,17 +244,16 @@ pub(super) fn hessian_from_scores<L: Loss>(rows: Rows<'_>, loss: &L, scores: &[f
     let arch = Arch::new();
     let leaf = |b: usize, _: &mut [f64], acc: &mut HessAcc| {
         let r = blocks.range(b);
-        rows.with_f64(r.clone(), batch_rows(d), |x, lo, hi| {
-            let (a, z) = (r.start + lo, r.start + hi);
+        rows.with_rows(r.clone(), |x| {
             arch.dispatch(CurvatureRows {
                 x,
-                y: rows.y_at(a..z),
-                w: rows.w_at(a..z),
-                scores: &scores[rows.local(a..z)],
+                y: rows.y_at(r.clone()),
+                w: rows.w_at(r.clone()),
+                scores: &scores[rows.local(r.clone())],
                 d,
                 loss,
                 acc: &mut *acc,
-            });
+            })
         });
     };
     let ((), hl, nneg) = chunked_reduce(
