@@ -130,8 +130,8 @@ fn add_rows_small<E: RowElem>(h: &mut [f64], x: &[E], c: &[f64], d: usize) {
                 c[r + 3] * v(x3, j),
             );
             let col = &mut h[j * d..(j + 1) * d];
-            for k in j..d {
-                col[k] += (a0 * v(x0, k) + a1 * v(x1, k)) + (a2 * v(x2, k) + a3 * v(x3, k));
+            for (k, hk) in col.iter_mut().enumerate().skip(j) {
+                *hk += (a0 * v(x0, k) + a1 * v(x1, k)) + (a2 * v(x2, k) + a3 * v(x3, k));
             }
         }
         r += 4;
@@ -140,8 +140,8 @@ fn add_rows_small<E: RowElem>(h: &mut [f64], x: &[E], c: &[f64], d: usize) {
         for j in 0..d {
             let cj = ci * xi[j].to_f64();
             let col = &mut h[j * d..(j + 1) * d];
-            for k in j..d {
-                col[k] += cj * xi[k].to_f64();
+            for (hk, xk) in col.iter_mut().zip(xi).skip(j) {
+                *hk += cj * xk.to_f64();
             }
         }
     }
