@@ -140,6 +140,12 @@ def run_sklearn(xp, yp, solver, threads, limit):
                              env=env, check=True, capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
         return timed_out(limit)
+    except subprocess.CalledProcessError as e:
+        # A peer that raises (e.g. scikit-learn's newton-cg on float32 data): recorded as such,
+        # with its last error line, and counted like a stopped fit in the ratios.
+        last = (e.stderr or "").strip().splitlines()[-1:] or ["no message"]
+        print(f"scikit-learn {solver} failed: {last[0]}", file=sys.stderr)
+        return dict(timed_out(limit), failed=last[0])
     return json.loads(out.stdout)
 
 
@@ -233,6 +239,9 @@ def fmt_row(r):
     """One Markdown row of the main table."""
     tool = r["tool"]
     lead = f"| {r['shape']} | {r['dtype']} | {r['threads']} |"
+    if r.get("failed"):
+        return (f"{lead} {tool} | failed: {r['failed'].replace('|', '/')} | – | – | – | – | – | – | – | – "
+                f"| – | – |")
     if r.get("timeout"):
         worth = f"> {r['timeout'] / r['stream']:.0f}" if r["stream"] else "–"
         return (f"{lead} {tool} | > {r['timeout']:.0f} (stopped) | – | – | – | – | – | {worth} | – | – "
@@ -364,7 +373,7 @@ def main():
                                "res": res, "stream": stream})
                 for (tool, s), r in res.items():
                     row = {"shape": shape, "dtype": dt, "threads": t, "tool": f"{tool} {s}",
-                           "timeout": r.get("timeout"), "best": best,
+                           "timeout": r.get("timeout"), "failed": r.get("failed"), "best": best,
                            "stream": stream["median_s"] if stream else None}
                     if not r.get("timeout"):
                         th = np.array(r["theta"])
@@ -403,8 +412,8 @@ def write_table(a, started, rows, blocks):
         f"above {AGREEMENT_TOL:g}. `!`: the solver reported non-convergence. A fit still running "
         f"after {a.timeout:g} s is stopped and shown as `> limit` (its ratio is then a lower bound).", "",
         "dtype `f64`: the features as float64. `f32`: the same float64 draws cast to float32 and written "
-        "as a float32 .npy file; privpref maps it and reads it as f32 (widened to f64 a mini-batch at a "
-        "time inside its passes, accumulated in f64), scikit-learn is given the float32 array. "
+        "as a float32 .npy file; privpref maps it and reads it as f32 (each SIMD vector widened to f64 "
+        "in registers inside its passes, accumulated in f64), scikit-learn is given the float32 array. "
         "scikit-learn 1.5's `LogisticRegression.fit` validates X with `dtype=np.float64` for `lbfgs` "
         "(a float64 copy of X made inside `fit`, so inside its fit time) and with "
         "`[np.float64, np.float32]` for the other solvers, which keep the float32 X: newton-cg and "
