@@ -25,24 +25,17 @@ import time
 
 import numpy as np
 
+# The peer benchmark's data, bit for bit (benches/python/common.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
+from common import btl  # noqa: E402
+
 
 def make_data(data, n, d, seed=2026):
     os.makedirs(data, exist_ok=True)
     paths = {k: os.path.join(data, f"{k}.npy") for k in ("x_c", "x_f", "x_be", "y")}
     if all(os.path.exists(p) for p in paths.values()):
         return paths
-    rng = np.random.default_rng([seed, n, d])
-    theta = rng.standard_normal(d)
-    theta /= np.linalg.norm(theta)
-    x = np.empty((n, d))
-    y = np.empty(n, dtype=np.uint8)
-    step = max(1, (1 << 24) // d)
-    for i in range(0, n, step):
-        j = min(n, i + step)
-        xb = np.sqrt(2.0) * rng.standard_normal((j - i, d))
-        p = 1.0 / (1.0 + np.exp(-(xb @ theta)))
-        x[i:j] = xb
-        y[i:j] = rng.random(j - i) < p
+    x, y = btl(n, d, seed)
     np.save(paths["x_c"], x)
     np.save(paths["x_f"], np.asfortranarray(x))
     np.save(paths["x_be"], x.astype(">f8"))

@@ -110,25 +110,20 @@ fn the_sample_objective_keeps_weights_ridge_and_linear_term_per_unit_weight() {
     let mut pd = data(n, d, 1.0, 11);
     pd.weights = Some((0..n).map(|i| 0.5 + (i % 7) as f64 * 0.25).collect());
     let view = pd.view().unwrap();
-    for sample_start in [false, true] {
-        let mut o = options(LossSpec::Mle, FeasibleSet::Unconstrained, sample_start);
-        o.ridge = 40.0;
-        o.linear_term = Some((0..d).map(|j| 30.0 * (j as f64 - 2.0)).collect());
-        let m = fit(view, &o).unwrap();
-        assert!(m.report.converged());
-        assert!(recomputed_kkt(view, &o, &m) <= m.report.certificate.kkt_tol);
-        assert_eq!(m.report.counts.sample_rows > 0, sample_start);
-    }
-    // The ridge makes the objective strongly convex: the two answers agree.
     let fits: Vec<Fit> = [false, true]
-        .iter()
-        .map(|&s| {
-            let mut o = options(LossSpec::Mle, FeasibleSet::Unconstrained, s);
+        .into_iter()
+        .map(|sample_start| {
+            let mut o = options(LossSpec::Mle, FeasibleSet::Unconstrained, sample_start);
             o.ridge = 40.0;
             o.linear_term = Some((0..d).map(|j| 30.0 * (j as f64 - 2.0)).collect());
-            fit(view, &o).unwrap()
+            let m = fit(view, &o).unwrap();
+            assert!(m.report.converged());
+            assert!(recomputed_kkt(view, &o, &m) <= m.report.certificate.kkt_tol);
+            assert_eq!(m.report.counts.sample_rows > 0, sample_start);
+            m
         })
         .collect();
+    // The ridge makes the objective strongly convex: the two answers agree.
     assert!(max_diff(&fits[0].theta, &fits[1].theta) <= 1e-8);
 }
 
