@@ -207,3 +207,57 @@ fn a_bad_feature_is_the_same_error_inside_and_outside_the_sample() {
         }
     }
 }
+
+/// Rows held in parts by the members of a group (a shard file per MPI rank): the members
+/// gather the sample (every `SAMPLE_STRIDE`-th row of the whole matrix, whatever the part
+/// boundaries) and the fit has the single-process bits, for `f64` and `f32` features.
+#[test]
+fn rows_held_in_parts_sample_the_whole_matrix_and_give_the_single_process_bits() {
+    use privpref::par::{Collective, ThreadGroup};
+    let d = 7;
+    let n = rows(d) + 13;
+    let pd = data(n, d, 1.0, 23);
+    let x32: Vec<f32> = pd.x.iter().map(|&v| v as f32).collect();
+    let o = options(LossSpec::Mle, FeasibleSet::Unconstrained, true);
+    let grid = privpref::par::stream_blocks(n, d);
+    // The parts start at block boundaries, which are not multiples of the stride here.
+    assert!(!grid.rows.is_multiple_of(SAMPLE_STRIDE));
+    let part = |r: usize, p: usize| {
+        let nb = grid.count();
+        let (b0, b1) = (r * nb / p, (r + 1) * nb / p);
+        (b0 * grid.rows).min(n)..(b1 * grid.rows).min(n)
+    };
+    for f32 in [false, true] {
+        let features = |rows: std::ops::Range<usize>| {
+            if f32 {
+                Features::F32(&x32[rows.start * d..rows.end * d])
+            } else {
+                Features::F64(&pd.x[rows.start * d..rows.end * d])
+            }
+        };
+        let want = fit_features(features(0..n), n, d, &pd.y, None, &o).unwrap();
+        assert!(want.report.counts.sample_rows > 0);
+        for p in [2, 3] {
+            for threads in [1, 2] {
+                let got = ThreadGroup::run(p, |g| {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                    pool.install(|| {
+                        let rows = part(g.rank(), p);
+                        let v =
+                            PairwiseView::new_shard(features(rows.clone()), d, &pd.y[rows], None, g as &dyn Collective)
+                                .unwrap();
+                        assert!(!v.holds_all_rows());
+                        fit(v, &o).unwrap()
+                    })
+                });
+                for (m, f) in got.iter().enumerate() {
+                    assert_eq!(f.report.counts.sample_rows, want.report.counts.sample_rows);
+                    assert!(
+                        f.theta.iter().zip(&want.theta).all(|(a, b)| a.to_bits() == b.to_bits()),
+                        "f32 {f32}, P = {p}, threads {threads}, member {m}"
+                    );
+                }
+            }
+        }
+    }
+}
