@@ -223,12 +223,14 @@ impl LossSpec {
             "debiased-rr" => LossSpec::DebiasedRr { eps: need_eps(eps)? },
             "probit-rr" => LossSpec::ProbitRr { eps: need_eps(eps)? },
             "debiased-probit" => LossSpec::DebiasedProbit { eps: need_eps(eps)? },
-            other => return Err(Error::param(
-                "loss",
-                format!(
+            other => {
+                return Err(Error::param(
+                    "loss",
+                    format!(
                     "unknown loss `{other}` (expected mle, mle-rr, debiased-rr, probit, probit-rr or debiased-probit)"
                 ),
-            )),
+                ))
+            }
         };
         if matches!(spec, LossSpec::Mle | LossSpec::Probit) {
             if let Some(e) = eps {
