@@ -77,8 +77,8 @@ fn independent_recomputation() {
     // with c = (e^ε + 1)/(e^ε − 1); Γ = 2f/γ + 2B√λ, γ = 1/(2 + e^{X B} + e^{−X B}),
     // λ = X² d ln(n/η)/n.
     let (n, d, x, b, eta) = (5000.0f64, 4.0f64, 2.0f64, 1.5f64, 0.05f64);
-    for eps in [0.1, 1.0, 4.0] {
-        for (a1, a2) in [(0.01, 0.0), (0.05, 0.2), (0.3, 0.4), (1e-4, 1e-4)] {
+    for eps in [0.1f64, 1.0, 4.0] {
+        for (a1, a2) in [(0.01f64, 0.0f64), (0.05, 0.2), (0.3, 0.4), (1e-4, 1e-4)] {
             let c = (eps.exp() + 1.0) / (eps.exp() - 1.0);
             let sub_gaussian = |param: f64| param * (d.sqrt() + (2.0 * (2.0 / eta).ln()).sqrt()) / n.sqrt();
             let f = a1.sqrt() + c * a2.sqrt() + sub_gaussian(c / 2.0) + sub_gaussian(0.5);
