@@ -450,8 +450,9 @@ pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fit> {
 /// simulation generator makes it simulation-only; an asserted provenance says "asserted by the
 /// caller"). `data` must be built on `labels.labels()`.
 ///
-/// The loss must fit the labels: `mle-rr` and `debiased-rr` at `ε` need labels randomised by
-/// binary randomized response at exactly that `ε` ([`Randomizer::Rr`]); the clear-label losses
+/// The loss must fit the labels: `mle-rr`, `debiased-rr`, `probit-rr` and `debiased-probit` at
+/// `ε` need labels randomised by binary randomized response at exactly that `ε`
+/// ([`Randomizer::Rr`]); the clear-label losses
 /// (`mle`, `probit`) accept labels of any binary randomiser, and the guarantee (which holds by
 /// post-processing) notes that the estimate is biased.
 ///
@@ -487,7 +488,10 @@ pub fn fit_privatized(data: PairwiseView<'_>, labels: &PrivatizedLabels, opts: &
         });
     }
     let expected = match opts.loss {
-        LossSpec::MleRr { eps } | LossSpec::DebiasedRr { eps } => Some(Randomizer::Rr { eps }),
+        LossSpec::MleRr { eps }
+        | LossSpec::DebiasedRr { eps }
+        | LossSpec::ProbitRr { eps }
+        | LossSpec::DebiasedProbit { eps } => Some(Randomizer::Rr { eps }),
         LossSpec::Mle | LossSpec::Probit => None,
     };
     let guarantee = local_guarantee(p, expected.as_ref(), &loss_words(opts.loss.name(), opts.loss.eps()))?;
@@ -668,8 +672,16 @@ pub(crate) fn local_fit<S: Copy>(report: SolveReport, opts: &FitOptions<S>) -> F
     Fit::new(report.theta.clone(), report, Local::new(config))
 }
 
-/// The pairwise objective of `opts` on `data`, solved.
+/// The pairwise objective of `opts` on `data`, solved. A loss unbounded below and not convex
+/// (`debiased-probit`) needs a bounded feasible set: without one no minimiser need exist and no
+/// recession certificate applies.
 fn solve_pairwise(data: PairwiseView<'_>, opts: &FitOptions) -> Result<SolveReport> {
+    if matches!(opts.loss, LossSpec::DebiasedProbit { .. }) && opts.set.radius().is_none() {
+        return Err(Error::param(
+            "constraint",
+            "the `debiased-probit` loss is unbounded below and not convex: it needs a bounded feasible set (theta-b or ball)",
+        ));
+    }
     with_loss!(opts.loss, |loss| {
         let mut obj = Objective::new(data, loss)
             .with_ridge(opts.ridge)?

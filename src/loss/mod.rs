@@ -11,6 +11,8 @@
 //! | [`RrNoisyChannel`] (`mle-rr`) | `−log p̃_y(t)`, `p̃₁ = σ̄_ε + c_ε σ(t)` | only for `|t| ≤ ε/2` | yes | Chowdhury, Zhou & Natarajan (2024), eq. 3 |
 //! | [`RrDebiased`] (`debiased-rr`) | `c_ε softplus(s) + σ̄_ε s`, `s = (1−2y)t` | yes | **no** | Chowdhury, Zhou & Natarajan (2024), eqs. 4–5 |
 //! | [`Probit`] (`probit`) | `−log Φ((2y−1)t)` | yes | yes | Chowdhury, Zhou & Natarajan (2024), Sec. 4.4 |
+//! | [`ProbitRrNoisyChannel`] (`probit-rr`) | `−log(σ̄_ε + c_ε Φ(s))`, `s = (2ỹ−1)t` | no | yes | Chowdhury, Zhou & Natarajan (2024), Sec. 4.4 with eq. 3 |
+//! | [`ProbitRrDebiased`] (`debiased-probit`) | `σ_ε P(s) − σ̄_ε P(−s)`, `P = −log Φ` | no | **no** | Chowdhury, Zhou & Natarajan (2024), Secs. 4.3–4.4 (the SGD-RR gradient) |
 //!
 //! with `σ_ε = σ(ε)`, `σ̄_ε = σ(−ε)`, `c_ε = tanh(ε/2)` (computed with `tanh`:
 //! `2σ(ε) − 1` cancels for small `ε`).
@@ -24,12 +26,14 @@ pub(crate) mod group;
 mod logistic;
 mod plackett_luce;
 mod probit;
+mod probit_rr;
 mod rr;
 
 pub use group::{GroupLoss, GroupLossSpec};
 pub use logistic::Logistic;
 pub use plackett_luce::{PlKrrDebiased, PlRanking, PlTop1};
 pub use probit::Probit;
+pub use probit_rr::{ProbitRrDebiased, ProbitRrNoisyChannel};
 pub use rr::{RrConstants, RrDebiased, RrNoisyChannel};
 
 use crate::error::{check_eps, Error, Result};
@@ -52,7 +56,7 @@ pub trait Loss: Send + Sync + Clone + std::fmt::Debug {
     const CONVEX: bool;
     /// Bounded below in `t` for every label.
     const BOUNDED_BELOW: bool;
-    /// The CLI name (`mle`, `mle-rr`, `debiased-rr`, `probit`).
+    /// The CLI name (`mle`, `mle-rr`, `debiased-rr`, `probit`, `probit-rr`, `debiased-probit`).
     fn name(&self) -> &'static str;
     /// `ℓ(t; y)`.
     fn value(&self, t: f64, y: u8) -> f64;
@@ -191,6 +195,17 @@ pub enum LossSpec {
     },
     /// Thurstone (probit) likelihood on clear labels.
     Probit,
+    /// Noisy-channel Thurstone (probit) likelihood of randomized-response labels with privacy
+    /// level `eps` ([`ProbitRrNoisyChannel`]).
+    ProbitRr {
+        /// RR privacy level ε > 0.
+        eps: f64,
+    },
+    /// Debiased Thurstone (probit) loss with privacy level `eps` ([`ProbitRrDebiased`]).
+    DebiasedProbit {
+        /// RR privacy level ε > 0.
+        eps: f64,
+    },
 }
 
 impl LossSpec {
@@ -206,10 +221,14 @@ impl LossSpec {
             "probit" => LossSpec::Probit,
             "mle-rr" => LossSpec::MleRr { eps: need_eps(eps)? },
             "debiased-rr" => LossSpec::DebiasedRr { eps: need_eps(eps)? },
+            "probit-rr" => LossSpec::ProbitRr { eps: need_eps(eps)? },
+            "debiased-probit" => LossSpec::DebiasedProbit { eps: need_eps(eps)? },
             other => {
                 return Err(Error::param(
                     "loss",
-                    format!("unknown loss `{other}` (expected mle, mle-rr, debiased-rr or probit)"),
+                    format!(
+                    "unknown loss `{other}` (expected mle, mle-rr, debiased-rr, probit, probit-rr or debiased-probit)"
+                ),
                 ))
             }
         };
@@ -230,12 +249,17 @@ impl LossSpec {
             LossSpec::MleRr { .. } => "mle-rr",
             LossSpec::DebiasedRr { .. } => "debiased-rr",
             LossSpec::Probit => "probit",
+            LossSpec::ProbitRr { .. } => "probit-rr",
+            LossSpec::DebiasedProbit { .. } => "debiased-probit",
         }
     }
-    /// The privacy level, for the RR losses.
+    /// The privacy level, for the RR losses (logistic and probit).
     pub fn eps(&self) -> Option<f64> {
         match *self {
-            LossSpec::MleRr { eps } | LossSpec::DebiasedRr { eps } => Some(eps),
+            LossSpec::MleRr { eps }
+            | LossSpec::DebiasedRr { eps }
+            | LossSpec::ProbitRr { eps }
+            | LossSpec::DebiasedProbit { eps } => Some(eps),
             _ => None,
         }
     }
@@ -267,6 +291,14 @@ macro_rules! with_loss {
                 Err(e) => Err(e),
             },
             $crate::loss::LossSpec::DebiasedRr { eps } => match $crate::loss::RrDebiased::new(eps) {
+                Ok($l) => Ok($body),
+                Err(e) => Err(e),
+            },
+            $crate::loss::LossSpec::ProbitRr { eps } => match $crate::loss::ProbitRrNoisyChannel::new(eps) {
+                Ok($l) => Ok($body),
+                Err(e) => Err(e),
+            },
+            $crate::loss::LossSpec::DebiasedProbit { eps } => match $crate::loss::ProbitRrDebiased::new(eps) {
                 Ok($l) => Ok($body),
                 Err(e) => Err(e),
             },

@@ -61,6 +61,17 @@ pub(crate) fn log_phi_parts(s: f64) -> (f64, f64, f64) {
     }
 }
 
+/// The standard normal density `φ(s) = e^{−s²/2}/√(2π)`, with `s²` split exactly (a few ulps
+/// for any `s`; 0 once it underflows, `|s| > 38.6`).
+pub(crate) fn npdf(s: f64) -> f64 {
+    FRAC_1_SQRT_2PI * exp_neg_half_sq(s)
+}
+
+/// `ln φ(s) = −s²/2 − ½ ln 2π` (no underflow; `−∞` once `s²` overflows).
+pub(crate) fn ln_npdf(s: f64) -> f64 {
+    -0.5 * s * s - HALF_LN_2PI
+}
+
 /// `ln Φ(x)` for the standard normal CDF, accurate in both tails ([`log_phi_parts`]).
 pub fn ln_ndtr(x: f64) -> f64 {
     log_phi_parts(x).0

@@ -7,7 +7,7 @@
 //! | rule | estimator | λ | Γ | source |
 //! |---|---|---|---|---|
 //! | [`private_mle_radius`] | "Provable protection of human judgements" (anon., 2024), Alg. 1 + Alg. 2 (`θ̃`, `Σ̃`) | `2s_G(2√d + √(2 ln(1/η)))` | `√(3/2)(R1+…+R5)` | Lemmas A.8–A.11 of that paper, constants kept |
-//! | [`local_radius`] | MLE, debiased RR (Chowdhury, Zhou & Natarajan (2024); Zhou, Wu & Orabona (2025)), CTL/LTC corruption | `X_max² d ln(n/η)/n` | `2f/γ + 2B√λ` | Zhou, Wu & Orabona (2025), Thm 5.4 and Lemma H.1, constants kept, `‖x‖ ≤ X_max` |
+//! | [`local_radius`] | MLE, debiased RR (Chowdhury, Zhou & Natarajan (2024); Zhou, Wu & Orabona (2025)), CTL/LTC/CLC corruption | `X_max² d ln(n/η)/n` | `2f/γ + 2B√λ` | Zhou, Wu & Orabona (2025), Thm 5.4 and Lemma H.1, constants kept, `‖x‖ ≤ X_max` |
 //! | [`objpert_radius`] | objective perturbation (Chowdhury, Zhou & Natarajan (2024), Alg. 2) | as `local_radius` | `2f/γ + B√(4λ + β/(γn))` | derived here (below) |
 //! | [`local_rr_radius`] | Chowdhury, Zhou & Natarajan (2024), eq. (7), the paper's form | user | `(C/γ)coth(ε/2)√((d+ln(1/η))/n) + C'√λB` | that paper, with caller-supplied `C`, `C'` |
 //!
@@ -144,6 +144,9 @@ pub enum CorruptionOrder {
     /// Randomized response, then corruption (the conservative choice when the order is unknown).
     #[default]
     Ltc,
+    /// Corruption (fraction `α₁` = [`LocalRadius::corruption`]), then randomized response, then
+    /// corruption again (fraction `α₂` = [`LocalRadius::corruption_after`]).
+    Clc,
 }
 
 /// Inputs of [`local_radius`] (Zhou, Wu & Orabona (2025), Thm 5.4 and Sec. 6).
@@ -152,9 +155,13 @@ pub enum CorruptionOrder {
 pub struct LocalRadius {
     /// RR privacy level `ε` of the labels; `None` for clean labels (non-private MLE).
     pub eps: Option<f64>,
-    /// Corruption fraction `α ∈ [0, ½)` (default 0).
+    /// Corruption fraction `α ∈ [0, ½)` (default 0); for CLC, `α₁`, the fraction corrupted
+    /// before randomisation.
     pub corruption: f64,
-    /// CTL or LTC (default LTC).
+    /// For CLC only, `α₂ ∈ [0, ½)`: the fraction corrupted after randomisation (default 0; must
+    /// be 0 for CTL and LTC).
+    pub corruption_after: f64,
+    /// CTL, LTC or CLC (default LTC).
     pub order: CorruptionOrder,
     /// Sample size `n`.
     pub n: usize,
@@ -178,6 +185,7 @@ impl LocalRadius {
         LocalRadius {
             eps,
             corruption: 0.0,
+            corruption_after: 0.0,
             order: CorruptionOrder::Ltc,
             n,
             d,
@@ -223,11 +231,14 @@ fn check_xmax(x: f64) -> Result<()> {
 /// `c = coth(ε/2)` (`c = 1` for clean labels),
 /// * CTL: `f = √α + ((c + 1)/2)(√d + √(2 ln(2/η)))/√n`,
 /// * LTC (and clean labels): `f = c√α + (c/2)(√d + √(2 ln(1/η)))/√n`,
+/// * CLC with `α₁ > 0`: `f = √α₁ + c√α₂ + ((c + 1)/2)(√d + √(2 ln(2/η)))/√n`; with `α₁ = 0` the
+///   process is LTC at `α₂` and the LTC `f` is used ([`clc_f`]),
 /// * `Γ = multiplier · (2f/γ + 2B√λ)`, `γ` from [`curvature_xmax`], `λ` from
 ///   [`default_lambda`].
 ///
 /// # Errors
-/// Invalid `ε`, `α ∉ [0, ½)`, `η`, multipliers, `X_max`, `B`, `n`, `d`.
+/// Invalid `ε`, `α ∉ [0, ½)`, `α₂ ∉ [0, ½)` (and `α₂ ≠ 0` outside CLC), CLC without `ε`, `η`,
+/// multipliers, `X_max`, `B`, `n`, `d`.
 pub fn local_radius(p: &LocalRadius) -> Result<Calibration> {
     check_eta(p.eta)?;
     check_mult("radius-multiplier", p.multiplier)?;
@@ -241,6 +252,18 @@ pub fn local_radius(p: &LocalRadius) -> Result<Calibration> {
             format!("must be in [0, 1/2), got {}", p.corruption),
         ));
     }
+    if !(p.corruption_after >= 0.0 && p.corruption_after < 0.5) {
+        return Err(Error::param(
+            "corruption-after",
+            format!("must be in [0, 1/2), got {}", p.corruption_after),
+        ));
+    }
+    if p.corruption_after != 0.0 && p.order != CorruptionOrder::Clc {
+        return Err(Error::param(
+            "corruption-after",
+            "a second corruption fraction needs the CLC order (corruption, privacy, corruption)",
+        ));
+    }
     let c = match p.eps {
         None => 1.0,
         Some(e) => {
@@ -248,17 +271,16 @@ pub fn local_radius(p: &LocalRadius) -> Result<Calibration> {
             1.0 / (e / 2.0).tanh()
         }
     };
-    let (nf, df) = (p.n as f64, p.d as f64);
-    let sa = p.corruption.sqrt();
     let (f, name) = match (p.order, p.eps) {
-        (CorruptionOrder::Ctl, Some(_)) => (
-            sa + 0.5 * (c + 1.0) * (df.sqrt() + (2.0 * (2.0 / p.eta).ln()).sqrt()) / nf.sqrt(),
-            "f_CTL",
-        ),
-        _ => (
-            c * sa + 0.5 * c * (df.sqrt() + (2.0 * (1.0 / p.eta).ln()).sqrt()) / nf.sqrt(),
-            "f_LTC",
-        ),
+        (CorruptionOrder::Ctl, Some(_)) => (ctl_f(c, p.corruption, p.n, p.d, p.eta), "f_CTL"),
+        (CorruptionOrder::Clc, Some(_)) => (clc_f(c, p.corruption, p.corruption_after, p.n, p.d, p.eta), "f_CLC"),
+        (CorruptionOrder::Clc, None) => {
+            return Err(Error::param(
+                "order",
+                "the CLC order (corruption, privacy, corruption) needs the labels' randomized-response eps",
+            ))
+        }
+        _ => (ltc_f(c, p.corruption, p.n, p.d, p.eta), "f_LTC"),
     };
     let gamma = curvature_xmax(p.x_max, p.radius);
     let lambda = default_lambda(p.n, p.d, p.x_max, p.eta, p.lambda_multiplier);
@@ -271,6 +293,46 @@ pub fn local_radius(p: &LocalRadius) -> Result<Calibration> {
         rule: "explicit radius of Zhou, Wu & Orabona (2025), Thm 5.4, constants of its proof",
         terms: vec![(name, f), ("2f/gamma", t1), ("2B sqrt(lambda)", t2)],
     })
+}
+
+/// `f` of the CTL order (Zhou, Wu & Orabona (2025), proof of Thm 5.4, eq. (23)): the corruption
+/// term `√α` (their Claim E.2 with `ζ = 1`) plus the privacy and standard sub-Gaussian terms,
+/// of parameters `c/2` and `1/2`, each at failure probability `η/2`:
+/// `f = √α + ((c + 1)/2)(√d + √(2 ln(2/η)))/√n`.
+pub fn ctl_f(c: f64, alpha: f64, n: usize, d: usize, eta: f64) -> f64 {
+    alpha.sqrt() + 0.5 * (c + 1.0) * tail_factor(d, eta / 2.0) / (n as f64).sqrt()
+}
+
+/// `f` of the LTC order (Zhou, Wu & Orabona (2025), proof of Thm 5.4, eq. (24)): the corruption
+/// term `c√α` (Claim E.2 with `ζ = c`) plus one sub-Gaussian term of parameter `c/2`:
+/// `f = c√α + (c/2)(√d + √(2 ln(1/η)))/√n`.
+pub fn ltc_f(c: f64, alpha: f64, n: usize, d: usize, eta: f64) -> f64 {
+    c * alpha.sqrt() + 0.5 * c * tail_factor(d, eta) / (n as f64).sqrt()
+}
+
+/// `f` of the CLC order, corruption `α₁`, randomized response, corruption `α₂` (Zhou, Wu &
+/// Orabona (2025), proof of Thm 5.4, CLC case): the gradient at `θ_true` splits into
+/// `c(z − ỹ)` (corruption after RR, `ζ = c`: `c√α₂`), `c(ỹ + σ(ε) − 1) − ȳ` (privacy noise given
+/// the corrupted label `ȳ`, parameter `c/2`), `ȳ − y` (corruption before RR, `ζ = 1`: `√α₁`)
+/// and `y − σ(θᵀx)` (parameter `1/2`). With the constants of the CTL and LTC cases kept:
+/// `f = √α₁ + c√α₂ + ((c + 1)/2)(√d + √(2 ln(2/η)))/√n`, i.e. [`ctl_f`] at `α₁` plus `c√α₂`.
+/// The paper states this bound with an unspecified constant `C'`; the constants here are those of
+/// the two cases it combines.
+///
+/// With `α₁ = 0` the process **is** LTC at `α₂`, so [`ltc_f`] applies and is returned (it is
+/// smaller: one sub-Gaussian term instead of two). The function is therefore non-decreasing in
+/// `α₁` and `α₂`, equals [`ctl_f`] exactly at `α₂ = 0` and [`ltc_f`] exactly at `α₁ = 0`, with a
+/// jump at `α₁ = 0⁺` (the privacy and standard terms are then bounded separately).
+pub fn clc_f(c: f64, alpha1: f64, alpha2: f64, n: usize, d: usize, eta: f64) -> f64 {
+    if alpha1 == 0.0 {
+        return ltc_f(c, alpha2, n, d, eta);
+    }
+    ctl_f(c, alpha1, n, d, eta) + c * alpha2.sqrt()
+}
+
+/// `√d + √(2 ln(1/η))`, the sub-Gaussian tail factor of the radius terms.
+fn tail_factor(d: usize, eta: f64) -> f64 {
+    (d as f64).sqrt() + (2.0 * (1.0 / eta).ln()).sqrt()
 }
 
 /// Inputs of [`objpert_radius`].

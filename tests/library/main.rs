@@ -5,6 +5,7 @@
 mod common;
 
 mod central;
+mod clc_radius;
 mod closed_form;
 mod distributed;
 mod f32_data;
@@ -25,6 +26,7 @@ mod pl_losses;
 mod policy_fw;
 mod policy_inner;
 mod policy_rule;
+mod probit_rr;
 mod provenance;
 mod rdp;
 mod robust;
@@ -34,5 +36,6 @@ mod serialize;
 mod sgd;
 mod sgd_engine_bits;
 mod solver_agreement;
+mod topk_erm;
 mod user_level;
 mod warm_start;

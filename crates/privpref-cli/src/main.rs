@@ -132,11 +132,13 @@ struct FitArgs {
     /// n × K (ranking, best first).
     #[arg(long)]
     y: PathBuf,
-    /// mle | mle-rr | debiased-rr | probit | pl-top1 | pl-ranking | pl-krr; with
+    /// mle | mle-rr | debiased-rr | probit | probit-rr | debiased-probit | pl-top1 | pl-ranking |
+    /// pl-krr; with
     /// --label-mechanism: mle | softmax | pl-top1.
     #[arg(long)]
     loss: String,
-    /// RR privacy level ε > 0 (required by mle-rr, debiased-rr and pl-krr).
+    /// RR privacy level ε > 0 (required by mle-rr, debiased-rr, probit-rr, debiased-probit and
+    /// pl-krr).
     #[arg(long)]
     eps: Option<f64>,
     /// K-wise losses: alternatives per sample K (must match the features' shape).

@@ -38,6 +38,9 @@
 //! * **Engine.** A pass runs on the crate's projected SGD engine ([`crate::solver::sgd`]): a
 //!   per-step hook reads and privatises the label (or adds LP-Normal-SGD's noise) and hands over
 //!   `ĝ_t`; the engine takes the step with the [`LpStep`] schedule and projects onto `W`.
+//! * **Debiased ERM** ([`topk_erm`]): the debiased loss of RRTop-k releases (Sec. G) and its
+//!   empirical risk with gradient; unbiased only for true labels inside the top set (exactly
+//!   `(1/k) Σ_{Y_k} ℓ` otherwise), which no loss of the release can avoid for `k < K`.
 //! * **Multi-stage training** (`multistage`): LP-MST (main paper Alg. 3) on top of these passes.
 //! * **Models** (`model`): the binary linear model ([`PairwiseModel`]), K-wise Plackett–Luce
 //!   ([`GroupModel`]) and the K-class softmax ([`MulticlassModel`]), on the crate's
@@ -60,6 +63,7 @@ pub mod normal;
 mod pass;
 pub(crate) mod prior;
 pub mod theory;
+pub mod topk_erm;
 
 pub use eval::{accuracy, excess_risk, mean_loss};
 pub use model::{GroupModel, LabelLoss, LabelModel, MulticlassModel, PairwiseModel};

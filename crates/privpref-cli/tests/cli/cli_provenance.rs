@@ -384,3 +384,32 @@ fn krr_choices_carry_k_to_the_kwise_fit() {
         &["label provenance mismatch", "binary randomized response", "K-ary"],
     );
 }
+
+#[test]
+fn privatize_then_fit_probit_rr() {
+    let dir = TempDir::new("probit_rr");
+    write_pairs(&dir);
+    let p = privatize(&dir, "yp.npy", &["--eps", "1", "--seed", "11"]);
+    assert_eq!(p["provenance"]["mechanism"], "rr");
+    for loss in ["probit-rr", "debiased-probit"] {
+        let v = json_of(&fit(&dir, "yp.npy", &["--loss", loss, "--eps", "1"]));
+        assert_eq!(v["loss"], loss);
+        assert_eq!(v["eps"], 1.0);
+        let g = &v["guarantee"];
+        assert_eq!(g["eps"], 1.0);
+        assert_eq!(g["model"], "local");
+        assert_eq!(v["provenance"]["mechanism"], "rr");
+        assert!(v["no_guarantee_reason"].is_null());
+        let theta = theta_of(&v);
+        assert_eq!(theta.len(), D);
+        assert!(theta.iter().all(|t| t.is_finite()), "{loss}: {theta:?}");
+        // The certificate: converged within its tolerance; global only where convexity is
+        // certified (a boolean either way).
+        assert_eq!(v["converged"], true, "{loss}: {v}");
+        assert!(v["kkt_residual"].as_f64().unwrap() <= v["kkt_tol"].as_f64().unwrap());
+        assert!(v["certified_global"].is_boolean());
+    }
+    // ε mismatch is refused for the probit losses too.
+    let o = fit(&dir, "yp.npy", &["--loss", "probit-rr", "--eps", "2"]);
+    fails_with(&o, &["label provenance mismatch", "eps = 2", "eps = 1"]);
+}
