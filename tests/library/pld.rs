@@ -38,10 +38,16 @@ fn q1_is_above_the_exact_gaussian_profile_and_close() {
                     continue;
                 }
                 let got = pld.delta(eps);
-                assert!(got >= exact, "{neighbours:?} σ={sigma} T={steps} ε={eps}: {got} < exact {exact}");
+                assert!(
+                    got >= exact,
+                    "{neighbours:?} σ={sigma} T={steps} ε={eps}: {got} < exact {exact}"
+                );
                 let r = got / exact - 1.0;
                 worst = worst.max(r);
-                assert!(r <= 1e-3, "{neighbours:?} σ={sigma} T={steps} ε={eps}: {got} vs exact {exact} ({r:e})");
+                assert!(
+                    r <= 1e-3,
+                    "{neighbours:?} σ={sigma} T={steps} ε={eps}: {got} vs exact {exact} ({r:e})"
+                );
             }
         }
     }
@@ -87,8 +93,14 @@ fn never_looser_than_rdp() {
         println!(
             "q={q} σ={s} T={t} δ={d}: add/remove PLD {pld_ar:.4} RDP {rdp_ar:.4}; replace PLD {pld_rep:.4} RDP numeric {rdp_num:.4} proven {rdp_proven:.4}"
         );
-        assert!(pld_ar <= rdp_ar, "add/remove at {q} {s} {t}: PLD {pld_ar} > RDP {rdp_ar}");
-        assert!(pld_rep <= rdp_num, "replace at {q} {s} {t}: PLD {pld_rep} > RDP {rdp_num}");
+        assert!(
+            pld_ar <= rdp_ar,
+            "add/remove at {q} {s} {t}: PLD {pld_ar} > RDP {rdp_ar}"
+        );
+        assert!(
+            pld_rep <= rdp_num,
+            "replace at {q} {s} {t}: PLD {pld_rep} > RDP {rdp_num}"
+        );
         assert!(pld_rep <= rdp_proven);
     }
 }
@@ -105,7 +117,10 @@ fn matches_dp_accounting() {
         let n = Neighbours::parse(p["neighbours"].as_str().unwrap()).unwrap();
         let want = f(&p["epsilon"]);
         let got = PldAccountant::new(n).epsilon(q, s, t, d).unwrap().epsilon;
-        println!("{} q={q} σ={s} T={t} δ={d}: ours {got:.6} dp_accounting {want:.6}", n.name());
+        println!(
+            "{} q={q} σ={s} T={t} δ={d}: ours {got:.6} dp_accounting {want:.6}",
+            n.name()
+        );
         worst = worst.max((got - want).abs());
         assert!((got - want).abs() <= 1e-3, "{n:?} q={q} σ={s} T={t}: {got} vs {want}");
     }
@@ -123,7 +138,10 @@ fn calibration_round_trip() {
         assert!(rep.epsilon <= eps && rep.noise_multiplier == sigma);
         assert!(acc.epsilon(q, sigma, t, d).unwrap().epsilon <= eps);
         let below = acc.epsilon(q, sigma * (1.0 - 2e-6), t, d).unwrap().epsilon;
-        assert!(below > eps, "{n:?}: σ = {sigma} is not the smallest (ε at 0.999998σ = {below})");
+        assert!(
+            below > eps,
+            "{n:?}: σ = {sigma} is not the smallest (ε at 0.999998σ = {below})"
+        );
         // The same through the accountant choice.
         let mut a = Accountant::default();
         a.neighbours = n;
@@ -158,7 +176,10 @@ fn bad_inputs_are_typed_errors() {
     bad(acc.calibrate_sigma(0.1, 0, 1.0, 1e-5).map(|r| r.0), "steps");
     bad(acc.with_grid(0.0).map(|a| a.grid), "pld-grid");
     bad(acc.with_grid(f64::NAN).map(|a| a.grid), "pld-grid");
-    assert!(matches!(Accounting::parse("moments"), Err(Error::InvalidParam { name: "accountant", .. })));
+    assert!(matches!(
+        Accounting::parse("moments"),
+        Err(Error::InvalidParam { name: "accountant", .. })
+    ));
     // Far too little noise: the mass at +∞ alone exceeds δ, or the grid is too long.
     assert!(acc.epsilon(0.5, 0.01, 1000, 1e-5).is_err());
 }

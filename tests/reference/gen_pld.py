@@ -18,7 +18,7 @@ dp_accounting's REPLACE adjacency with sampling compares q N(x+1) + (1-q) N(x) w
 q N(x-1) + (1-q) N(x), the same pair mirrored). dp_accounting's defaults: connect-the-dots,
 pessimistic estimate, log mass truncation bound -50, tail mass truncation 1e-15.
 
-Run: /work/venv/bin/python tests/reference/gen_pld.py   (pip install dp-accounting; ~2 minutes)
+Run: python3 tests/reference/gen_pld.py   (needs `pip install dp-accounting==0.6.0`; about 3 minutes)
 """
 import json
 import os

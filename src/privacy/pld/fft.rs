@@ -1,12 +1,15 @@
 //! Composition of discrete privacy loss distributions: convolution by FFT (`rustfft`),
 //! self-composition by squaring, pessimistic truncation after every convolution.
 //!
-//! **Floating-point error.** The FFT convolution `c = a ∗ b` is computed with an error whose ℓ₂
-//! norm is at most about `3·log₂(n)·η·(‖a‖₂‖b‖₁ + ‖a‖₁‖b‖₂)`, `η ≈ 6u` (Higham, *Accuracy and
-//! Stability of Numerical Algorithms*, 2002, Thm 24.2, applied to the two forward transforms,
-//! the pointwise product and the inverse transform; `u = 2⁻⁵³`). We carry the bound
-//! `8·log₂(n)·6u·(‖a‖₂‖b‖₁ + ‖a‖₁‖b‖₂)` per convolution, plus the propagated errors
-//! `e_a‖b‖₁ + e_b‖a‖₁` (Young's inequality), and [`LossPmf::delta`] adds `e·√N` to `δ`.
+//! **Floating-point error.** Each transform of length `n = 2^k` has a relative ℓ₂ error at most
+//! `kη/(1 − kη)`, `η = μ + γ₄(√2 + μ) ≈ 6u + μ` (Higham, *Accuracy and Stability of Numerical
+//! Algorithms*, 2002, Thm 24.2; `u = 2⁻⁵³`, `μ` the twiddle factors' error, taken `≤ 2u`).
+//! With `‖Fa‖₂ = √n‖a‖₂`, `‖Fb‖∞ ≤ ‖b‖₁` and the inverse transform scaled by `1/n`, the computed
+//! `a ∗ b` is off by at most about `kη(2‖a‖₂‖b‖₁ + ‖a‖₁‖b‖₂)` in ℓ₂; we carry
+//! `2·k·8u·(‖a‖₂‖b‖₁ + ‖a‖₁‖b‖₂)` per convolution plus the propagated errors
+//! `e_a‖b‖₁ + e_b‖a‖₁` (Young's inequality), and [`LossPmf::delta`] adds `e·‖f₀‖₂` to `δ`
+//! (Cauchy–Schwarz). A worst-case bound: it doubles with every squaring, so at `T = 10 000` it
+//! is the largest part of the gap to `dp_accounting` (`bench-results/accounting.md`).
 
 use super::pmf::LossPmf;
 use super::MAX_LEN;
@@ -20,7 +23,8 @@ const DIRECT_LEN: usize = 64;
 /// The per-convolution floating-point error bound of the module docs.
 fn fft_error(n: usize, a: (f64, f64), b: (f64, f64)) -> f64 {
     let log2n = (n.max(2) as f64).log2();
-    8.0 * log2n * 6.0 * f64::EPSILON * 0.5 * (a.1 * b.0 + a.0 * b.1)
+    let u = 0.5 * f64::EPSILON;
+    2.0 * log2n * 8.0 * u * (a.1 * b.0 + a.0 * b.1)
 }
 
 /// `a ∗ b` (losses add), truncated pessimistically at tail mass `tail`.

@@ -134,8 +134,16 @@ impl Pair {
     /// An interval of `x` outside which `P` has mass below `2Φ(−z)`.
     pub fn x_range(&self, z: f64) -> (f64, f64) {
         let (p, _) = self.components();
-        let lo = p.iter().filter(|c| c.0 > 0.0).map(|c| c.1).fold(f64::INFINITY, f64::min);
-        let hi = p.iter().filter(|c| c.0 > 0.0).map(|c| c.1).fold(f64::NEG_INFINITY, f64::max);
+        let lo = p
+            .iter()
+            .filter(|c| c.0 > 0.0)
+            .map(|c| c.1)
+            .fold(f64::INFINITY, f64::min);
+        let hi = p
+            .iter()
+            .filter(|c| c.0 > 0.0)
+            .map(|c| c.1)
+            .fold(f64::NEG_INFINITY, f64::max);
         (lo - z * self.sigma, hi + z * self.sigma)
     }
 }
@@ -170,10 +178,16 @@ mod tests {
     fn loss_is_the_log_density_ratio() {
         // Direct densities (the normalising constants cancel).
         let dens = |c: &[(f64, f64); 2], s: f64, x: f64| -> f64 {
-            c.iter().map(|&(w, m)| w * (-(x - m) * (x - m) / (2.0 * s * s)).exp()).sum()
+            c.iter()
+                .map(|&(w, m)| w * (-(x - m) * (x - m) / (2.0 * s * s)).exp())
+                .sum()
         };
         for kind in [PairKind::Remove, PairKind::Add, PairKind::Antipodal] {
-            let p = Pair { kind, q: 0.2, sigma: 1.3 };
+            let p = Pair {
+                kind,
+                q: 0.2,
+                sigma: 1.3,
+            };
             let (cp, cq) = p.components();
             for &x in &[-2.0, 0.0, 0.4, 2.5] {
                 let want = (dens(&cp, 1.3, x) / dens(&cq, 1.3, x)).ln();

@@ -37,10 +37,22 @@ impl LossPmf {
         self.fp_error
     }
 
-    /// What `δ` carries for the floating-point error, at every `ε`: `fp_error·√N` (Cauchy–Schwarz,
-    /// `0 ≤ 1 − e^{ε−l} ≤ 1` on the `N` grid points).
+    /// What `δ` carries for the floating-point error, at every `ε ≥ 0`: `fp_error·‖f₀‖₂` with
+    /// `f₀(l) = (1 − e^{−l})₊` on the grid (Cauchy–Schwarz; `0 ≤ (1 − e^{ε−l})₊ ≤ f₀(l)` for
+    /// `ε ≥ 0`).
     fn fp_term(&self) -> f64 {
-        self.fp_error * (self.mass.len() as f64).sqrt()
+        if self.fp_error == 0.0 {
+            return 0.0;
+        }
+        let sq: f64 = (0..self.mass.len())
+            .map(|i| (self.offset + i as i64) as f64 * self.h)
+            .filter(|&l| l > 0.0)
+            .map(|l| {
+                let f = -(-l).exp_m1();
+                f * f
+            })
+            .sum();
+        self.fp_error * sq.sqrt()
     }
 
     /// The privacy profile `δ(ε) = Σ_{l > ε} p(l)(1 − e^{ε−l}) + p(+∞)` (plus the
@@ -156,7 +168,11 @@ mod tests {
             let e = p.epsilon(d);
             assert!(e.is_finite() && e >= 0.0);
             if e > 0.0 {
-                assert!((p.delta(e) - d).abs() < 1e-12, "delta {d}: eps {e} gives {}", p.delta(e));
+                assert!(
+                    (p.delta(e) - d).abs() < 1e-12,
+                    "delta {d}: eps {e} gives {}",
+                    p.delta(e)
+                );
             } else {
                 assert!(p.delta(0.0) <= d + 1e-15);
             }

@@ -124,7 +124,11 @@ impl Accountant {
     /// One line naming the accountant, its relation and whether it is proven (for the notes of
     /// a guarantee).
     pub fn describe(&self) -> String {
-        let status = if self.proven() { "proven" } else { "numerical, not proven" };
+        let status = if self.proven() {
+            "proven"
+        } else {
+            "numerical, not proven"
+        };
         match self.accounting {
             Accounting::Rdp => format!(
                 "Gaussian part accounted by the RDP accountant of the Poisson-subsampled Gaussian, relation `{}` ({status}), {} conversion, {} orders up to {}",
