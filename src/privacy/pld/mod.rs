@@ -54,8 +54,10 @@
 //!
 //! **Discretisation error** (measured, `tests/library/pld.rs` and `bench-results/accounting.md`):
 //! at `q = 1` (exact profile of the Gaussian mechanism with `σ/√T`) the excess in `δ` is below
-//! `1e-3` relative; against Google's `dp_accounting` (which uses the same connect-the-dots
-//! construction) `|Δε| ≤ 1e-3`.
+//! `1e-3` relative (measured `2e-7`); against Google's `dp_accounting` 0.6.0 (the same
+//! connect-the-dots construction) our `ε` is never smaller and `|Δε| ≤ 1e-3` (measured `≤ 7e-6`
+//! for `T ≤ 1000`, `5.8e-4` at `T = 10 000`, where the worst-case FFT error bound added to `δ`
+//! dominates the gap).
 //!
 //! **ε for a δ**: the smallest `ε ≥ 0` with `δ(ε) ≤ δ`, exact for the discrete distribution (the
 //! profile is `A − e^ε B` between grid points). **Calibration** ([`PldAccountant::calibrate_sigma`]):

@@ -5,7 +5,7 @@ use crate::privacy::rdp::log_space::Sum;
 
 /// A discrete privacy loss distribution: mass `mass[i]` at loss `(offset + i)·h`, mass `inf` at
 /// `+∞`, and `fp_error`, an upper bound on the ℓ₂ norm of the floating-point error of `mass`
-/// (from the FFT convolutions, see [`super::fft`]).
+/// (from the FFT convolutions; see the `privacy::pld` module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LossPmf {
     pub(super) h: f64,
