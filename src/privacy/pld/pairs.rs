@@ -14,6 +14,9 @@
 use crate::math::special::ndtr_interval;
 use crate::privacy::rdp::log_space::ln_add_exp;
 
+/// A two-component Gaussian mixture as `(weight, mean)` pairs (a zero weight: one component).
+type Mixture = [(f64, f64); 2];
+
 /// Which dominating pair (see the module table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum PairKind {
@@ -105,7 +108,7 @@ impl Pair {
     }
 
     /// The mixture components `(weight, mean)` of `P` and of `Q`.
-    fn components(&self) -> ([(f64, f64); 2], [(f64, f64); 2]) {
+    fn components(&self) -> (Mixture, Mixture) {
         let q = self.q;
         let mix_up = [(1.0 - q, 0.0), (q, 1.0)];
         let mix_down = [(1.0 - q, 0.0), (q, -1.0)];
@@ -122,7 +125,7 @@ impl Pair {
     pub fn masses(&self, x0: f64, x1: f64) -> (f64, f64) {
         let (p, q) = self.components();
         let s = self.sigma;
-        let m = |c: &[(f64, f64); 2]| -> f64 {
+        let m = |c: &Mixture| -> f64 {
             c.iter()
                 .filter(|(w, _)| *w > 0.0)
                 .map(|&(w, mu)| w * ndtr_interval((x0 - mu) / s, (x1 - mu) / s))
@@ -177,7 +180,7 @@ mod tests {
     #[test]
     fn loss_is_the_log_density_ratio() {
         // Direct densities (the normalising constants cancel).
-        let dens = |c: &[(f64, f64); 2], s: f64, x: f64| -> f64 {
+        let dens = |c: &Mixture, s: f64, x: f64| -> f64 {
             c.iter()
                 .map(|&(w, m)| w * (-(x - m) * (x - m) / (2.0 * s * s)).exp())
                 .sum()
