@@ -281,14 +281,7 @@ fn start_point(theta0: &Option<Vec<f64>>, d: usize, set: &FeasibleSet) -> Result
 fn base_notes(acc: &Accountant, sampler: UserSampler, q: f64) -> Vec<String> {
     let mut notes = vec![
         "user-level label DP: features, user identities and per-user counts are public; neighbours differ in the labels of one user".to_string(),
-        format!(
-            "Gaussian part accounted by the RDP accountant of the Poisson-subsampled Gaussian, relation `{}` ({}), {} conversion, {} orders up to {}",
-            acc.neighbours.name(),
-            if acc.neighbours.proven() { "proven" } else { "numerical, not proven" },
-            acc.conversion.name(),
-            acc.orders.len(),
-            acc.orders.iter().cloned().fold(f64::NAN, f64::max)
-        ),
+        acc.describe(),
         format!("user sampling: {} with rate q = {q}", sampler.name()),
     ];
     if acc.neighbours == crate::privacy::rdp::Neighbours::AddRemove {

@@ -23,6 +23,7 @@ mod objective;
 mod observers;
 mod pl_fit;
 mod pl_losses;
+mod pld;
 mod policy_fw;
 mod policy_inner;
 mod policy_rule;

@@ -1,8 +1,9 @@
-//! `privpref account` and `privpref calibrate`: the RDP accountant of the Poisson-subsampled
-//! Gaussian mechanism (`privpref::privacy::rdp`) from the command line, JSON out.
+//! `privpref account` and `privpref calibrate`: the RDP (`privpref::privacy::rdp`) or PLD
+//! (`privpref::privacy::pld`) accountant of the Poisson-subsampled Gaussian mechanism from the
+//! command line, JSON out.
 
 use clap::Args;
-use privpref::privacy::rdp::{self, Accountant, Conversion, Neighbours};
+use privpref::privacy::rdp::{self, Accountant, Accounting, Conversion, Neighbours};
 use privpref::Error;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -32,6 +33,11 @@ pub struct AccountantArgs {
     /// integers:MAX (2, 3, …, MAX; MAX ≤ 1024) | a comma-separated list of at most 1024 orders in (1, 1e4].
     #[arg(long, default_value = "default")]
     pub orders: String,
+    /// Accountant: rdp (default: Rényi DP on the order grid) | pld (privacy loss distribution,
+    /// connect-the-dots on a grid of 1e-4, tighter; the replace relations then use the antipodal
+    /// pair, not proven).
+    #[arg(long, default_value = "rdp")]
+    pub accountant: String,
     /// Write the JSON here instead of stdout.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -61,18 +67,29 @@ fn accountant(a: &AccountantArgs) -> Result<(Accountant, String), Error> {
     let (orders, grid) = rdp::parse_orders(&a.orders)?;
     let mut acc = Accountant::new(orders, Neighbours::parse(&a.neighbours)?)?;
     acc.conversion = Conversion::parse(&a.conversion)?;
+    acc.accounting = Accounting::parse(&a.accountant)?;
     Ok((acc, grid))
 }
 
 fn describe(acc: &Accountant, grid: &str) -> Value {
-    json!({
-        "accountant": "Renyi DP of the Poisson-subsampled Gaussian mechanism (Mironov, Talwar & Zhang 2019)",
-        "neighbours": acc.neighbours.name(),
-        "neighbours_proven": acc.neighbours.proven(),
-        "conversion": acc.conversion.name(),
-        "orders": grid,
-        "num_orders": acc.orders.len(),
-    })
+    match acc.accounting {
+        Accounting::Rdp => json!({
+            "accountant": "Renyi DP of the Poisson-subsampled Gaussian mechanism (Mironov, Talwar & Zhang 2019)",
+            "accounting": "rdp",
+            "neighbours": acc.neighbours.name(),
+            "neighbours_proven": acc.proven(),
+            "conversion": acc.conversion.name(),
+            "orders": grid,
+            "num_orders": acc.orders.len(),
+        }),
+        Accounting::Pld => json!({
+            "accountant": "privacy loss distribution of the Poisson-subsampled Gaussian mechanism (connect-the-dots, Doroshenko et al. 2022; FFT composition)",
+            "accounting": "pld",
+            "neighbours": acc.neighbours.name(),
+            "neighbours_proven": acc.proven(),
+            "pld_grid": 1e-4,
+        }),
+    }
 }
 
 fn merge(mut a: Value, b: Value) -> Value {
@@ -118,7 +135,10 @@ pub fn run_calibrate(a: &CalibrateArgs) -> Result<Value, Error> {
             "order": c.order,
             "sampling_rate": a.common.sampling_rate,
             "steps": a.common.steps,
-            "conservative": "epsilon(noise_multiplier) <= target_epsilon * (1 - 1e-10)",
+            "conservative": match acc.accounting {
+                Accounting::Rdp => "epsilon(noise_multiplier) <= target_epsilon * (1 - 1e-10)",
+                Accounting::Pld => "epsilon(noise_multiplier) <= target_epsilon (bisection to relative width 1e-6)",
+            },
         }),
         describe(&acc, &grid),
     ))

@@ -3,6 +3,43 @@
 
 use super::{check_sampling_rate, check_steps, default_orders, Conversion, Neighbours, RdpCurve};
 use crate::error::{check_delta, check_eps, Error, Result};
+use crate::privacy::pld::PldAccountant;
+
+/// Which accountant turns `(q, σ, T)` into `(ε, δ)` and calibrates `σ`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub enum Accounting {
+    /// Rényi DP on the order grid with the conversion (this module; the default).
+    #[default]
+    Rdp,
+    /// The privacy loss distribution ([`crate::privacy::pld`], default grid `1e-4`): tighter.
+    /// The replace relations use the antipodal pair (not proven; see that module).
+    Pld,
+}
+
+impl Accounting {
+    /// The CLI name: `rdp` or `pld`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Accounting::Rdp => "rdp",
+            Accounting::Pld => "pld",
+        }
+    }
+    /// Parses the CLI name.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] (named `accountant`) for another name.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "rdp" => Ok(Accounting::Rdp),
+            "pld" => Ok(Accounting::Pld),
+            other => Err(Error::param(
+                "accountant",
+                format!("unknown accountant `{other}` (expected rdp or pld)"),
+            )),
+        }
+    }
+}
 
 /// The accountant: an order grid, a neighbouring relation and a conversion.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,6 +51,9 @@ pub struct Accountant {
     pub neighbours: Neighbours,
     /// The conversion (default [`Conversion::Improved`]).
     pub conversion: Conversion,
+    /// Which accountant (default [`Accounting::Rdp`]; the order grid and the conversion only
+    /// matter for RDP).
+    pub accounting: Accounting,
 }
 
 impl Default for Accountant {
@@ -22,6 +62,7 @@ impl Default for Accountant {
             orders: default_orders(),
             neighbours: Neighbours::Replace,
             conversion: Conversion::Improved,
+            accounting: Accounting::Rdp,
         }
     }
 }
@@ -32,10 +73,12 @@ impl Default for Accountant {
 pub struct EpsilonReport {
     /// `ε` for the given `δ`.
     pub epsilon: f64,
-    /// The best order.
+    /// Which accountant gave `ε`.
+    pub accounting: Accounting,
+    /// The best order (`NaN` under [`Accounting::Pld`], which has no order).
     pub order: f64,
     /// The composed RDP at the best order (serialised as `rdp_at_order`, the key of the CLI's
-    /// `account`).
+    /// `account`; `NaN` under [`Accounting::Pld`]).
     #[cfg_attr(feature = "serde", serde(rename = "rdp_at_order"))]
     pub rdp: f64,
     /// `δ`.
@@ -55,13 +98,13 @@ pub struct SigmaCalibration {
     pub noise_multiplier: f64,
     /// `ε` achieved at that `σ` (`≤` the target).
     pub epsilon: f64,
-    /// The best order at that `σ`.
+    /// The best order at that `σ` (`NaN` under [`Accounting::Pld`]).
     pub order: f64,
     /// The target `ε`.
     pub target_epsilon: f64,
     /// `δ`.
     pub delta: f64,
-    /// Bisection steps used.
+    /// Bisection steps used (0 under [`Accounting::Pld`], which does not count them).
     pub iterations: usize,
 }
 
@@ -69,6 +112,39 @@ pub struct SigmaCalibration {
 pub(crate) const CALIBRATION_MARGIN: f64 = 1e-10;
 
 impl Accountant {
+    /// Whether the accountant's bound is a theorem for its relation: [`Neighbours::proven`]
+    /// under RDP, [`crate::privacy::pld::proven`] under PLD.
+    pub fn proven(&self) -> bool {
+        match self.accounting {
+            Accounting::Rdp => self.neighbours.proven(),
+            Accounting::Pld => crate::privacy::pld::proven(self.neighbours),
+        }
+    }
+
+    /// One line naming the accountant, its relation and whether it is proven (for the notes of
+    /// a guarantee).
+    pub fn describe(&self) -> String {
+        let status = if self.proven() {
+            "proven"
+        } else {
+            "numerical, not proven"
+        };
+        match self.accounting {
+            Accounting::Rdp => format!(
+                "Gaussian part accounted by the RDP accountant of the Poisson-subsampled Gaussian, relation `{}` ({status}), {} conversion, {} orders up to {}",
+                self.neighbours.name(),
+                self.conversion.name(),
+                self.orders.len(),
+                self.orders.iter().cloned().fold(f64::NAN, f64::max)
+            ),
+            Accounting::Pld => format!(
+                "Gaussian part accounted by the PLD accountant of the Poisson-subsampled Gaussian (connect-the-dots, grid 1e-4), relation `{}`{} ({status})",
+                self.neighbours.name(),
+                if self.neighbours == Neighbours::AddRemove { "" } else { " as the antipodal pair" },
+            ),
+        }
+    }
+
     /// An accountant on `orders` for `neighbours`, with the improved conversion.
     ///
     /// # Errors
@@ -79,6 +155,7 @@ impl Accountant {
             orders,
             neighbours,
             conversion: Conversion::Improved,
+            accounting: Accounting::Rdp,
         })
     }
 
@@ -98,9 +175,23 @@ impl Accountant {
     /// [`Error::Privacy`] as in [`RdpCurve`].
     pub fn epsilon(&self, q: f64, sigma: f64, steps: u64, delta: f64) -> Result<EpsilonReport> {
         check_delta(delta)?;
+        if self.accounting == Accounting::Pld {
+            let r = PldAccountant::new(self.neighbours).epsilon(q, sigma, steps, delta)?;
+            return Ok(EpsilonReport {
+                epsilon: r.epsilon,
+                accounting: Accounting::Pld,
+                order: f64::NAN,
+                rdp: f64::NAN,
+                delta,
+                sampling_rate: q,
+                noise_multiplier: sigma,
+                steps,
+            });
+        }
         let e = self.curve(q, sigma, steps)?.epsilon(delta, self.conversion)?;
         Ok(EpsilonReport {
             epsilon: e.epsilon,
+            accounting: Accounting::Rdp,
             order: e.order,
             rdp: e.rdp,
             delta,
@@ -130,6 +221,17 @@ impl Accountant {
         check_steps(steps)?;
         check_eps(eps)?;
         check_delta(delta)?;
+        if self.accounting == Accounting::Pld {
+            let (sigma, r) = PldAccountant::new(self.neighbours).calibrate_sigma(q, steps, eps, delta)?;
+            return Ok(SigmaCalibration {
+                noise_multiplier: sigma,
+                epsilon: r.epsilon,
+                order: f64::NAN,
+                target_epsilon: eps,
+                delta,
+                iterations: 0,
+            });
+        }
         let target = eps * (1.0 - CALIBRATION_MARGIN);
         let ok = |s: f64| -> Result<bool> { Ok(self.eps_raw(q, s, steps, delta)? <= target) };
         // Bracket: hi satisfies, lo does not.

@@ -1,7 +1,7 @@
 //! Log-space helpers and a compensated running sum.
 
 /// `ln(e^x − 1)` for `x > 0`.
-pub(super) fn ln_expm1(x: f64) -> f64 {
+pub(crate) fn ln_expm1(x: f64) -> f64 {
     if x > 40.0 {
         x + (-(-x).exp()).ln_1p()
     } else {
@@ -10,7 +10,7 @@ pub(super) fn ln_expm1(x: f64) -> f64 {
 }
 
 /// `ln(e^a + e^b)`.
-pub(super) fn ln_add_exp(a: f64, b: f64) -> f64 {
+pub(crate) fn ln_add_exp(a: f64, b: f64) -> f64 {
     let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
     if hi == f64::NEG_INFINITY {
         return hi;
@@ -20,13 +20,13 @@ pub(super) fn ln_add_exp(a: f64, b: f64) -> f64 {
 
 /// Neumaier-compensated running sum.
 #[derive(Default, Clone, Copy)]
-pub(super) struct Sum {
+pub(crate) struct Sum {
     s: f64,
     c: f64,
 }
 
 impl Sum {
-    pub(super) fn add(&mut self, x: f64) {
+    pub(crate) fn add(&mut self, x: f64) {
         let t = self.s + x;
         if self.s.abs() >= x.abs() {
             self.c += (self.s - t) + x;
@@ -35,7 +35,7 @@ impl Sum {
         }
         self.s = t;
     }
-    pub(super) fn value(&self) -> f64 {
+    pub(crate) fn value(&self) -> f64 {
         self.s + self.c
     }
 }

@@ -85,12 +85,12 @@
 mod accountant;
 mod conversion;
 mod curve;
-mod log_space;
+pub(in crate::privacy) mod log_space;
 mod neighbours;
 mod replace_numeric;
 mod subsampled_gaussian;
 
-pub use accountant::{Accountant, EpsilonReport, SigmaCalibration};
+pub use accountant::{Accountant, Accounting, EpsilonReport, SigmaCalibration};
 pub use conversion::Conversion;
 pub use curve::{EpsilonAtDelta, RdpCurve};
 pub use neighbours::{step_rdp, Neighbours};
