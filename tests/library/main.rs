@@ -25,6 +25,7 @@ mod pl_losses;
 mod policy_fw;
 mod policy_inner;
 mod policy_rule;
+mod private_kwise;
 mod provenance;
 mod rdp;
 mod robust;
