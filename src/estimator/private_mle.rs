@@ -181,7 +181,13 @@ pub fn private_mle(
         .with_linear_term(b)?
         .with_par(control.par);
     let l = opts.feature_bound.value();
-    let gap = gap_certificate(&obj, &opts.set, &minimiser.report.theta, 2.0 * cal.alpha, l * l + 2.0 * cal.alpha);
+    let gap = gap_certificate(
+        &obj,
+        &opts.set,
+        &minimiser.report.theta,
+        2.0 * cal.alpha,
+        l * l + 2.0 * cal.alpha,
+    );
     let notes = vec![
         "corrected constants: s_b uses the gradient bound G = 2L (not the feature bound); alpha >= 4L^2/(eps n); beta = min(1/n, alpha/(d n^2))".into(),
         "the constant 40 of s_b and nu is the paper's (via Bassily et al. 2019, Thm 5.6); it has not been checked against that source".into(),
@@ -235,11 +241,7 @@ pub(super) struct Release<S> {
 /// Step 6 of Algorithm 1: `θ̃ = θ̂ + w` with the `(ε/2, δ/2)` guarantee when the certified gap is
 /// below `β`; otherwise [`Error::GuaranteeRefused`] (or, with `allow_unguaranteed`, the release
 /// marked refused). The refusal depends on the data (module docs).
-pub(super) fn release<S>(
-    r: Release<S>,
-    opts: &PrivateMleOptions,
-    rng: &NoiseRng,
-) -> Result<Fit<PrivateMleDetail<S>>> {
+pub(super) fn release<S>(r: Release<S>, opts: &PrivateMleOptions, rng: &NoiseRng) -> Result<Fit<PrivateMleDetail<S>>> {
     let (gap, accuracy) = (r.gap, r.calibration.accuracy);
     let refusal = if !(gap < accuracy) {
         let reason = format!(

@@ -42,7 +42,10 @@ fn check_k_stages(k: usize, stages: usize) -> Result<()> {
     if !(1..k).contains(&stages) {
         return Err(Error::param(
             "top",
-            format!("a Plackett-Luce loss over K = {k} alternatives ranks 1..={} stages, got {stages}", k - 1),
+            format!(
+                "a Plackett-Luce loss over K = {k} alternatives ranks 1..={} stages, got {stages}",
+                k - 1
+            ),
         ));
     }
     Ok(())

@@ -267,7 +267,10 @@ fn pl_gradient_and_curvature_bounds_are_the_enumerated_suprema() {
             assert!(hmax >= tb * (1.0 - 1e-8), "K = {k}, J = {stages}: trace {hmax} vs {tb}");
             assert!(opmax >= tb * (1.0 - 1e-8), "K = {k}, J = {stages}: op {opmax} vs {tb}");
             if k <= 3 {
-                assert!(dmax <= 2.0 * gb * (1.0 + 1e-12) && dmax >= 2.0 * gb * (1.0 - 1e-9), "{dmax}");
+                assert!(
+                    dmax <= 2.0 * gb * (1.0 + 1e-12) && dmax >= 2.0 * gb * (1.0 - 1e-9),
+                    "{dmax}"
+                );
             }
         }
     }
@@ -355,7 +358,12 @@ fn k2_is_the_pairwise_private_mle_and_covariance() {
         for loss in [GroupLossSpec::PlTop1, GroupLossSpec::PlRanking { top: None }] {
             let q = private_mle_kwise(view, loss, &opts, &mut NoiseRng::seeded(9)).unwrap();
             assert_eq!(q.detail.calibration, p.detail.calibration);
-            let diff = p.theta.iter().zip(&q.theta).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            let diff = p
+                .theta
+                .iter()
+                .zip(&q.theta)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
             assert!(diff < 1e-12, "{loss:?}: {diff}");
             let (gp, gq) = (p.guarantee.as_ref().unwrap(), q.guarantee.as_ref().unwrap());
             assert_eq!((gp.eps, gp.delta, gp.neighbouring), (gq.eps, gq.delta, gq.neighbouring));
@@ -435,7 +443,12 @@ fn kwise_private_mle_release_and_guarantee() {
         Err(Error::InvalidParam { name: "loss", .. })
     ));
     assert!(matches!(
-        private_mle_kwise(view, full, &PrivateMleOptions::new(1.0, delta, fb(0.9 * l), set), &mut NoiseRng::seeded(5)),
+        private_mle_kwise(
+            view,
+            full,
+            &PrivateMleOptions::new(1.0, delta, fb(0.9 * l), set),
+            &mut NoiseRng::seeded(5)
+        ),
         Err(Error::GroupFeatureBound { .. })
     ));
     let mut e = opts.clone();
@@ -477,9 +490,9 @@ fn kwise_covariance_noise_scale_and_guarantee() {
     let mut o = CovarianceOptions::new(eps, delta, fb(l));
     o.eigen_floor = None;
     let kf = k as f64;
-    let want =
-        std::f64::consts::SQRT_2 * 2.0 * kf * l * l / ((kf - 1.0) * n as f64) * (2.0 * (1.25 / (delta / 2.0)).ln()).sqrt()
-            / (eps / 2.0);
+    let want = std::f64::consts::SQRT_2 * 2.0 * kf * l * l / ((kf - 1.0) * n as f64)
+        * (2.0 * (1.25 / (delta / 2.0)).ln()).sqrt()
+        / (eps / 2.0);
     let (mut vd, mut vo, mut md, mut mo) = (0.0, 0.0, 0.0, 0.0);
     let reps = 800;
     for rep in 0..reps {
@@ -507,7 +520,11 @@ fn kwise_covariance_noise_scale_and_guarantee() {
         }
     }
     let s2 = want * want;
-    assert!((vd / md - s2).abs() <= 5.0 * s2 * (2.0 / md).sqrt(), "{} vs {s2}", vd / md);
+    assert!(
+        (vd / md - s2).abs() <= 5.0 * s2 * (2.0 / md).sqrt(),
+        "{} vs {s2}",
+        vd / md
+    );
     assert!(
         (vo / mo - 0.5 * s2).abs() <= 5.0 * 0.5 * s2 * (2.0 / mo).sqrt(),
         "{} vs {}",
@@ -515,7 +532,11 @@ fn kwise_covariance_noise_scale_and_guarantee() {
         0.5 * s2
     );
     assert!(matches!(
-        private_covariance_kwise(view, &CovarianceOptions::new(eps, delta, fb(0.5 * l)), &mut NoiseRng::seeded(0)),
+        private_covariance_kwise(
+            view,
+            &CovarianceOptions::new(eps, delta, fb(0.5 * l)),
+            &mut NoiseRng::seeded(0)
+        ),
         Err(Error::GroupFeatureBound { .. })
     ));
     let mut lab = CovarianceOptions::new(eps, delta, fb(l));

@@ -9,8 +9,8 @@ use privpref::data::{npy, FeatureBound, GroupLabels, GroupView, PairwiseView};
 use privpref::estimator::central::{default_beta, objective_perturbation, ObjPertOptions, OutputPerturbation};
 use privpref::estimator::private_mle::{private_covariance, private_mle, CovarianceOptions, PrivateMleOptions};
 use privpref::estimator::private_mle_kwise::{private_covariance_kwise, private_mle_kwise};
-use privpref::loss::GroupLossSpec;
 use privpref::feasible::FeasibleSet;
+use privpref::loss::GroupLossSpec;
 use privpref::privacy::{Guarantee, Neighbouring, NoiseRng};
 use privpref::Error;
 use serde_json::{json, Value};
@@ -281,7 +281,9 @@ pub fn run_kwise(c: &CentralArgs, inp: KwiseCentralInput<'_>) -> Result<Value, E
                 "mechanism",
                 format!(
                     "K-wise central fits run the private MLE (anon. 2024, Thm 4.3): give --mechanism private-mle{}",
-                    other.map_or(String::new(), |m| format!(" (got `{m}`; objpert is the pairwise logistic loss)"))
+                    other.map_or(String::new(), |m| format!(
+                        " (got `{m}`; objpert is the pairwise logistic loss)"
+                    ))
                 ),
             ))
         }
