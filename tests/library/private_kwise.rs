@@ -16,7 +16,6 @@ use privpref::privacy::calibrate_kwise::{
 };
 use privpref::privacy::{gaussian_vector, Neighbouring, NoiseRng, NoiseSource, PrivacyModel, PrivacyUnit};
 use privpref::sim::{pl_groups, theta_star};
-use privpref::solver::Control;
 use privpref::Error;
 use rand::RngExt;
 
@@ -433,10 +432,8 @@ fn kwise_private_mle_release_and_guarantee() {
         let mut fo = FitOptions::new(loss, set);
         fo.ridge = 2.0 * c.alpha * n as f64;
         fo.linear_term = Some(b);
-        let mut ctl = Control::default();
-        ctl.tol_rel = 0.0;
-        ctl.tol_abs = 1e-13;
-        fo.control = ctl;
+        fo.control.tol_rel = 0.0;
+        fo.control.tol_abs = 1e-13;
         let m = fit_kwise(view, &fo).unwrap();
         for j in 0..3 {
             assert!((r.theta[j] - (m.theta[j] + w[j])).abs() < 1e-9, "{loss:?} {j}");
