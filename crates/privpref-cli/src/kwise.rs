@@ -101,14 +101,15 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
 /// MLE of "Provable protection of human judgements" (anon., 2024), Thm 4.3, on clear rankings or
 /// choices (standard DP of the record; no weights, no provenance).
 fn run_central(a: FitArgs) -> Result<(), Failure> {
-    let loss = GroupLossSpec::parse(&a.loss, a.eps, a.top)?;
-    if let GroupLossSpec::PlKrr { .. } = loss {
+    if a.loss == "pl-krr" {
         return Err(Error::param(
             "loss",
             "--central fits the Plackett-Luce likelihood (pl-top1 or pl-ranking); pl-krr is a local estimator",
         )
         .into());
     }
+    // --eps is the budget of the release here, not a level of the loss.
+    let loss = GroupLossSpec::parse(&a.loss, None, a.top)?;
     let k_arg =
         a.k.ok_or_else(|| Error::param("k", format!("loss `{}` needs --k (alternatives per sample)", a.loss)))?;
     let set = FeasibleSet::parse(&a.constraint, a.radius)?;
