@@ -212,6 +212,20 @@ pub enum Error {
         /// The limit `2L`.
         limit: f64,
     },
+    /// An alternative of a K-wise sample has a feature vector longer than the stated bound
+    /// (`‖φ_ik‖ > L` for `‖φ‖ ≤ L`): the K-wise central calibrations rely on the bound, so such
+    /// rows are an error, never clipped silently.
+    #[error("invalid data in x at sample {sample}, row {row}: ‖φ‖ = {norm} exceeds the feature bound L = {limit}; rescale the features or state a larger --feature-bound")]
+    GroupFeatureBound {
+        /// Sample index, 0-based.
+        sample: usize,
+        /// Alternative (row of the sample's `K × d` block), 0-based.
+        row: usize,
+        /// `‖φ_ik‖₂`.
+        norm: f64,
+        /// The bound `L`.
+        limit: f64,
+    },
     /// A privacy guarantee was refused: the condition its proof needs (e.g. an exact minimiser,
     /// certified by the KKT residual or a duality gap) does not hold for this run. Nothing was
     /// released.

@@ -72,6 +72,7 @@ pub(crate) mod kwise;
 pub mod label_sgd;
 pub(crate) mod normalize;
 pub mod private_mle;
+pub mod private_mle_kwise;
 pub mod robust;
 pub mod sample_start;
 pub mod user_level;

@@ -37,9 +37,9 @@ use super::central::{check_rows, distance_bound, objpert_minimiser, trajectory_n
 use crate::data::{FeatureBound, PairwiseView};
 use crate::error::{DataErrorKind, Error, Location, Result};
 use crate::feasible::{center, norm, FeasibleSet};
-use crate::loss::Logistic;
+use crate::loss::{Logistic, LossSpec};
 use crate::model::{Fit, FitConfig};
-use crate::objective::Objective;
+use crate::objective::{Objective, SecondOrderObjective};
 use crate::privacy::calibrate::{
     calibrate_private_mle, private_covariance_std, PrivateMleCalibration, PrivateMleParams,
 };
@@ -100,9 +100,10 @@ impl PrivateMleOptions {
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
-pub struct PrivateMleDetail {
-    /// The configuration of the perturbed objective (logistic loss, ridge `2αn`, linear term).
-    pub config: FitConfig,
+pub struct PrivateMleDetail<S = LossSpec> {
+    /// The configuration of the perturbed objective (logistic loss, or the Plackett–Luce loss of
+    /// [`super::private_mle_kwise`]; ridge `2αn`, linear term).
+    pub config: FitConfig<S>,
     /// The constants used.
     pub calibration: PrivateMleCalibration,
     /// The certified upper bound on `ℓ̃(θ̂) − min ℓ̃`.
@@ -110,7 +111,13 @@ pub struct PrivateMleDetail {
 }
 
 /// `min(FW gap, ‖P∇F‖·e(r))` at `theta` (module docs), gradient in doubled precision.
-fn gap_certificate(obj: &Objective<'_, Logistic>, set: &FeasibleSet, theta: &[f64], mu: f64, smooth: f64) -> f64 {
+pub(super) fn gap_certificate<O: SecondOrderObjective>(
+    obj: &O,
+    set: &FeasibleSet,
+    theta: &[f64],
+    mu: f64,
+    smooth: f64,
+) -> f64 {
     let mut g = vec![0.0; theta.len()];
     obj.value_grad_compensated(theta, &mut g);
     let r = set.kkt_residual(theta, &g);
@@ -165,75 +172,120 @@ pub fn private_mle(
     opts.control.validate()?;
     let b = gaussian_vector(d, cal.objective_noise_std, rng);
     let w = gaussian_vector(d, cal.output_noise_std, rng);
-    let nf = n as f64;
     // α‖θ‖² = (β_ridge/2n)‖θ‖² with β_ridge = 2αn; ⟨b,θ⟩/n is the linear term b.
-    let ridge = 2.0 * cal.alpha * nf;
-    let mut control = opts.control.clone();
-    // The solver aims at an absolute gradient accuracy (the gap certificate below decides).
-    let aim = 0.01 * cal.accuracy / radius.max(1.0) / (d as f64).sqrt();
+    let ridge = 2.0 * cal.alpha * n as f64;
+    let control = solver_control(&opts.control, cal.accuracy, radius, d);
+    let minimiser = objpert_minimiser(data, opts.set, ridge, &b, &control)?;
+    let obj = Objective::new(data, Logistic)
+        .with_ridge(ridge)?
+        .with_linear_term(b)?
+        .with_par(control.par);
+    let l = opts.feature_bound.value();
+    let gap = gap_certificate(
+        &obj,
+        &opts.set,
+        &minimiser.report.theta,
+        2.0 * cal.alpha,
+        l * l + 2.0 * cal.alpha,
+    );
+    let notes = vec![
+        "corrected constants: s_b uses the gradient bound G = 2L (not the feature bound); alpha >= 4L^2/(eps n); beta = min(1/n, alpha/(d n^2))".into(),
+        "the constant 40 of s_b and nu is the paper's (via Bassily et al. 2019, Thm 5.6); it has not been checked against that source".into(),
+        "L is an a-priori bound: features are private under this relation".into(),
+        "pairs with the private covariance (eps/2, delta/2) to (eps, delta) by basic composition".into(),
+    ];
+    release(
+        Release {
+            theta: minimiser.theta,
+            report: minimiser.report,
+            config: minimiser.detail.config,
+            calibration: cal,
+            gap,
+            output_noise: w,
+            mechanism: "private MLE: objective + output perturbation (anon. 2024, Algorithm 1, Lemma A.10)",
+            notes,
+        },
+        opts,
+        rng,
+    )
+}
+
+/// The controls of the private-MLE solve: the caller's, aiming at an absolute gradient accuracy
+/// `0.01β/(max(B, 1)√d)` (the gap certificate decides, not the solver's stop).
+pub(super) fn solver_control(control: &Control, accuracy: f64, radius: f64, d: usize) -> Control {
+    let mut control = control.clone();
+    let aim = 0.01 * accuracy / radius.max(1.0) / (d as f64).sqrt();
     control.tol_rel = 0.0;
     control.tol_abs = if control.tol_abs > 0.0 {
         control.tol_abs.min(aim)
     } else {
         aim
     };
-    let minimiser = objpert_minimiser(data, opts.set, ridge, &b, &control)?;
-    let obj = Objective::new(data, Logistic)
-        .with_ridge(ridge)?
-        .with_linear_term(b)?
-        .with_par(control.par);
-    let mu = 2.0 * cal.alpha;
-    let l = opts.feature_bound.value();
-    let smooth = l * l + mu;
-    let gap = gap_certificate(&obj, &opts.set, &minimiser.report.theta, mu, smooth);
-    // A data-dependent refusal (module docs).
-    let refusal = if !(gap < cal.accuracy) {
+    control
+}
+
+/// What [`release`] turns into a private-MLE fit: the minimiser `θ̂` with its (non-private)
+/// report and configuration, the calibration, the certified gap, the output noise `w` and the
+/// words of the guarantee.
+pub(super) struct Release<S> {
+    pub theta: Vec<f64>,
+    pub report: crate::solver::SolveReport,
+    pub config: FitConfig<S>,
+    pub calibration: PrivateMleCalibration,
+    pub gap: f64,
+    pub output_noise: Vec<f64>,
+    pub mechanism: &'static str,
+    pub notes: Vec<String>,
+}
+
+/// Step 6 of Algorithm 1: `θ̃ = θ̂ + w` with the `(ε/2, δ/2)` guarantee when the certified gap is
+/// below `β`; otherwise [`Error::GuaranteeRefused`] (or, with `allow_unguaranteed`, the release
+/// marked refused). The refusal depends on the data (module docs).
+pub(super) fn release<S>(r: Release<S>, opts: &PrivateMleOptions, rng: &NoiseRng) -> Result<Fit<PrivateMleDetail<S>>> {
+    let (gap, accuracy) = (r.gap, r.calibration.accuracy);
+    let refusal = if !(gap < accuracy) {
         let reason = format!(
             "the certified objective gap is not below the accuracy beta that calibrates the output noise ({})",
-            minimiser.report.termination.describe()
+            r.report.termination.describe()
         );
         if !opts.allow_unguaranteed {
             return Err(Error::GuaranteeRefused {
                 reason,
                 achieved: gap,
-                tolerance: cal.accuracy,
+                tolerance: accuracy,
             });
         }
         Some(reason)
     } else {
         None
     };
-    let accuracy = cal.accuracy;
     let detail = PrivateMleDetail {
-        config: minimiser.detail.config,
-        calibration: cal,
+        config: r.config,
+        calibration: r.calibration,
         gap_certificate: gap,
     };
-    let mut model = Fit::new(minimiser.theta, minimiser.report, detail);
-    model.theta.iter_mut().zip(&w).for_each(|(t, v)| *t += v);
+    let mut model = Fit::new(r.theta, r.report, detail);
+    model.theta.iter_mut().zip(&r.output_noise).for_each(|(t, v)| *t += v);
     if let Some(reason) = &refusal {
         model.refuse(reason);
     } else {
+        let radius = opts.set.radius();
         model.guarantee = Some(Guarantee {
             eps: opts.eps / 2.0,
             delta: opts.delta / 2.0,
             model: PrivacyModel::Central,
             unit: PrivacyUnit::Item,
             neighbouring: Neighbouring::ReplaceRecord,
-            mechanism: "private MLE: objective + output perturbation (anon. 2024, Algorithm 1, Lemma A.10)",
+            mechanism: r.mechanism,
             noise: rng.source(),
             assumptions: Assumptions {
                 feature_bound: Some(opts.feature_bound.value()),
                 exactness_tol: Some(accuracy),
-                radius: Some(radius),
-                notes: vec![
-                    format!("objective gap certified <= {gap:.3e} < beta = {:.3e} (Frank-Wolfe / strong-convexity bound)", accuracy),
-                    "corrected constants: s_b uses the gradient bound G = 2L (not the feature bound); alpha >= 4L^2/(eps n); beta = min(1/n, alpha/(d n^2))".into(),
-                    "the constant 40 of s_b and nu is the paper's (via Bassily et al. 2019, Thm 5.6); it has not been checked against that source".into(),
-                    "L is an a-priori bound: features are private under this relation".into(),
-                    "pairs with the private covariance (eps/2, delta/2) to (eps, delta) by basic composition".into(),
-                ]
-                .into_iter()
+                radius,
+                notes: std::iter::once(format!(
+                    "objective gap certified <= {gap:.3e} < beta = {accuracy:.3e} (Frank-Wolfe / strong-convexity bound)"
+                ))
+                .chain(r.notes)
                 .chain(trajectory_note(opts.feature_bound))
                 .collect(),
             },
@@ -317,6 +369,30 @@ pub fn private_covariance_of_view(
     }
 }
 
+/// Algorithm 2's input condition `δ ≤ 1/n²`.
+pub(super) fn check_covariance_delta(n: usize, delta: f64) -> Result<()> {
+    let nf = n as f64;
+    if delta > 1.0 / (nf * nf) {
+        return Err(Error::param(
+            "delta",
+            format!(
+                "the private covariance (anon., 2024, Algorithm 2) requires delta <= 1/n^2 = {:e}, got {}",
+                1.0 / (nf * nf),
+                delta
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A PSD-repair floor must be finite.
+pub(super) fn check_eigen_floor(floor: Option<f64>) -> Result<()> {
+    match floor {
+        Some(f) if !f.is_finite() => Err(Error::param("eigen-floor", format!("must be finite, got {f}"))),
+        _ => Ok(()),
+    }
+}
+
 /// The checks of [`private_covariance`], in order: shapes, `δ ≤ 1/n²`, the noise calibration,
 /// the eigenvalue floor, finite features, rows within `2L`. The noise scale `s_G`.
 fn check_covariance_inputs(x: &[f64], n: usize, d: usize, opts: &CovarianceOptions) -> Result<f64> {
@@ -326,23 +402,9 @@ fn check_covariance_inputs(x: &[f64], n: usize, d: usize, opts: &CovarianceOptio
             x.len()
         )));
     }
-    let nf = n as f64;
-    if opts.delta > 1.0 / (nf * nf) {
-        return Err(Error::param(
-            "delta",
-            format!(
-                "the private covariance (anon., 2024, Algorithm 2) requires delta <= 1/n^2 = {:e}, got {}",
-                1.0 / (nf * nf),
-                opts.delta
-            ),
-        ));
-    }
+    check_covariance_delta(n, opts.delta)?;
     let s = private_covariance_std(opts.eps, opts.delta, opts.feature_bound, n, opts.relation)?;
-    if let Some(f) = opts.eigen_floor {
-        if !f.is_finite() {
-            return Err(Error::param("eigen-floor", format!("must be finite, got {f}")));
-        }
-    }
+    check_eigen_floor(opts.eigen_floor)?;
     for (i, v) in x.iter().enumerate() {
         if !v.is_finite() {
             return Err(Error::Data {
@@ -389,7 +451,7 @@ fn second_moment(x: &[f64], n: usize, d: usize) -> Vec<f64> {
 /// The PSD repair of the symmetric `d × d` matrix `m`: eigenvalues below `floor` are raised to
 /// it, `m ← Q max(Λ, floor) Qᵀ` (unchanged when none is below, or without a floor). The smallest
 /// eigenvalue before the repair and how many were raised.
-fn floor_eigenvalues(m: &mut [f64], d: usize, floor: Option<f64>) -> Result<(f64, usize)> {
+pub(super) fn floor_eigenvalues(m: &mut [f64], d: usize, floor: Option<f64>) -> Result<(f64, usize)> {
     let evd = MatRef::from_row_major_slice(m, d, d)
         .self_adjoint_eigen(Side::Lower)
         .map_err(|e| Error::Numerical(format!("eigendecomposition of the noisy covariance: {e:?}")))?;
@@ -424,22 +486,40 @@ fn floor_eigenvalues(m: &mut [f64], d: usize, floor: Option<f64>) -> Result<(f64
 
 /// The `(ε/2, δ/2)` guarantee of the covariance release.
 fn covariance_guarantee(opts: &CovarianceOptions, rng: &NoiseRng) -> Guarantee {
+    covariance_guarantee_with(
+        opts,
+        rng,
+        "private covariance: Gaussian mechanism (anon. 2024, Algorithm 2, corrected calibration)",
+        "classic Gaussian mechanism at (eps/2, delta/2) with Frobenius sensitivity 4*sqrt(2)L^2/n (replace-one) or 4L^2/n (add/remove), in place of the paper's constant 64, which is too small".into(),
+        "L is an a-priori bound: features are private under this relation".into(),
+    )
+}
+
+/// The `(ε/2, δ/2)` guarantee of a covariance release with its mechanism and two notes (the
+/// calibration, what is private), then the shared notes.
+pub(super) fn covariance_guarantee_with(
+    opts: &CovarianceOptions,
+    rng: &NoiseRng,
+    mechanism: &'static str,
+    calibration: String,
+    private: String,
+) -> Guarantee {
     Guarantee {
         eps: opts.eps / 2.0,
         delta: opts.delta / 2.0,
         model: PrivacyModel::Central,
         unit: PrivacyUnit::Item,
         neighbouring: opts.relation,
-        mechanism: "private covariance: Gaussian mechanism (anon. 2024, Algorithm 2, corrected calibration)",
+        mechanism,
         noise: rng.source(),
         assumptions: Assumptions {
             feature_bound: Some(opts.feature_bound.value()),
             exactness_tol: None,
             radius: None,
             notes: vec![
-                "classic Gaussian mechanism at (eps/2, delta/2) with Frobenius sensitivity 4*sqrt(2)L^2/n (replace-one) or 4L^2/n (add/remove), in place of the paper's constant 64, which is too small".into(),
+                calibration,
                 "noise symmetrised (G + G^T)/2 and eigenvalues floored: post-processing".into(),
-                "L is an a-priori bound: features are private under this relation".into(),
+                private,
             ]
             .into_iter()
             .chain(trajectory_note(opts.feature_bound))

@@ -231,10 +231,14 @@ impl PrivateMleParams {
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PrivateMleCalibration {
-    /// Per-sample gradient bound `G = 2L` of the BTL loss (the paper writes the feature bound `L`
-    /// in `s_b²`, which gives 4× too little variance).
+    /// Per-sample gradient bound `G`: `2L` for the BTL loss (the paper writes the feature bound
+    /// `L` in `s_b²`, which gives 4× too little variance), `2JL` for a Plackett–Luce loss of `J`
+    /// ranked stages ([`crate::privacy::calibrate_kwise`]).
     /// Here `L` = [`FeatureBound::value`]: `G = 2HL` for trajectories of `H` steps.
     pub grad_bound: f64,
+    /// Per-sample bound `T` on the trace (and operator norm) of the loss Hessian: `L²` for BTL
+    /// (`σ' ≤ 1/4`, `‖x‖ ≤ 2L`), `JL²` for Plackett–Luce with `J` stages.
+    pub hessian_trace_bound: f64,
     /// Objective noise `s_b = √(40 G² ln(1/δ)) / ε` (Algorithm 1 step 1 with `G`).
     pub objective_noise_std: f64,
     /// Covariance noise `s_G` of [`private_covariance_std`] (enters `λ`).
@@ -242,9 +246,10 @@ pub struct PrivateMleCalibration {
     /// `λ = 2 s_G (2√d + √(2 ln(1/η)))` (explicit: `λ ≥ 2‖G_sym‖_op` w.p. `1 − η`, where the paper
     /// leaves an unspecified constant).
     pub lambda: f64,
-    /// `γ = 1/(2 + e^{2LB} + e^{−2LB})`.
+    /// Curvature floor: `γ = 1/(2 + e^{2LB} + e^{−2LB})` for BTL, `γ_K` of
+    /// [`crate::privacy::calibrate_kwise::kwise_curvature`] for Plackett–Luce.
     pub gamma: f64,
-    /// Privacy floor `α_min = 4T/(εn)`, `T = L²` (per-sample Hessian trace bound):
+    /// Privacy floor `α_min = 4T/(εn)`, `T` = [`PrivateMleCalibration::hessian_trace_bound`]:
     /// objective perturbation needs the ridge to dominate the per-sample curvature.
     pub alpha_min: f64,
     /// The regulariser `α` of `α‖θ‖²`: `max(2γλ, α_min)` unless overridden.
@@ -278,7 +283,7 @@ pub fn private_covariance_std(
 
 /// `ε ∈ (0, 1]`, `δ ∈ (0, 1)` ("Provable protection of human judgements" (anon., 2024) requires `ε
 /// ≤ 1`).
-fn check_budget_001(eps: f64, delta: f64) -> Result<()> {
+pub(crate) fn check_budget_001(eps: f64, delta: f64) -> Result<()> {
     check_eps(eps)?;
     if eps > 1.0 {
         return Err(Error::param(
@@ -296,6 +301,35 @@ fn check_budget_001(eps: f64, delta: f64) -> Result<()> {
 /// `B` or `η ∈ (0, 1)` invalid, `n = 0` or `d = 0`, an `α` override below `α_min` (the
 /// privacy floor), or an accuracy override outside `(0, 1/n)`.
 pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibration> {
+    check_private_mle_params(p)?;
+    let l = p.feature_bound.value();
+    let covariance_noise_std = private_covariance_std(p.eps, p.delta, p.feature_bound, p.n, p.relation)?;
+    let constants = LossConstants {
+        grad_bound: 2.0 * l,
+        hessian_trace_bound: l * l,
+        gamma: logistic_curvature(l, p.radius),
+        covariance_noise_std,
+    };
+    calibrate_with(p, constants)
+}
+
+/// The loss- and data-model-dependent constants of Algorithm 1 of "Provable protection of human
+/// judgements" (anon., 2024): BTL in [`calibrate_private_mle`], Plackett–Luce in
+/// [`crate::privacy::calibrate_kwise::calibrate_kwise_private_mle`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LossConstants {
+    /// `G`, the per-sample gradient bound.
+    pub grad_bound: f64,
+    /// `T`, the per-sample Hessian trace bound.
+    pub hessian_trace_bound: f64,
+    /// `γ`, the curvature floor on `Θ_B` relative to the data covariance.
+    pub gamma: f64,
+    /// `s_G` of the covariance release that enters `λ`.
+    pub covariance_noise_std: f64,
+}
+
+/// The checks of [`calibrate_private_mle`] (budget, radius, shapes, `δ ≤ 1/n²`, `η`).
+pub(crate) fn check_private_mle_params(p: &PrivateMleParams) -> Result<()> {
     check_budget_001(p.eps, p.delta)?;
     crate::error::check_radius(p.radius)?;
     if p.n == 0 || p.d == 0 {
@@ -318,21 +352,30 @@ pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibrati
     if !(p.eta > 0.0 && p.eta < 1.0) {
         return Err(Error::param("eta", format!("must be in (0, 1), got {}", p.eta)));
     }
-    let l = p.feature_bound.value();
-    let grad_bound = 2.0 * l;
+    Ok(())
+}
+
+/// Algorithm 1's constants from checked parameters and the loss constants `c`:
+/// `s_b = √(40 G² ln(1/δ))/ε`, `λ` from `s_G`, `α = max(2γλ, 4T/(εn))`, `β`, `ν`.
+pub(crate) fn calibrate_with(p: &PrivateMleParams, c: LossConstants) -> Result<PrivateMleCalibration> {
+    let nf = p.n as f64;
+    let LossConstants {
+        grad_bound,
+        hessian_trace_bound,
+        gamma,
+        covariance_noise_std,
+    } = c;
     let ln_inv_delta = (1.0 / p.delta).ln();
     let objective_noise_std = (40.0 * grad_bound * grad_bound * ln_inv_delta).sqrt() / p.eps;
-    let covariance_noise_std = private_covariance_std(p.eps, p.delta, p.feature_bound, p.n, p.relation)?;
     let lambda = explicit_lambda(covariance_noise_std, p.d, p.eta);
-    let gamma = logistic_curvature(l, p.radius);
-    let alpha_min = 4.0 * l * l / (p.eps * nf);
+    let alpha_min = 4.0 * hessian_trace_bound / (p.eps * nf);
     let alpha = match p.alpha {
         None => (2.0 * gamma * lambda).max(alpha_min),
         Some(a) => {
             if !(a.is_finite() && a >= alpha_min) {
                 return Err(Error::param(
                     "alpha",
-                    format!("must be finite and >= the privacy floor 4L^2/(eps n) = {alpha_min:e}, got {a}"),
+                    format!("must be finite and >= the privacy floor 4T/(eps n) = {alpha_min:e}, got {a}"),
                 ));
             }
             a
@@ -356,6 +399,7 @@ pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibrati
     let output_noise_std = (40.0 * accuracy * ln_inv_delta / (alpha * p.eps * p.eps)).sqrt();
     Ok(PrivateMleCalibration {
         grad_bound,
+        hessian_trace_bound,
         objective_noise_std,
         covariance_noise_std,
         lambda,

@@ -10,7 +10,8 @@
 //! * [`calibrate`]: the noise scales of objective perturbation (Chowdhury, Zhou & Natarajan (2024),
 //!   Thm 5.2), the private MLE and private covariance of "Provable protection of human judgements"
 //!   (anon., 2024) (Algorithms 1–2, with corrected constants, listed in `docs/papers.md`), the
-//!   classic Gaussian mechanism and its exact privacy profile for audits.
+//!   classic Gaussian mechanism and its exact privacy profile for audits; [`calibrate_kwise`]:
+//!   their K-wise (Plackett–Luce) constants (Thm 4.3 of that paper, derived).
 //! * [`rdp`]: the Rényi-DP accountant of the Poisson-subsampled Gaussian mechanism (integer and
 //!   fractional orders, add/remove and replace-one neighbours, RDP → (ε, δ), noise calibration)
 //!   for user-wise DP-SGD and AdapUserPriv-SGD (Zhang et al. (2025)).
@@ -20,10 +21,11 @@
 //! * `noise`: [`NoiseRng`] (CSPRNG by default, seeded simulation generator on request, with
 //!   provenance) and Gaussian vectors / symmetric matrices from `rand_distr::StandardNormal`.
 //!
-//! The central estimators themselves are in [`crate::estimator::central`] and
-//! [`crate::estimator::private_mle`].
+//! The central estimators themselves are in [`crate::estimator::central`],
+//! [`crate::estimator::private_mle`] and [`crate::estimator::private_mle_kwise`].
 
 pub mod calibrate;
+pub mod calibrate_kwise;
 mod guarantee;
 pub(crate) mod noise;
 pub mod pld;
@@ -36,6 +38,7 @@ pub use calibrate::{
     analytic_gaussian_std, calibrate_private_mle, gaussian_mechanism_std, objpert_noise_std, PrivateMleCalibration,
     PrivateMleParams,
 };
+pub use calibrate_kwise::{calibrate_kwise_private_mle, kwise_covariance_sensitivity};
 pub use guarantee::{Assumptions, Guarantee, Neighbouring, NoiseSource, PrivacyModel, PrivacyUnit};
 pub(crate) use noise::symmetric_gaussian_matrix;
 pub use noise::{gaussian_vector, NoiseRng};

@@ -27,6 +27,7 @@ mod pld;
 mod policy_fw;
 mod policy_inner;
 mod policy_rule;
+mod private_kwise;
 mod probit_rr;
 mod provenance;
 mod rdp;

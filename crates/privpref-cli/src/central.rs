@@ -1,13 +1,16 @@
 //! Central-DP commands: `privpref fit --central ...` (objective perturbation, Chowdhury, Zhou &
 //! Natarajan (2024), Algorithm 2, or the private MLE of "Provable protection of human judgements"
 //! (anon., 2024), Algorithm 1) and `privpref covariance ...` (the same anonymous paper, Algorithm
-//! 2). JSON output includes the guarantee.
+//! 2), with their K-wise versions (Thm 4.3: `fit --central --mechanism private-mle --loss
+//! pl-top1|pl-ranking --k K`, `covariance --k K`). JSON output includes the guarantee.
 
 use clap::Args;
-use privpref::data::{npy, FeatureBound, PairwiseView};
+use privpref::data::{npy, FeatureBound, GroupLabels, GroupView, PairwiseView};
 use privpref::estimator::central::{default_beta, objective_perturbation, ObjPertOptions, OutputPerturbation};
 use privpref::estimator::private_mle::{private_covariance, private_mle, CovarianceOptions, PrivateMleOptions};
+use privpref::estimator::private_mle_kwise::{private_covariance_kwise, private_mle_kwise};
 use privpref::feasible::FeasibleSet;
+use privpref::loss::GroupLossSpec;
 use privpref::privacy::{Guarantee, Neighbouring, NoiseRng};
 use privpref::Error;
 use serde_json::{json, Value};
@@ -18,7 +21,8 @@ use std::path::PathBuf;
 pub struct CentralArgs {
     /// Central label DP by objective perturbation (Chowdhury, Zhou & Natarajan 2024, Algorithm 2)
     /// instead of a plain fit:
-    /// needs --loss mle, --eps, --delta and --feature-bound.
+    /// needs --loss mle, --eps, --delta and --feature-bound. With --loss pl-top1|pl-ranking --k K
+    /// and --mechanism private-mle: the K-wise private MLE (anon. 2024, Thm 4.3).
     #[arg(long)]
     pub central: bool,
     /// --central: objpert (Chowdhury, Zhou & Natarajan 2024, Algorithm 2; label DP) | private-mle
@@ -256,13 +260,118 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
     }
 }
 
+/// Everything `fit --central --loss pl-top1|pl-ranking --k K` needs.
+pub struct KwiseCentralInput<'a> {
+    pub view: GroupView<'a>,
+    pub loss: GroupLossSpec,
+    pub set: FeasibleSet,
+    pub eps: Option<f64>,
+    pub seed: Option<u64>,
+    pub control: privpref::solver::Control,
+}
+
+/// Runs `fit --central --mechanism private-mle` on K-wise data: the K-wise private MLE of
+/// "Provable protection of human judgements" (anon., 2024), Thm 4.3 (Algorithm 1 on the
+/// Plackett–Luce likelihood); returns its JSON (without the timing/threads fields).
+pub fn run_kwise(c: &CentralArgs, inp: KwiseCentralInput<'_>) -> Result<Value, Error> {
+    match c.mechanism.as_deref() {
+        Some("private-mle") => {}
+        other => {
+            return Err(Error::param(
+                "mechanism",
+                format!(
+                    "K-wise central fits run the private MLE (anon. 2024, Thm 4.3): give --mechanism private-mle{}",
+                    other.map_or(String::new(), |m| format!(
+                        " (got `{m}`; objpert is the pairwise logistic loss)"
+                    ))
+                ),
+            ))
+        }
+    }
+    for (name, given) in [
+        ("beta", c.beta.is_some()),
+        ("kkt-tol", c.kkt_tol.is_some()),
+        ("output-radius", c.output_radius.is_some()),
+        ("output-eps", c.output_eps.is_some()),
+        ("output-delta", c.output_delta.is_some()),
+    ] {
+        if given {
+            return Err(Error::param(
+                name,
+                format!("--{name} applies only to --mechanism objpert"),
+            ));
+        }
+    }
+    let eps = required(inp.eps, "eps")?;
+    let delta = required(c.delta, "delta")?;
+    let l = required(c.feature_bound, "feature-bound")?;
+    let horizon = c.horizon.unwrap_or(1);
+    let bound = FeatureBound::trajectory(horizon, l)?;
+    let mut rng = NoiseRng::from_seed(inp.seed)?;
+    let mut o = PrivateMleOptions::new(eps, delta, bound, inp.set);
+    if let Some(e) = c.eta {
+        o.eta = e;
+    }
+    o.alpha = c.alpha;
+    o.accuracy = c.accuracy;
+    o.allow_unguaranteed = c.allow_unguaranteed;
+    o.control = inp.control;
+    let (n, k, d) = (inp.view.n(), inp.view.k(), inp.view.d());
+    let f = private_mle_kwise(inp.view, inp.loss, &o, &mut rng)?;
+    let r = &f.report;
+    let cal = &f.detail.calibration;
+    let top = match inp.loss {
+        GroupLossSpec::PlRanking { top } => top.unwrap_or(k - 1),
+        _ => 1,
+    };
+    Ok(json!({
+        "theta": f.theta,
+        "guarantee": guarantee_json(f.guarantee.as_ref()),
+        "refusal": f.refusal(),
+        "central": true,
+        "mechanism": "private-mle",
+        "gap_certificate": f.detail.gap_certificate,
+        "accuracy": cal.accuracy,
+        "alpha": cal.alpha,
+        "alpha_min": cal.alpha_min,
+        "lambda": cal.lambda,
+        "gamma": cal.gamma,
+        "grad_bound": cal.grad_bound,
+        "hessian_trace_bound": cal.hessian_trace_bound,
+        "feature_bound_per_step": l,
+        "horizon": horizon,
+        "objective_noise_std": cal.objective_noise_std,
+        "output_noise_std": cal.output_noise_std,
+        "kkt_residual": r.certificate.kkt_residual,
+        "converged": r.converged(),
+        "termination": r.termination.as_str(),
+        "iterations": r.counts.iterations,
+        "solver": r.solver,
+        "loss": inp.loss.name(),
+        "k": k,
+        "top": top,
+        "constraint": inp.set.name(),
+        "radius": inp.set.radius(),
+        "n": n,
+        "d": d,
+        "elapsed_s": r.counts.elapsed.as_secs_f64(),
+        "seed": inp.seed,
+        "diagnostics_note": "only theta is covered by the guarantee; the certificate, residual and iterations describe the non-private solve",
+    }))
+}
+
 /// `privpref covariance`: the private data covariance of "Provable protection of human judgements"
 /// (anon., 2024), Algorithm 2 (corrected calibration).
 #[derive(Args)]
 pub struct CovarianceArgs {
-    /// Pairwise feature differences, float64/float32 .npy of shape n × d.
+    /// Pairwise feature differences, float64/float32 .npy of shape n × d; with --k, K-wise
+    /// features, float64 .npy of shape n × K × d.
     #[arg(long)]
     pub x: PathBuf,
+    /// K-wise data of K alternatives per sample: releases Σ_{D_K} (anon. 2024, Thm 4.3), the mean
+    /// over samples of (2/(K(K−1))) Σ_{j<k} (φ_j − φ_k)(φ_j − φ_k)ᵀ; every row needs ‖φ‖ ≤ L.
+    #[arg(long)]
+    pub k: Option<usize>,
     /// ε ∈ (0, 1] of the (θ̃, Σ̃) pair; the covariance spends ε/2.
     #[arg(long)]
     pub eps: f64,
@@ -304,19 +413,37 @@ pub fn run_covariance(a: &CovarianceArgs) -> Result<Value, Error> {
             ))
         }
     };
-    let m = npy::load_matrix(&a.x)?;
-    let (n, d) = (m.n(), m.d());
-    // `private_covariance` takes `&[f64]`: float64 features are the mapped file itself, float32
-    // features are widened into a copy.
-    let x = super::features_f64(&m);
     let mut o = CovarianceOptions::new(a.eps, a.delta, FeatureBound::trajectory(a.horizon, a.feature_bound)?);
     o.relation = relation;
     o.eigen_floor = if a.no_repair { None } else { Some(a.eigen_floor) };
     let mut rng = NoiseRng::from_seed(a.seed)?;
-    let c = private_covariance(&x, n, d, &o, &mut rng)?;
+    let (n, d, c) = match a.k {
+        None => {
+            let m = npy::load_matrix(&a.x)?;
+            let (n, d) = (m.n(), m.d());
+            // `private_covariance` takes `&[f64]`: float64 features are the mapped file itself,
+            // float32 features are widened into a copy.
+            let x = super::features_f64(&m);
+            (n, d, private_covariance(&x, n, d, &o, &mut rng)?)
+        }
+        Some(k_arg) => {
+            let (x, n, k, d) = npy::read_array3(&a.x)?;
+            if k != k_arg {
+                return Err(Error::Shape(format!(
+                    "--k {k_arg} but {} holds {k} alternatives per sample (shape {n} × {k} × {d})",
+                    a.x.display()
+                )));
+            }
+            // Σ_{D_K} does not read the labels: any valid ones do.
+            let choices = vec![0u8; n];
+            let view = GroupView::new(&x, n, k, d, GroupLabels::Choice(&choices), None)?;
+            (n, d, private_covariance_kwise(view, &o, &mut rng)?)
+        }
+    };
     let rows: Vec<Vec<f64>> = c.matrix.chunks_exact(d).map(|r| r.to_vec()).collect();
     Ok(json!({
         "covariance": rows,
+        "k": a.k,
         "n": n,
         "d": d,
         "noise_std": c.noise_std,

@@ -14,7 +14,7 @@
 //! pairwise fit, the choices' provenance comes from their side-car (`privatize --mechanism krr`)
 //! or `--assert-provenance krr:EPS:K`; without one there is no local guarantee.
 
-use super::{fit_shared, pool, provenance, Failure, FitArgs};
+use super::{central, fit_shared, pool, provenance, write_json, Failure, FitArgs};
 use privpref::data::{npy, GroupLabels, GroupView};
 use privpref::estimator::{fit_kwise, fit_kwise_privatized, SolverKind};
 use privpref::feasible::FeasibleSet;
@@ -31,14 +31,7 @@ pub fn is_kwise(name: &str) -> bool {
 /// Runs a K-wise fit (module docs).
 pub fn run(a: FitArgs) -> Result<(), Failure> {
     if a.central.central {
-        return Err(Error::param(
-            "central",
-            format!(
-                "--central fits the pairwise logistic loss; `{}` is a local K-wise loss",
-                a.loss
-            ),
-        )
-        .into());
+        return run_central(a);
     }
     if let Some(name) = a.central.stray() {
         return Err(Error::param(name, format!("--{name} applies only with --central")).into());
@@ -102,4 +95,69 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         model.no_guarantee_reason.as_deref(),
     );
     fit_shared::finish(&a.out, result, r)
+}
+
+/// `fit --central --mechanism private-mle --loss pl-top1|pl-ranking --k K`: the K-wise private
+/// MLE of "Provable protection of human judgements" (anon., 2024), Thm 4.3, on clear rankings or
+/// choices (standard DP of the record; no weights, no provenance).
+fn run_central(a: FitArgs) -> Result<(), Failure> {
+    if a.loss == "pl-krr" {
+        return Err(Error::param(
+            "loss",
+            "--central fits the Plackett-Luce likelihood (pl-top1 or pl-ranking); pl-krr is a local estimator",
+        )
+        .into());
+    }
+    // --eps is the budget of the release here, not a level of the loss.
+    let loss = GroupLossSpec::parse(&a.loss, None, a.top)?;
+    let k_arg =
+        a.k.ok_or_else(|| Error::param("k", format!("loss `{}` needs --k (alternatives per sample)", a.loss)))?;
+    let set = FeasibleSet::parse(&a.constraint, a.radius)?;
+    let (x, n, k, d) = npy::read_array3(&a.x)?;
+    if k != k_arg {
+        return Err(Error::Shape(format!(
+            "--k {k_arg} but {} holds {k} alternatives per sample (shape {n} × {k} × {d})",
+            a.x.display()
+        ))
+        .into());
+    }
+    let (y, width) = npy::read_group_labels(&a.y, k)?;
+    let labels = if width == 1 {
+        GroupLabels::Choice(&y)
+    } else {
+        GroupLabels::Ranking(&y)
+    };
+    if a.weights.is_some() {
+        return Err(Error::param(
+            "weights",
+            "sample weights are not supported by the central estimators (they change the sensitivity)",
+        )
+        .into());
+    }
+    let view = GroupView::new(&x, n, k, d, labels, None)?;
+    let pool = pool(a.threads)?;
+    let threads = pool.current_num_threads();
+    let input = central::KwiseCentralInput {
+        view,
+        loss,
+        set,
+        eps: a.eps,
+        seed: a.seed,
+        control: a.control(),
+    };
+    let mut result = pool.install(|| central::run_kwise(&a.central, input))?;
+    if let Some(obj) = result.as_object_mut() {
+        obj.insert("threads".into(), json!(threads));
+    }
+    write_json(&a.out, &result)?;
+    if a.seed.is_some() {
+        eprintln!("privpref: warning: --seed makes the noise reproducible by anyone who knows the seed (simulation only); omit it for real data");
+    }
+    if result["guarantee"].is_null() {
+        eprintln!(
+            "privpref: warning: released WITHOUT a privacy guarantee (--allow-unguaranteed): {}",
+            result["refusal"].as_str().unwrap_or("refused")
+        );
+    }
+    Ok(())
 }

@@ -125,6 +125,11 @@ fn float_vec(v: &Value, key: &str, path: &Path) -> Result<Vec<f64>, Error> {
 /// fields that rule needs.
 fn fit_rule(res: &Value, path: &Path) -> Result<FitRule, Error> {
     Ok(match res.get("mechanism").and_then(Value::as_str) {
+        // The radius rule below recomputes the pairwise calibration; the K-wise one (Thm 4.4 of
+        // the anonymous 2024 paper) is not wired here.
+        Some("private-mle") if res.get("k").is_some_and(|k| !k.is_null()) => {
+            FitRule::Other("K-wise private-mle (no K-wise radius rule yet)".into())
+        }
         Some("private-mle") => {
             let g = res
                 .get("guarantee")

@@ -55,6 +55,20 @@ fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
             attrs.set_item("limit", *limit)?;
             "DataError"
         }
+        Error::GroupFeatureBound {
+            sample,
+            row,
+            norm,
+            limit,
+        } => {
+            attrs.set_item("input", "x")?;
+            attrs.set_item("row", *sample)?;
+            attrs.set_item("alternative", *row)?;
+            attrs.set_item("column", py.None())?;
+            attrs.set_item("norm", *norm)?;
+            attrs.set_item("limit", *limit)?;
+            "DataError"
+        }
         Error::Shape(_) => "ShapeError",
         Error::InvalidParam { name, .. } => {
             attrs.set_item("name", *name)?;
