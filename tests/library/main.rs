@@ -35,4 +35,5 @@ mod sgd;
 mod sgd_engine_bits;
 mod solver_agreement;
 mod user_level;
+mod user_level_kwise;
 mod warm_start;

@@ -25,12 +25,12 @@ use crate::estimator::label_sgd::theory::group_privacy;
 use crate::feasible::FeasibleSet;
 use crate::loss::LossSpec;
 use crate::model::Fit;
-use crate::privacy::rdp::Accountant;
+use crate::privacy::rdp::{Accountant, RdpCurve};
 use crate::privacy::{NoiseRng, PrivacyUnit};
 
 /// The example-level budget `(ε₀, δ₀) = (ε/m, δ (e^{ε/m} − 1)/(e^ε − 1))` whose group-privacy
 /// conversion over `m` records is exactly the user-level `(ε, δ)` (module docs; for example
-/// `ε = 3, δ = 1e-5, m = 10` gives `ε₀ = 0.3`, `δ₀ = 1e-5·0.349859/19.085537 = 1.83309e-7`).
+/// `ε = 3, δ = 1e-5, m = 10` gives `ε₀ = 0.3`, `δ₀ = 1e-5·0.349859/19.085537 = 1.83311e-7`).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for `m = 0` or an invalid `ε` / `δ ∈ (0, 1)`; [`Error::Privacy`] when
@@ -114,8 +114,9 @@ impl GroupDpSgdOptions {
 /// # Errors
 /// [`Error::InvalidParam`] for invalid options (as [`user_dpsgd`](super::user_dpsgd), with the
 /// batch in `(0, N]`); [`Error::Privacy`] for an impossible target: `δ₀` underflows
-/// ([`group_privacy_split`]), or the accountant cannot certify `ε₀` for any noise multiplier
-/// (`ε₀ = ε/m` below what its order grid reaches: large `m`).
+/// ([`group_privacy_split`]), or `ε₀ = ε/m` is at or below what the accountant's conversion
+/// certifies with zero RDP on its order grid (large `m`), or the calibration finds no
+/// `σ ≤ 1e8`; [`Error::Numerical`] if the accountant's RDP underflows near that floor.
 pub fn group_dpsgd(
     data: PairwiseView<'_>,
     users: &UserIndex,
@@ -137,6 +138,17 @@ pub fn group_dpsgd(
         return Err(Error::param("steps", "must be >= 1, got 0"));
     }
     let q = opts.batch_records / n as f64;
+    // The conversion alone costs this much even with zero RDP (infinite noise): a target below
+    // it cannot be certified on the accountant's order grid.
+    let floor = RdpCurve::zero(&opts.accountant.orders)?
+        .epsilon(d0, opts.accountant.conversion)?
+        .epsilon;
+    if e0 <= floor {
+        return Err(Error::Privacy(format!(
+            "the example-level eps0 = eps/m = {e0:e} (m = {m} records per user) is below {floor:e}, what the accountant's orders (up to {}) certify at delta0 = {d0:e} even without any RDP: no noise multiplier meets the user-level target",
+            opts.accountant.orders.iter().cloned().fold(f64::NAN, f64::max)
+        )));
+    }
     let sigma = opts.accountant.calibrate_sigma(q, opts.steps, e0, d0)?.noise_multiplier;
     let mut inner = UserDpSgdOptions::new(e0, d0, opts.batch_records, opts.steps, opts.clip, opts.step_size);
     inner.noise_multiplier = Some(sigma);

@@ -117,6 +117,7 @@ pub fn fit_user_rr_kwise(
         },
         opts.set,
     );
+    fo.solver = opts.solver;
     fo.control = opts.control.clone();
     fit_kwise(data, &fo)
 }
