@@ -69,7 +69,12 @@ fn k2_reproduces_the_pairwise_estimators() {
         (rank_view, GroupLossSpec::PlRanking { top: None }),
     ] {
         let kw = user_dpsgd_kwise(view, &ud.users, loss, &o, &mut NoiseRng::seeded(7)).unwrap();
-        assert!(max_abs_diff(&kw.theta, &pair.theta) < 1e-12, "{:?} vs {:?}", kw.theta, pair.theta);
+        assert!(
+            max_abs_diff(&kw.theta, &pair.theta) < 1e-12,
+            "{:?} vs {:?}",
+            kw.theta,
+            pair.theta
+        );
         assert_eq!(kw.detail.noise_std, pair.detail.noise_std);
         assert_eq!(kw.guarantee.as_ref().unwrap().eps, pair.guarantee.as_ref().unwrap().eps);
         // A different seed moves the result (the comparison is not vacuous).
@@ -84,8 +89,20 @@ fn k2_reproduces_the_pairwise_estimators() {
     for tau in [None, Some(0.6)] {
         a.tau = tau;
         let pair = aup_rlhf(pv, &ud.users, &a, &mut NoiseRng::seeded(9)).unwrap();
-        let kw = aup_rlhf_kwise(choice_view, &ud.users, GroupLossSpec::PlTop1, &a, &mut NoiseRng::seeded(9)).unwrap();
-        assert!(max_abs_diff(&kw.theta, &pair.theta) < 1e-12, "{:?} vs {:?}", kw.theta, pair.theta);
+        let kw = aup_rlhf_kwise(
+            choice_view,
+            &ud.users,
+            GroupLossSpec::PlTop1,
+            &a,
+            &mut NoiseRng::seeded(9),
+        )
+        .unwrap();
+        assert!(
+            max_abs_diff(&kw.theta, &pair.theta) < 1e-12,
+            "{:?} vs {:?}",
+            kw.theta,
+            pair.theta
+        );
         assert_eq!(kw.detail.noise_std, pair.detail.noise_std);
         assert_eq!(kw.detail.halted, pair.detail.halted);
     }
@@ -101,13 +118,21 @@ fn k2_reproduces_the_pairwise_estimators() {
     let pair = fit_user_rr(pv2, &ud.users, &ro).unwrap();
     let gv = GroupView::new(&gx, n, 2, 3, GroupLabels::Choice(&yt), None).unwrap();
     let kw = fit_user_rr_kwise(gv, &ud.users, &ro).unwrap();
-    assert!(max_abs_diff(&kw.theta, &pair.theta) < 1e-7, "{:?} vs {:?}", kw.theta, pair.theta);
+    assert!(
+        max_abs_diff(&kw.theta, &pair.theta) < 1e-7,
+        "{:?} vs {:?}",
+        kw.theta,
+        pair.theta
+    );
 }
 
 /// The PL negative log-likelihood of the top `j_top` positions of `order`, written directly from
 /// the product of softmaxes (independent of the library's loss code).
 fn pl_nll(phi: &[Vec<f64>], order: &[usize], j_top: usize, theta: &[f64]) -> f64 {
-    let u: Vec<f64> = phi.iter().map(|p| p.iter().zip(theta).map(|(a, b)| a * b).sum()).collect();
+    let u: Vec<f64> = phi
+        .iter()
+        .map(|p| p.iter().zip(theta).map(|(a, b)| a * b).sum())
+        .collect();
     let mut nll = 0.0;
     for j in 0..j_top {
         let denom: f64 = order[j..].iter().map(|&k| u[k].exp()).sum();
@@ -194,7 +219,10 @@ fn pl_gradient_bound_by_enumeration_over_rankings() {
                 .iter()
                 .map(|o| norm(&fd_grad(&phi, o, j_top, &theta)))
                 .fold(0.0, f64::max);
-            assert!(best <= bound * (1.0 + 1e-6) && best >= 0.98 * bound, "K = {k}, J = {j_top}: {best} vs {bound}");
+            assert!(
+                best <= bound * (1.0 + 1e-6) && best >= 0.98 * bound,
+                "K = {k}, J = {j_top}: {best} vs {bound}"
+            );
         }
     }
 }
@@ -246,7 +274,9 @@ fn kwise_engine_steps_on_the_pl_gradient() {
         .unwrap();
         let mut want = vec![0.0; 3];
         for i in 0..m {
-            let phi: Vec<Vec<f64>> = (0..k).map(|r| x[(i * k + r) * 3..(i * k + r + 1) * 3].to_vec()).collect();
+            let phi: Vec<Vec<f64>> = (0..k)
+                .map(|r| x[(i * k + r) * 3..(i * k + r + 1) * 3].to_vec())
+                .collect();
             let order: Vec<usize> = ranking[i * k..(i + 1) * k].iter().map(|&v| usize::from(v)).collect();
             for (w, g) in want.iter_mut().zip(fd_grad(&phi, &order, j_top, &theta0)) {
                 *w += g / m as f64;
@@ -282,7 +312,9 @@ fn kwise_user_contribution_is_clipped() {
     let step = |view, clip: f64| {
         let mut o = UserDpSgdOptions::new(1.0, 1e-5, nb, 1, clip, eta);
         o.theta0 = Some(theta0.clone());
-        user_dpsgd_kwise(view, &users, loss, &o, &mut NoiseRng::seeded(3)).unwrap().theta
+        user_dpsgd_kwise(view, &users, loss, &o, &mut NoiseRng::seeded(3))
+            .unwrap()
+            .theta
     };
     let clip = 0.05;
     let gap = norm(
@@ -295,10 +327,19 @@ fn kwise_user_contribution_is_clipped() {
     assert!(gap <= 2.0 * clip * eta / nb * (1.0 + 1e-12), "{gap}");
     assert!(gap > 0.5 * clip * eta / nb, "clipping should be active: {gap}");
     let big = 100.0;
-    let gap = norm(&step(va, big).iter().zip(step(vb, big)).map(|(a, b)| a - b).collect::<Vec<_>>());
+    let gap = norm(
+        &step(va, big)
+            .iter()
+            .zip(step(vb, big))
+            .map(|(a, b)| a - b)
+            .collect::<Vec<_>>(),
+    );
     let bound = 2.0 * pl_gradient_bound(l, k - 1) * eta / nb;
     assert!(gap <= bound, "{gap} > {bound}");
-    assert!(gap > 2.0 * clip * eta / nb, "the unclipped gap exceeds the clipped bound: {gap}");
+    assert!(
+        gap > 2.0 * clip * eta / nb,
+        "the unclipped gap exceeds the clipped bound: {gap}"
+    );
 }
 
 /// AUP-RLHF on K-wise data: the default radius is the diameter `4LJ` of the user-gradient ball
@@ -329,10 +370,24 @@ fn kwise_aup_radius_and_validation() {
     tight.feature_bound = 0.45;
     let err = aup_rlhf_kwise(view, &users, GroupLossSpec::PlTop1, &tight, &mut NoiseRng::seeded(5)).unwrap_err();
     assert!(matches!(err, Error::FeatureBound { .. }), "{err:?}");
-    let err = aup_rlhf_kwise(view, &users, GroupLossSpec::PlKrr { eps: 1.0 }, &o, &mut NoiseRng::seeded(5)).unwrap_err();
+    let err = aup_rlhf_kwise(
+        view,
+        &users,
+        GroupLossSpec::PlKrr { eps: 1.0 },
+        &o,
+        &mut NoiseRng::seeded(5),
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::InvalidParam { .. }), "{err:?}");
     let d = UserDpSgdOptions::new(1.0, 1e-5, 5.0, 3, 1.0, 1.0);
-    let err = user_dpsgd_kwise(view, &users, GroupLossSpec::PlKrr { eps: 1.0 }, &d, &mut NoiseRng::seeded(5)).unwrap_err();
+    let err = user_dpsgd_kwise(
+        view,
+        &users,
+        GroupLossSpec::PlKrr { eps: 1.0 },
+        &d,
+        &mut NoiseRng::seeded(5),
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::InvalidParam { .. }), "{err:?}");
 }
 
@@ -351,14 +406,23 @@ fn user_level_krr_rates() {
     let keep = e / (e + k as f64 - 1.0);
     let n = choices.len() as f64;
     let kept = choices.iter().zip(&out).filter(|(a, b)| a == b).count() as f64 / n;
-    let up = choices.iter().zip(&out).filter(|(a, b)| (**a as usize + 1) % k == **b as usize).count() as f64 / n;
+    let up = choices
+        .iter()
+        .zip(&out)
+        .filter(|(a, b)| (**a as usize + 1) % k == **b as usize)
+        .count() as f64
+        / n;
     let se = (keep * (1.0 - keep) / n).sqrt();
     assert!((kept - keep).abs() < 4.0 * se, "{kept} vs {keep}");
     let other = 1.0 / (e + k as f64 - 1.0);
-    assert!((up - other).abs() < 4.0 * (other * (1.0 - other) / n).sqrt(), "{up} vs {other}");
-    let bad = UserLevelRr::new(eps)
-        .unwrap()
-        .randomize_choices(&users, &vec![3u8; n_users * m], k, &mut simulation_rng(1));
+    assert!(
+        (up - other).abs() < 4.0 * (other * (1.0 - other) / n).sqrt(),
+        "{up} vs {other}"
+    );
+    let bad =
+        UserLevelRr::new(eps)
+            .unwrap()
+            .randomize_choices(&users, &vec![3u8; n_users * m], k, &mut simulation_rng(1));
     assert!(matches!(bad, Err(Error::Data { .. })));
 }
 
@@ -386,8 +450,14 @@ fn group_privacy_split_inverts_the_conversion() {
             }
         }
     }
-    assert!(matches!(group_privacy_split(1.0, 1e-5, 0), Err(Error::InvalidParam { .. })));
-    assert!(matches!(group_privacy_split(1.0, 1.0, 3), Err(Error::InvalidParam { .. })));
+    assert!(matches!(
+        group_privacy_split(1.0, 1e-5, 0),
+        Err(Error::InvalidParam { .. })
+    ));
+    assert!(matches!(
+        group_privacy_split(1.0, 1.0, 3),
+        Err(Error::InvalidParam { .. })
+    ));
     assert!(matches!(group_privacy_split(800.0, 1e-5, 1), Err(Error::Privacy(_))));
 }
 
@@ -399,7 +469,13 @@ fn group_privacy_split_inverts_the_conversion() {
 fn group_dpsgd_guarantee_and_refusals() {
     let th = theta_star(3, 1.0, true, &mut simulation_rng(21)).unwrap();
     let counts: Vec<usize> = (0..40).map(|u| 2 + u % 5).collect();
-    let ud = privpref::sim::btl_users(&counts, &th, UserFeatures::Sphere { radius: 1.0 }, &mut simulation_rng(22)).unwrap();
+    let ud = privpref::sim::btl_users(
+        &counts,
+        &th,
+        UserFeatures::Sphere { radius: 1.0 },
+        &mut simulation_rng(22),
+    )
+    .unwrap();
     let view = ud.data.view().unwrap();
     let n = ud.data.n;
     let m = 6usize; // max count
@@ -432,7 +508,14 @@ fn group_dpsgd_guarantee_and_refusals() {
     let fit8 = group_dpsgd(view, &ud.users, &o8, &mut NoiseRng::seeded(31)).unwrap();
     assert!(fit8.detail.noise_multiplier < fit.detail.noise_multiplier);
     // One user with 3000 records at ε = 1: ε₀ = 3.3e-4 is below the conversion floor.
-    let big = btl_users_equal(2, 3000, &th, UserFeatures::Sphere { radius: 1.0 }, &mut simulation_rng(23)).unwrap();
+    let big = btl_users_equal(
+        2,
+        3000,
+        &th,
+        UserFeatures::Sphere { radius: 1.0 },
+        &mut simulation_rng(23),
+    )
+    .unwrap();
     let mut ob = GroupDpSgdOptions::new(1.0, 1e-5, 100.0, 10, 1.0, 1.0);
     ob.set = FeasibleSet::theta_b(1.0).unwrap();
     let err = group_dpsgd(big.data.view().unwrap(), &big.users, &ob, &mut NoiseRng::seeded(1)).unwrap_err();

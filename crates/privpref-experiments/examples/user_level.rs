@@ -503,7 +503,12 @@ fn regime(reps: usize) -> Result<(), Box<dyn std::error::Error>> {
         for &p in &profiles {
             let rows: usize = p.counts(cfg.n_users).iter().sum();
             let a = find(UserEstimator::Aup, Some(eps), p);
-            let mut row = format!("| {} | {rows} | {:.4} | {} |", p.label(), a.tau.unwrap_or(f64::NAN), fmt_cell(find(UserEstimator::Mle, None, p)));
+            let mut row = format!(
+                "| {} | {rows} | {:.4} | {} |",
+                p.label(),
+                a.tau.unwrap_or(f64::NAN),
+                fmt_cell(find(UserEstimator::Mle, None, p))
+            );
             for e in private {
                 let c = find(e, Some(eps), p);
                 write!(row, " {}", fmt_cell(c))?;
@@ -537,7 +542,11 @@ fn regime(reps: usize) -> Result<(), Box<dyn std::error::Error>> {
                 if g.refused > 0 {
                     "refused".to_string()
                 } else {
-                    format!("{:.3e} (σ = {:.1})", st(UserEstimator::GroupDpSgd), g.noise_multiplier.unwrap_or(f64::NAN))
+                    format!(
+                        "{:.3e} (σ = {:.1})",
+                        st(UserEstimator::GroupDpSgd),
+                        g.noise_multiplier.unwrap_or(f64::NAN)
+                    )
                 }
             )?;
         }
@@ -548,7 +557,9 @@ fn regime(reps: usize) -> Result<(), Box<dyn std::error::Error>> {
             * cfg.aup_tau_factor
             * 2.0
             * cfg.feature_bound;
-        let dp = find(UserEstimator::UserDpSgd, Some(eps), p1).noise_std.unwrap_or(f64::NAN);
+        let dp = find(UserEstimator::UserDpSgd, Some(eps), p1)
+            .noise_std
+            .unwrap_or(f64::NAN);
         writeln!(
             md,
             "\nPredicted per-step noise crossover (τ = c_τ·2L/√m below 4L): aup std = {k_aup:.4}/√m equals user-dpsgd's {dp:.4e} at m* = {:.0}.\n",
@@ -587,7 +598,11 @@ fn regime(reps: usize) -> Result<(), Box<dyn std::error::Error>> {
         .mixtures
         .iter()
         .map(|&(a, b)| {
-            let p = Profile::TwoPoint { small: a, big: b, big_every: cfg.big_every };
+            let p = Profile::TwoPoint {
+                small: a,
+                big: b,
+                big_every: cfg.big_every,
+            };
             format!("{} → m_ref = {}", p.label(), reference_count(&p.counts(cfg.n_users)))
         })
         .collect();
@@ -602,7 +617,14 @@ fn regime(reps: usize) -> Result<(), Box<dyn std::error::Error>> {
             .iter()
             .map(|&m| {
                 let c = find(e, eps, Profile::Equal(m));
-                (if c.refused == c.errors.len() { f64::NAN } else { c.mean() }, c.std_err())
+                (
+                    if c.refused == c.errors.len() {
+                        f64::NAN
+                    } else {
+                        c.mean()
+                    },
+                    c.std_err(),
+                )
             })
             .unzip()
     };

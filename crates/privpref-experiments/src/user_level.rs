@@ -194,7 +194,9 @@ impl Profile {
     fn tag(&self) -> u64 {
         match *self {
             Profile::Equal(m) => m as u64,
-            Profile::TwoPoint { small, big, big_every } => mix_seed(mix_seed(mix_seed(0x2b1d, small as u64), big as u64), big_every as u64),
+            Profile::TwoPoint { small, big, big_every } => {
+                mix_seed(mix_seed(mix_seed(0x2b1d, small as u64), big as u64), big_every as u64)
+            }
         }
     }
     /// Short label (`m=10`, `10/1000 (1 in 20)`).

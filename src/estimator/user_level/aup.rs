@@ -204,7 +204,11 @@ pub fn keep_probability(f: usize, nb: f64) -> f64 {
 ///
 /// # Errors
 /// As [`aup_rlhf`](super::aup_rlhf).
-pub(super) fn checked_phase_sizes<S: UserGradients>(src: &S, users: &UserIndex, opts: &AupOptions) -> Result<Vec<usize>> {
+pub(super) fn checked_phase_sizes<S: UserGradients>(
+    src: &S,
+    users: &UserIndex,
+    opts: &AupOptions,
+) -> Result<Vec<usize>> {
     check_eps(opts.eps)?;
     check_delta(opts.delta)?;
     crate::privacy::check_feature_bound(opts.feature_bound)?;
@@ -353,8 +357,7 @@ pub(super) fn adap_user_priv_sgd<S: UserGradients>(
     let m_min = pool.iter().map(|&u| users.count(u)).min().unwrap_or(1);
     let tau = match opts.tau {
         Some(t) => t,
-        None => theory::tau(n_i, d, m_min, opts.eps, opts.steps, opts.delta, opts.feature_bound)
-            .min(diameter),
+        None => theory::tau(n_i, d, m_min, opts.eps, opts.steps, opts.delta, opts.feature_bound).min(diameter),
     };
     // σ ← PrivacyAccount(ε/2, δ/2, n, ñ, T).
     let acc = &opts.accountant;

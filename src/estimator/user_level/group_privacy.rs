@@ -131,7 +131,10 @@ pub fn group_dpsgd(
     if !(opts.batch_records > 0.0 && opts.batch_records <= n as f64) {
         return Err(Error::param(
             "batch-records",
-            format!("must be in (0, {n}] (the number of records), got {}", opts.batch_records),
+            format!(
+                "must be in (0, {n}] (the number of records), got {}",
+                opts.batch_records
+            ),
         ));
     }
     if opts.steps == 0 {
@@ -167,7 +170,8 @@ pub fn group_dpsgd(
         rng
     ))??;
     if let Some(g) = fit.guarantee.as_mut() {
-        let k = u32::try_from(m).map_err(|_| Error::param("group-size", format!("{m} records per user do not fit in u32")))?;
+        let k = u32::try_from(m)
+            .map_err(|_| Error::param("group-size", format!("{m} records per user do not fit in u32")))?;
         let (eu, du) = group_privacy(k, g.eps, d0)?;
         g.assumptions.notes.push(format!(
             "example-level ({}, {d0:e}) converted by group privacy over m = {m} records per user (Ghazi et al. 2021, Fact 14): (m eps0, delta0 (e^(m eps0) - 1)/(e^eps0 - 1))",

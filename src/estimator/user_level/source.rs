@@ -71,7 +71,11 @@ impl<L: Loss> UserGradients for PairwiseGradients<'_, L> {
             self.data.row_into(i, &mut buf);
             let nrm = buf.iter().map(|v| v * v).sum::<f64>().sqrt();
             if nrm > limit {
-                return Err(Error::FeatureBound { row: i, norm: nrm, limit });
+                return Err(Error::FeatureBound {
+                    row: i,
+                    norm: nrm,
+                    limit,
+                });
             }
         }
         Ok(())
@@ -162,7 +166,11 @@ impl<G: GroupLoss> UserGradients for GroupGradients<'_, G> {
                         .sum::<f64>()
                         .sqrt();
                     if nrm > limit {
-                        return Err(Error::FeatureBound { row: i, norm: nrm, limit });
+                        return Err(Error::FeatureBound {
+                            row: i,
+                            norm: nrm,
+                            limit,
+                        });
                     }
                 }
             }
