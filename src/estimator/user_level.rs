@@ -23,10 +23,16 @@
 mod aup;
 mod batch;
 mod dpsgd;
+mod group_privacy;
+mod kwise;
+mod source;
 
 pub use aup::{concentration, keep_probability, theory, AupBatch, AupOptions};
 pub use batch::UserSampler;
 pub use dpsgd::{UserDpSgdOptions, UserOutput};
+pub use group_privacy::{group_dpsgd, group_privacy_split, GroupDpSgdOptions};
+pub use kwise::{aup_rlhf_kwise, fit_user_rr_kwise, user_dpsgd_kwise};
+pub use source::pl_gradient_bound;
 
 use super::{fit_raw, no_provenance_reason, FitOptions, Solver};
 use crate::data::{Features, PairwiseView, UserIndex};
@@ -44,6 +50,7 @@ use crate::solver::sgd::Schedule;
 use crate::solver::{Control, SolveReport};
 use aup::{adap_user_priv_sgd, checked_phase_sizes, PhaseOut};
 use dpsgd::DpSgdStep;
+use source::{PairwiseGradients, UserGradients};
 use std::time::Instant;
 
 // ---------------------------------------------------------------------------------------------
@@ -346,10 +353,23 @@ fn user_dpsgd_with<L: Loss>(
     opts: &UserDpSgdOptions,
     rng: &mut NoiseRng,
 ) -> Result<Fit<UserLevelDetail>> {
+    let name = opts.loss.name();
+    user_dpsgd_engine(PairwiseGradients::new(loss, data), name, users, opts, rng)
+}
+
+/// [`user_dpsgd`] on any per-user gradients (pairwise or K-wise); `loss_name` for the notes.
+/// Ignores `opts.loss` (the loss is in `src`).
+fn user_dpsgd_engine<S: UserGradients>(
+    src: S,
+    loss_name: &str,
+    users: &UserIndex,
+    opts: &UserDpSgdOptions,
+    rng: &mut NoiseRng,
+) -> Result<Fit<UserLevelDetail>> {
     let started = Instant::now();
     check_eps(opts.eps)?;
     check_delta(opts.delta)?;
-    users.check_rows(data.n())?;
+    users.check_rows(src.samples())?;
     let n_users = users.n_users();
     if !(opts.batch_users > 0.0 && opts.batch_users <= n_users as f64) {
         return Err(Error::param(
@@ -368,7 +388,7 @@ fn user_dpsgd_with<L: Loss>(
     if opts.records_per_user == Some(0) {
         return Err(Error::param("records-per-user", "must be >= 1, got 0"));
     }
-    let d = data.d();
+    let d = src.dim();
     let q = opts.batch_users / n_users as f64;
     let acc = &opts.accountant;
     let (sigma, report) = match opts.noise_multiplier {
@@ -388,7 +408,7 @@ fn user_dpsgd_with<L: Loss>(
         .map_err(|_| Error::param("steps", format!("{} does not fit in usize", opts.steps)))?;
     let mean = opts.output.iterate_mean(d, steps);
     let mut it = Iterates::resume(start_point(&opts.theta0, d, &opts.set)?, mean, 0);
-    let mut hook = DpSgdStep::new(loss, data, users, opts, sigma, rng);
+    let mut hook = DpSgdStep::new(src, users, opts, sigma, rng);
     let sched = Schedule::Const(opts.step_size);
     let flag = opts.interrupt.as_deref();
     let driven = engine::drive_interruptible(&mut hook, &opts.set, &sched, &mut it, steps, flag)?;
@@ -402,7 +422,7 @@ fn user_dpsgd_with<L: Loss>(
     let mut notes = base_notes(acc, opts.sampler, q);
     notes.push(format!(
         "per-user averaged gradients of the `{}` loss clipped to C = {}; noise N(0, (sigma C)^2 I) added once per step to the sum, divided by the nominal batch {}",
-        opts.loss.name(), opts.clip, opts.batch_users
+        loss_name, opts.clip, opts.batch_users
     ));
     let covered = opts.sampler == UserSampler::Poisson || q >= 1.0;
     let (guarantee, refusal) = if covered {
@@ -500,9 +520,22 @@ fn aup_rlhf_with<L: Loss>(
     opts: &AupOptions,
     rng: &mut NoiseRng,
 ) -> Result<Fit<UserLevelDetail>> {
+    let diameter = 4.0 * opts.feature_bound;
+    aup_rlhf_engine(PairwiseGradients::new(loss.clone(), data), diameter, users, opts, rng)
+}
+
+/// [`aup_rlhf`] on any per-user gradients (pairwise or K-wise); `diameter` bounds
+/// `‖g_u − g_v‖` (the default `τ` is `min(τ_theory, diameter)`).
+fn aup_rlhf_engine<S: UserGradients>(
+    mut src: S,
+    diameter: f64,
+    users: &UserIndex,
+    opts: &AupOptions,
+    rng: &mut NoiseRng,
+) -> Result<Fit<UserLevelDetail>> {
     let started = Instant::now();
-    let sizes = checked_phase_sizes(&data, users, opts)?;
-    let d = data.d();
+    let sizes = checked_phase_sizes(&src, users, opts)?;
+    let d = src.dim();
     let mut theta = start_point(&opts.theta0, d, &opts.set)?;
     let mut start = 0usize;
     let mut total_steps = 0u64;
@@ -513,7 +546,7 @@ fn aup_rlhf_with<L: Loss>(
     for (i, &size) in sizes.iter().enumerate() {
         let pool: Vec<usize> = (start..start + size).collect();
         start += size;
-        let out = adap_user_priv_sgd(loss, &data, users, &pool, theta, opts, rng)?;
+        let out = adap_user_priv_sgd(&mut src, diameter, users, &pool, theta, opts, rng)?;
         theta = out.theta.clone();
         total_steps += out.steps;
         eps_total = eps_total.max(out.at_cost + out.report.epsilon);

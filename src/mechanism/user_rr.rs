@@ -91,6 +91,38 @@ impl UserLevelRr {
         Ok(out)
     }
 
+    /// The K-ary analogue for choices among `k` alternatives (K-wise data): every choice of user
+    /// `u` goes through K-ary RR at `ε/m_u` ([`KaryRr`](super::KaryRr): keep with probability
+    /// `e^{ε/m_u}/(e^{ε/m_u} + K − 1)`, else one of the other `K − 1` uniformly), so the user's
+    /// likelihood ratio is a product of `m_u` factors in `[e^{−ε/m_u}, e^{ε/m_u}]`: pure `ε`-DP
+    /// per user. Draws: [`KaryRr::sample`](super::KaryRr::sample) per choice, in row order.
+    ///
+    /// # Errors
+    /// [`Error::Shape`](crate::Error::Shape) if `users` does not cover the choices;
+    /// [`Error::InvalidParam`](crate::Error::InvalidParam) for `k ∉ [2, 256]`;
+    /// [`Error::Data`](crate::Error::Data) for a choice `≥ k` (no randomness consumed then).
+    pub fn randomize_choices<R: Rng + ?Sized>(
+        &self,
+        users: &UserIndex,
+        choices: &[u8],
+        k: usize,
+        rng: &mut R,
+    ) -> Result<Vec<u8>> {
+        users.check_rows(choices.len())?;
+        super::KaryRr::new(self.eps, k)?;
+        if k < 256 {
+            check_labels(choices, k as u8)?;
+        }
+        let mut out = Vec::with_capacity(choices.len());
+        for u in 0..users.n_users() {
+            let rr = super::KaryRr::new(self.label_eps(users.count(u)), k)?;
+            for &y in &choices[users.rows(u)] {
+                out.push(rr.sample(y, rng)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// [`UserLevelRr::randomize`] (the same draws), returning the labels with their
     /// provenance: [`Randomizer::UserLevelRr`] with this user budget and the counts of
     /// `users`, privatised by the library with `rng`'s generator (simulation-only for

@@ -40,4 +40,5 @@ mod sgd_engine_bits;
 mod solver_agreement;
 mod topk_erm;
 mod user_level;
+mod user_level_kwise;
 mod warm_start;

@@ -13,8 +13,18 @@
 //!   averaged gradient has norm `≤ 2L`), `T` steps, step `η`, projection on `Θ_B`, the suffix
 //!   average, `σ` calibrated by the proven replace-relation accountant;
 //! * `aup`: [`aup_rlhf`] with one phase on all users, Poisson batches of `ñ` users, `T` steps, step `η`,
-//!   projection on `Θ_B`, `τ = min(4L, c_τ·2L/√m)` (tuned: the paper reports no τ, and Thm 4's
-//!   τ is far above the gradient diameter `4L` at these sizes), corrected AboveThreshold.
+//!   projection on `Θ_B`, `τ = min(4L, c_τ·2L/√m_ref)` ([`aup_tau`]: a function of public
+//!   quantities only, `L` and the public counts; `m_ref` is the 20 % quantile of the counts, `m`
+//!   itself for equal counts), corrected AboveThreshold;
+//! * `user-dpsgd-tauclip`: [`user_dpsgd`] as `user-dpsgd` but with the clip `C = τ` of AUP (the
+//!   same public rule): the DP-SGD baseline given the same `1/√m` information AUP's radius uses;
+//! * `group-dpsgd`: [`group_dpsgd`], example-level DP-SGD (record rate `q`, `T`, `η`, `C = 2L`,
+//!   suffix average) at `(ε/m, δ(e^{ε/m}−1)/(e^ε−1))`, user level by group privacy over
+//!   `m = max_u m_u` records; recorded as refused (`NaN`) when the accountant cannot certify
+//!   `ε/m` ([`Error::Privacy`]).
+//!
+//! Count profiles ([`Profile`]): equal counts `m`, or a two-point mixture (every `big_every`-th
+//! user has `m_big` comparisons, the rest `m_small`; public, fixed before any label is drawn).
 //!
 //! Seeds: repetition `r` at `(m, ε)` uses `mix_seed` of `(seed, r)` for `θ*`, `(seed, r, m)` for
 //! the data, and `(seed, r, m, ε, estimator)` for the mechanisms, so results do not depend on the
@@ -23,7 +33,8 @@
 use privpref::data::PairwiseView;
 use privpref::error::{Error, Result};
 use privpref::estimator::user_level::{
-    aup_rlhf, fit_user_rr, user_dpsgd, AupBatch, AupOptions, UserDpSgdOptions, UserOutput, UserRrOptions,
+    aup_rlhf, fit_user_rr, group_dpsgd, user_dpsgd, AupBatch, AupOptions, GroupDpSgdOptions, UserDpSgdOptions,
+    UserOutput, UserRrOptions,
 };
 use privpref::estimator::{fit, FitOptions};
 use privpref::feasible::{norm, FeasibleSet};
@@ -32,7 +43,7 @@ use privpref::mechanism::{mix_seed, simulation_rng, UserLevelRr};
 use privpref::par::Par;
 use privpref::privacy::rdp::Accountant;
 use privpref::privacy::NoiseRng;
-use privpref::sim::{btl_users_equal, theta_star, UserFeatures};
+use privpref::sim::{btl_users, theta_star, UserFeatures};
 use privpref::solver::Control;
 use rayon::prelude::*;
 
@@ -49,8 +60,15 @@ pub struct UserSweepConfig {
     pub feature_bound: f64,
     /// Users.
     pub n_users: usize,
-    /// Comparisons per user.
+    /// Comparisons per user (equal-count profiles).
     pub ms: Vec<usize>,
+    /// Two-point mixtures `(m_small, m_big)`: every [`big_every`](Self::big_every)-th user has
+    /// `m_big` comparisons, the others `m_small`.
+    pub mixtures: Vec<(usize, usize)>,
+    /// One user in `big_every` is big in the mixtures (20: 5 %).
+    pub big_every: usize,
+    /// Run the group-privacy DP-SGD baseline.
+    pub group_baseline: bool,
     /// User-level budgets.
     pub eps: Vec<f64>,
     /// `δ` of DP-SGD and AUP.
@@ -87,6 +105,9 @@ impl Default for UserSweepConfig {
             feature_bound: 0.5,
             n_users: 2000,
             ms: vec![1, 2, 5, 10, 20, 50],
+            mixtures: Vec::new(),
+            big_every: 20,
+            group_baseline: false,
             eps: vec![3.0, 8.0],
             delta: 1e-5,
             dpsgd_rate: 0.05,
@@ -113,6 +134,10 @@ pub enum UserEstimator {
     UserDpSgd,
     /// AUP-RLHF.
     Aup,
+    /// User-wise DP-SGD with the clip `C = τ` of AUP.
+    UserDpSgdTauClip,
+    /// Example-level DP-SGD with group privacy.
+    GroupDpSgd,
 }
 
 impl UserEstimator {
@@ -123,6 +148,8 @@ impl UserEstimator {
             UserEstimator::UserRr => "user-rr",
             UserEstimator::UserDpSgd => "user-dpsgd",
             UserEstimator::Aup => "aup",
+            UserEstimator::UserDpSgdTauClip => "user-dpsgd-tauclip",
+            UserEstimator::GroupDpSgd => "group-dpsgd",
         }
     }
     fn tag(&self) -> u64 {
@@ -131,6 +158,52 @@ impl UserEstimator {
             UserEstimator::UserRr => 1,
             UserEstimator::UserDpSgd => 2,
             UserEstimator::Aup => 3,
+            UserEstimator::UserDpSgdTauClip => 4,
+            UserEstimator::GroupDpSgd => 5,
+        }
+    }
+}
+
+/// The per-user counts of a sweep point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Profile {
+    /// Every user has `m` comparisons.
+    Equal(usize),
+    /// Every `big_every`-th user (users 0, big_every, …) has `big`, the rest `small`.
+    TwoPoint {
+        /// Comparisons of most users.
+        small: usize,
+        /// Comparisons of the big users.
+        big: usize,
+        /// One user in `big_every` is big.
+        big_every: usize,
+    },
+}
+
+impl Profile {
+    /// The counts of `n` users.
+    pub fn counts(&self, n: usize) -> Vec<usize> {
+        match *self {
+            Profile::Equal(m) => vec![m; n],
+            Profile::TwoPoint { small, big, big_every } => (0..n)
+                .map(|u| if u % big_every.max(1) == 0 { big } else { small })
+                .collect(),
+        }
+    }
+    /// A seed tag (the equal profile's is `m`, as before the mixtures existed).
+    fn tag(&self) -> u64 {
+        match *self {
+            Profile::Equal(m) => m as u64,
+            Profile::TwoPoint { small, big, big_every } => {
+                mix_seed(mix_seed(mix_seed(0x2b1d, small as u64), big as u64), big_every as u64)
+            }
+        }
+    }
+    /// Short label (`m=10`, `10/1000 (1 in 20)`).
+    pub fn label(&self) -> String {
+        match *self {
+            Profile::Equal(m) => format!("m={m}"),
+            Profile::TwoPoint { small, big, big_every } => format!("{small}/{big} (1 in {big_every})"),
         }
     }
 }
@@ -138,13 +211,15 @@ impl UserEstimator {
 /// One estimator at one `(m, ε)`.
 #[derive(Debug, Clone)]
 pub struct UserCell {
+    /// The count profile.
+    pub profile: Profile,
     /// Estimator.
     pub estimator: UserEstimator,
     /// `ε` (`None` for the MLE).
     pub eps: Option<f64>,
-    /// Comparisons per user.
+    /// Comparisons per user (equal profiles; the largest count for a mixture).
     pub m: usize,
-    /// `‖θ̂ − θ*‖` per repetition.
+    /// `‖θ̂ − θ*‖` per repetition (`NaN` when refused).
     pub errors: Vec<f64>,
     /// Runs halted by AboveThreshold (AUP) or solves without a certificate (exact fits).
     pub halted_or_failed: usize,
@@ -152,8 +227,10 @@ pub struct UserCell {
     pub noise_multiplier: Option<f64>,
     /// The per-coordinate noise std on the averaged gradient (DP-SGD, AUP).
     pub noise_std: Option<f64>,
-    /// AUP's τ.
+    /// AUP's τ (also the clip of `user-dpsgd-tauclip`).
     pub tau: Option<f64>,
+    /// Repetitions the estimator refused (group DP-SGD: target not certifiable).
+    pub refused: usize,
 }
 
 impl UserCell {
@@ -167,9 +244,29 @@ impl UserCell {
     }
 }
 
-/// AUP's radius for `m`: `min(4L, c_τ·2L/√m)`.
-pub fn aup_tau(cfg: &UserSweepConfig, m: usize) -> f64 {
+/// The reference count of the τ rule: the 20 % quantile of the (public) counts, the
+/// `⌊0.2·n⌋`-th smallest (0-based), so at least 80 % of the users have `m_u ≥ m_ref` — the
+/// fraction of ordered pairs AboveThreshold's `4ñ/5` test needs within `τ`. `m` for equal counts.
+pub fn reference_count(counts: &[usize]) -> usize {
+    let mut c = counts.to_vec();
+    c.sort_unstable();
+    c.get(c.len() / 5).copied().unwrap_or(1).max(1)
+}
+
+/// AUP's radius (the documented public rule): `min(4L, c_τ·2L/√m_ref)` with `m_ref` the
+/// [`reference_count`] of the counts. It reads `L`, `c_τ` and the counts, all public (label DP:
+/// features, users and counts are public), never a label or an outcome, so it costs no
+/// privacy. Reasoning: a user's averaged gradient is `∇L(θ) + ξ_u` with `E‖ξ_u‖² ≤ 4L²/m_u`
+/// (`|ℓ'| ≤ 1`, `‖x‖ ≤ 2L`), so two users with `m_u, m_v ≥ m_ref` differ by `≲ 2L√(2/m_ref)`;
+/// `c_τ = 2` (set before the first run of the sweep, kept since) gives `√2` times that.
+pub fn aup_tau_counts(cfg: &UserSweepConfig, counts: &[usize]) -> f64 {
+    let m = reference_count(counts);
     (4.0 * cfg.feature_bound).min(cfg.aup_tau_factor * 2.0 * cfg.feature_bound / (m as f64).sqrt())
+}
+
+/// AUP's radius for equal counts `m`: `min(4L, c_τ·2L/√m)` ([`aup_tau_counts`]).
+pub fn aup_tau(cfg: &UserSweepConfig, m: usize) -> f64 {
+    aup_tau_counts(cfg, &[m])
 }
 
 /// One repetition's results: (estimator, ε, outcome) for every estimator at one m.
@@ -178,6 +275,7 @@ type RepResults = Vec<(UserEstimator, Option<f64>, RepOut)>;
 struct RepOut {
     err: f64,
     bad: bool,
+    refused: bool,
     sigma: Option<f64>,
     std: Option<f64>,
 }
@@ -214,8 +312,18 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
         let au = acc.calibrate_sigma(q_aup, cfg.aup_steps, 0.5 * eps, 0.5 * cfg.delta)?;
         sigmas.push((dp.noise_multiplier, au.noise_multiplier));
     }
+    let mut profiles: Vec<Profile> = cfg.ms.iter().map(|&m| Profile::Equal(m)).collect();
+    profiles.extend(cfg.mixtures.iter().map(|&(small, big)| Profile::TwoPoint {
+        small,
+        big,
+        big_every: cfg.big_every,
+    }));
     let mut cells = Vec::new();
-    for &m in &cfg.ms {
+    for &profile in &profiles {
+        let counts = profile.counts(cfg.n_users);
+        let m = counts.iter().copied().max().unwrap_or(1);
+        let ptag = profile.tag();
+        let tau = aup_tau_counts(cfg, &counts);
         // Every repetition returns its results for all estimators at this m.
         let per_rep: Vec<Result<RepResults>> = (0..cfg.reps)
             .into_par_iter()
@@ -227,14 +335,13 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
                     true,
                     &mut simulation_rng(mix_seed(cfg.seed, r64)),
                 )?;
-                let ud = btl_users_equal(
-                    cfg.n_users,
-                    m,
+                let ud = btl_users(
+                    &counts,
                     &theta,
                     UserFeatures::Sphere {
                         radius: 2.0 * cfg.feature_bound,
                     },
-                    &mut simulation_rng(mix_seed(mix_seed(cfg.seed, r64), m as u64)),
+                    &mut simulation_rng(mix_seed(mix_seed(cfg.seed, r64), ptag)),
                 )?;
                 let view = ud.data.view()?;
                 let mut out = Vec::new();
@@ -247,6 +354,7 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
                     RepOut {
                         err: dist(&mle.theta, &theta),
                         bad: !mle.report.converged(),
+                        refused: false,
                         sigma: None,
                         std: None,
                     },
@@ -254,7 +362,7 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
                 for (&eps, &(sigma_dp, sigma_aup)) in cfg.eps.iter().zip(&sigmas) {
                     let s = |e: UserEstimator| {
                         mix_seed(
-                            mix_seed(mix_seed(mix_seed(cfg.seed, r64), m as u64), eps.to_bits()),
+                            mix_seed(mix_seed(mix_seed(cfg.seed, r64), ptag), eps.to_bits()),
                             e.tag(),
                         )
                     };
@@ -274,6 +382,7 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
                         RepOut {
                             err: dist(&rr.theta, &theta),
                             bad: !rr.report.converged(),
+                            refused: false,
                             sigma: None,
                             std: None,
                         },
@@ -302,6 +411,7 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
                         RepOut {
                             err: dist(&dp.theta, &theta),
                             bad: false,
+                            refused: false,
                             sigma: Some(dp.detail.noise_multiplier),
                             std: Some(dp.detail.noise_std),
                         },
@@ -311,7 +421,7 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
                     aopt.batch = AupBatch::Users(cfg.aup_batch);
                     aopt.steps = cfg.aup_steps;
                     aopt.step_size = cfg.aup_step;
-                    aopt.tau = Some(aup_tau(cfg, m));
+                    aopt.tau = Some(tau);
                     aopt.set = set;
                     aopt.noise_multiplier = Some(sigma_aup);
                     let au = aup_rlhf(view, &ud.users, &aopt, &mut NoiseRng::seeded(s(UserEstimator::Aup)))?;
@@ -321,10 +431,69 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
                         RepOut {
                             err: dist(&au.theta, &theta),
                             bad: au.detail.halted.is_some(),
+                            refused: false,
                             sigma: Some(au.detail.noise_multiplier),
                             std: Some(au.detail.noise_std),
                         },
                     ));
+                    // User-wise DP-SGD with AUP's radius as the clip.
+                    let mut topt = dopt.clone();
+                    topt.clip = tau;
+                    let dt = user_dpsgd(
+                        view,
+                        &ud.users,
+                        &topt,
+                        &mut NoiseRng::seeded(s(UserEstimator::UserDpSgdTauClip)),
+                    )?;
+                    out.push((
+                        UserEstimator::UserDpSgdTauClip,
+                        Some(eps),
+                        RepOut {
+                            err: dist(&dt.theta, &theta),
+                            bad: false,
+                            refused: false,
+                            sigma: Some(dt.detail.noise_multiplier),
+                            std: Some(dt.detail.noise_std),
+                        },
+                    ));
+                    // Example-level DP-SGD + group privacy (refused when not certifiable).
+                    if cfg.group_baseline {
+                        let mut gopt = GroupDpSgdOptions::new(
+                            eps,
+                            cfg.delta,
+                            cfg.dpsgd_rate * ud.data.n as f64,
+                            cfg.dpsgd_steps,
+                            2.0 * cfg.feature_bound,
+                            cfg.dpsgd_step,
+                        );
+                        gopt.set = set;
+                        gopt.output = UserOutput::TailAverage;
+                        let rep = match group_dpsgd(
+                            view,
+                            &ud.users,
+                            &gopt,
+                            &mut NoiseRng::seeded(s(UserEstimator::GroupDpSgd)),
+                        ) {
+                            Ok(g) => RepOut {
+                                err: dist(&g.theta, &theta),
+                                bad: false,
+                                refused: false,
+                                sigma: Some(g.detail.noise_multiplier),
+                                std: Some(g.detail.noise_std),
+                            },
+                            // Not certifiable: below the conversion's floor (typed refusal) or
+                            // so close to it that the RDP underflows during the calibration.
+                            Err(Error::Privacy(_) | Error::Numerical(_)) => RepOut {
+                                err: f64::NAN,
+                                bad: false,
+                                refused: true,
+                                sigma: None,
+                                std: None,
+                            },
+                            Err(e) => return Err(e),
+                        };
+                        out.push((UserEstimator::GroupDpSgd, Some(eps), rep));
+                    }
                 }
                 progress();
                 Ok(out)
@@ -335,6 +504,8 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
         for k in 0..n_cells {
             let (est, eps, _) = (&per_rep[0][k].0, per_rep[0][k].1, ());
             let mut cell = UserCell {
+                profile,
+                refused: 0,
                 estimator: *est,
                 eps,
                 m,
@@ -342,12 +513,13 @@ pub fn user_level_sweep(cfg: &UserSweepConfig, progress: &(dyn Fn() + Sync)) -> 
                 halted_or_failed: 0,
                 noise_multiplier: None,
                 noise_std: None,
-                tau: (*est == UserEstimator::Aup).then(|| aup_tau(cfg, m)),
+                tau: matches!(*est, UserEstimator::Aup | UserEstimator::UserDpSgdTauClip).then_some(tau),
             };
             for rep in &per_rep {
                 let o = &rep[k].2;
                 cell.errors.push(o.err);
                 cell.halted_or_failed += usize::from(o.bad);
+                cell.refused += usize::from(o.refused);
                 cell.noise_multiplier = o.sigma;
                 cell.noise_std = o.std;
             }
@@ -375,7 +547,7 @@ mod tests {
         };
         let a = user_level_sweep(&cfg, &|| {}).unwrap();
         let b = user_level_sweep(&cfg, &|| {}).unwrap();
-        assert_eq!(a.len(), 2 * 4);
+        assert_eq!(a.len(), 2 * 5);
         for (x, y) in a.iter().zip(&b) {
             assert_eq!(x.errors, y.errors);
             assert_eq!(x.errors.len(), 3);

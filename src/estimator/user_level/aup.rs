@@ -2,12 +2,12 @@
 //! the phase sizes, the concentration test and keep probabilities of the outlier-robust mean, and
 //! one run of AdapUserPriv-SGD on the SGD engine ([`crate::solver::sgd::engine`]).
 
-use super::batch::{sample_users, user_gradient, UserSampler};
+use super::batch::{sample_users, UserSampler};
 use super::check_positive;
-use crate::data::{PairwiseView, UserIndex};
+use super::source::UserGradients;
+use crate::data::UserIndex;
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
-use crate::loss::Loss;
 use crate::mechanism::{uniform_f64, AboveThreshold, AtCalibration};
 use crate::privacy::rdp::{Accountant, EpsilonReport};
 use crate::privacy::{gaussian_vector, NoiseRng};
@@ -204,11 +204,15 @@ pub fn keep_probability(f: usize, nb: f64) -> f64 {
 ///
 /// # Errors
 /// As [`aup_rlhf`](super::aup_rlhf).
-pub(super) fn checked_phase_sizes(data: &PairwiseView<'_>, users: &UserIndex, opts: &AupOptions) -> Result<Vec<usize>> {
+pub(super) fn checked_phase_sizes<S: UserGradients>(
+    src: &S,
+    users: &UserIndex,
+    opts: &AupOptions,
+) -> Result<Vec<usize>> {
     check_eps(opts.eps)?;
     check_delta(opts.delta)?;
     crate::privacy::check_feature_bound(opts.feature_bound)?;
-    users.check_rows(data.n())?;
+    users.check_rows(src.samples())?;
     if opts.phases == 0 {
         return Err(Error::param("phases", "must be >= 1, got 0"));
     }
@@ -225,20 +229,9 @@ pub(super) fn checked_phase_sizes(data: &PairwiseView<'_>, users: &UserIndex, op
     if let Some(s) = opts.noise_multiplier {
         crate::privacy::rdp::check_noise_multiplier(s)?;
     }
-    // Rows must respect ‖x‖ ≤ 2L (the calibration of the test and the noise relies on it).
-    let limit = 2.0 * opts.feature_bound;
-    let mut buf = vec![0.0; data.d()];
-    for i in 0..data.n() {
-        data.row_into(i, &mut buf);
-        let nrm = buf.iter().map(|v| v * v).sum::<f64>().sqrt();
-        if nrm > limit {
-            return Err(Error::FeatureBound {
-                row: i,
-                norm: nrm,
-                limit,
-            });
-        }
-    }
+    // Rows must respect ‖x‖ ≤ 2L (K-wise: ‖φ_k − φ_l‖ ≤ 2L); the calibration of the test and
+    // the noise relies on it.
+    src.check_feature_bound(opts.feature_bound)?;
     let n = users.n_users();
     // The first phase has ⌊n/2^k⌋ users: refuse an empty one before allocating k phases.
     if opts.phases >= usize::BITS as usize || n >> opts.phases == 0 {
@@ -277,9 +270,8 @@ pub(super) struct PhaseOut {
 /// The step hook of AdapUserPriv-SGD (Alg. 2, steps 4–12): the users' averaged gradients, the
 /// concentration test (halting on `⊥`), the outlier-robust mean and its Gaussian noise; the
 /// engine takes `θ_{t+1} = Π(θ_t − η(mean + noise))`.
-struct AupStep<'a, 'o, 'r, L> {
-    loss: &'o L,
-    data: PairwiseView<'a>,
+struct AupStep<'o, 'r, S> {
+    src: &'o mut S,
     users: &'o UserIndex,
     pool: &'o [usize],
     opts: &'o AupOptions,
@@ -289,16 +281,15 @@ struct AupStep<'a, 'o, 'r, L> {
     sigma: f64,
     at: AboveThreshold,
     rng: &'r mut NoiseRng,
-    buf: Vec<f64>,
     mean: Vec<f64>,
     noise: Vec<f64>,
 }
 
-impl<L: Loss> StepHook<FeasibleSet> for AupStep<'_, '_, '_, L> {
+impl<S: UserGradients> StepHook<FeasibleSet> for AupStep<'_, '_, S> {
     /// Draw order: the sampling uniforms, the AboveThreshold query noise, one keep coin per
     /// sampled user, then `d` normals.
     fn gradient(&mut self, _t: usize, theta: &[f64]) -> Result<Flow> {
-        let (d, opts) = (self.data.d(), self.opts);
+        let (d, opts) = (self.src.dim(), self.opts);
         let u_t = sample_users(self.pool, self.batch, opts.sampler, self.rng);
         let k = u_t.len();
         let nb = if opts.realized_batch {
@@ -309,14 +300,7 @@ impl<L: Loss> StepHook<FeasibleSet> for AupStep<'_, '_, '_, L> {
         let mut grads = vec![0.0; k * d];
         for (a, &u) in u_t.iter().enumerate() {
             let rows: Vec<usize> = self.users.rows(u).collect();
-            user_gradient(
-                self.loss,
-                &self.data,
-                &rows,
-                theta,
-                &mut self.buf,
-                &mut grads[a * d..(a + 1) * d],
-            );
+            self.src.user_gradient(&rows, theta, &mut grads[a * d..(a + 1) * d]);
         }
         let (score, f) = concentration(&grads, d, self.tau, nb);
         if !self.at.query(score - 0.8 * nb, self.rng)? {
@@ -349,19 +333,21 @@ impl<L: Loss> StepHook<FeasibleSet> for AupStep<'_, '_, '_, L> {
     }
 }
 
-/// AdapUserPriv-SGD (Alg. 2) with the per-user gradients of `loss` on the users `pool` from
+/// AdapUserPriv-SGD (Alg. 2) with the per-user gradients `src` on the users `pool` from
 /// `theta0`, on the SGD engine; returns the average of the iterates the steps started from
-/// (`θ_1 = θ_0`, up to the halting step).
-pub(super) fn adap_user_priv_sgd<L: Loss>(
-    loss: &L,
-    data: &PairwiseView<'_>,
+/// (`θ_1 = θ_0`, up to the halting step). `diameter` is the bound on `‖g_u − g_v‖` the default
+/// `τ = min(τ_theory, diameter)` uses.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn adap_user_priv_sgd<S: UserGradients>(
+    src: &mut S,
+    diameter: f64,
     users: &UserIndex,
     pool: &[usize],
     theta0: Vec<f64>,
     opts: &AupOptions,
     rng: &mut NoiseRng,
 ) -> Result<PhaseOut> {
-    let d = data.d();
+    let d = src.dim();
     let n_i = pool.len();
     let batch = match opts.batch {
         AupBatch::Full => n_i as f64,
@@ -371,8 +357,7 @@ pub(super) fn adap_user_priv_sgd<L: Loss>(
     let m_min = pool.iter().map(|&u| users.count(u)).min().unwrap_or(1);
     let tau = match opts.tau {
         Some(t) => t,
-        None => theory::tau(n_i, d, m_min, opts.eps, opts.steps, opts.delta, opts.feature_bound)
-            .min(4.0 * opts.feature_bound),
+        None => theory::tau(n_i, d, m_min, opts.eps, opts.steps, opts.delta, opts.feature_bound).min(diameter),
     };
     // σ ← PrivacyAccount(ε/2, δ/2, n, ñ, T).
     let acc = &opts.accountant;
@@ -395,8 +380,7 @@ pub(super) fn adap_user_priv_sgd<L: Loss>(
     let steps = usize::try_from(opts.steps)
         .map_err(|_| Error::param("steps", format!("{} does not fit in usize", opts.steps)))?;
     let mut hook = AupStep {
-        loss,
-        data: *data,
+        src,
         users,
         pool,
         opts,
@@ -405,7 +389,6 @@ pub(super) fn adap_user_priv_sgd<L: Loss>(
         sigma,
         at,
         rng,
-        buf: vec![0.0; d],
         mean: vec![0.0; d],
         noise: vec![0.0; d],
     };

@@ -3,11 +3,12 @@
 //! Gaussian vector to the sum; the engine ([`crate::solver::sgd::engine`]) takes the step
 //! `θ_{t+1} = Π(θ_t − η (Σ_u ĝ_u + N(0, σ²C²I))/ñ)`.
 
-use super::batch::{sample_users, user_gradient, user_rows, UserSampler};
-use crate::data::{PairwiseView, UserIndex};
+use super::batch::{sample_users, user_rows, UserSampler};
+use super::source::UserGradients;
+use crate::data::UserIndex;
 use crate::error::Result;
 use crate::feasible::FeasibleSet;
-use crate::loss::{Loss, LossSpec};
+use crate::loss::LossSpec;
 use crate::privacy::rdp::Accountant;
 use crate::privacy::{gaussian_vector, NoiseRng};
 use crate::solver::sgd::engine::{Flow, IterateMean, StepHook};
@@ -110,10 +111,9 @@ impl UserDpSgdOptions {
 }
 
 /// What a step of user-wise DP-SGD reads (Alg. 4).
-pub(super) struct DpSgdStep<'a, 'u, 'r, L> {
-    /// The pairwise loss whose per-user gradients are clipped.
-    loss: L,
-    data: PairwiseView<'a>,
+pub(super) struct DpSgdStep<'u, 'r, S> {
+    /// The per-user gradients (pairwise or K-wise data under its loss).
+    src: S,
     users: &'u UserIndex,
     /// All users (the sampling pool).
     pool: Vec<usize>,
@@ -127,28 +127,19 @@ pub(super) struct DpSgdStep<'a, 'u, 'r, L> {
     /// `σC`: the noise standard deviation on the sum.
     noise_std: f64,
     rng: &'r mut NoiseRng,
-    /// One row, one user's gradient, the clipped sum, the noise.
-    buf: Vec<f64>,
+    /// One user's gradient, the clipped sum, the noise.
     g: Vec<f64>,
     sum: Vec<f64>,
     noise: Vec<f64>,
 }
 
-impl<'a, 'u, 'r, L: Loss> DpSgdStep<'a, 'u, 'r, L> {
-    /// The hook for `loss` on `data` and `users` with the settings of `opts` and the noise
+impl<'u, 'r, S: UserGradients> DpSgdStep<'u, 'r, S> {
+    /// The hook for the gradients `src` of `users` with the settings of `opts` and the noise
     /// multiplier `sigma`.
-    pub fn new(
-        loss: L,
-        data: PairwiseView<'a>,
-        users: &'u UserIndex,
-        opts: &UserDpSgdOptions,
-        sigma: f64,
-        rng: &'r mut NoiseRng,
-    ) -> Self {
-        let d = data.d();
+    pub fn new(src: S, users: &'u UserIndex, opts: &UserDpSgdOptions, sigma: f64, rng: &'r mut NoiseRng) -> Self {
+        let d = src.dim();
         DpSgdStep {
-            loss,
-            data,
+            src,
             users,
             pool: (0..users.n_users()).collect(),
             batch_users: opts.batch_users,
@@ -157,7 +148,6 @@ impl<'a, 'u, 'r, L: Loss> DpSgdStep<'a, 'u, 'r, L> {
             clip: opts.clip,
             noise_std: sigma * opts.clip,
             rng,
-            buf: vec![0.0; d],
             g: vec![0.0; d],
             sum: vec![0.0; d],
             noise: vec![0.0; d],
@@ -165,7 +155,7 @@ impl<'a, 'u, 'r, L: Loss> DpSgdStep<'a, 'u, 'r, L> {
     }
 }
 
-impl<L: Loss> StepHook<FeasibleSet> for DpSgdStep<'_, '_, '_, L> {
+impl<S: UserGradients> StepHook<FeasibleSet> for DpSgdStep<'_, '_, S> {
     /// `Σ_{u∈U_t} ĝ_u + N(0, σ²C²I)` with `ĝ_u = g_u/max(1, ‖g_u‖/C)`. Draw order: the sampling
     /// uniforms (user order), each sampled user's record draws, then `d` normals.
     fn gradient(&mut self, _t: usize, theta: &[f64]) -> Result<Flow> {
@@ -173,12 +163,11 @@ impl<L: Loss> StepHook<FeasibleSet> for DpSgdStep<'_, '_, '_, L> {
         self.sum.iter_mut().for_each(|v| *v = 0.0);
         for &u in &batch {
             let rows = user_rows(self.users, u, self.records_per_user, self.rng);
-            user_gradient(&self.loss, &self.data, &rows, theta, &mut self.buf, &mut self.g);
-            let nrm = self.g.iter().map(|v| v * v).sum::<f64>().sqrt();
-            let scale = if nrm > self.clip { self.clip / nrm } else { 1.0 };
+            self.src.user_gradient(&rows, theta, &mut self.g);
+            let scale = clip_scale(&self.g, self.clip);
             self.sum.iter_mut().zip(&self.g).for_each(|(s, v)| *s += scale * v);
         }
-        self.noise = gaussian_vector(self.data.d(), self.noise_std, self.rng);
+        self.noise = gaussian_vector(self.src.dim(), self.noise_std, self.rng);
         Ok(Flow::Continue)
     }
 
@@ -187,6 +176,17 @@ impl<L: Loss> StepHook<FeasibleSet> for DpSgdStep<'_, '_, '_, L> {
         for (j, th) in theta.iter_mut().enumerate() {
             *th += alpha * (self.sum[j] + self.noise[j]) / self.batch_users;
         }
+    }
+}
+
+/// The factor `1/max(1, ‖g‖/C)` that clips `g` to the `C`-ball (user-wise DP-SGD's per-user
+/// clipping): `‖scale·g‖ ≤ C` always.
+pub(super) fn clip_scale(g: &[f64], clip: f64) -> f64 {
+    let nrm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if nrm > clip {
+        clip / nrm
+    } else {
+        1.0
     }
 }
 
