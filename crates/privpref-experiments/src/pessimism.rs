@@ -23,7 +23,7 @@
 //! 4.4). Reproducible: repetition `r` draws `θ*` and the public states from `(seed, r)`, data from
 //! `(seed, r, n)`, mechanisms' noise from `(seed, r, n, estimator)`; independent of threads.
 
-use privpref::data::FeatureBound;
+use privpref::data::{FeatureBound, Features};
 use privpref::error::{Error, Result};
 use privpref::estimator::central::{default_beta, objective_perturbation, ObjPertOptions};
 use privpref::estimator::private_mle::{private_covariance, private_mle, CovarianceOptions, PrivateMleOptions};
@@ -32,8 +32,9 @@ use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::{mix_seed as mix, simulation_rng, Mechanism, RandomizedResponse};
 use privpref::par::Par;
+use privpref::policy::empirical::{empirical_fit_calibration, EmpiricalInputs};
 use privpref::policy::radius::{
-    local_radius, objpert_radius, private_mle_radius, Calibration, LocalRadius, ObjPertRadius, PrivateMleRadius,
+    local_radius, FitRule, RuleInputs, objpert_radius, private_mle_radius, Calibration, LocalRadius, ObjPertRadius, PrivateMleRadius,
 };
 use privpref::policy::{greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, Reference, StateActions};
 use privpref::privacy::NoiseRng;
@@ -69,6 +70,10 @@ pub struct PessimismConfig {
     pub eta: f64,
     /// Multiplier of every `Γ` (1 = the explicit, guaranteed radius).
     pub radius_multiplier: f64,
+    /// `Some(draws)`: replace every explicit `Γ` by the data-driven radius of
+    /// `privpref::policy::empirical` (**asymptotic/empirical, not guaranteed**; same `λ`,
+    /// `draws` Monte-Carlo draws; the multiplier still applies).
+    pub empirical_draws: Option<usize>,
     /// Repetitions.
     pub reps: usize,
     /// Base seed (noise seeded: simulation only).
@@ -96,6 +101,7 @@ impl Default for PessimismConfig {
             eps_central: 1.0,
             eta: 0.05,
             radius_multiplier: 1.0,
+            empirical_draws: None,
             reps: 30,
             seed: 2026,
         }
@@ -281,6 +287,8 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
             }
             let base = mix(mix(rs, n as u64), 77);
             let mut out = Vec::new();
+            let mut rr_labels: Option<Vec<u8>> = None;
+            let mut objpert_noise = (0.0, 0.0);
             for est in PolicyEstimator::all() {
                 let seed = mix(base, est as u64);
                 let (theta_hat, cov, cal): (Vec<f64>, Vec<f64>, Calibration) = match est {
@@ -300,6 +308,7 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                         let mut o = FitOptions::new(LossSpec::DebiasedRr { eps: cfg.eps_local }, set_kind);
                         o.control = control.clone();
                         let m = fit(pv, &o)?;
+                        rr_labels = Some(yt.clone());
                         let mut p = LocalRadius::new(Some(cfg.eps_local), n, d, x_max, cfg.radius);
                         p.eta = cfg.eta;
                         p.multiplier = cfg.radius_multiplier;
@@ -318,6 +327,7 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                         o.control = control.clone();
                         o.allow_unguaranteed = true;
                         let f = objective_perturbation(view, &o, &mut NoiseRng::seeded(seed))?;
+                        objpert_noise = (f.detail.noise_std, f.detail.beta);
                         let cal = objpert_radius(&{
                             let mut o = ObjPertRadius::new(n, d, x_max, cfg.radius, f.detail.noise_std, f.detail.beta);
                             o.eta = cfg.eta;
@@ -349,6 +359,50 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                             p
                         })?;
                         (f.theta, c.matrix, cal)
+                    }
+                };
+                let cal = match cfg.empirical_draws {
+                    None => cal,
+                    Some(draws) => {
+                        let (rule, labels): (FitRule, Option<&[u8]>) = match est {
+                            PolicyEstimator::Mle => (FitRule::Local { eps: None }, Some(&data.y)),
+                            PolicyEstimator::DebiasedRr => (
+                                FitRule::Local {
+                                    eps: Some(cfg.eps_local),
+                                },
+                                rr_labels.as_deref(),
+                            ),
+                            PolicyEstimator::ObjPert => (
+                                FitRule::ObjPert {
+                                    noise_std: objpert_noise.0,
+                                    beta: objpert_noise.1,
+                                },
+                                None,
+                            ),
+                            // The fit's own guarantee is (ε/2, δ/2): the rule calibrates the pair.
+                            PolicyEstimator::PrivateMle => (
+                                FitRule::PrivateMle {
+                                    eps: cfg.eps_central / 2.0,
+                                    delta: 0.25 / (nf * nf),
+                                    bound: FeatureBound::pairwise(1.0)?,
+                                    alpha: None,
+                                    accuracy: None,
+                                },
+                                None,
+                            ),
+                        };
+                        let mut inp = RuleInputs::new(Some(n), d, Some(cfg.radius), Some(x_max), true);
+                        inp.eta = cfg.eta;
+                        inp.radius_multiplier = cfg.radius_multiplier;
+                        let emp = EmpiricalInputs {
+                            x: Features::F64(&data.x),
+                            labels,
+                            theta: &theta_hat,
+                            sigma: Some(&cov),
+                            draws,
+                        };
+                        empirical_fit_calibration(&rule, &inp, &emp, &mut simulation_rng(mix(seed, 9)))
+                            .map_err(|e| Error::param("rule", e.to_string()))?
                     }
                 };
                 let set = ConfidenceSet::new(&theta_hat, Some(&cov), cal.lambda, cal.radius, set_kind)?;
