@@ -229,12 +229,14 @@ pub fn sandwich_law(
 /// features; **the labels never enter** (module docs). With the BTL Fisher information
 /// `H = (1/n)Σσ'(xᵢᵀθ̃)xᵢxᵢᵀ` (labels simulated from the model at `θ̃` have `G = H`):
 ///
-/// * objective perturbation: `K = H + (β/n)I`, `μ = −K⁻¹(β/n)θ̃`,
-///   `V = K⁻¹(H/n + (s_w/n)²I)K⁻¹`;
-/// * private MLE: `K = H + 2αI`, `μ = −K⁻¹2αθ̃`, `V = K⁻¹(H/n + (s_b/n)²I)K⁻¹ + ν²I`.
+/// * objective perturbation: `K = H + (β/n)I`, `V = K⁻¹(H/n + (s_w/n)²I)K⁻¹`;
+/// * private MLE: `K = H + 2αI`, `V = K⁻¹(H/n + (s_b/n)²I)K⁻¹ + ν²I`;
+/// * the ridge bias `μ = −K⁻¹(K − H)θ̃` in both (the expansion gives
+///   `θ̃ − θ* ≈ −K⁻¹(K − H)θ*`, with `θ̃` for `θ*`)
 ///
 /// (first-order expansion of the stationarity condition of each objective around `θ*`, with
-/// `θ*` replaced by `θ̃` in `H` and `μ`). **Asymptotic, not guaranteed.**
+/// `H` evaluated at `θ̃`; the constraint and the projection are ignored). **Asymptotic, not
+/// guaranteed.**
 ///
 /// # Errors
 /// Shapes, non-finite inputs, negative noise or ridge, a singular `K`.
@@ -264,6 +266,9 @@ pub fn model_law(x: Features<'_>, n: usize, d: usize, theta: &[f64], noise: Cent
     for i in 0..d {
         v[i * d + i] += s_out * s_out;
     }
+    // The ridge bias −K⁻¹(K − H)θ* with θ̃ for θ*. (Inverting the shrinkage, θ* ≈ H⁻¹Kθ̃, is
+    // unstable where H is nearly singular — directions the data rarely compare — and did not
+    // improve the measured coverage.)
     let mean = (0..d)
         .map(|i| -(0..d).map(|j| kinv[i * d + j] * shift * theta[j]).sum::<f64>())
         .collect();

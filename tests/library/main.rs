@@ -23,6 +23,7 @@ mod observers;
 mod pl_fit;
 mod pl_losses;
 mod policy_fw;
+mod policy_empirical;
 mod policy_inner;
 mod policy_rule;
 mod provenance;

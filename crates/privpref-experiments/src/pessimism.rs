@@ -15,6 +15,9 @@
 //!   = 1` a priori, [`private_mle_radius`]; `θ̃` is released unprojected, so the confidence set may
 //!   fall back (counted).
 //!
+//! With `empirical_draws = Some(k)` every `Γ` is replaced by the data-driven radius of
+//! `privpref::policy::empirical` (same `λ`; **asymptotic/empirical, not guaranteed**).
+//!
 //! Data from [`BanditConfig`]: rare actions live partly in a block of directions that the
 //! behaviour policy rarely compares (`p_rare`). With `covered_optimum` (default) the rare
 //! actions are worse in truth (`θ*`'s rare block along `e₁`, rare features leaning to `−e₁`), so
