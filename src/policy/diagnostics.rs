@@ -53,7 +53,10 @@ pub fn suboptimality_bound(
         return Err(Error::param("lambda", format!("must be finite and >= 0, got {lambda}")));
     }
     if !(gamma.is_finite() && gamma >= 0.0) {
-        return Err(Error::param("confidence-radius", format!("must be finite and >= 0, got {gamma}")));
+        return Err(Error::param(
+            "confidence-radius",
+            format!("must be finite and >= 0, got {gamma}"),
+        ));
     }
     let mut m = match sigma {
         Some(s) if s.len() == d * d => s.to_vec(),

@@ -30,11 +30,11 @@
 
 use super::inner::eigh;
 use super::radius::{fit_calibration, Calibration, FitRule, RuleError, RuleInputs};
-use crate::privacy::{calibrate_private_mle, PrivateMleParams};
 use crate::data::Features;
 use crate::error::{Error, Result};
 use crate::loss::{Loss, LossSpec};
 use crate::math::simd::scalar::dsigmoid;
+use crate::privacy::{calibrate_private_mle, PrivateMleParams};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
@@ -179,14 +179,7 @@ fn sandwich(a: &[f64], b: &[f64], d: usize) -> Vec<f64> {
 /// # Errors
 /// Shapes, labels outside `{0, 1}`, non-finite inputs, a singular `H`, or a loss other than the
 /// MLE and the debiased RR loss (the noisy-channel loss is not convex; probit is not supported).
-pub fn sandwich_law(
-    x: Features<'_>,
-    y: &[u8],
-    n: usize,
-    d: usize,
-    theta: &[f64],
-    spec: LossSpec,
-) -> Result<ErrorLaw> {
+pub fn sandwich_law(x: Features<'_>, y: &[u8], n: usize, d: usize, theta: &[f64], spec: LossSpec) -> Result<ErrorLaw> {
     check_inputs(&x, n, d, theta)?;
     if y.len() != n {
         return Err(Error::Shape(format!("{} labels for n = {n} rows", y.len())));
@@ -222,7 +215,10 @@ pub fn sandwich_law(
     let hinv = inv_spd(&h, d, "the Hessian H")?;
     let mut v = sandwich(&hinv, &g, d);
     v.iter_mut().for_each(|e| *e /= n as f64);
-    Ok(ErrorLaw { mean: vec![0.0; d], cov: v })
+    Ok(ErrorLaw {
+        mean: vec![0.0; d],
+        cov: v,
+    })
 }
 
 /// The linearised parametric bootstrap at the released `θ̃` of a central estimator, on public
@@ -253,7 +249,10 @@ pub fn model_law(x: Features<'_>, n: usize, d: usize, theta: &[f64], noise: Cent
         } => (2.0 * alpha, objective_noise_std, output_noise_std),
     };
     if [shift, s_in, s_out].iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
-        return Err(Error::param("noise-std", "noise, ridge and alpha must be finite and >= 0"));
+        return Err(Error::param(
+            "noise-std",
+            "noise, ridge and alpha must be finite and >= 0",
+        ));
     }
     let mut k = h.clone();
     let mut inner: Vec<f64> = h.iter().map(|v| v / nf).collect();
@@ -382,7 +381,10 @@ pub fn empirical_fit_calibration<R: Rng + ?Sized>(
     let (law, name) = match rule {
         FitRule::Local { eps } => {
             let y = data.labels.ok_or_else(|| {
-                Error::param("labels", "the sandwich radius needs the (privatised) labels the fit saw")
+                Error::param(
+                    "labels",
+                    "the sandwich radius needs the (privatised) labels the fit saw",
+                )
             })?;
             let spec = match eps {
                 None => LossSpec::Mle,
@@ -433,8 +435,8 @@ pub fn empirical_fit_calibration<R: Rng + ?Sized>(
         }
         FitRule::Other(name) => return Err(RuleError::NoRule(name.clone())),
     };
-    let gamma = inp.radius_multiplier
-        * gaussian_quantile_radius(&law, data.sigma, base.lambda, inp.eta, data.draws, rng)?;
+    let gamma =
+        inp.radius_multiplier * gaussian_quantile_radius(&law, data.sigma, base.lambda, inp.eta, data.draws, rng)?;
     Ok(Calibration {
         lambda: base.lambda,
         radius: gamma,

@@ -38,7 +38,9 @@ fn chi2_4_quantile(eta: f64) -> f64 {
 fn gaussian_quantile_is_the_chi_quantile() {
     let d = 4;
     // Σ = AAᵀ for a fixed non-diagonal A.
-    let a = [1.0, 0.3, 0.0, 0.2, 0.0, 0.5, 0.4, 0.0, 0.1, 0.0, 2.0, 0.3, 0.0, 0.7, 0.0, 0.05];
+    let a = [
+        1.0, 0.3, 0.0, 0.2, 0.0, 0.5, 0.4, 0.0, 0.1, 0.0, 2.0, 0.3, 0.0, 0.7, 0.0, 0.05,
+    ];
     let mut sigma = vec![0.0; 16];
     for i in 0..d {
         for j in 0..d {
@@ -114,14 +116,25 @@ fn sandwich_tends_to_the_closed_form() {
     let law = sandwich_law(Features::F64(&x), &y, n, 2, &m.theta, LossSpec::Mle).unwrap();
     for j in 0..2 {
         let want = 1.0 / (0.5 * ds(theta[j])) / n as f64;
-        assert!((law.cov[j * 2 + j] / want - 1.0).abs() < 0.03, "{j}: {} vs {want}", law.cov[j * 2 + j]);
+        assert!(
+            (law.cov[j * 2 + j] / want - 1.0).abs() < 0.03,
+            "{j}: {} vs {want}",
+            law.cov[j * 2 + j]
+        );
     }
     assert!(law.cov[1].abs() < 1e-12 && law.mean == vec![0.0, 0.0]);
     // Debiased RR at ε = 1 on randomised labels.
     let eps: f64 = 1.0;
-    let yt = RandomizedResponse::new(eps).unwrap().randomize(&y, &mut simulation_rng(12)).unwrap();
+    let yt = RandomizedResponse::new(eps)
+        .unwrap()
+        .randomize(&y, &mut simulation_rng(12))
+        .unwrap();
     let spec = LossSpec::DebiasedRr { eps };
-    let m = fit(view.with_labels(&yt).unwrap(), &FitOptions::new(spec, FeasibleSet::ball(10.0).unwrap())).unwrap();
+    let m = fit(
+        view.with_labels(&yt).unwrap(),
+        &FitOptions::new(spec, FeasibleSet::ball(10.0).unwrap()),
+    )
+    .unwrap();
     let law = sandwich_law(Features::F64(&x), &yt, n, 2, &m.theta, spec).unwrap();
     let (c, flip) = ((eps / 2.0).tanh(), sigmoid(-eps));
     for j in 0..2 {
@@ -130,7 +143,11 @@ fn sandwich_tends_to_the_closed_form() {
         let g = p * (c * sigmoid(-t) + flip).powi(2) + (1.0 - p) * (c * sigmoid(t) + flip).powi(2);
         let h = 0.5 * c * ds(t);
         let want = 0.5 * g / (h * h) / n as f64;
-        assert!((law.cov[j * 2 + j] / want - 1.0).abs() < 0.03, "rr {j}: {} vs {want}", law.cov[j * 2 + j]);
+        assert!(
+            (law.cov[j * 2 + j] / want - 1.0).abs() < 0.03,
+            "rr {j}: {} vs {want}",
+            law.cov[j * 2 + j]
+        );
     }
 }
 
@@ -215,8 +232,8 @@ fn sandwich_radius_covers_at_n_4000() {
                     }
                 }
             }
-            let g = gaussian_quantile_radius(&law, Some(&sigma), lambda, eta, 1000, &mut simulation_rng(9000 + r))
-                .unwrap();
+            let g =
+                gaussian_quantile_radius(&law, Some(&sigma), lambda, eta, 1000, &mut simulation_rng(9000 + r)).unwrap();
             let z: Vec<f64> = theta.iter().zip(&m.theta).map(|(a, b)| a - b).collect();
             let q: f64 = (0..d)
                 .map(|i| z[i] * ((0..d).map(|j| sigma[i * d + j] * z[j]).sum::<f64>() + lambda * z[i]))
@@ -299,11 +316,22 @@ fn suboptimality_bound_two_states_closed_form() {
     )
     .unwrap();
     assert!((b.direction[0] + 1.0).abs() < 1e-15 && (b.direction[1] - 1.0).abs() < 1e-15);
-    assert!((b.coverage_term - (7.0f64 / 5.0).sqrt()).abs() < 1e-14, "{}", b.coverage_term);
+    assert!(
+        (b.coverage_term - (7.0f64 / 5.0).sqrt()).abs() < 1e-14,
+        "{}",
+        b.coverage_term
+    );
     assert!((b.bound - 2.0 * 0.5 * (7.0f64 / 5.0).sqrt()).abs() < 1e-14);
     // Comparator = reference: nothing to lose.
-    let z = suboptimality_bound(&st, &Reference::Actions(&[0, 1]), &Reference::Actions(&[0, 1]), None, 1.0, 3.0)
-        .unwrap();
+    let z = suboptimality_bound(
+        &st,
+        &Reference::Actions(&[0, 1]),
+        &Reference::Actions(&[0, 1]),
+        None,
+        1.0,
+        3.0,
+    )
+    .unwrap();
     assert_eq!(z.bound, 0.0);
     // Σ = 0, λ = 0 is not positive definite; negative Γ and a bad comparator are refused.
     assert!(suboptimality_bound(&st, &Reference::Actions(&[1, 1]), &Reference::None, None, 0.0, 1.0).is_err());

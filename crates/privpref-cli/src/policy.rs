@@ -25,8 +25,8 @@ use crate::ranks::Ranks;
 use clap::Args;
 use privpref::data::{npy, FeatureBound};
 use privpref::feasible::FeasibleSet;
-use privpref::par::Par;
 use privpref::mechanism::simulation_rng;
+use privpref::par::Par;
 use privpref::policy::diagnostics::suboptimality_bound;
 use privpref::policy::empirical::{empirical_fit_calibration, EmpiricalInputs};
 use privpref::policy::radius::{design_moments, fit_calibration, Calibration, FitRule, RuleError, RuleInputs};
@@ -417,9 +417,9 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
                     "not available for private-mle fits: the data-driven radius needs public features, and under standard DP they are private",
                 ));
             }
-            let m = x_loaded.as_ref().ok_or_else(|| {
-                Error::param("x", "--empirical-radius needs the fit's public features (--x)")
-            })?;
+            let m = x_loaded
+                .as_ref()
+                .ok_or_else(|| Error::param("x", "--empirical-radius needs the fit's public features (--x)"))?;
             let labels = match (&fr, &a.y) {
                 (FitRule::Local { .. }, Some(p)) => {
                     let y = npy::read_labels(p, 2)?;
@@ -443,7 +443,11 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
                 _ => None,
             };
             if n_fit.is_some_and(|nf| nf != m.n()) {
-                return Err(Error::Shape(format!("--x has {} rows, the fit has n = {:?}", m.n(), n_fit)));
+                return Err(Error::Shape(format!(
+                    "--x has {} rows, the fit has n = {:?}",
+                    m.n(),
+                    n_fit
+                )));
             }
             let inputs = EmpiricalInputs {
                 x: m.features(),
@@ -543,7 +547,10 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
         ref_vec,
         opts,
         common,
-        guaranteed: !a.empirical_radius && a.confidence_radius.is_none() && a.lambda.is_none() && a.radius_multiplier >= 1.0,
+        guaranteed: !a.empirical_radius
+            && a.confidence_radius.is_none()
+            && a.lambda.is_none()
+            && a.radius_multiplier >= 1.0,
         sigma,
         lambda,
         gamma,

@@ -170,7 +170,12 @@ pub struct CoverageCell {
 /// quantile of the ratio). `NaN` ratios (no radius) count as trials, not covered.
 pub fn summary(ratios: &[f64], eta: f64) -> (usize, usize, (f64, f64), f64) {
     let k = ratios.iter().filter(|r| **r <= 1.0).count();
-    (k, ratios.len(), wilson(k, ratios.len(), 1.959_963_984_540_054), upper_quantile(ratios, 1.0 - eta))
+    (
+        k,
+        ratios.len(),
+        wilson(k, ratios.len(), 1.959_963_984_540_054),
+        upper_quantile(ratios, 1.0 - eta),
+    )
 }
 
 fn unit_sphere<R: Rng + ?Sized>(d: usize, rng: &mut R) -> Vec<f64> {
@@ -192,7 +197,9 @@ pub fn sphere_pairs<R: Rng + ?Sized>(n: usize, theta: &[f64], rng: &mut R) -> Pa
         let (a, b) = (unit_sphere(d, rng), unit_sphere(d, rng));
         let row: Vec<f64> = b.iter().zip(&a).map(|(p, q)| p - q).collect();
         let t: f64 = row.iter().zip(theta).map(|(u, v)| u * v).sum();
-        y.push(u8::from(privpref::mechanism::uniform_f64(rng) < 1.0 / (1.0 + (-t).exp())));
+        y.push(u8::from(
+            privpref::mechanism::uniform_f64(rng) < 1.0 / (1.0 + (-t).exp()),
+        ));
         x.extend(row);
     }
     PairwiseData {
@@ -381,9 +388,9 @@ pub fn coverage(cfg: &CoverageConfig, progress: &(dyn Fn() + Sync)) -> Result<Ve
     let mut cells: Vec<CoverageCell> = Vec::new();
     for rec in recs.into_iter().flatten() {
         let (design, d, n, estimator, eps) = rec.key;
-        let pos = cells.iter().position(|c| {
-            (c.design, c.d, c.n, c.estimator, c.eps.map(f64::to_bits)) == (design, d, n, estimator, eps)
-        });
+        let pos = cells
+            .iter()
+            .position(|c| (c.design, c.d, c.n, c.estimator, c.eps.map(f64::to_bits)) == (design, d, n, estimator, eps));
         let i = match pos {
             Some(i) => i,
             None => {

@@ -37,7 +37,8 @@ use privpref::mechanism::{mix_seed as mix, simulation_rng, Mechanism, Randomized
 use privpref::par::Par;
 use privpref::policy::empirical::{empirical_fit_calibration, EmpiricalInputs};
 use privpref::policy::radius::{
-    local_radius, FitRule, RuleInputs, objpert_radius, private_mle_radius, Calibration, LocalRadius, ObjPertRadius, PrivateMleRadius,
+    local_radius, objpert_radius, private_mle_radius, Calibration, FitRule, LocalRadius, ObjPertRadius,
+    PrivateMleRadius, RuleInputs,
 };
 use privpref::policy::{greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, Reference, StateActions};
 use privpref::privacy::NoiseRng;

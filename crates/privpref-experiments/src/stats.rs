@@ -176,7 +176,10 @@ mod wilson_tests {
         // 95 of 100 at z = 1.96: (0.88825, 0.97846) (Wilson's formula, computed by hand:
         // centre (0.95 + 0.019208)/1.038416, half 1.96·√(0.000475 + 0.00009604)/1.038416).
         let (lo, hi) = wilson(95, 100, 1.96);
-        assert!((lo - 0.888_25).abs() < 1e-4 && (hi - 0.978_46).abs() < 1e-4, "{lo} {hi}");
+        assert!(
+            (lo - 0.888_25).abs() < 1e-4 && (hi - 0.978_46).abs() < 1e-4,
+            "{lo} {hi}"
+        );
         let (lo, hi) = wilson(0, 10, 1.96);
         assert!(lo.abs() < 1e-15 && hi > 0.2 && hi < 0.35);
         assert_eq!(upper_quantile(&[3.0, 1.0, 2.0, 4.0], 0.5), 2.0);

@@ -340,7 +340,9 @@ fn invalid_inputs_are_one_line_errors() {
 /// eigendecomposition).
 fn solve(mut m: Vec<f64>, mut g: Vec<f64>, d: usize) -> Vec<f64> {
     for c in 0..d {
-        let p = (c..d).max_by(|&i, &j| m[i * d + c].abs().total_cmp(&m[j * d + c].abs())).unwrap();
+        let p = (c..d)
+            .max_by(|&i, &j| m[i * d + c].abs().total_cmp(&m[j * d + c].abs()))
+            .unwrap();
         for j in 0..d {
             m.swap(c * d + j, p * d + j);
         }
@@ -369,7 +371,12 @@ fn empirical_radius_and_diagnostics() {
     let dir = TempDir::new("empirical");
     setup(&dir);
     fit(&dir, &["--loss", "mle"]);
-    let (th, s, x, y) = (dir.arg("fit.json"), dir.arg("s.npy"), dir.arg("x.npy"), dir.arg("y.npy"));
+    let (th, s, x, y) = (
+        dir.arg("fit.json"),
+        dir.arg("s.npy"),
+        dir.arg("x.npy"),
+        dir.arg("y.npy"),
+    );
     let v = json_of(&run(&[
         "policy",
         "--theta",
@@ -421,7 +428,12 @@ fn empirical_radius_and_diagnostics() {
         if acts.is_null() {
             continue;
         }
-        let acts: Vec<usize> = acts.as_array().unwrap().iter().map(|a| a.as_u64().unwrap() as usize).collect();
+        let acts: Vec<usize> = acts
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_u64().unwrap() as usize)
+            .collect();
         let mut g = vec![0.0; d];
         for (st, &a) in acts.iter().enumerate() {
             for j in 0..d {
@@ -438,7 +450,14 @@ fn empirical_radius_and_diagnostics() {
     assert_eq!(e["radius_kind"], "explicit");
     // Errors: no labels, labels without the flag, both radii.
     let err = one_line_error(&run(&[
-        "policy", "--theta", &th, "--states", &s, "--x", &x, "--empirical-radius",
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--empirical-radius",
     ]));
     assert!(err.contains("--y"), "{err}");
     let err = one_line_error(&run(&["policy", "--theta", &th, "--states", &s, "--x", &x, "--y", &y]));
