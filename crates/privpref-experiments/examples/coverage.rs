@@ -104,6 +104,9 @@ fn main() -> Result<(), privpref::Error> {
             format!(":\n\n* {}", below.join("\n* "))
         }
     ));
+    // The grid first (the pessimism part may take a while).
+    let _ = std::fs::create_dir_all("bench-results");
+    let _ = std::fs::write("bench-results/coverage.md", &md);
     // Pessimism vs greedy: explicit vs empirical radius.
     md.push_str("## Pessimism vs greedy with the data-driven radius\n\n");
     let mut pc = PessimismConfig::default();
@@ -120,7 +123,7 @@ fn main() -> Result<(), privpref::Error> {
         let t = Instant::now();
         let cells = pessimism_vs_greedy(&pc, &|| {})?;
         md.push_str(&format!(
-            "### {label} ({:.0} s)\n\n| estimator | n | SubOpt greedy | SubOpt pessimistic | pess. better / worse | mean Γ | fallbacks |\n|---|---|---|---|---|---|---|\n",
+            "### {label} ({:.0} s)\n\n| estimator | n | SubOpt greedy | SubOpt pessimistic | pess. better / worse | mean Γ | fallbacks | singular law (explicit Γ kept) |\n|---|---|---|---|---|---|---|---|\n",
             t.elapsed().as_secs_f64()
         ));
         let (mut w_all, mut l_all) = (0, 0);
@@ -131,11 +134,12 @@ fn main() -> Result<(), privpref::Error> {
             w_all += w;
             l_all += l;
             md.push_str(&format!(
-                "| {} | {} | {gm:.4} ± {gs:.4} | {pm:.4} ± {ps:.4} | {w} / {l} | {:.3} | {} |\n",
+                "| {} | {} | {gm:.4} ± {gs:.4} | {pm:.4} ± {ps:.4} | {w} / {l} | {:.3} | {} | {} |\n",
                 c.estimator.name(),
                 c.n,
                 mean_se(&c.radius).0,
-                c.fallbacks
+                c.fallbacks,
+                c.empirical_failures
             ));
         }
         md.push_str(&format!(

@@ -170,6 +170,8 @@ pub struct PessimismCell {
     pub fallbacks: usize,
     /// Repetitions whose Frank–Wolfe did not reach its tolerance.
     pub unconverged: usize,
+    /// Repetitions where the data-driven law was singular and the explicit radius was kept.
+    pub empirical_failures: usize,
 }
 
 /// Mean and standard error.
@@ -214,6 +216,7 @@ struct Rec {
     p_rare: f64,
     fallback: bool,
     unconverged: bool,
+    empirical_failed: bool,
 }
 
 /// Runs the comparison; `progress()` after each `(n, repetition)` job.
@@ -365,6 +368,7 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                         (f.theta, c.matrix, cal)
                     }
                 };
+                let mut empirical_failed = false;
                 let cal = match cfg.empirical_draws {
                     None => cal,
                     Some(draws) => {
@@ -405,8 +409,15 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                             sigma: Some(&cov),
                             draws,
                         };
-                        empirical_fit_calibration(&rule, &inp, &emp, &mut simulation_rng(mix(seed, 9)))
-                            .map_err(|e| Error::param("rule", e.to_string()))?
+                        // A singular law (a direction no comparison covers): keep the explicit
+                        // radius for this repetition and count it.
+                        match empirical_fit_calibration(&rule, &inp, &emp, &mut simulation_rng(mix(seed, 9))) {
+                            Ok(c) => c,
+                            Err(_) => {
+                                empirical_failed = true;
+                                cal
+                            }
+                        }
                     }
                 };
                 let set = ConfidenceSet::new(&theta_hat, Some(&cov), cal.lambda, cal.radius, set_kind)?;
@@ -421,6 +432,7 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                     p_rare: rare_share(&pess.actions),
                     fallback: set.fallback().is_some(),
                     unconverged: pess.termination != privpref::policy::PolicyTermination::Converged,
+                    empirical_failed,
                     cal,
                 });
             }
@@ -442,6 +454,7 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                 pessimistic_rare: vec![],
                 fallbacks: 0,
                 unconverged: 0,
+                empirical_failures: 0,
             };
             for r in recs.iter().flatten().filter(|r| r.est == est && r.n == n) {
                 c.greedy.push(r.greedy);
@@ -452,6 +465,7 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                 c.pessimistic_rare.push(r.p_rare);
                 c.fallbacks += r.fallback as usize;
                 c.unconverged += r.unconverged as usize;
+                c.empirical_failures += r.empirical_failed as usize;
             }
             cells.push(c);
         }
