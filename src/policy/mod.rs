@@ -4,6 +4,9 @@
 //! `docs/papers.md`.
 //!
 //! * [`radius`]: `λ` and `Γ` in explicit form (every constant a field);
+//! * [`empirical`]: data-driven radii (sandwich; linearised parametric bootstrap for the
+//!   central estimators), **asymptotic/empirical, not guaranteed**;
+//! * [`diagnostics`]: the computable sub-optimality bound and its coverage term;
 //! * [`ConfidenceSet`]: `C = {θ ∈ Θ_B : ‖θ − θ̂‖_{Σ̃+λI} ≤ Γ}` with `Θ_B` the ball, the
 //!   sum-zero ball, the plane or nothing, and a documented fallback when the intersection is
 //!   empty;
@@ -23,6 +26,8 @@
 //! post-processing and inherits the guarantee of `(θ̂, Σ̃)`.
 
 mod confidence;
+pub mod diagnostics;
+pub mod empirical;
 mod frank_wolfe;
 pub(crate) mod inner;
 pub mod mdp;

@@ -24,6 +24,7 @@ mod observers;
 mod pl_fit;
 mod pl_losses;
 mod pld;
+mod policy_empirical;
 mod policy_fw;
 mod policy_inner;
 mod policy_rule;

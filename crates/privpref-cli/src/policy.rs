@@ -8,12 +8,27 @@
 //! `objpert` results, that of Zhou, Wu & Orabona (2025) for `mle` and `debiased-rr` fits (with
 //! `--x`, the public pairwise features of the fit: `Σ̂ = (1/n)Σxxᵀ` and `X_max`). `--lambda` and
 //! `--confidence-radius` override them.
+//!
+//! `--empirical-radius` replaces the explicit `Γ` by the data-driven radius of
+//! `privpref::policy::empirical` (same `λ`), **asymptotic/empirical, not guaranteed**: the
+//! sandwich on the labels the fit saw (`--y`, the privatised labels for debiased-rr) for `mle` and
+//! `debiased-rr` fits, the linearised parametric bootstrap at the released `θ` on `--x` (labels
+//! unused) for `objpert` fits; refused for `private-mle` fits, whose features are private.
+//!
+//! The JSON's `diagnostics` report, for two comparators (the greedy policy of `θ̂` and the
+//! returned policy), the coverage term `‖g(π†)‖_{M⁻¹}` of Zhou, Wu & Orabona (2025), bound (6),
+//! and the sub-optimality bound `2Γ‖g(π†)‖_{M⁻¹}` (also "Provable protection of human judgements"
+//! (anon., 2024), Thm 4.2 as its proof gives), `g(π†) = E_ρφ(s, π†(s)) − v`
+//! (`privpref::policy::diagnostics`), with whether `Γ` is a guaranteed radius.
 
 use crate::ranks::Ranks;
 use clap::Args;
 use privpref::data::{npy, FeatureBound};
 use privpref::feasible::FeasibleSet;
+use privpref::mechanism::simulation_rng;
 use privpref::par::Par;
+use privpref::policy::diagnostics::suboptimality_bound;
+use privpref::policy::empirical::{empirical_fit_calibration, EmpiricalInputs};
 use privpref::policy::radius::{design_moments, fit_calibration, Calibration, FitRule, RuleError, RuleInputs};
 use privpref::policy::{greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, Reference, StateActions};
 use privpref::Error;
@@ -50,6 +65,21 @@ pub struct PolicyArgs {
     /// Multiplier of the default λ (the Zhou, Wu & Orabona 2025 and objpert rules).
     #[arg(long, default_value_t = 1.0)]
     pub lambda_multiplier: f64,
+    /// Use the data-driven radius (ASYMPTOTIC/EMPIRICAL, NOT GUARANTEED) instead of the explicit
+    /// one: sandwich for mle / debiased-rr fits (needs --x and --y), linearised parametric
+    /// bootstrap for objpert fits (needs --x; labels unused).
+    #[arg(long)]
+    pub empirical_radius: bool,
+    /// The labels the fit saw (uint8 .npy; the privatised labels for debiased-rr): for
+    /// --empirical-radius on mle / debiased-rr fits.
+    #[arg(long)]
+    pub y: Option<PathBuf>,
+    /// Monte-Carlo draws of the empirical radius.
+    #[arg(long, default_value_t = 4000)]
+    pub empirical_draws: usize,
+    /// Seed of those draws (simulation of a known distribution: no privacy at stake).
+    #[arg(long, default_value_t = 0)]
+    pub empirical_seed: u64,
     /// Θ_B of the confidence set: theta-b | ball | sum-zero | none (default: the fit's constraint).
     #[arg(long)]
     pub set: Option<String>,
@@ -181,6 +211,10 @@ struct Prepared {
     ref_vec: Option<Vec<f64>>,
     opts: PolicyOptions,
     common: Value,
+    sigma: Option<Vec<f64>>,
+    lambda: f64,
+    gamma: f64,
+    guaranteed: bool,
 }
 
 /// `privpref policy` (`mpirun -np P` too: every rank reads the same files and runs its part of
@@ -211,8 +245,9 @@ pub fn run(a: &PolicyArgs, ranks: &Ranks) -> Result<(Value, bool), Error> {
         _ => Reference::None,
     };
     let (theta, set, opts) = (&p.theta, &p.set, &p.opts);
-    let (mut out, actions, converged) = if a.greedy {
+    let (mut out, actions, greedy_actions, converged) = if a.greedy {
         let g = greedy_policy(&st, theta, &reference, set, Par::Rayon)?;
+        let ga = g.actions.clone();
         (
             json!({
                 "eta_switch": 0,
@@ -221,6 +256,7 @@ pub fn run(a: &PolicyArgs, ranks: &Ranks) -> Result<(Value, bool), Error> {
                 "value": g.pessimistic_value,
             }),
             g.actions,
+            ga,
             true,
         )
     } else {
@@ -251,14 +287,33 @@ pub fn run(a: &PolicyArgs, ranks: &Ranks) -> Result<(Value, bool), Error> {
                 "elapsed_s": r.elapsed.as_secs_f64(),
             }),
             r.actions,
+            r.greedy.actions.clone(),
             conv,
         )
     };
+    let diag = |acts: &[u32]| -> Result<Value, Error> {
+        let b = suboptimality_bound(
+            &st,
+            &Reference::Actions(acts),
+            &reference,
+            p.sigma.as_deref(),
+            p.lambda,
+            p.gamma,
+        )?;
+        Ok(json!({"coverage_term": b.coverage_term, "subopt_bound": b.bound}))
+    };
+    let diagnostics = json!({
+        "comparator_greedy": diag(&greedy_actions)?,
+        "comparator_returned_policy": diag(&actions)?,
+        "radius_guaranteed": p.guaranteed,
+        "note": "SubOpt(pi, comparator) <= subopt_bound = 2 Gamma ||E_rho phi(s, comparator(s)) - v||_{(Sigma + lambda I)^-1} (Zhou, Wu & Orabona 2025, bound (6); anon. 2024, Thm 4.2 as its proof gives) on the event that theta* is in the confidence set: guaranteed only when radius_guaranteed",
+    });
     if let (Some(o), Some(c)) = (out.as_object_mut(), p.common.as_object()) {
         for (k, v) in c {
             o.insert(k.clone(), v.clone());
         }
         o.insert("actions".into(), json!(actions));
+        o.insert("diagnostics".into(), diagnostics);
         o.insert("ranks".into(), json!(ranks.size()));
     }
     if let (Some(path), true) = (&a.actions_out, ranks.is_root()) {
@@ -304,6 +359,7 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
     if a.x.is_some() && a.covariance.is_some() {
         return Err(Error::param("covariance", "give either --covariance or --x, not both"));
     }
+    let mut x_loaded = None;
     let (sigma, x_max): (Option<Vec<f64>>, Option<f64>) = if let Some(p) = &a.covariance {
         let c = read_json(p)?;
         let rows = c
@@ -337,18 +393,79 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
         }
         // Row by row from the (mapped) file: float32 rows are widened one at a time.
         let (s, xmax) = design_moments(m.features(), n, d)?;
+        x_loaded = Some(m);
         (Some(s), Some(xmax))
     } else {
         (None, None)
     };
     // λ and Γ.
     let n_fit = res.get("n").and_then(Value::as_u64).map(|v| v as usize);
+    if a.empirical_radius && a.confidence_radius.is_some() {
+        return Err(Error::param(
+            "empirical-radius",
+            "give either --empirical-radius or --confidence-radius, not both",
+        ));
+    }
+    if a.y.is_some() && !a.empirical_radius {
+        return Err(Error::param("y", "--y is only read with --empirical-radius"));
+    }
     let rule: Option<Calibration> = if a.lambda.is_some() && a.confidence_radius.is_some() {
         None
     } else {
         let mut inp = RuleInputs::new(n_fit, d, radius_b, x_max, sigma.is_some());
         (inp.eta, inp.radius_multiplier, inp.lambda_multiplier) = (a.eta, a.radius_multiplier, a.lambda_multiplier);
-        Some(fit_calibration(&fit_rule(&res, &a.theta)?, &inp).map_err(|e| match e {
+        let fr = fit_rule(&res, &a.theta)?;
+        let cal = if a.empirical_radius {
+            if private_mle {
+                return Err(Error::param(
+                    "empirical-radius",
+                    "not available for private-mle fits: the data-driven radius needs public features, and under standard DP they are private",
+                ));
+            }
+            let m = x_loaded
+                .as_ref()
+                .ok_or_else(|| Error::param("x", "--empirical-radius needs the fit's public features (--x)"))?;
+            let labels = match (&fr, &a.y) {
+                (FitRule::Local { .. }, Some(p)) => {
+                    let y = npy::read_labels(p, 2)?;
+                    if y.len() != m.n() {
+                        return Err(Error::Shape(format!("--y has {} labels, --x has {} rows", y.len(), m.n())));
+                    }
+                    Some(y)
+                }
+                (FitRule::Local { .. }, None) => {
+                    return Err(Error::param(
+                        "y",
+                        "--empirical-radius on an mle / debiased-rr fit needs the labels the fit saw (--y; the privatised labels for debiased-rr)",
+                    ))
+                }
+                (_, Some(_)) => {
+                    return Err(Error::param(
+                        "y",
+                        "the labels must not enter the radius of a central-DP fit: drop --y",
+                    ))
+                }
+                _ => None,
+            };
+            if n_fit.is_some_and(|nf| nf != m.n()) {
+                return Err(Error::Shape(format!(
+                    "--x has {} rows, the fit has n = {:?}",
+                    m.n(),
+                    n_fit
+                )));
+            }
+            let inputs = EmpiricalInputs {
+                x: m.features(),
+                labels: labels.as_deref(),
+                theta: &theta,
+                sigma: sigma.as_deref(),
+                draws: a.empirical_draws,
+            };
+            empirical_fit_calibration(&fr, &inp, &inputs, &mut simulation_rng(a.empirical_seed))
+        } else {
+            fit_calibration(&fr, &inp)
+        };
+        Some(cal.map_err(|e| match e {
             RuleError::MissingCovariance => Error::param(
                 "covariance",
                 "a private-mle fit needs the private covariance (--covariance from `privpref covariance`)",
@@ -412,6 +529,7 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
         "curvature_gamma": rule.as_ref().map(|r| r.gamma),
         "eta": a.eta,
         "radius_multiplier": a.radius_multiplier,
+        "radius_kind": if a.empirical_radius { "empirical (asymptotic/empirical, not guaranteed)" } else if a.confidence_radius.is_some() { "given" } else { "explicit" },
         "set_requested": set.requested_set().name(),
         "set_used": set.used_set().name(),
         "set_radius": set.used_set().radius(),
@@ -434,5 +552,12 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
         ref_vec,
         opts,
         common,
+        guaranteed: !a.empirical_radius
+            && a.confidence_radius.is_none()
+            && a.lambda.is_none()
+            && a.radius_multiplier >= 1.0,
+        sigma,
+        lambda,
+        gamma,
     })
 }

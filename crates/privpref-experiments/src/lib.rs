@@ -28,6 +28,7 @@
 //! `(seed, n, r, ε)` only, so results do not depend on the thread count or the grid order.
 
 pub mod central;
+pub mod coverage;
 pub mod krr_scaling;
 pub mod label_sgd;
 pub mod machine;

@@ -15,6 +15,9 @@
 //!   = 1` a priori, [`private_mle_radius`]; `θ̃` is released unprojected, so the confidence set may
 //!   fall back (counted).
 //!
+//! With `empirical_draws = Some(k)` every `Γ` is replaced by the data-driven radius of
+//! `privpref::policy::empirical` (same `λ`; **asymptotic/empirical, not guaranteed**).
+//!
 //! Data from [`BanditConfig`]: rare actions live partly in a block of directions that the
 //! behaviour policy rarely compares (`p_rare`). With `covered_optimum` (default) the rare
 //! actions are worse in truth (`θ*`'s rare block along `e₁`, rare features leaning to `−e₁`), so
@@ -23,7 +26,7 @@
 //! 4.4). Reproducible: repetition `r` draws `θ*` and the public states from `(seed, r)`, data from
 //! `(seed, r, n)`, mechanisms' noise from `(seed, r, n, estimator)`; independent of threads.
 
-use privpref::data::FeatureBound;
+use privpref::data::{FeatureBound, Features};
 use privpref::error::{Error, Result};
 use privpref::estimator::central::{default_beta, objective_perturbation, ObjPertOptions};
 use privpref::estimator::private_mle::{private_covariance, private_mle, CovarianceOptions, PrivateMleOptions};
@@ -32,8 +35,10 @@ use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::{mix_seed as mix, simulation_rng, Mechanism, RandomizedResponse};
 use privpref::par::Par;
+use privpref::policy::empirical::{empirical_fit_calibration, EmpiricalInputs};
 use privpref::policy::radius::{
-    local_radius, objpert_radius, private_mle_radius, Calibration, LocalRadius, ObjPertRadius, PrivateMleRadius,
+    local_radius, objpert_radius, private_mle_radius, Calibration, FitRule, LocalRadius, ObjPertRadius,
+    PrivateMleRadius, RuleInputs,
 };
 use privpref::policy::{greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, Reference, StateActions};
 use privpref::privacy::NoiseRng;
@@ -69,6 +74,10 @@ pub struct PessimismConfig {
     pub eta: f64,
     /// Multiplier of every `Γ` (1 = the explicit, guaranteed radius).
     pub radius_multiplier: f64,
+    /// `Some(draws)`: replace every explicit `Γ` by the data-driven radius of
+    /// `privpref::policy::empirical` (**asymptotic/empirical, not guaranteed**; same `λ`,
+    /// `draws` Monte-Carlo draws; the multiplier still applies).
+    pub empirical_draws: Option<usize>,
     /// Repetitions.
     pub reps: usize,
     /// Base seed (noise seeded: simulation only).
@@ -96,6 +105,7 @@ impl Default for PessimismConfig {
             eps_central: 1.0,
             eta: 0.05,
             radius_multiplier: 1.0,
+            empirical_draws: None,
             reps: 30,
             seed: 2026,
         }
@@ -160,6 +170,8 @@ pub struct PessimismCell {
     pub fallbacks: usize,
     /// Repetitions whose Frank–Wolfe did not reach its tolerance.
     pub unconverged: usize,
+    /// Repetitions where the data-driven law was singular and the explicit radius was kept.
+    pub empirical_failures: usize,
 }
 
 /// Mean and standard error.
@@ -204,6 +216,7 @@ struct Rec {
     p_rare: f64,
     fallback: bool,
     unconverged: bool,
+    empirical_failed: bool,
 }
 
 /// Runs the comparison; `progress()` after each `(n, repetition)` job.
@@ -281,6 +294,8 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
             }
             let base = mix(mix(rs, n as u64), 77);
             let mut out = Vec::new();
+            let mut rr_labels: Option<Vec<u8>> = None;
+            let mut objpert_noise = (0.0, 0.0);
             for est in PolicyEstimator::all() {
                 let seed = mix(base, est as u64);
                 let (theta_hat, cov, cal): (Vec<f64>, Vec<f64>, Calibration) = match est {
@@ -300,6 +315,7 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                         let mut o = FitOptions::new(LossSpec::DebiasedRr { eps: cfg.eps_local }, set_kind);
                         o.control = control.clone();
                         let m = fit(pv, &o)?;
+                        rr_labels = Some(yt.clone());
                         let mut p = LocalRadius::new(Some(cfg.eps_local), n, d, x_max, cfg.radius);
                         p.eta = cfg.eta;
                         p.multiplier = cfg.radius_multiplier;
@@ -318,6 +334,7 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                         o.control = control.clone();
                         o.allow_unguaranteed = true;
                         let f = objective_perturbation(view, &o, &mut NoiseRng::seeded(seed))?;
+                        objpert_noise = (f.detail.noise_std, f.detail.beta);
                         let cal = objpert_radius(&{
                             let mut o = ObjPertRadius::new(n, d, x_max, cfg.radius, f.detail.noise_std, f.detail.beta);
                             o.eta = cfg.eta;
@@ -351,6 +368,58 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                         (f.theta, c.matrix, cal)
                     }
                 };
+                let mut empirical_failed = false;
+                let cal = match cfg.empirical_draws {
+                    None => cal,
+                    Some(draws) => {
+                        let (rule, labels): (FitRule, Option<&[u8]>) = match est {
+                            PolicyEstimator::Mle => (FitRule::Local { eps: None }, Some(&data.y)),
+                            PolicyEstimator::DebiasedRr => (
+                                FitRule::Local {
+                                    eps: Some(cfg.eps_local),
+                                },
+                                rr_labels.as_deref(),
+                            ),
+                            PolicyEstimator::ObjPert => (
+                                FitRule::ObjPert {
+                                    noise_std: objpert_noise.0,
+                                    beta: objpert_noise.1,
+                                },
+                                None,
+                            ),
+                            // The fit's own guarantee is (ε/2, δ/2): the rule calibrates the pair.
+                            PolicyEstimator::PrivateMle => (
+                                FitRule::PrivateMle {
+                                    eps: cfg.eps_central / 2.0,
+                                    delta: 0.25 / (nf * nf),
+                                    bound: FeatureBound::pairwise(1.0)?,
+                                    alpha: None,
+                                    accuracy: None,
+                                },
+                                None,
+                            ),
+                        };
+                        let mut inp = RuleInputs::new(Some(n), d, Some(cfg.radius), Some(x_max), true);
+                        inp.eta = cfg.eta;
+                        inp.radius_multiplier = cfg.radius_multiplier;
+                        let emp = EmpiricalInputs {
+                            x: Features::F64(&data.x),
+                            labels,
+                            theta: &theta_hat,
+                            sigma: Some(&cov),
+                            draws,
+                        };
+                        // A singular law (a direction no comparison covers): keep the explicit
+                        // radius for this repetition and count it.
+                        match empirical_fit_calibration(&rule, &inp, &emp, &mut simulation_rng(mix(seed, 9))) {
+                            Ok(c) => c,
+                            Err(_) => {
+                                empirical_failed = true;
+                                cal
+                            }
+                        }
+                    }
+                };
                 let set = ConfidenceSet::new(&theta_hat, Some(&cov), cal.lambda, cal.radius, set_kind)?;
                 let greedy = greedy_policy(&st, &theta_hat, &reference, &set, Par::Seq)?;
                 let pess = pessimistic_policy(&st, &reference, &set, &popts)?;
@@ -363,6 +432,7 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                     p_rare: rare_share(&pess.actions),
                     fallback: set.fallback().is_some(),
                     unconverged: pess.termination != privpref::policy::PolicyTermination::Converged,
+                    empirical_failed,
                     cal,
                 });
             }
@@ -384,6 +454,7 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                 pessimistic_rare: vec![],
                 fallbacks: 0,
                 unconverged: 0,
+                empirical_failures: 0,
             };
             for r in recs.iter().flatten().filter(|r| r.est == est && r.n == n) {
                 c.greedy.push(r.greedy);
@@ -394,6 +465,7 @@ pub fn pessimism_vs_greedy(cfg: &PessimismConfig, progress: &(dyn Fn() + Sync)) 
                 c.pessimistic_rare.push(r.p_rare);
                 c.fallbacks += r.fallback as usize;
                 c.unconverged += r.unconverged as usize;
+                c.empirical_failures += r.empirical_failed as usize;
             }
             cells.push(c);
         }

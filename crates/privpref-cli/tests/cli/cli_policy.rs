@@ -335,3 +335,146 @@ fn invalid_inputs_are_one_line_errors() {
     let o = run(&["policy", "--theta", &th]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `M⁻¹g` by Gaussian elimination with partial pivoting (independent of the library's
+/// eigendecomposition).
+fn solve(mut m: Vec<f64>, mut g: Vec<f64>, d: usize) -> Vec<f64> {
+    for c in 0..d {
+        let p = (c..d)
+            .max_by(|&i, &j| m[i * d + c].abs().total_cmp(&m[j * d + c].abs()))
+            .unwrap();
+        for j in 0..d {
+            m.swap(c * d + j, p * d + j);
+        }
+        g.swap(c, p);
+        for r in c + 1..d {
+            let f = m[r * d + c] / m[c * d + c];
+            for j in c..d {
+                m[r * d + j] -= f * m[c * d + j];
+            }
+            g[r] -= f * g[c];
+        }
+    }
+    for c in (0..d).rev() {
+        let s: f64 = (c + 1..d).map(|j| m[c * d + j] * g[j]).sum();
+        g[c] = (g[c] - s) / m[c * d + c];
+    }
+    g
+}
+
+/// `--empirical-radius` (sandwich on the fit's labels) and the `diagnostics` fields: the
+/// radius is labelled not guaranteed, smaller than the explicit one it reports, and the coverage
+/// term `‖E_ρφ(π†) − v‖_{M⁻¹}` of both comparators matches an independent computation from the
+/// files (`Σ̂` from X, `λ` from the JSON, `v = 0`), with `subopt_bound = 2Γ·coverage_term`.
+#[test]
+fn empirical_radius_and_diagnostics() {
+    let dir = TempDir::new("empirical");
+    setup(&dir);
+    fit(&dir, &["--loss", "mle"]);
+    let (th, s, x, y) = (
+        dir.arg("fit.json"),
+        dir.arg("s.npy"),
+        dir.arg("x.npy"),
+        dir.arg("y.npy"),
+    );
+    let v = json_of(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--y",
+        &y,
+        "--empirical-radius",
+        "--empirical-draws",
+        "2000",
+    ]));
+    assert!(v["rule"].as_str().unwrap().contains("not guaranteed"), "{}", v["rule"]);
+    assert_eq!(v["radius_kind"], "empirical (asymptotic/empirical, not guaranteed)");
+    assert_eq!(v["diagnostics"]["radius_guaranteed"], false);
+    let gamma = v["confidence_radius"].as_f64().unwrap();
+    let explicit = v["radius_terms"][0]["value"].as_f64().unwrap();
+    assert!(gamma > 0.0 && gamma < explicit, "{gamma} vs explicit {explicit}");
+    // Independent coverage terms.
+    let (xs, n, d) = {
+        let m = npy::load_matrix(dir.arg("x.npy")).unwrap();
+        let (n, d) = (m.n(), m.d());
+        let mut buf = vec![0.0; d];
+        let xs: Vec<f64> = (0..n).flat_map(|r| m.features().row(r, d, &mut buf).to_vec()).collect();
+        (xs, n, d)
+    };
+    let lambda = v["lambda"].as_f64().unwrap();
+    let mut mm = vec![0.0; d * d];
+    for r in 0..n {
+        for i in 0..d {
+            for j in 0..d {
+                mm[i * d + j] += xs[r * d + i] * xs[r * d + j] / n as f64;
+            }
+        }
+    }
+    for i in 0..d {
+        mm[i * d + i] += lambda;
+    }
+    let (phi, ns, na, _) = npy::read_array3(dir.arg("s.npy")).unwrap();
+    for (key, acts) in [
+        ("comparator_returned_policy", v["actions"].clone()),
+        ("comparator_greedy", Value::Null),
+    ] {
+        let dg = &v["diagnostics"][key];
+        let cov = dg["coverage_term"].as_f64().unwrap();
+        assert!((dg["subopt_bound"].as_f64().unwrap() - 2.0 * gamma * cov).abs() <= 1e-12 * (1.0 + cov));
+        if acts.is_null() {
+            continue;
+        }
+        let acts: Vec<usize> = acts
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_u64().unwrap() as usize)
+            .collect();
+        let mut g = vec![0.0; d];
+        for (st, &a) in acts.iter().enumerate() {
+            for j in 0..d {
+                g[j] += phi[(st * na + a) * d + j] / ns as f64;
+            }
+        }
+        let mg = solve(mm.clone(), g.clone(), d);
+        let want = g.iter().zip(&mg).map(|(a, b)| a * b).sum::<f64>().sqrt();
+        assert!((cov - want).abs() <= 1e-9 * (1.0 + want), "{key}: {cov} vs {want}");
+    }
+    // The explicit radius is marked guaranteed.
+    let e = json_of(&run(&["policy", "--theta", &th, "--states", &s, "--x", &x, "--greedy"]));
+    assert_eq!(e["diagnostics"]["radius_guaranteed"], true);
+    assert_eq!(e["radius_kind"], "explicit");
+    // Errors: no labels, labels without the flag, both radii.
+    let err = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--empirical-radius",
+    ]));
+    assert!(err.contains("--y"), "{err}");
+    let err = one_line_error(&run(&["policy", "--theta", &th, "--states", &s, "--x", &x, "--y", &y]));
+    assert!(err.contains("--empirical-radius"), "{err}");
+    let err = one_line_error(&run(&[
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--y",
+        &y,
+        "--empirical-radius",
+        "--confidence-radius",
+        "0.5",
+    ]));
+    assert!(err.contains("not both"), "{err}");
+}
