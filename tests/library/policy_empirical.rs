@@ -2,6 +2,9 @@
 //! guaranteed) and the sub-optimality diagnostics of `privpref::policy::diagnostics`, against
 //! closed forms and a seeded coverage check.
 
+// Small fixed-size loops index several arrays at once: clearer with the index.
+#![allow(clippy::needless_range_loop)]
+
 use privpref::data::{Features, PairwiseView};
 use privpref::estimator::{fit, FitOptions};
 use privpref::feasible::FeasibleSet;
@@ -53,7 +56,7 @@ fn gaussian_quantile_is_the_chi_quantile() {
     for i in 0..d {
         m[i * d + i] += lambda;
     }
-    let mut inv = vec![0.0; 16];
+    let mut inv = [0.0; 16];
     for i in 0..d {
         inv[i * d + i] = 1.0;
     }

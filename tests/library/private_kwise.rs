@@ -2,6 +2,9 @@
 //! (anon., 2024), Thm 4.3: the K-dependent constants against brute-force enumeration, the
 //! reduction to the pairwise releases at K = 2, the noise scales and the guarantees.
 
+// Small fixed-size loops index several arrays at once: clearer with the index.
+#![allow(clippy::needless_range_loop)]
+
 use privpref::data::{FeatureBound, GroupLabels, GroupView};
 use privpref::estimator::private_mle::{private_covariance, private_mle, CovarianceOptions, PrivateMleOptions};
 use privpref::estimator::private_mle_kwise::{kwise_data_covariance, private_covariance_kwise, private_mle_kwise};

@@ -44,7 +44,7 @@ fn main() -> Result<(), privpref::Error> {
     let t = Instant::now();
     let cells = coverage(&cfg, &|| {
         let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-        if k % 500 == 0 {
+        if k.is_multiple_of(500) {
             eprintln!("{k}/{total} jobs, {:.0} s", t.elapsed().as_secs_f64());
         }
     })?;
@@ -109,8 +109,10 @@ fn main() -> Result<(), privpref::Error> {
     let _ = std::fs::write("bench-results/coverage.md", &md);
     // Pessimism vs greedy: explicit vs empirical radius.
     md.push_str("## Pessimism vs greedy with the data-driven radius\n\n");
-    let mut pc = PessimismConfig::default();
-    pc.reps = pess_reps;
+    let mut pc = PessimismConfig {
+        reps: pess_reps,
+        ..PessimismConfig::default()
+    };
     md.push_str(&format!(
         "The benchmark of `bench-results/pessimism.md` (`privpref_experiments::pessimism`, default design: d = {}, 8 actions of which 3 rare, p_rare = {}, {} public states, ‖θ*‖ = 1, ball B = 1, local ε = {}, central (ε, δ) = ({}, 1/(2n²)), η = {}), {} repetitions, run here (same command) with the explicit radii and with the data-driven radii (`empirical_draws` = 2000; same λ). SubOpt = J(π*) − J(π), mean ± s.e.; better / worse = repetitions where pessimism is strictly better / worse than greedy.\n\n",
         pc.bandit.d, pc.p_rare, pc.states, pc.eps_local, pc.eps_central, pc.eta, pc.reps
