@@ -181,7 +181,7 @@ pub fn private_mle_kwise(
 
 /// Algorithm 2 of "Provable protection of human judgements" (anon., 2024) on K-wise data (module
 /// docs): `Σ̃_{D_K} = Σ_{D_K} + G_sym`, `s_G` from
-/// [`kwise_covariance_std`](crate::privacy::calibrate_kwise::kwise_covariance_std), then the
+/// [`kwise_covariance_std`], then the
 /// eigenvalue floor. The labels of `data` are not read.
 ///
 /// # Errors

@@ -5,7 +5,7 @@
 //! its noise fall with `m`, Thm 4's `√d/(√m n ε)`).
 //!
 //! Per repetition: `θ*` on the sum-zero subspace with `‖θ*‖ = theta_norm`; `n` users × `m`
-//! comparisons with features uniform on the sphere `‖x‖ = 2L` ([`btl_users_equal`]); estimators:
+//! comparisons with features uniform on the sphere `‖x‖ = 2L` ([`btl_users_equal`](privpref::sim::btl_users_equal)); estimators:
 //! * `mle`: the non-private MLE over `Θ_B` (exact);
 //! * `user-rr`: labels by [`UserLevelRr`] at `ε`, then the exact debiased estimator over `Θ_B`
 //!   ([`fit_user_rr`]);
