@@ -216,6 +216,7 @@ fn a_user_level_fit_serialises_its_accounting_and_halt() {
     assert_eq!(
         d["accounting"],
         json!({
+            "accounting": "rdp",
             "epsilon": a.epsilon,
             "order": a.order,
             "rdp_at_order": a.rdp,

@@ -7,7 +7,7 @@ use crate::privacy::pld::PldAccountant;
 
 /// Which accountant turns `(q, σ, T)` into `(ε, δ)` and calibrates `σ`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "lowercase"))]
 pub enum Accounting {
     /// Rényi DP on the order grid with the conversion (this module; the default).
     #[default]
