@@ -113,6 +113,25 @@ pub struct CentralInput<'a> {
     pub control: privpref::solver::Control,
 }
 
+/// An error naming the first option given that only `--mechanism objpert` reads.
+fn refuse_objpert_options(c: &CentralArgs) -> Result<(), Error> {
+    for (name, given) in [
+        ("beta", c.beta.is_some()),
+        ("kkt-tol", c.kkt_tol.is_some()),
+        ("output-radius", c.output_radius.is_some()),
+        ("output-eps", c.output_eps.is_some()),
+        ("output-delta", c.output_delta.is_some()),
+    ] {
+        if given {
+            return Err(Error::param(
+                name,
+                format!("--{name} applies only to --mechanism objpert"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn required(v: Option<f64>, name: &'static str) -> Result<f64, Error> {
     v.ok_or_else(|| Error::param(name, format!("--central needs --{name}")))
 }
@@ -197,20 +216,7 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
             }))
         }
         "private-mle" => {
-            for (name, given) in [
-                ("beta", c.beta.is_some()),
-                ("kkt-tol", c.kkt_tol.is_some()),
-                ("output-radius", c.output_radius.is_some()),
-                ("output-eps", c.output_eps.is_some()),
-                ("output-delta", c.output_delta.is_some()),
-            ] {
-                if given {
-                    return Err(Error::param(
-                        name,
-                        format!("--{name} applies only to --mechanism objpert"),
-                    ));
-                }
-            }
+            refuse_objpert_options(c)?;
             let mut o = PrivateMleOptions::new(eps, delta, bound, inp.set);
             if let Some(e) = c.eta {
                 o.eta = e;
@@ -288,20 +294,7 @@ pub fn run_kwise(c: &CentralArgs, inp: KwiseCentralInput<'_>) -> Result<Value, E
             ))
         }
     }
-    for (name, given) in [
-        ("beta", c.beta.is_some()),
-        ("kkt-tol", c.kkt_tol.is_some()),
-        ("output-radius", c.output_radius.is_some()),
-        ("output-eps", c.output_eps.is_some()),
-        ("output-delta", c.output_delta.is_some()),
-    ] {
-        if given {
-            return Err(Error::param(
-                name,
-                format!("--{name} applies only to --mechanism objpert"),
-            ));
-        }
-    }
+    refuse_objpert_options(c)?;
     let eps = required(inp.eps, "eps")?;
     let delta = required(c.delta, "delta")?;
     let l = required(c.feature_bound, "feature-bound")?;
