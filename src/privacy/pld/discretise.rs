@@ -30,7 +30,7 @@ pub(super) fn discretise(pair: &Pair, h: f64, how: Discretisation) -> Result<Los
         return Err(Error::param(
             "pld-grid",
             format!(
-                "one step's loss spans [{l_lo:.3}, {l_hi:.3}]: {} grid points of width {h} exceed {MAX_LEN}; use a wider grid or more noise",
+                "one step's loss spans [{l_lo:.3}, {l_hi:.3}]: {} grid points of width {h} exceed {MAX_LEN}; use more noise, a wider grid (PldAccountant::with_grid) or the RDP accountant",
                 ((k_hi - k_lo) as u64) + 1
             ),
         ));

@@ -37,7 +37,7 @@ pub(super) fn compose(a: &LossPmf, b: &LossPmf, tail: f64, planner: &mut FftPlan
     if out_len > MAX_LEN {
         return Err(Error::param(
             "pld-grid",
-            format!("the composed loss needs {out_len} grid points, more than {MAX_LEN}; use a wider grid"),
+            format!("the composed loss needs {out_len} grid points, more than {MAX_LEN}; use a wider grid (PldAccountant::with_grid) or the RDP accountant"),
         ));
     }
     let (norm_a, norm_b) = (a.norms(), b.norms());
