@@ -113,23 +113,30 @@ pub struct CentralInput<'a> {
     pub control: privpref::solver::Control,
 }
 
+/// An error naming the first of `options` (name, given) that was given: only `--mechanism
+/// {mechanism}` reads them.
+fn refuse_options(options: &[(&'static str, bool)], mechanism: &str) -> Result<(), Error> {
+    match options.iter().find(|(_, given)| *given) {
+        Some((name, _)) => Err(Error::param(
+            name,
+            format!("--{name} applies only to --mechanism {mechanism}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// An error naming the first option given that only `--mechanism objpert` reads.
 fn refuse_objpert_options(c: &CentralArgs) -> Result<(), Error> {
-    for (name, given) in [
-        ("beta", c.beta.is_some()),
-        ("kkt-tol", c.kkt_tol.is_some()),
-        ("output-radius", c.output_radius.is_some()),
-        ("output-eps", c.output_eps.is_some()),
-        ("output-delta", c.output_delta.is_some()),
-    ] {
-        if given {
-            return Err(Error::param(
-                name,
-                format!("--{name} applies only to --mechanism objpert"),
-            ));
-        }
-    }
-    Ok(())
+    refuse_options(
+        &[
+            ("beta", c.beta.is_some()),
+            ("kkt-tol", c.kkt_tol.is_some()),
+            ("output-radius", c.output_radius.is_some()),
+            ("output-eps", c.output_eps.is_some()),
+            ("output-delta", c.output_delta.is_some()),
+        ],
+        "objpert",
+    )
 }
 
 fn required(v: Option<f64>, name: &'static str) -> Result<f64, Error> {
@@ -153,18 +160,14 @@ pub fn run(c: &CentralArgs, inp: CentralInput<'_>) -> Result<Value, Error> {
     let (n, d) = (inp.view.n(), inp.view.d());
     match mech {
         "objpert" => {
-            for (name, given) in [
-                ("eta", c.eta.is_some()),
-                ("alpha", c.alpha.is_some()),
-                ("accuracy", c.accuracy.is_some()),
-            ] {
-                if given {
-                    return Err(Error::param(
-                        name,
-                        format!("--{name} applies only to --mechanism private-mle"),
-                    ));
-                }
-            }
+            refuse_options(
+                &[
+                    ("eta", c.eta.is_some()),
+                    ("alpha", c.alpha.is_some()),
+                    ("accuracy", c.accuracy.is_some()),
+                ],
+                "private-mle",
+            )?;
             let beta = match c.beta {
                 Some(b) => b,
                 None => default_beta(n, &inp.set)?,
