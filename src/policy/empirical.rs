@@ -16,8 +16,11 @@
 //!   (anon., 2024), Alg. 1). **The labels never enter**: the law is that of the parametric
 //!   bootstrap at the released `θ̃` on the public features, linearised — labels simulated from
 //!   the BTL model at `θ̃` have Fisher information `H = (1/n)Σσ'(xᵢᵀθ̃)xᵢxᵢᵀ`, and the
-//!   estimator's own noise and ridge are added in closed form (below). It is a function of the
-//!   release and of public inputs only, hence post-processing. For the private MLE (standard
+//!   estimator's own noise is added in closed form (below). The ridge of these estimators
+//!   shrinks `θ̃` by a bias `−K⁻¹Sθ*` that depends on the unknown `θ*` — it cannot be estimated
+//!   at `θ̃` (which is itself shrunk, to about 0 in the directions the data rarely compare), so
+//!   the radius adds its worst case over the feasible ball, `B‖M^{1/2}K⁻¹S‖₂`. It is a function
+//!   of the release and of public inputs only, hence post-processing. For the private MLE (standard
 //!   DP) the features are private: the law needs features the caller may publish (a public
 //!   sample from the same design), which is an **assumption** the caller must justify.
 //!
@@ -41,13 +44,17 @@ use rand_distr::{Distribution, StandardNormal};
 /// The label every data-driven radius carries in its name and reports.
 pub const NOT_GUARANTEED: &str = "asymptotic/empirical, not guaranteed";
 
-/// The Gaussian approximation `N(mean, cov)` of the estimation error `θ̂ − θ*`.
+/// The Gaussian approximation `Aθ* + N(mean, cov)` of the estimation error `θ̂ − θ*`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorLaw {
-    /// `μ` (the asymptotic bias; `0` for the sandwich).
+    /// `μ`, a known shift (`0` for the sandwich and the model law).
     pub mean: Vec<f64>,
     /// `V`, row-major `d × d`, symmetric positive semi-definite.
     pub cov: Vec<f64>,
+    /// `A` of a bias `Aθ*` that depends on the unknown `θ*` (row-major `d × d`), or `None`.
+    /// [`gaussian_quantile_radius`] adds its worst case over the ball `‖θ*‖ ≤ B`,
+    /// `B‖M^{1/2}A‖₂`.
+    pub bias_map: Option<Vec<f64>>,
 }
 
 /// The noise and ridge of a central estimator, for [`model_law`].
@@ -218,6 +225,7 @@ pub fn sandwich_law(x: Features<'_>, y: &[u8], n: usize, d: usize, theta: &[f64]
     Ok(ErrorLaw {
         mean: vec![0.0; d],
         cov: v,
+        bias_map: None,
     })
 }
 
@@ -225,14 +233,16 @@ pub fn sandwich_law(x: Features<'_>, y: &[u8], n: usize, d: usize, theta: &[f64]
 /// features; **the labels never enter** (module docs). With the BTL Fisher information
 /// `H = (1/n)Σσ'(xᵢᵀθ̃)xᵢxᵢᵀ` (labels simulated from the model at `θ̃` have `G = H`):
 ///
-/// * objective perturbation: `K = H + (β/n)I`, `V = K⁻¹(H/n + (s_w/n)²I)K⁻¹`;
-/// * private MLE: `K = H + 2αI`, `V = K⁻¹(H/n + (s_b/n)²I)K⁻¹ + ν²I`;
-/// * the ridge bias `μ = −K⁻¹(K − H)θ̃` in both (the expansion gives
-///   `θ̃ − θ* ≈ −K⁻¹(K − H)θ*`, with `θ̃` for `θ*`)
+/// * objective perturbation: `S = (β/n)I`, `V = K⁻¹(H/n + (s_w/n)²I)K⁻¹`;
+/// * private MLE: `S = 2αI`, `V = K⁻¹(H/n + (s_b/n)²I)K⁻¹ + ν²I`;
+/// * `K = H + S`, and the ridge bias `Aθ*` with `A = −K⁻¹S` in both (the expansion gives
+///   `θ̃ − θ* ≈ −K⁻¹Sθ* + N(0, V)`); `mean = 0`, `bias_map = Some(A)`.
 ///
 /// (first-order expansion of the stationarity condition of each objective around `θ*`, with
-/// `H` evaluated at `θ̃`; the constraint and the projection are ignored). **Asymptotic, not
-/// guaranteed.**
+/// `H` evaluated at `θ̃`; the constraint and the projection are ignored). The bias is left as a
+/// map of the unknown `θ*`: plugging in `θ̃` (shrunk towards 0, most in the directions the data
+/// rarely compare) under-estimated it, and the plug-in radius covered as little as 59% of the
+/// time at a nominal 95% (`bench-results/coverage.md`). **Asymptotic, not guaranteed.**
 ///
 /// # Errors
 /// Shapes, non-finite inputs, negative noise or ridge, a singular `K`.
@@ -265,34 +275,79 @@ pub fn model_law(x: Features<'_>, n: usize, d: usize, theta: &[f64], noise: Cent
     for i in 0..d {
         v[i * d + i] += s_out * s_out;
     }
-    // The ridge bias −K⁻¹(K − H)θ* with θ̃ for θ*. (Inverting the shrinkage, θ* ≈ H⁻¹Kθ̃, is
-    // unstable where H is nearly singular — directions the data rarely compare — and did not
-    // improve the measured coverage.)
-    let mean = (0..d)
-        .map(|i| -(0..d).map(|j| kinv[i * d + j] * shift * theta[j]).sum::<f64>())
-        .collect();
-    Ok(ErrorLaw { mean, cov: v })
+    // The ridge bias −K⁻¹Sθ* as a map of θ*. (Inverting the shrinkage, θ* ≈ H⁻¹Kθ̃, is unstable
+    // where H is nearly singular — directions the data rarely compare.)
+    let bias_map = kinv.iter().map(|v| -shift * v).collect();
+    Ok(ErrorLaw {
+        mean: vec![0.0; d],
+        cov: v,
+        bias_map: Some(bias_map),
+    })
+}
+
+/// `B‖M^{1/2}A‖₂ = B·√λ_max(AᵀMA)`, the largest `‖Aθ‖_M` over `‖θ‖ ≤ B` (`m` row-major `d × d`).
+fn worst_case_bias(a: &[f64], m: &[f64], d: usize, b: f64) -> Result<f64> {
+    // AᵀMA, symmetrised.
+    let ma = matmul(m, a, d);
+    let mut at_ma = vec![0.0; d * d];
+    for i in 0..d {
+        for j in 0..d {
+            at_ma[i * d + j] = (0..d).map(|k| a[k * d + i] * ma[k * d + j]).sum();
+        }
+    }
+    for i in 0..d {
+        for j in 0..i {
+            let v = 0.5 * (at_ma[i * d + j] + at_ma[j * d + i]);
+            at_ma[i * d + j] = v;
+            at_ma[j * d + i] = v;
+        }
+    }
+    let (lam, _) = eigh(&at_ma, d)?;
+    Ok(b * lam.iter().cloned().fold(0.0, f64::max).sqrt())
 }
 
 /// The `(1 − η)`-quantile of `‖Z‖_M`, `Z ~ N(μ, V)` of `law`, `M = sigma + λI` (`sigma` row-major
 /// `d × d`, `None` for `0`), from `draws` Monte-Carlo draws with `rng`: the order statistic of
 /// rank `⌈(1 − η)·draws⌉`. `Z = μ + QΛ^{1/2}ξ`, `V = QΛQᵀ` (negative eigenvalues of rounding
-/// size clamped to 0), `ξ` standard normal. **Asymptotic/empirical, not guaranteed.**
+/// size clamped to 0), `ξ` standard normal. When the law has a bias map `A` (a bias `Aθ*` of
+/// the unknown `θ*`), its worst case over the feasible ball `‖θ*‖ ≤ B` (`ball_radius = Some(B)`)
+/// is added: `B‖M^{1/2}A‖₂` (the triangle inequality, so the result bounds the quantile of
+/// `‖Aθ* + Z‖_M` for every such `θ*`). **Asymptotic/empirical, not guaranteed.**
 ///
 /// # Errors
-/// Shapes, `η ∉ (0, 1)`, `draws < 1/η`, `λ < 0`, non-finite entries.
+/// Shapes, `η ∉ (0, 1)`, `draws < 1/η`, `λ < 0`, non-finite entries, a bias map without a
+/// finite `B > 0`.
 pub fn gaussian_quantile_radius<R: Rng + ?Sized>(
     law: &ErrorLaw,
     sigma: Option<&[f64]>,
     lambda: f64,
     eta: f64,
     draws: usize,
+    ball_radius: Option<f64>,
     rng: &mut R,
 ) -> Result<f64> {
     let d = law.mean.len();
-    if d == 0 || law.cov.len() != d * d || sigma.is_some_and(|s| s.len() != d * d) {
-        return Err(Error::Shape("law and sigma must be d and d x d".into()));
+    if d == 0
+        || law.cov.len() != d * d
+        || sigma.is_some_and(|s| s.len() != d * d)
+        || law.bias_map.as_ref().is_some_and(|a| a.len() != d * d)
+    {
+        return Err(Error::Shape(
+            "law, bias map and sigma must be d, d x d and d x d".into(),
+        ));
     }
+    let bias_ball = match (&law.bias_map, ball_radius) {
+        (None, _) => None,
+        (Some(a), Some(b)) if b.is_finite() && b > 0.0 => Some((a, b)),
+        (Some(_), b) => {
+            return Err(Error::param(
+                "radius",
+                format!(
+                    "the law has a bias that depends on theta*: its worst case needs the feasible ball's finite radius B > 0 (got {b:?})"
+                ),
+            ))
+        }
+    };
     if !(eta > 0.0 && eta < 1.0) {
         return Err(Error::param("eta", format!("must be in (0, 1), got {eta}")));
     }
@@ -302,7 +357,12 @@ pub fn gaussian_quantile_radius<R: Rng + ?Sized>(
     if !(lambda.is_finite() && lambda >= 0.0) {
         return Err(Error::param("lambda", format!("must be finite and >= 0, got {lambda}")));
     }
-    let all = law.mean.iter().chain(&law.cov).chain(sigma.unwrap_or(&[]));
+    let all = law
+        .mean
+        .iter()
+        .chain(&law.cov)
+        .chain(sigma.unwrap_or(&[]))
+        .chain(law.bias_map.as_deref().unwrap_or(&[]));
     if all.into_iter().any(|v| !v.is_finite()) {
         return Err(Error::param("law", "non-finite entry"));
     }
@@ -331,7 +391,11 @@ pub fn gaussian_quantile_radius<R: Rng + ?Sized>(
         .collect();
     norms.sort_by(f64::total_cmp);
     let rank = ((1.0 - eta) * draws as f64).ceil() as usize;
-    Ok(norms[rank.clamp(1, draws) - 1])
+    let bias = match bias_ball {
+        Some((a, b)) => worst_case_bias(a, &m, d, b)?,
+        None => 0.0,
+    };
+    Ok(norms[rank.clamp(1, draws) - 1] + bias)
 }
 
 /// The rule name of the sandwich radius.
@@ -339,7 +403,7 @@ pub const SANDWICH_RULE: &str =
     "sandwich radius: (1-eta)-quantile of ||Z||_M, Z ~ N(0, H^-1 G H^-1/n) on privatised labels (asymptotic/empirical, not guaranteed)";
 /// The rule name of the model-based radius of the central estimators.
 pub const MODEL_RULE: &str =
-    "linearised parametric bootstrap at the released theta on public features, labels unused (asymptotic/empirical, not guaranteed)";
+    "linearised parametric bootstrap at the released theta on public features, labels unused, plus the ridge bias's worst case over the ball (asymptotic/empirical, not guaranteed)";
 
 /// The data a data-driven radius may use, all public or already released.
 #[derive(Debug, Clone)]
@@ -435,8 +499,11 @@ pub fn empirical_fit_calibration<R: Rng + ?Sized>(
         }
         FitRule::Other(name) => return Err(RuleError::NoRule(name.clone())),
     };
-    let gamma =
-        inp.radius_multiplier * gaussian_quantile_radius(&law, data.sigma, base.lambda, inp.eta, data.draws, rng)?;
+    if law.bias_map.is_some() && inp.radius.is_none() {
+        return Err(RuleError::MissingRadius);
+    }
+    let gamma = inp.radius_multiplier
+        * gaussian_quantile_radius(&law, data.sigma, base.lambda, inp.eta, data.draws, inp.radius, rng)?;
     Ok(Calibration {
         lambda: base.lambda,
         radius: gamma,

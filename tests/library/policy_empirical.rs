@@ -80,9 +80,10 @@ fn gaussian_quantile_is_the_chi_quantile() {
     let law = ErrorLaw {
         mean: vec![0.0; d],
         cov: inv.iter().map(|v| s * s * v).collect(),
+        bias_map: None,
     };
     let eta = 0.05;
-    let q = gaussian_quantile_radius(&law, Some(&sigma), lambda, eta, 20_000, &mut simulation_rng(5)).unwrap();
+    let q = gaussian_quantile_radius(&law, Some(&sigma), lambda, eta, 20_000, None, &mut simulation_rng(5)).unwrap();
     let want = s * chi2_4_quantile(eta).sqrt();
     assert!((chi2_4_quantile(eta) - 9.487_729).abs() < 1e-5);
     assert!((q / want - 1.0).abs() < 0.02, "quantile {q}, closed form {want}");
@@ -90,9 +91,57 @@ fn gaussian_quantile_is_the_chi_quantile() {
     let law0 = ErrorLaw {
         mean: vec![0.3, -0.2, 0.1, 0.0],
         cov: vec![0.0; 16],
+        bias_map: None,
     };
-    let q0 = gaussian_quantile_radius(&law0, None, 4.0, eta, 100, &mut simulation_rng(1)).unwrap();
+    let q0 = gaussian_quantile_radius(&law0, None, 4.0, eta, 100, None, &mut simulation_rng(1)).unwrap();
     assert!((q0 - 2.0 * (0.09f64 + 0.04 + 0.01).sqrt()).abs() < 1e-12);
+}
+
+/// The worst case of a bias `Aθ*` over `‖θ*‖ ≤ B`: with `V = 0` the radius is exactly
+/// `max_{‖θ‖ ≤ B} ‖Aθ‖_M`, found here by brute force over 200 000 directions of the circle
+/// (`d = 2`, `A` and `M` not diagonal, not commuting). With noise it adds to the quantile.
+/// `√λ_min` instead of `√λ_max`, `MA` for `AᵀMA` or a forgotten `B` would miss by far more than
+/// the 1e-9 relative tolerance of the brute force's grid.
+#[test]
+fn bias_map_adds_its_worst_case_over_the_ball() {
+    let a = [0.7, -0.3, 0.2, 0.05];
+    let (sigma, lambda, b) = ([2.0, 0.6, 0.6, 0.5], 0.1, 1.7);
+    let m = [sigma[0] + lambda, sigma[1], sigma[2], sigma[3] + lambda];
+    let mut brute = 0.0f64;
+    let k = 200_000;
+    for i in 0..k {
+        let t = std::f64::consts::PI * i as f64 / k as f64;
+        let th = [b * t.cos(), b * t.sin()];
+        let z = [a[0] * th[0] + a[1] * th[1], a[2] * th[0] + a[3] * th[1]];
+        let q = z[0] * (m[0] * z[0] + m[1] * z[1]) + z[1] * (m[2] * z[0] + m[3] * z[1]);
+        brute = brute.max(q.sqrt());
+    }
+    let law = ErrorLaw {
+        mean: vec![0.0; 2],
+        cov: vec![0.0; 4],
+        bias_map: Some(a.to_vec()),
+    };
+    let r = gaussian_quantile_radius(&law, Some(&sigma), lambda, 0.05, 100, Some(b), &mut simulation_rng(1)).unwrap();
+    assert!((r / brute - 1.0).abs() < 1e-9, "{r} vs brute force {brute}");
+    // With noise: the Gaussian quantile plus the same bias term (same draws).
+    let noisy = ErrorLaw {
+        cov: vec![0.04, 0.01, 0.01, 0.09],
+        ..law.clone()
+    };
+    let plain = ErrorLaw {
+        bias_map: None,
+        ..noisy.clone()
+    };
+    let q = gaussian_quantile_radius(&plain, Some(&sigma), lambda, 0.05, 500, None, &mut simulation_rng(2)).unwrap();
+    let r = gaussian_quantile_radius(&noisy, Some(&sigma), lambda, 0.05, 500, Some(b), &mut simulation_rng(2)).unwrap();
+    assert!((r - q - brute).abs() < 1e-9 * r, "{r} vs {q} + {brute}");
+    // A bias map needs the ball.
+    for bad in [None, Some(0.0), Some(f64::INFINITY)] {
+        assert!(matches!(
+            gaussian_quantile_radius(&law, None, lambda, 0.05, 100, bad, &mut simulation_rng(1)),
+            Err(Error::InvalidParam { .. })
+        ));
+    }
 }
 
 /// A discrete design `x ∈ {e₁, e₂}` (each half of the rows) with `n = 2·10⁵` BTL labels: the
@@ -155,8 +204,8 @@ fn sandwich_tends_to_the_closed_form() {
 }
 
 /// The model law of objective perturbation on the same discrete design, closed form:
-/// `K = H + (β/n)I`, `V_jj = (H_jj/n + (s_w/n)²)/K_jj²`, `μ_j = −(β/n)θ̃_j/K_jj`; of the private
-/// MLE: `K = H + 2αI`, `V_jj = (H_jj/n + (s_b/n)²)/K_jj² + ν²`, `μ_j = −2αθ̃_j/K_jj`.
+/// `K = H + (β/n)I`, `V_jj = (H_jj/n + (s_w/n)²)/K_jj²`, bias map `A_jj = −(β/n)/K_jj`; of the private
+/// MLE: `K = H + 2αI`, `V_jj = (H_jj/n + (s_b/n)²)/K_jj² + ν²`, `A_jj = −2α/K_jj`.
 #[test]
 fn model_law_closed_form() {
     let n = 1000;
@@ -180,7 +229,10 @@ fn model_law_closed_form() {
         let (h, k) = (hjj(theta[j]), hjj(theta[j]) + beta / nf);
         let v = (h / nf + (sw / nf).powi(2)) / (k * k);
         assert!((l.cov[j * 3] / v - 1.0).abs() < 1e-12);
-        assert!((l.mean[j] + beta / nf * theta[j] / k).abs() < 1e-12);
+        assert_eq!(l.mean[j], 0.0);
+        let a = l.bias_map.as_ref().unwrap();
+        assert!((a[j * 3] + beta / nf / k).abs() < 1e-12);
+        assert!(a[1].abs() < 1e-15 && a[2].abs() < 1e-15);
     }
     let (alpha, sb, nu) = (0.01, 5.0, 0.02);
     let l = model_law(
@@ -199,7 +251,8 @@ fn model_law_closed_form() {
         let (h, k) = (hjj(theta[j]), hjj(theta[j]) + 2.0 * alpha);
         let v = (h / nf + (sb / nf).powi(2)) / (k * k) + nu * nu;
         assert!((l.cov[j * 3] / v - 1.0).abs() < 1e-12);
-        assert!((l.mean[j] + 2.0 * alpha * theta[j] / k).abs() < 1e-12);
+        assert_eq!(l.mean[j], 0.0);
+        assert!((l.bias_map.as_ref().unwrap()[j * 3] + 2.0 * alpha / k).abs() < 1e-12);
     }
 }
 
@@ -235,8 +288,16 @@ fn sandwich_radius_covers_at_n_4000() {
                     }
                 }
             }
-            let g =
-                gaussian_quantile_radius(&law, Some(&sigma), lambda, eta, 1000, &mut simulation_rng(9000 + r)).unwrap();
+            let g = gaussian_quantile_radius(
+                &law,
+                Some(&sigma),
+                lambda,
+                eta,
+                1000,
+                None,
+                &mut simulation_rng(9000 + r),
+            )
+            .unwrap();
             let z: Vec<f64> = theta.iter().zip(&m.theta).map(|(a, b)| a - b).collect();
             let q: f64 = (0..d)
                 .map(|i| z[i] * ((0..d).map(|j| sigma[i * d + j] * z[j]).sum::<f64>() + lambda * z[i]))
@@ -284,16 +345,17 @@ fn empirical_inputs_are_checked() {
     let law = ErrorLaw {
         mean: vec![0.0; 2],
         cov: vec![1.0, 0.0, 0.0, 1.0],
+        bias_map: None,
     };
     let mut rng = simulation_rng(1);
     for (eta, draws, lambda) in [(0.0, 100, 1.0), (0.05, 10, 1.0), (0.05, 100, -1.0), (1.0, 100, 1.0)] {
         assert!(matches!(
-            gaussian_quantile_radius(&law, None, lambda, eta, draws, &mut rng),
+            gaussian_quantile_radius(&law, None, lambda, eta, draws, None, &mut rng),
             Err(Error::InvalidParam { .. })
         ));
     }
     assert!(matches!(
-        gaussian_quantile_radius(&law, Some(&[1.0]), 1.0, 0.05, 100, &mut rng),
+        gaussian_quantile_radius(&law, Some(&[1.0]), 1.0, 0.05, 100, None, &mut rng),
         Err(Error::Shape(_))
     ));
 }
