@@ -1,10 +1,11 @@
-//! The RDP accountant of the Poisson-subsampled Gaussian: (ε, δ) of T steps, and the smallest noise multiplier for a target ε.
+//! The accountant of the Poisson-subsampled Gaussian (Rényi DP or the privacy loss distribution): (ε, δ) of T steps, and the smallest noise multiplier for a target ε.
 //!
-//! As the CLI's `privpref account` / `privpref calibrate`: the same order grids (`default`,
-//! `integers:MAX`, or a list), relations and conversions, and the same JSON keys.
+//! As the CLI's `privpref account` / `privpref calibrate`: the same accountants (`rdp`, `pld`),
+//! order grids (`default`, `integers:MAX`, or a list), relations and conversions, and the same
+//! JSON keys.
 
 use crate::run::run;
-use privpref::privacy::rdp::{self, Accountant, Conversion, Neighbours};
+use privpref::privacy::rdp::{self, Accountant, Accounting, Conversion, Neighbours};
 use privpref::Error;
 use pyo3::prelude::*;
 use serde_json::{json, Value};
@@ -48,20 +49,31 @@ fn parse_orders(orders: Orders) -> Result<(Vec<f64>, String), Error> {
     }
 }
 
-fn accountant(orders: Orders, neighbours: &str, conversion: &str) -> Result<(Accountant, String), Error> {
+fn accountant(
+    orders: Orders,
+    neighbours: &str,
+    conversion: &str,
+    accounting: &str,
+) -> Result<(Accountant, String), Error> {
     let (orders, grid) = parse_orders(orders)?;
     let mut acc = Accountant::new(orders, Neighbours::parse(neighbours)?)?;
     acc.conversion = Conversion::parse(conversion)?;
+    acc.accounting = Accounting::parse(accounting)?;
     Ok((acc, grid))
 }
 
+/// The accountant's description, as the CLI's: `neighbours_proven` is whether the bound is a
+/// theorem for the relation under this accountant; the order grid and the conversion only
+/// apply to RDP (`None` under PLD).
 fn describe(acc: &Accountant, grid: &str) -> Value {
+    let rdp = acc.accounting == Accounting::Rdp;
     json!({
+        "accounting": acc.accounting.name(),
         "neighbours": acc.neighbours.name(),
-        "neighbours_proven": acc.neighbours.proven(),
-        "conversion": acc.conversion.name(),
-        "orders": grid,
-        "num_orders": acc.orders.len(),
+        "neighbours_proven": acc.proven(),
+        "conversion": if rdp { Some(acc.conversion.name()) } else { None },
+        "orders": if rdp { Some(grid) } else { None },
+        "num_orders": if rdp { Some(acc.orders.len()) } else { None },
     })
 }
 
@@ -75,7 +87,7 @@ fn merge(mut a: Value, b: Value) -> String {
 /// `privpref account`: `(ε, δ)` of `steps` Poisson-subsampled Gaussian steps. Returns the JSON
 /// of the CLI's `account` (`epsilon`, `order`, `rdp_at_order`, …).
 #[pyfunction]
-#[pyo3(signature = (sampling_rate, noise_multiplier, steps, delta, neighbours, conversion, orders=None))]
+#[pyo3(signature = (sampling_rate, noise_multiplier, steps, delta, neighbours, conversion, accounting, orders=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn rdp_epsilon(
     py: Python<'_>,
@@ -85,11 +97,12 @@ pub fn rdp_epsilon(
     delta: f64,
     neighbours: &str,
     conversion: &str,
+    accounting: &str,
     orders: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let orders = orders_arg(orders)?;
     run(py, None, move |_stop| {
-        let (acc, grid) = accountant(orders, neighbours, conversion)?;
+        let (acc, grid) = accountant(orders, neighbours, conversion, accounting)?;
         let r = acc.epsilon(sampling_rate, noise_multiplier, steps, delta)?;
         Ok(merge(
             json!({
@@ -110,7 +123,7 @@ pub fn rdp_epsilon(
 /// `privpref calibrate`: the smallest noise multiplier (to a relative 1e-10, never below) whose
 /// `ε` is at most `epsilon`. Returns the JSON of the CLI's `calibrate` plus `rdp_at_order`.
 #[pyfunction]
-#[pyo3(signature = (sampling_rate, steps, delta, epsilon, neighbours, conversion, orders=None))]
+#[pyo3(signature = (sampling_rate, steps, delta, epsilon, neighbours, conversion, accounting, orders=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn calibrate_noise(
     py: Python<'_>,
@@ -120,11 +133,12 @@ pub fn calibrate_noise(
     epsilon: f64,
     neighbours: &str,
     conversion: &str,
+    accounting: &str,
     orders: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let orders = orders_arg(orders)?;
     run(py, None, move |_stop| {
-        let (acc, grid) = accountant(orders, neighbours, conversion)?;
+        let (acc, grid) = accountant(orders, neighbours, conversion, accounting)?;
         let c = acc.calibrate_sigma(sampling_rate, steps, epsilon, delta)?;
         // The RDP at the best order of the calibrated σ (the calibration's ε is this report's).
         let r = acc.epsilon(sampling_rate, c.noise_multiplier, steps, delta)?;

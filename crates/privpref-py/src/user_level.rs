@@ -17,7 +17,7 @@ use privpref::estimator::user_level::{
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::AtCalibration;
-use privpref::privacy::rdp::{Accountant, Conversion, Neighbours};
+use privpref::privacy::rdp::{Accountant, Accounting, Conversion, Neighbours};
 use privpref::privacy::NoiseRng;
 use privpref::{Error, Result};
 use pyo3::exceptions::PyTypeError;
@@ -42,10 +42,11 @@ fn sampler(name: &str) -> Result<UserSampler> {
     }
 }
 
-fn accountant(neighbours: &str, conversion: &str) -> Result<Accountant> {
+fn accountant(neighbours: &str, conversion: &str, accounting: &str) -> Result<Accountant> {
     let mut acc = Accountant::default();
     acc.neighbours = Neighbours::parse(neighbours)?;
     acc.conversion = Conversion::parse(conversion)?;
+    acc.accounting = Accounting::parse(accounting)?;
     Ok(acc)
 }
 
@@ -112,7 +113,7 @@ pub fn fit_user_rr<'py>(
 
 /// User-wise DP-SGD on clear labels. Returns `(theta, json)`.
 #[pyfunction]
-#[pyo3(signature = (x, y, counts, eps, delta, expected_users, steps, clip, lr, loss, loss_eps, noise_multiplier, records_per_user, sampler_name, constraint, radius, theta0, output, neighbours, conversion, seed, threads))]
+#[pyo3(signature = (x, y, counts, eps, delta, expected_users, steps, clip, lr, loss, loss_eps, noise_multiplier, records_per_user, sampler_name, constraint, radius, theta0, output, neighbours, conversion, accounting, seed, threads))]
 #[allow(clippy::too_many_arguments)]
 pub fn user_dpsgd<'py>(
     py: Python<'py>,
@@ -136,6 +137,7 @@ pub fn user_dpsgd<'py>(
     output: &str,
     neighbours: &str,
     conversion: &str,
+    accounting: &str,
     seed: Option<u64>,
     threads: Option<usize>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, String)> {
@@ -165,7 +167,7 @@ pub fn user_dpsgd<'py>(
                 ))
             }
         };
-        o.accountant = accountant(neighbours, conversion)?;
+        o.accountant = accountant(neighbours, conversion, accounting)?;
         let mut rng = NoiseRng::from_seed(seed)?;
         user_dpsgd_lib(pairwise_view(features, n, d, y)?, &users, &o, &mut rng)
     })?;
@@ -175,7 +177,7 @@ pub fn user_dpsgd<'py>(
 /// AUP-RLHF (AdapUserPriv-SGD per phase) on clear labels. `expected_users=None`: the full batch.
 /// Returns `(theta, json)`.
 #[pyfunction]
-#[pyo3(signature = (x, y, counts, eps, delta, feature_bound, phases, use_all_users, expected_users, steps, lr, tau, sampler_name, at_calibration, realized_batch, constraint, radius, theta0, noise_multiplier, neighbours, conversion, seed, threads))]
+#[pyo3(signature = (x, y, counts, eps, delta, feature_bound, phases, use_all_users, expected_users, steps, lr, tau, sampler_name, at_calibration, realized_batch, constraint, radius, theta0, noise_multiplier, neighbours, conversion, accounting, seed, threads))]
 #[allow(clippy::too_many_arguments)]
 pub fn aup_rlhf_fit<'py>(
     py: Python<'py>,
@@ -200,6 +202,7 @@ pub fn aup_rlhf_fit<'py>(
     noise_multiplier: Option<f64>,
     neighbours: &str,
     conversion: &str,
+    accounting: &str,
     seed: Option<u64>,
     threads: Option<usize>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, String)> {
@@ -236,7 +239,7 @@ pub fn aup_rlhf_fit<'py>(
         o.set = FeasibleSet::parse(constraint, radius)?;
         o.theta0 = theta0;
         o.noise_multiplier = noise_multiplier;
-        o.accountant = accountant(neighbours, conversion)?;
+        o.accountant = accountant(neighbours, conversion, accounting)?;
         let mut rng = NoiseRng::from_seed(seed)?;
         aup_rlhf(pairwise_view(features, n, d, y)?, &users, &o, &mut rng)
     })?;

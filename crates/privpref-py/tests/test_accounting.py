@@ -138,3 +138,61 @@ def test_result_is_frozen_and_readable():
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.epsilon = 0.0
     assert "Accounting(epsilon=" in repr(a)
+
+
+# ------------------------------------------------------------------------------------------------
+# The privacy-loss-distribution accountant (accountant="pld").
+
+def _pld_reference():
+    return json.loads((REPO / "tests" / "data" / "pld_reference.json").read_text())["points"]
+
+
+def test_pld_against_dp_accounting_and_never_looser_than_rdp():
+    # The reference points of tests/data/pld_reference.json (dp_accounting 0.6.0) with T ≤ 1000:
+    # ours within 1e-3 of theirs and never below it by more than rounding (pessimistic), and
+    # never above the RDP accountant's ε for the same pair (replace-numeric is RDP's antipodal
+    # pair, the one PLD's replace uses).
+    points = [p for p in _pld_reference() if p["steps"] <= 1000]
+    assert len(points) >= 8
+    for p in points:
+        a = privpref.rdp_epsilon(p["q"], p["sigma"], p["steps"], p["delta"], neighbours=p["neighbours"],
+                                 accountant="pld")
+        assert a.accounting == "pld"
+        assert abs(a.epsilon - p["epsilon"]) < 1e-3, (p, a.epsilon)
+        assert a.epsilon >= p["epsilon"] - 1e-9, (p, a.epsilon)
+        rel = "replace-numeric" if p["neighbours"] == "replace" else p["neighbours"]
+        r = privpref.rdp_epsilon(p["q"], p["sigma"], p["steps"], p["delta"], neighbours=rel)
+        assert r.accounting == "rdp" and a.epsilon <= r.epsilon, (p, a.epsilon, r.epsilon)
+        # The RDP-only fields are empty under PLD; add-remove is proven, replace is not.
+        assert (a.order, a.rdp_at_order, a.conversion, a.orders, a.num_orders) == (None,) * 5
+        assert a.neighbours_proven == (p["neighbours"] == "add-remove")
+
+
+def test_pld_calibration_buys_less_noise():
+    # User-wise DP-SGD at ε = 3 (q = 0.05, T = 400, δ = 1e-5, add/remove): the PLD σ meets the
+    # target, is below RDP's, and a σ smaller by 1e-6 no longer meets it (the smallest, to the
+    # calibration's tolerance).
+    r = privpref.calibrate_noise(0.05, 400, 1e-5, 3.0, neighbours="add-remove")
+    p = privpref.calibrate_noise(0.05, 400, 1e-5, 3.0, neighbours="add-remove", accountant="pld")
+    assert p.accounting == "pld" and p.target_epsilon == 3.0 and p.epsilon <= 3.0
+    assert p.noise_multiplier < 0.97 * r.noise_multiplier, (p.noise_multiplier, r.noise_multiplier)
+    e = privpref.rdp_epsilon(0.05, p.noise_multiplier, 400, 1e-5, neighbours="add-remove", accountant="pld")
+    assert e.epsilon <= 3.0
+    e = privpref.rdp_epsilon(0.05, p.noise_multiplier * (1 - 1e-6), 400, 1e-5, neighbours="add-remove",
+                             accountant="pld")
+    assert e.epsilon > 3.0 * (1 - 1e-6)
+    with pytest.raises(ParameterError) as err:
+        privpref.rdp_epsilon(0.1, 1.0, 10, 1e-5, accountant="prv")
+    assert err.value.name == "accountant"
+
+
+@needs_cli
+def test_pld_matches_cli():
+    v = cli("account", "--sampling-rate", 0.1, "--noise-multiplier", 2, "--steps", 100, "--delta", 1e-5,
+            "--neighbours", "add-remove", "--accountant", "pld")
+    a = privpref.rdp_epsilon(0.1, 2.0, 100, 1e-5, neighbours="add-remove", accountant="pld")
+    assert (a.epsilon, a.accounting, a.neighbours_proven) == (v["epsilon"], v["accounting"], v["neighbours_proven"])
+    v = cli("calibrate", "--sampling-rate", 0.05, "--steps", 400, "--delta", 1e-5, "--epsilon", 3,
+            "--accountant", "pld")
+    c = privpref.calibrate_noise(0.05, 400, 1e-5, 3.0, accountant="pld")
+    assert (c.epsilon, c.noise_multiplier) == (v["epsilon"], v["noise_multiplier"])

@@ -192,6 +192,24 @@ def test_user_dpsgd_seed_guarantee_and_noise_scale():
     assert cos > 0.8, cos
 
 
+def test_user_dpsgd_and_aup_with_the_pld_accountant():
+    # The PLD accountant calibrates a smaller σ for the same (ε, δ) per user; the guarantee's ε is
+    # the PLD accountant's at that σ (recomputed here), still at most the target.
+    r = privpref.user_dpsgd(X, Y, COUNTS, seed=4, neighbours="add-remove", **DP)
+    p = privpref.user_dpsgd(X, Y, COUNTS, seed=4, neighbours="add-remove", accountant="pld", **DP)
+    assert p.detail["noise_multiplier"] < 0.97 * r.detail["noise_multiplier"]
+    assert p.guarantee.eps <= 3.0
+    acc = privpref.rdp_epsilon(80.0 / 400, p.detail["noise_multiplier"], 200, 1e-5, neighbours="add-remove",
+                               accountant="pld")
+    assert p.guarantee.eps == pytest.approx(acc.epsilon, rel=1e-12)
+    a = privpref.aup_rlhf(X, Y, COUNTS, seed=1, neighbours="add-remove", **AUP)
+    b = privpref.aup_rlhf(X, Y, COUNTS, seed=1, neighbours="add-remove", accountant="pld", **AUP)
+    assert b.detail["noise_multiplier"] < a.detail["noise_multiplier"]
+    assert b.guarantee.eps <= 3.0 * (1 + 1e-9)
+    with pytest.raises(ParameterError):
+        privpref.user_dpsgd(X, Y, COUNTS, seed=4, accountant="prv", **DP)
+
+
 def test_user_dpsgd_matches_a_numpy_recomputation():
     """With every user in every step (ñ = U, q = 1) and a negligible noise multiplier, the
     iterates are θ_{t+1} = θ_t − η Σ_u clip_C(g_u(θ_t))/U, recomputed here."""

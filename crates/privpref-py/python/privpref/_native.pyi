@@ -160,6 +160,7 @@ def rdp_epsilon(
     delta: float,
     neighbours: str,
     conversion: str,
+    accounting: str,
     orders: Union[None, str, Sequence[float]] = None,
 ) -> str: ...
 def calibrate_noise(
@@ -169,6 +170,7 @@ def calibrate_noise(
     epsilon: float,
     neighbours: str,
     conversion: str,
+    accounting: str,
     orders: Union[None, str, Sequence[float]] = None,
 ) -> str: ...
 def policy(
@@ -257,6 +259,7 @@ def user_dpsgd(
     output: str,
     neighbours: str,
     conversion: str,
+    accounting: str,
     seed: Optional[int],
     threads: Optional[int],
 ) -> FitOut: ...
@@ -282,6 +285,7 @@ def aup_rlhf_fit(
     noise_multiplier: Optional[float],
     neighbours: str,
     conversion: str,
+    accounting: str,
     seed: Optional[int],
     threads: Optional[int],
 ) -> FitOut: ...

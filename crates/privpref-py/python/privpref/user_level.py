@@ -162,12 +162,13 @@ def user_dpsgd(
     output: str = "last",
     neighbours: str = "replace",
     conversion: str = "improved",
+    accountant: str = "rdp",
     seed: Optional[int] = None,
     threads: Optional[int] = None,
 ) -> Fit:
     """User-wise DP-SGD (Zhang et al. (2025), App. B.1 Alg. 4, after Chua et al. (2024)).
 
-    With ``q = ñ/U`` and ``σ`` the smallest noise multiplier whose RDP accountant gives at most
+    With ``q = ñ/U`` and ``σ`` the smallest noise multiplier whose accountant gives at most
     ``ε`` at ``δ`` after ``T`` steps, each step
 
     ``U_t ← each user with probability q``;
@@ -219,6 +220,11 @@ def user_dpsgd(
         relation; ``add-remove`` is paper-faithful but understates the loss).
     conversion : {"improved", "classic"}
         RDP → (ε, δ) conversion.
+    accountant : {"rdp", "pld"}
+        Which accountant calibrates ``σ`` (and reports ε): Rényi DP (default) or the privacy
+        loss distribution (connect-the-dots, pessimistic; tighter, so less noise for the same
+        target). Under ``pld`` the replace relations use the antipodal pair, a numerical finding
+        (the guarantee's ``neighbours_proven`` says so); ``add-remove`` is proven under both.
     seed : int, optional
         ``None``: the OS-seeded CSPRNG; an integer: the seeded simulation generator (the
         guarantee says simulation only).
@@ -259,6 +265,7 @@ def user_dpsgd(
         output,
         neighbours,
         conversion,
+        accountant,
         _seed(seed),
         threads,
     )
@@ -288,6 +295,7 @@ def aup_rlhf(
     noise_multiplier: Optional[float] = None,
     neighbours: str = "replace",
     conversion: str = "improved",
+    accountant: str = "rdp",
     seed: Optional[int] = None,
     threads: Optional[int] = None,
 ) -> Fit:
@@ -335,7 +343,7 @@ def aup_rlhf(
         then costs up to ``2·ε/2``, which the guarantee records).
     realized_batch : bool
         Use ``|U_t|`` instead of ``ñ`` in the thresholds and the noise.
-    constraint, radius, theta0, noise_multiplier, neighbours, conversion, seed, threads
+    constraint, radius, theta0, noise_multiplier, neighbours, conversion, accountant, seed, threads
         As in ``user_dpsgd``.
 
     Returns
@@ -373,6 +381,7 @@ def aup_rlhf(
         None if noise_multiplier is None else float(noise_multiplier),
         neighbours,
         conversion,
+        accountant,
         _seed(seed),
         threads,
     )
