@@ -497,6 +497,11 @@ pub fn empirical_fit_calibration<R: Rng + ?Sized>(
                 MODEL_RULE,
             )
         }
+        FitRule::PrivateMleKwise { .. } => {
+            return Err(RuleError::NoRule(
+                "K-wise private-mle (the data-driven radii model pairwise BTL fits)".into(),
+            ))
+        }
         FitRule::Other(name) => return Err(RuleError::NoRule(name.clone())),
     };
     if law.bias_map.is_some() && inp.radius.is_none() {

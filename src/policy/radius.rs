@@ -21,6 +21,7 @@
 use crate::data::{FeatureBound, Features};
 use crate::error::{check_radius, Error, Result};
 use crate::privacy::calibrate::logistic_curvature;
+use crate::privacy::calibrate_kwise::calibrate_kwise_private_mle;
 use crate::privacy::{calibrate_private_mle, PrivateMleCalibration, PrivateMleParams};
 
 /// `λ`, `Γ` and the terms that make up `Γ` (names as in the formulas of each rule).
@@ -81,10 +82,16 @@ pub struct PrivateMleRadius {
     pub eta: f64,
     /// `F_multiplier` (default 1; `< 1` gives a tighter, non-guaranteed set).
     pub multiplier: f64,
+    /// `K` alternatives per sample (default 2, pairs; `K > 2`: the K-wise private MLE, with
+    /// `L` the bound on each alternative `‖φ‖ ≤ L`).
+    pub k: usize,
+    /// `J` ranked stages of the Plackett–Luce loss (default 1; `1 ≤ J ≤ K − 1`).
+    pub stages: usize,
 }
 
 impl PrivateMleRadius {
-    /// `n`, `d`, the feature bound and `B`, with `η = 0.05` and multiplier 1.
+    /// `n`, `d`, the feature bound and `B`, with `η = 0.05`, multiplier 1, pairs (`K = 2`,
+    /// `J = 1`).
     pub fn new(n: usize, d: usize, feature_bound: FeatureBound, radius: f64) -> Self {
         PrivateMleRadius {
             n,
@@ -93,6 +100,8 @@ impl PrivateMleRadius {
             radius,
             eta: 0.05,
             multiplier: 1.0,
+            k: 2,
+            stages: 1,
         }
     }
 }
@@ -111,27 +120,57 @@ impl PrivateMleRadius {
 /// * `R5 = √(2β/γ)` (inexact solve),
 /// * `Γ = multiplier · √(3/2)(R1 + R2 + R3 + R4 + R5)`.
 ///
+/// **K-wise** (Thm 4.4 of that paper, whose `O(·)` hides every `K`-dependent constant; derived
+/// here): with `cal` of [`crate::privacy::calibrate_kwise::calibrate_kwise_private_mle`] (`γ_K`,
+/// the `G = 2JL`-based `s_b`, `α`, `β`, `ν`, `λ` from the K-wise `s_G`) and
+/// `Σ_{D_K} = (2/(nK(K−1)))Σᵢ Σ_{k<l} x_kl x_klᵀ`, two terms change:
+/// * `R1 = √(J(K−1))·t/(γ_K√n) + 2B√λ`. The stage-`j` gradient of a sample is
+///   `Φ̃ᵀ(p⁽ʲ⁾ − e_{rⱼ})` with the alternatives centred (`Φ̃ = Φ − 1φ̄ᵀ`, as `1ᵀ(p − e) = 0`), so
+///   `∇ℓ_{D_K}(θ*) = Φ̃ᵀv/n` with `Φ̃ᵀΦ̃ = n((K−1)/2)Σ_{D_K}`; each stage is, given the earlier
+///   ones, mean zero with range `≤ √2‖α‖` along `α`, so `v` is sub-Gaussian with `σ² = J/2`
+///   (Hoeffding's lemma, chained over the `J` stages), and Hsu, Kakade & Zhang (2012), Thm 1,
+///   gives `‖∇ℓ(θ*)‖_{(Σ_{D_K}+λI)⁻¹} ≤ √(J(K−1))·t/(2√n)`. As in the pairwise `R1` (where
+///   the same argument gives `t/(2√n)`), the factor 2 is not taken; `K = 2, J = 1` is the
+///   pairwise `R1` bit for bit;
+/// * `R4 = √(2KL²/(K−1) + λ)·ν·t`: `‖Σ_{D_K}‖ ≤ (2/(K−1))Σ_k‖φ̃_k‖² ≤ 2KL²/(K−1)` (`4L²` at
+///   `K = 2`).
+///
 /// # Errors
-/// Invalid `η`, multiplier, `B`, `n`, `d`.
+/// Invalid `η`, multiplier, `B`, `n`, `d`, `K ∉ 2..=256` or `J ∉ 1..K`.
 pub fn private_mle_radius(cal: &PrivateMleCalibration, p: &PrivateMleRadius) -> Result<Calibration> {
     check_eta(p.eta)?;
     check_mult("radius-multiplier", p.multiplier)?;
     check_radius(p.radius)?;
     check_nd(p.n, p.d)?;
-    let (nf, df) = (p.n as f64, p.d as f64);
+    if !(2..=crate::data::group::MAX_K).contains(&p.k) || !(1..p.k).contains(&p.stages) {
+        return Err(Error::param(
+            "k",
+            format!(
+                "need 2 <= K <= {} and 1 <= J <= K - 1 stages, got K = {}, J = {}",
+                crate::data::group::MAX_K,
+                p.k,
+                p.stages
+            ),
+        ));
+    }
+    let (nf, df, kf, jf) = (p.n as f64, p.d as f64, p.k as f64, p.stages as f64);
     let t = df.sqrt() + (2.0 * (4.0 / p.eta).ln()).sqrt();
     let (g, lam, b, l) = (cal.gamma, cal.lambda, p.radius, p.feature_bound.value());
-    let r1 = t / (g * nf.sqrt()) + 2.0 * b * lam.sqrt();
+    let r1 = (jf * (kf - 1.0)).sqrt() * t / (g * nf.sqrt()) + 2.0 * b * lam.sqrt();
     let r2 = b * (2.0 * cal.alpha / g).sqrt();
     let r3 = 2.0 * cal.objective_noise_std * t / (nf * (g * cal.alpha).sqrt());
-    let r4 = (4.0 * l * l + lam).sqrt() * cal.output_noise_std * t;
+    let r4 = (2.0 * kf * l * l / (kf - 1.0) + lam).sqrt() * cal.output_noise_std * t;
     let r5 = (2.0 * cal.accuracy / g).sqrt();
     let radius = p.multiplier * 1.5f64.sqrt() * (r1 + r2 + r3 + r4 + r5);
     Ok(Calibration {
         lambda: lam,
         radius,
         gamma: g,
-        rule: "explicit radius of the private MLE (anon., 2024), constants of its proof",
+        rule: if p.k == 2 {
+            "explicit radius of the private MLE (anon., 2024), constants of its proof"
+        } else {
+            "explicit radius of the K-wise private MLE (anon., 2024, Thm 4.4), K-dependent constants derived here"
+        },
         terms: vec![("R1", r1), ("R2", r2), ("R3", r3), ("R4", r4), ("R5", r5)],
     })
 }
@@ -547,6 +586,25 @@ pub enum FitRule {
         /// The fit's override of the optimisation accuracy `β`, if any.
         accuracy: Option<f64>,
     },
+    /// The K-wise private MLE of "Provable protection of human judgements" (anon., 2024),
+    /// Thm 4.3/4.4, released with the private `Σ̃_{D_K}`:
+    /// [`calibrate_kwise_private_mle`] at `(2ε, 2δ)` then [`private_mle_radius`] with `K`, `J`.
+    PrivateMleKwise {
+        /// `ε` of the fit's guarantee (that of `θ̃` alone; the pair is calibrated at `2ε`).
+        eps: f64,
+        /// `δ` of the fit's guarantee (the pair is calibrated at `2δ`).
+        delta: f64,
+        /// The bound `‖φ‖ ≤ L` on every alternative the fit was run with.
+        bound: FeatureBound,
+        /// The fit's override of the regulariser `α`, if any.
+        alpha: Option<f64>,
+        /// The fit's override of the optimisation accuracy `β`, if any.
+        accuracy: Option<f64>,
+        /// `K` alternatives per sample.
+        k: usize,
+        /// `J` ranked stages of the Plackett–Luce loss.
+        stages: usize,
+    },
     /// A fit with no explicit rule here (its loss or mechanism by name): `λ` and `Γ` must be
     /// given.
     Other(String),
@@ -618,6 +676,7 @@ pub enum RuleError {
 /// * [`FitRule::PrivateMle`]: [`calibrate_private_mle`] at `(2ε, 2δ)` with the fit's bound,
 ///   `B`, `n`, `d`, `η` and overrides, then [`private_mle_radius`] ("Provable protection of
 ///   human judgements" (anon., 2024));
+/// * [`FitRule::PrivateMleKwise`]: the same with [`calibrate_kwise_private_mle`] and `K`, `J`;
 /// * [`FitRule::ObjPert`]: [`objpert_radius`] (derived here for Chowdhury, Zhou & Natarajan
 ///   (2024), Algorithm 2);
 /// * [`FitRule::Local`]: [`local_radius`] (Zhou, Wu & Orabona (2025), Thm 5.4);
@@ -653,6 +712,30 @@ pub fn fit_calibration(rule: &FitRule, inp: &RuleInputs) -> std::result::Result<
             let mut r = PrivateMleRadius::new(need_n()?, d, *bound, need_b()?);
             r.eta = inp.eta;
             r.multiplier = inp.radius_multiplier;
+            private_mle_radius(&cal, &r)?
+        }
+        FitRule::PrivateMleKwise {
+            eps,
+            delta,
+            bound,
+            alpha,
+            accuracy,
+            k,
+            stages,
+        } => {
+            if !inp.covariance {
+                return Err(RuleError::MissingCovariance);
+            }
+            let mut p = PrivateMleParams::new(2.0 * eps, 2.0 * delta, *bound, need_b()?, need_n()?, d);
+            p.eta = inp.eta;
+            p.alpha = *alpha;
+            p.accuracy = *accuracy;
+            let cal = calibrate_kwise_private_mle(&p, *k, *stages)?;
+            let mut r = PrivateMleRadius::new(need_n()?, d, *bound, need_b()?);
+            r.eta = inp.eta;
+            r.multiplier = inp.radius_multiplier;
+            r.k = *k;
+            r.stages = *stages;
             private_mle_radius(&cal, &r)?
         }
         FitRule::ObjPert { noise_std, beta } => {

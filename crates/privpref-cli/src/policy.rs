@@ -152,32 +152,54 @@ fn float_vec(v: &Value, key: &str, path: &Path) -> Result<Vec<f64>, Error> {
         .collect()
 }
 
+/// The feature bound a private-MLE fit ran with: per-step `L` and horizon `H` (trajectories;
+/// `H = 1` otherwise), or its guarantee's `L`.
+fn private_mle_bound(res: &Value, g: &Value, path: &Path) -> Result<FeatureBound, Error> {
+    match res.get("feature_bound_per_step").and_then(Value::as_f64) {
+        Some(step) => {
+            let h = res.get("horizon").and_then(Value::as_u64).unwrap_or(1);
+            FeatureBound::trajectory(h as usize, step)
+        }
+        None => FeatureBound::pairwise(num(g, "feature_bound", path)?),
+    }
+}
+
 /// The radius rule of the fit in `result.json` (`path`), from its `mechanism` or `loss` and the
 /// fields that rule needs.
 fn fit_rule(res: &Value, path: &Path) -> Result<FitRule, Error> {
     Ok(match res.get("mechanism").and_then(Value::as_str) {
-        // The radius rule below recomputes the pairwise calibration; the K-wise one (Thm 4.4 of
-        // the anonymous 2024 paper) is not wired here.
+        // The K-wise private MLE (Thm 4.3/4.4 of the anonymous 2024 paper): `k`, `top` = J and
+        // the per-alternative bound of its guarantee.
         Some("private-mle") if res.get("k").is_some_and(|k| !k.is_null()) => {
-            FitRule::Other("K-wise private-mle (no K-wise radius rule yet)".into())
+            let g = res
+                .get("guarantee")
+                .filter(|g| !g.is_null())
+                .ok_or_else(|| io(path, "private-mle result without a guarantee"))?;
+            let count = |key: &str| {
+                res.get(key)
+                    .and_then(Value::as_u64)
+                    .map(|v| v as usize)
+                    .ok_or_else(|| io(path, format!("K-wise private-mle result without an integer `{key}`")))
+            };
+            FitRule::PrivateMleKwise {
+                eps: num(g, "eps", path)?,
+                delta: num(g, "delta", path)?,
+                bound: private_mle_bound(res, g, path)?,
+                alpha: res.get("alpha").and_then(Value::as_f64),
+                accuracy: res.get("accuracy").and_then(Value::as_f64),
+                k: count("k")?,
+                stages: count("top")?,
+            }
         }
         Some("private-mle") => {
             let g = res
                 .get("guarantee")
                 .filter(|g| !g.is_null())
                 .ok_or_else(|| io(path, "private-mle result without a guarantee"))?;
-            // The fit's bound: per-step L and horizon H (trajectories), or the guarantee's L.
-            let bound = match res.get("feature_bound_per_step").and_then(Value::as_f64) {
-                Some(step) => {
-                    let h = res.get("horizon").and_then(Value::as_u64).unwrap_or(1);
-                    FeatureBound::trajectory(h as usize, step)?
-                }
-                None => FeatureBound::pairwise(num(g, "feature_bound", path)?)?,
-            };
             FitRule::PrivateMle {
                 eps: num(g, "eps", path)?,
                 delta: num(g, "delta", path)?,
-                bound,
+                bound: private_mle_bound(res, g, path)?,
                 alpha: res.get("alpha").and_then(Value::as_f64),
                 accuracy: res.get("accuracy").and_then(Value::as_f64),
             }

@@ -492,3 +492,110 @@ fn privatized_krr_labels_feed_pl_krr() {
     assert_eq!(v["guarantee"]["eps"], eps);
     assert_eq!(v["guarantee"]["model"], "local");
 }
+
+/// The K-wise private MLE and its private `Σ̃_{D_K}` feed `policy` with the K-wise explicit
+/// radius (anon. 2024, Thm 4.4; constants derived in `privpref::policy::radius`): the rule is
+/// named, and `λ` and `Γ` are the library's `fit_calibration` of `FitRule::PrivateMleKwise` with
+/// the fit's `K`, `J`, `L`, `B`, `n`, `(ε, δ)` bit for bit.
+#[test]
+fn kwise_private_mle_feeds_policy_with_the_kwise_radius() {
+    use privpref::data::FeatureBound;
+    use privpref::policy::radius::{fit_calibration, FitRule, RuleInputs};
+    let dir = TempDir::new("kwise-policy");
+    let inp = inputs();
+    write_files(&dir, &inp);
+    let l = inp
+        .x
+        .chunks_exact(D)
+        .map(|r| r.iter().map(|v| v * v).sum::<f64>().sqrt())
+        .fold(0.0, f64::max)
+        * 1.01;
+    let ls = l.to_string();
+    let (fit_out, cov_out) = (dir.arg("fit.json"), dir.arg("cov.json"));
+    let o = run(&[
+        "fit",
+        "--x",
+        &dir.arg("x.npy"),
+        "--y",
+        &dir.arg("rank_i64.npy"),
+        "--loss",
+        "pl-ranking",
+        "--k",
+        "3",
+        "--central",
+        "--mechanism",
+        "private-mle",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-5",
+        "--feature-bound",
+        &ls,
+        "--constraint",
+        "ball",
+        "--radius",
+        "2",
+        "--seed",
+        "5",
+        "--out",
+        &fit_out,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&[
+        "covariance",
+        "--x",
+        &dir.arg("x.npy"),
+        "--k",
+        "3",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-5",
+        "--feature-bound",
+        &ls,
+        "--seed",
+        "6",
+        "--out",
+        &cov_out,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let states: Vec<f64> = (0..4 * 3 * D).map(|i| ((i * 37 % 11) as f64 - 5.0) / 10.0).collect();
+    npy::write_f64(dir.path("s.npy"), &states, &[4, 3, D]).unwrap();
+    let out = dir.arg("p.json");
+    let o = run(&[
+        "policy",
+        "--theta",
+        &fit_out,
+        "--states",
+        &dir.arg("s.npy"),
+        "--covariance",
+        &cov_out,
+        "--max-passes",
+        "50",
+        "--out",
+        &out,
+    ]);
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(
+        v["rule"].as_str().unwrap().contains("K-wise private MLE"),
+        "{}",
+        v["rule"]
+    );
+    let rule = FitRule::PrivateMleKwise {
+        eps: 0.5,
+        delta: 5e-6,
+        bound: FeatureBound::pairwise(l).unwrap(),
+        alpha: None,
+        accuracy: None,
+        k: 3,
+        stages: 2,
+    };
+    let want = fit_calibration(&rule, &RuleInputs::new(Some(N), D, Some(2.0), None, true)).unwrap();
+    assert_eq!(v["confidence_radius"].as_f64().unwrap(), want.radius);
+    assert_eq!(v["lambda"].as_f64().unwrap(), want.lambda);
+}
