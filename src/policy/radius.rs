@@ -672,6 +672,37 @@ pub enum RuleError {
     Invalid(#[from] Error),
 }
 
+/// The private-MLE rule: the calibration of the pair `(θ̃, Σ̃)` at `(2ε, 2δ)` (pairwise for
+/// `(K, J) = (2, 1)`, else K-wise) with the fit's `(α, β)` overrides, then
+/// [`private_mle_radius`] with `K`, `J`.
+fn private_mle_rule(
+    inp: &RuleInputs,
+    (eps, delta, bound): (f64, f64, FeatureBound),
+    (alpha, accuracy): (Option<f64>, Option<f64>),
+    (k, stages): (usize, usize),
+) -> std::result::Result<Calibration, RuleError> {
+    if !inp.covariance {
+        return Err(RuleError::MissingCovariance);
+    }
+    let b = inp.radius.ok_or(RuleError::MissingRadius)?;
+    let n = inp.n.ok_or(RuleError::MissingSampleSize)?;
+    let mut p = PrivateMleParams::new(2.0 * eps, 2.0 * delta, bound, b, n, inp.d);
+    p.eta = inp.eta;
+    p.alpha = alpha;
+    p.accuracy = accuracy;
+    let cal = if (k, stages) == (2, 1) {
+        calibrate_private_mle(&p)?
+    } else {
+        calibrate_kwise_private_mle(&p, k, stages)?
+    };
+    let mut r = PrivateMleRadius::new(n, inp.d, bound, b);
+    r.eta = inp.eta;
+    r.multiplier = inp.radius_multiplier;
+    r.k = k;
+    r.stages = stages;
+    Ok(private_mle_radius(&cal, &r)?)
+}
+
 /// `λ` and `Γ` of the rule that matches the fit:
 /// * [`FitRule::PrivateMle`]: [`calibrate_private_mle`] at `(2ε, 2δ)` with the fit's bound,
 ///   `B`, `n`, `d`, `η` and overrides, then [`private_mle_radius`] ("Provable protection of
@@ -700,20 +731,7 @@ pub fn fit_calibration(rule: &FitRule, inp: &RuleInputs) -> std::result::Result<
             bound,
             alpha,
             accuracy,
-        } => {
-            if !inp.covariance {
-                return Err(RuleError::MissingCovariance);
-            }
-            let mut p = PrivateMleParams::new(2.0 * eps, 2.0 * delta, *bound, need_b()?, need_n()?, d);
-            p.eta = inp.eta;
-            p.alpha = *alpha;
-            p.accuracy = *accuracy;
-            let cal = calibrate_private_mle(&p)?;
-            let mut r = PrivateMleRadius::new(need_n()?, d, *bound, need_b()?);
-            r.eta = inp.eta;
-            r.multiplier = inp.radius_multiplier;
-            private_mle_radius(&cal, &r)?
-        }
+        } => private_mle_rule(inp, (*eps, *delta, *bound), (*alpha, *accuracy), (2, 1))?,
         FitRule::PrivateMleKwise {
             eps,
             delta,
@@ -722,22 +740,7 @@ pub fn fit_calibration(rule: &FitRule, inp: &RuleInputs) -> std::result::Result<
             accuracy,
             k,
             stages,
-        } => {
-            if !inp.covariance {
-                return Err(RuleError::MissingCovariance);
-            }
-            let mut p = PrivateMleParams::new(2.0 * eps, 2.0 * delta, *bound, need_b()?, need_n()?, d);
-            p.eta = inp.eta;
-            p.alpha = *alpha;
-            p.accuracy = *accuracy;
-            let cal = calibrate_kwise_private_mle(&p, *k, *stages)?;
-            let mut r = PrivateMleRadius::new(need_n()?, d, *bound, need_b()?);
-            r.eta = inp.eta;
-            r.multiplier = inp.radius_multiplier;
-            r.k = *k;
-            r.stages = *stages;
-            private_mle_radius(&cal, &r)?
-        }
+        } => private_mle_rule(inp, (*eps, *delta, *bound), (*alpha, *accuracy), (*k, *stages))?,
         FitRule::ObjPert { noise_std, beta } => {
             let mut o = ObjPertRadius::new(
                 need_n()?,

@@ -168,40 +168,43 @@ fn private_mle_bound(res: &Value, g: &Value, path: &Path) -> Result<FeatureBound
 /// fields that rule needs.
 fn fit_rule(res: &Value, path: &Path) -> Result<FitRule, Error> {
     Ok(match res.get("mechanism").and_then(Value::as_str) {
-        // The K-wise private MLE (Thm 4.3/4.4 of the anonymous 2024 paper): `k`, `top` = J and
-        // the per-alternative bound of its guarantee.
-        Some("private-mle") if res.get("k").is_some_and(|k| !k.is_null()) => {
+        Some("private-mle") => {
             let g = res
                 .get("guarantee")
                 .filter(|g| !g.is_null())
                 .ok_or_else(|| io(path, "private-mle result without a guarantee"))?;
+            let (eps, delta, bound) = (
+                num(g, "eps", path)?,
+                num(g, "delta", path)?,
+                private_mle_bound(res, g, path)?,
+            );
+            let alpha = res.get("alpha").and_then(Value::as_f64);
+            let accuracy = res.get("accuracy").and_then(Value::as_f64);
             let count = |key: &str| {
                 res.get(key)
                     .and_then(Value::as_u64)
                     .map(|v| v as usize)
                     .ok_or_else(|| io(path, format!("K-wise private-mle result without an integer `{key}`")))
             };
-            FitRule::PrivateMleKwise {
-                eps: num(g, "eps", path)?,
-                delta: num(g, "delta", path)?,
-                bound: private_mle_bound(res, g, path)?,
-                alpha: res.get("alpha").and_then(Value::as_f64),
-                accuracy: res.get("accuracy").and_then(Value::as_f64),
-                k: count("k")?,
-                stages: count("top")?,
-            }
-        }
-        Some("private-mle") => {
-            let g = res
-                .get("guarantee")
-                .filter(|g| !g.is_null())
-                .ok_or_else(|| io(path, "private-mle result without a guarantee"))?;
-            FitRule::PrivateMle {
-                eps: num(g, "eps", path)?,
-                delta: num(g, "delta", path)?,
-                bound: private_mle_bound(res, g, path)?,
-                alpha: res.get("alpha").and_then(Value::as_f64),
-                accuracy: res.get("accuracy").and_then(Value::as_f64),
+            // The K-wise private MLE (Thm 4.3/4.4 of the anonymous 2024 paper): `k` and `top` = J.
+            if res.get("k").is_some_and(|k| !k.is_null()) {
+                FitRule::PrivateMleKwise {
+                    eps,
+                    delta,
+                    bound,
+                    alpha,
+                    accuracy,
+                    k: count("k")?,
+                    stages: count("top")?,
+                }
+            } else {
+                FitRule::PrivateMle {
+                    eps,
+                    delta,
+                    bound,
+                    alpha,
+                    accuracy,
+                }
             }
         }
         Some("objpert") => FitRule::ObjPert {
