@@ -242,7 +242,8 @@ pub fn sandwich_law(x: Features<'_>, y: &[u8], n: usize, d: usize, theta: &[f64]
 /// `H` evaluated at `θ̃`; the constraint and the projection are ignored). The bias is left as a
 /// map of the unknown `θ*`: plugging in `θ̃` (shrunk towards 0, most in the directions the data
 /// rarely compare) under-estimated it, and the plug-in radius covered as little as 59% of the
-/// time at a nominal 95% (`bench-results/coverage.md`). **Asymptotic, not guaranteed.**
+/// time at a nominal 95% (an earlier run of `bench-results/coverage.md`). **Asymptotic, not
+/// guaranteed.**
 ///
 /// # Errors
 /// Shapes, non-finite inputs, negative noise or ridge, a singular `K`.
