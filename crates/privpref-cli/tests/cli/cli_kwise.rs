@@ -562,25 +562,7 @@ fn kwise_private_mle_feeds_policy_with_the_kwise_radius() {
     let states: Vec<f64> = (0..4 * 3 * D).map(|i| ((i * 37 % 11) as f64 - 5.0) / 10.0).collect();
     npy::write_f64(dir.path("s.npy"), &states, &[4, 3, D]).unwrap();
     let out = dir.arg("p.json");
-    let o = run(&[
-        "policy",
-        "--theta",
-        &fit_out,
-        "--states",
-        &dir.arg("s.npy"),
-        "--covariance",
-        &cov_out,
-        "--max-passes",
-        "50",
-        "--out",
-        &out,
-    ]);
-    assert!(
-        o.status.code() == Some(0) || o.status.code() == Some(3),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let v = support::policy_with_covariance(&fit_out, &dir.arg("s.npy"), &cov_out, "50", &out);
     assert!(
         v["rule"].as_str().unwrap().contains("K-wise private MLE"),
         "{}",

@@ -194,25 +194,7 @@ fn private_mle_fit_needs_the_private_covariance() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (th, s) = (dir.arg("fit.json"), dir.arg("s.npy"));
     let out = dir.arg("p.json");
-    let o = run(&[
-        "policy",
-        "--theta",
-        &th,
-        "--states",
-        &s,
-        "--covariance",
-        &cov,
-        "--max-passes",
-        "100",
-        "--out",
-        &out,
-    ]);
-    assert!(
-        o.status.code() == Some(0) || o.status.code() == Some(3),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let v = support::policy_with_covariance(&th, &s, &cov, "100", &out);
     assert!(v["rule"].as_str().unwrap().contains("private MLE (anon., 2024)"));
     assert_eq!(v["guarantee"]["model"], "central");
     assert!(v["confidence_radius"].as_f64().unwrap() > 0.0);

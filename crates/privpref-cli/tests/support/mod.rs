@@ -59,3 +59,28 @@ pub fn json_of(o: &Output) -> serde_json::Value {
     );
     serde_json::from_slice(&o.stdout).expect("JSON on stdout")
 }
+
+/// `privpref policy --theta FIT --states STATES --covariance COV --max-passes P --out OUT` (the
+/// radius rule of a private-MLE fit with its private covariance): the run must end converged
+/// (exit 0) or at the pass limit (exit 3); returns the JSON it wrote to `out`.
+pub fn policy_with_covariance(fit: &str, states: &str, cov: &str, max_passes: &str, out: &str) -> serde_json::Value {
+    let o = run(&[
+        "policy",
+        "--theta",
+        fit,
+        "--states",
+        states,
+        "--covariance",
+        cov,
+        "--max-passes",
+        max_passes,
+        "--out",
+        out,
+    ]);
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(out).expect("the policy JSON")).expect("JSON in --out")
+}
