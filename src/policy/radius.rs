@@ -21,7 +21,7 @@
 use crate::data::{FeatureBound, Features};
 use crate::error::{check_radius, Error, Result};
 use crate::privacy::calibrate::logistic_curvature;
-use crate::privacy::calibrate_kwise::calibrate_kwise_private_mle;
+use crate::privacy::calibrate_kwise::{calibrate_kwise_private_mle, check_k_stages};
 use crate::privacy::{calibrate_private_mle, PrivateMleCalibration, PrivateMleParams};
 
 /// `λ`, `Γ` and the terms that make up `Γ` (names as in the formulas of each rule).
@@ -142,17 +142,7 @@ pub fn private_mle_radius(cal: &PrivateMleCalibration, p: &PrivateMleRadius) -> 
     check_mult("radius-multiplier", p.multiplier)?;
     check_radius(p.radius)?;
     check_nd(p.n, p.d)?;
-    if !(2..=crate::data::group::MAX_K).contains(&p.k) || !(1..p.k).contains(&p.stages) {
-        return Err(Error::param(
-            "k",
-            format!(
-                "need 2 <= K <= {} and 1 <= J <= K - 1 stages, got K = {}, J = {}",
-                crate::data::group::MAX_K,
-                p.k,
-                p.stages
-            ),
-        ));
-    }
+    check_k_stages(p.k, p.stages)?;
     let (nf, df, kf, jf) = (p.n as f64, p.d as f64, p.k as f64, p.stages as f64);
     let t = df.sqrt() + (2.0 * (4.0 / p.eta).ln()).sqrt();
     let (g, lam, b, l) = (cal.gamma, cal.lambda, p.radius, p.feature_bound.value());
@@ -672,8 +662,8 @@ pub enum RuleError {
     Invalid(#[from] Error),
 }
 
-/// The private-MLE rule: the calibration of the pair `(θ̃, Σ̃)` at `(2ε, 2δ)` (pairwise for
-/// `(K, J) = (2, 1)`, else K-wise) with the fit's `(α, β)` overrides, then
+/// The private-MLE rule: the calibration of the pair `(θ̃, Σ̃)` at `(2ε, 2δ)` (pairwise, which
+/// also covers trajectories, for `(K, J) = (2, 1)`; else K-wise) with the fit's `(α, β)` overrides, then
 /// [`private_mle_radius`] with `K`, `J`.
 fn private_mle_rule(
     inp: &RuleInputs,

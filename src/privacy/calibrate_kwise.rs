@@ -32,7 +32,7 @@ use crate::data::FeatureBound;
 use crate::error::{Error, Result};
 
 /// Checks `2 ≤ K ≤ 256` and `1 ≤ J ≤ K − 1`.
-fn check_k_stages(k: usize, stages: usize) -> Result<()> {
+pub(crate) fn check_k_stages(k: usize, stages: usize) -> Result<()> {
     if !(2..=crate::data::group::MAX_K).contains(&k) {
         return Err(Error::param(
             "k",

@@ -662,6 +662,14 @@ fn kwise_radius_terms() {
     );
     assert_eq!((a.lambda, a.radius, a.gamma), (c.lambda, c.radius, c.gamma));
     assert_eq!(a.terms, c.terms);
+    // ...and the K-wise calibration at K = 2 through the radius directly, against the pairwise one.
+    let mut p2 = PrivateMleParams::new(0.8, 2e-9, fb(l), b, n, d);
+    p2.eta = 0.1;
+    let mut r2 = PrivateMleRadius::new(n, d, fb(l), b);
+    r2.eta = 0.1;
+    let direct = private_mle_radius(&calibrate_kwise_private_mle(&p2, 2, 1).unwrap(), &r2).unwrap();
+    assert_eq!((direct.lambda, direct.radius), (a.lambda, a.radius));
+    assert_eq!(direct.terms, a.terms);
     let (k, stages) = (4, 3);
     let rule = FitRule::PrivateMleKwise {
         eps: 0.4,

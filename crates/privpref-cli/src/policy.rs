@@ -13,7 +13,8 @@
 //! `privpref::policy::empirical` (same `λ`), **asymptotic/empirical, not guaranteed**: the
 //! sandwich on the labels the fit saw (`--y`, the privatised labels for debiased-rr) for `mle` and
 //! `debiased-rr` fits, the linearised parametric bootstrap at the released `θ` on `--x` (labels
-//! unused) plus the ridge bias's worst case over the ball `Θ_B` for `objpert` fits; refused for `private-mle` fits, whose features are private.
+//! unused) plus the ridge bias's worst case over the ball `Θ_B` for `objpert` fits; refused for
+//! `private-mle` fits, whose features are private.
 //!
 //! The JSON's `diagnostics` report, for two comparators (the greedy policy of `θ̂` and the
 //! returned policy), the coverage term `‖g(π†)‖_{M⁻¹}` of Zhou, Wu & Orabona (2025), bound (6),

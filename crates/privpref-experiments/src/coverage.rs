@@ -82,9 +82,11 @@ pub enum CovEstimator {
     Mle,
     /// Debiased RR (`local_radius`; sandwich on the RR labels).
     DebiasedRr,
-    /// Objective perturbation (`objpert_radius`; linearised parametric bootstrap plus the ridge bias's worst case).
+    /// Objective perturbation (`objpert_radius`; linearised parametric bootstrap plus the ridge
+    /// bias's worst case).
     ObjPert,
-    /// Private MLE + private covariance (`private_mle_radius`; linearised parametric bootstrap plus the ridge bias's worst case).
+    /// Private MLE + private covariance (`private_mle_radius`; linearised parametric bootstrap
+    /// plus the ridge bias's worst case).
     PrivateMle,
 }
 
