@@ -140,14 +140,18 @@ pub fn calibrate_noise(
     run(py, None, move |_stop| {
         let (acc, grid) = accountant(orders, neighbours, conversion, accounting)?;
         let c = acc.calibrate_sigma(sampling_rate, steps, epsilon, delta)?;
-        // The RDP at the best order of the calibrated σ (the calibration's ε is this report's).
-        let r = acc.epsilon(sampling_rate, c.noise_multiplier, steps, delta)?;
+        // The RDP at the best order of the calibrated σ (the calibration's ε is this report's);
+        // PLD has no order, and recomputing its ε would compose the distribution again.
+        let rdp_at_order = match acc.accounting {
+            Accounting::Rdp => Some(acc.epsilon(sampling_rate, c.noise_multiplier, steps, delta)?.rdp),
+            Accounting::Pld => None,
+        };
         Ok(merge(
             json!({
                 "epsilon": c.epsilon,
                 "delta": c.delta,
                 "order": c.order,
-                "rdp_at_order": r.rdp,
+                "rdp_at_order": rdp_at_order,
                 "sampling_rate": sampling_rate,
                 "noise_multiplier": c.noise_multiplier,
                 "steps": steps,

@@ -167,7 +167,8 @@ def calibrate_noise(
     ``ε(σ_hi) ≤ epsilon·(1 − 1e-10)``, stopped when ``σ_hi/σ_lo − 1 ≤ 1e-10``: the returned
     ``σ`` never undershoots, its ``ε`` (the ``epsilon`` of the result) is at most the target
     (``target_epsilon``). Accounting as in ``rdp_epsilon`` (same arguments; under
-    ``accountant="pld"`` the search is the PLD accountant's own). A target that cannot be
+    ``accountant="pld"`` the bisection stops at relative width 1e-6, as the CLI says in its
+    ``conservative`` field). A target that cannot be
     certified for any ``σ ≤ 1e8`` is a ``PrivacyError``.
 
     Returns
