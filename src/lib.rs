@@ -114,3 +114,32 @@ pub mod solver;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The test profile's checks reach the library's own code. `cargo test --profile checked` (the
+/// README's test command) turns on debug assertions and integer-overflow checks together; a
+/// profile with debug assertions but without overflow checks fails here. Under `release` (no
+/// debug assertions) there is nothing to check.
+#[cfg(test)]
+mod profile_checks {
+    #[test]
+    fn an_integer_overflow_panics_when_debug_assertions_are_on() {
+        let overflowed = std::panic::catch_unwind(|| std::hint::black_box(u32::MAX) + std::hint::black_box(1u32));
+        assert_eq!(
+            overflowed.is_err(),
+            cfg!(debug_assertions),
+            "overflow checks differ from debug assertions"
+        );
+    }
+
+    #[test]
+    fn a_shape_product_that_overflows_usize_panics_when_debug_assertions_are_on() {
+        // The unchecked form of the .npy shape product (the library uses checked_mul there).
+        let shape = std::hint::black_box([usize::MAX / 2 + 1, 2]);
+        let overflowed = std::panic::catch_unwind(|| shape.iter().product::<usize>());
+        assert_eq!(
+            overflowed.is_err(),
+            cfg!(debug_assertions),
+            "overflow checks differ from debug assertions"
+        );
+    }
+}

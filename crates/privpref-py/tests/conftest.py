@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+# A shell without job control starts a background command (`… &`) with SIGINT ignored, and
+# Python then installs no KeyboardInterrupt handler; the Ctrl-C tests need Python's usual one.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[3]
 

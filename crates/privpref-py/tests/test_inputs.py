@@ -251,6 +251,7 @@ def test_ctrl_c_in_a_subprocess_exits_with_keyboard_interrupt():
     code = textwrap.dedent(
         """
         import signal, threading, os, numpy as np, privpref
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started with SIGINT ignored
         rng = np.random.default_rng(0)
         x = rng.standard_normal((50_000, 20)); y = (rng.random(50_000) < 0.5).astype(np.uint8)
         threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
