@@ -54,6 +54,7 @@ mod experiment;
 mod fit_shared;
 mod kwise;
 mod label_sgd;
+mod no_overwrite;
 mod policy;
 mod progress;
 mod provenance;
@@ -963,6 +964,48 @@ fn finish_privatize(a: &PrivatizeArgs, out: &PrivatizedLabels, info: &mut serde_
     write_json(&None, info)
 }
 
+/// The files a command reads and writes, for the check that no output replaces an input.
+fn files_of(cmd: &Cmd) -> no_overwrite::Files {
+    use no_overwrite::Files;
+    fn p(o: &Option<PathBuf>) -> Option<&std::path::Path> {
+        o.as_deref()
+    }
+    match cmd {
+        Cmd::Fit(a) => {
+            let sidecar = a.provenance.clone().unwrap_or_else(|| provenance::sidecar_path(&a.y));
+            Files::default()
+                .input("--x", Some(&a.x))
+                .input("--y", Some(&a.y))
+                .input("--linear-term", p(&a.linear_term))
+                .input("--weights", p(&a.weights))
+                .input("--theta0", p(&a.theta0))
+                .input("--prior", p(&a.label.prior))
+                .input("--clusters", p(&a.label.clusters))
+                .input("--y's provenance side-car", Some(&sidecar))
+                .output("--out", a.out.clone())
+        }
+        Cmd::Privatize(a) => Files::default()
+            .input("--y", Some(&a.y))
+            .output("--out", Some(a.out.clone()))
+            .output("--out's provenance side-car", Some(provenance::sidecar_path(&a.out))),
+        Cmd::Covariance(a) => Files::default().input("--x", Some(&a.x)).output("--out", a.out.clone()),
+        Cmd::Policy(a) => Files::default()
+            .input("--theta", Some(&a.theta))
+            .input("--states", Some(&a.states))
+            .input("--covariance", p(&a.covariance))
+            .input("--x", p(&a.x))
+            .input("--y", p(&a.y))
+            .input("--reference-actions", p(&a.reference_actions))
+            .input("--reference-vector", p(&a.reference_vector))
+            .input("--weights", p(&a.weights))
+            .output("--out", a.out.clone())
+            .output("--actions-out", a.actions_out.clone()),
+        Cmd::Account(a) => Files::default().output("--out", account::out(&a.common).clone()),
+        Cmd::Calibrate(a) => Files::default().output("--out", account::out(&a.common).clone()),
+        Cmd::Demo(_) | Cmd::Experiment(_) => Files::default(),
+    }
+}
+
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         let msg = info
@@ -1013,6 +1056,11 @@ fn main() -> ExitCode {
             eprintln!("privpref: {e}");
             return ExitCode::from(2);
         }
+    }
+    // Before any work: an output that is an input would destroy it.
+    if let Err(e) = files_of(&cli.cmd).check() {
+        eprintln!("privpref: {e}");
+        return ExitCode::from(1);
     }
     let res = match cli.cmd {
         Cmd::Fit(a) => run_fit(*a),
