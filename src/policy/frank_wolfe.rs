@@ -83,6 +83,17 @@ impl Default for PolicyOptions {
     }
 }
 
+/// The duality gap `max(U − L, 0)` of an upper bound `U` and a lower bound `L`; `+∞` when either
+/// is not finite (no certificate), never the `0` that `NaN.max(0.0)` would give.
+fn certified_gap(upper: f64, lower: f64) -> f64 {
+    let gap = upper - lower;
+    if upper.is_finite() && lower.is_finite() {
+        gap.max(0.0)
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// Why the Frank–Wolfe phase stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PolicyTermination {
@@ -93,6 +104,9 @@ pub enum PolicyTermination {
     /// The line search made no progress (`γ = 0`) while the gap was above tolerance (the
     /// remaining gap is at the inner solver's / rounding resolution).
     Stalled,
+    /// The bound or the value is not a finite number (θ̂, the states or the reference are so
+    /// large that `φᵀθ` overflows): there is no certificate.
+    NonFinite,
 }
 
 impl PolicyTermination {
@@ -102,6 +116,7 @@ impl PolicyTermination {
             PolicyTermination::Converged => "converged",
             PolicyTermination::MaxPasses => "max-passes",
             PolicyTermination::Stalled => "stalled",
+            PolicyTermination::NonFinite => "non-finite",
         }
     }
 }
@@ -263,7 +278,7 @@ pub fn pessimistic_policy(
     // Distributed: every member now takes the whole policy (purification and rounding read
     // every state).
     pass::gather_rows(states, &mut probs, &mut actions);
-    let gap = (fw.upper - fw.lower).max(0.0);
+    let gap = certified_gap(fw.upper, fw.lower);
     let rel_gap = gap / fw.lower.abs().max(fw.upper.abs()).max(f64::MIN_POSITIVE);
     let randomized_fw = randomized_states(&probs, states.actions());
     let (stats, purified_value, g_pur, rounding) = if opts.deterministic {
@@ -416,7 +431,11 @@ impl Problem<'_, '_> {
             let h = sums.max_score / self.w - dot(&inner.theta, &self.v);
             upper = upper.min(h);
             let lower = cur.lower;
-            let gap = (upper - lower).max(0.0);
+            // `f64::min` and `max` drop a NaN: a NaN value would otherwise read as a zero gap.
+            if !h.is_finite() || !lower.is_finite() || !upper.is_finite() {
+                break (PolicyTermination::NonFinite, lower, cur.theta);
+            }
+            let gap = certified_gap(upper, lower);
             if gap <= opts.tol_rel * lower.abs().max(upper.abs()) || gap <= tol_abs {
                 break (PolicyTermination::Converged, lower, cur.theta);
             }

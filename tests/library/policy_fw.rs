@@ -336,3 +336,23 @@ fn no_certifiable_improvement_returns_the_reference() {
     // Every deterministic policy is at most 0 (spot check: the greedy one).
     assert!(r.greedy.pessimistic_value <= 1e-12);
 }
+
+/// A centre θ̂ near f64::MAX makes φᵀθ overflow: the bounds are not finite, so there is no
+/// certificate. (`NaN.max(0.0)` is 0: without the check such a run read as a zero gap and
+/// `Converged`.)
+#[test]
+fn overflowing_values_end_non_finite_never_converged() {
+    let mut rng = simulation_rng(9);
+    let (n, a, d) = (20, 3, 4);
+    let phi = unit_features(&mut rng, n, a, d);
+    let st = StateActions::new(&phi, n, a, d, None).unwrap();
+    let centre = [1e308, -1e308, 1e308, 1e308];
+    let set = ConfidenceSet::new(&centre, None, 1.0, 0.05, FeasibleSet::Unconstrained).unwrap();
+    let r = pessimistic_policy(&st, &Reference::None, &set, &PolicyOptions::default()).unwrap();
+    assert_eq!(r.termination, PolicyTermination::NonFinite, "{:?}", r.termination);
+    assert!(r.gap.is_infinite() || r.gap.is_nan(), "gap {}", r.gap);
+    // The same data with a moderate centre converges: the check is not triggered by the shape.
+    let set = ConfidenceSet::new(&[0.5, -0.3, 0.2, 0.4], None, 1.0, 0.05, FeasibleSet::Unconstrained).unwrap();
+    let r = pessimistic_policy(&st, &Reference::None, &set, &PolicyOptions::default()).unwrap();
+    assert_eq!(r.termination, PolicyTermination::Converged, "{:?}", r.termination);
+}

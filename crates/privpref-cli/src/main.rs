@@ -728,6 +728,9 @@ fn run_policy_ranks(a: &policy::PolicyArgs, ranks: &ranks::Ranks) -> Result<(), 
         };
     }
     write_json(&a.out, &v)?;
+    if v["theta_certified"] == json!(false) {
+        eprintln!("privpref: note: the policy is conditional on an uncertified θ̂ (--allow-uncertified-theta): its certificate says nothing about the fit");
+    }
     if !converged {
         return Err(Failure {
             code: 3,

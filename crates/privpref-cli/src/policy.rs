@@ -119,6 +119,11 @@ pub struct PolicyArgs {
     /// Also write the deterministic policy as a uint32 .npy of action indices.
     #[arg(long)]
     pub actions_out: Option<PathBuf>,
+    /// Accept a θ̂ whose fit is not certified (`converged` is not true in --theta: a solver that
+    /// stopped early, an approximate SGD run). The policy's certificate is then conditional on
+    /// that θ̂, and the JSON says so (`theta_certified: false`).
+    #[arg(long)]
+    pub allow_uncertified_theta: bool,
 }
 
 fn io(path: &std::path::Path, e: impl std::fmt::Display) -> Error {
@@ -357,6 +362,21 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
     if d == 0 {
         return Err(io(&a.theta, "`theta` is empty"));
     }
+    // A certified policy needs a certified θ̂: the confidence set is centred on it.
+    let theta_certified = res.get("converged").and_then(Value::as_bool) == Some(true);
+    if !theta_certified && !a.allow_uncertified_theta {
+        let why = res
+            .get("termination")
+            .and_then(Value::as_str)
+            .unwrap_or("no `converged: true`");
+        return Err(Error::param(
+            "theta",
+            format!(
+                "the fit in {} is not certified ({why}): a policy on it would certify nothing; refit until it converges, or pass --allow-uncertified-theta",
+                a.theta.display()
+            ),
+        ));
+    }
     let private_mle = res.get("mechanism").and_then(Value::as_str) == Some("private-mle");
     // Θ_B.
     let set_name = match &a.set {
@@ -549,6 +569,7 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
     opts.max_passes = a.max_passes;
     opts.par = Par::Rayon;
     let common = json!({
+        "theta_certified": theta_certified,
         "lambda": lambda,
         "confidence_radius": gamma,
         "rule": rule.as_ref().map(|r| r.rule),

@@ -460,3 +460,101 @@ fn empirical_radius_and_diagnostics() {
     ]));
     assert!(err.contains("not both"), "{err}");
 }
+
+/// A policy certificate stands on a certified θ̂: a fit that stopped early is refused unless the
+/// caller accepts it explicitly (and then the JSON and stderr say so).
+#[test]
+fn an_uncertified_fit_is_refused_unless_accepted_explicitly() {
+    let dir = TempDir::new("uncertified");
+    setup(&dir);
+    // One Newton iteration does not certify the minimiser: exit 3, the JSON written.
+    let o = run(&[
+        "fit",
+        "--x",
+        &dir.arg("x.npy"),
+        "--y",
+        &dir.arg("y.npy"),
+        "--loss",
+        "mle",
+        "--constraint",
+        "ball",
+        "--radius",
+        "1",
+        "--solver",
+        "newton",
+        "--max-iter",
+        "1",
+        "--out",
+        &dir.arg("early.json"),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    let (th, s, x) = (dir.arg("early.json"), dir.arg("s.npy"), dir.arg("x.npy"));
+    let args = [
+        "policy",
+        "--theta",
+        &th,
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--confidence-radius",
+        "0.05",
+    ];
+    let e = one_line_error(&run(&args));
+    assert!(
+        e.contains("is not certified") && e.contains("--allow-uncertified-theta"),
+        "{e}"
+    );
+    let mut accepted = args.to_vec();
+    accepted.push("--allow-uncertified-theta");
+    let o = run(&accepted);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["theta_certified"], false);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("conditional on an uncertified"));
+    // A certified fit says so.
+    fit(&dir, &["--loss", "mle"]);
+    let v = json_of(&run(&[
+        "policy",
+        "--theta",
+        &dir.arg("fit.json"),
+        "--states",
+        &s,
+        "--x",
+        &x,
+        "--confidence-radius",
+        "0.05",
+    ]));
+    assert_eq!(v["theta_certified"], true);
+}
+
+/// θ̂ entries near f64::MAX overflow φᵀθ: the run has no bound, so it is never `converged`.
+#[test]
+fn a_theta_whose_values_overflow_is_not_a_converged_policy() {
+    let dir = TempDir::new("overflow-theta");
+    setup(&dir);
+    fit(&dir, &["--loss", "mle"]);
+    let mut f: Value = serde_json::from_str(&std::fs::read_to_string(dir.arg("fit.json")).unwrap()).unwrap();
+    f["theta"] = serde_json::json!([1e308, -1e308, 1e308, 1e308]);
+    std::fs::write(dir.arg("huge.json"), f.to_string()).unwrap();
+    let out = dir.arg("p.json");
+    let o = run(&[
+        "policy",
+        "--theta",
+        &dir.arg("huge.json"),
+        "--states",
+        &dir.arg("s.npy"),
+        "--set",
+        "none",
+        "--confidence-radius",
+        "0.05",
+        "--lambda",
+        "1",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["converged"], false, "{v}");
+    assert_eq!(v["termination"], "non-finite", "{v}");
+}
