@@ -51,13 +51,23 @@ pub enum DataErrorKind {
     },
 }
 
+/// The values `0..bound` in words, without the half-open `0..2` that reads as if 2 were allowed.
+fn allowed(bound: u64) -> String {
+    match bound {
+        0 => "absent (no value is allowed)".into(),
+        1 => "0".into(),
+        2 => "0 or 1".into(),
+        b => format!("between 0 and {}", b - 1),
+    }
+}
+
 impl fmt::Display for DataErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DataErrorKind::NaN => write!(f, "feature is NaN"),
             DataErrorKind::Infinite => write!(f, "feature is infinite"),
             DataErrorKind::LabelOutOfRange { label, bound } => {
-                write!(f, "label {label} is out of range (labels must be in 0..{bound})")
+                write!(f, "label {label} is out of range (labels must be {})", allowed(*bound))
             }
             DataErrorKind::NegativeWeight => write!(f, "sample weight is negative"),
             DataErrorKind::NonFiniteWeight => write!(f, "sample weight is NaN or infinite"),
@@ -76,7 +86,7 @@ impl fmt::Display for DataErrorKind {
                 "feature is more than 2^448 times the typical row maximum: products of features would overflow double precision (rescale or clip it)"
             ),
             DataErrorKind::IndexOutOfRange { index, bound } => {
-                write!(f, "item index {index} is out of range (indices must be in 0..{bound})")
+                write!(f, "item index {index} is out of range (indices must be {})", allowed(*bound))
             }
         }
     }

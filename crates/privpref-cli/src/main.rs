@@ -178,7 +178,9 @@ struct FitArgs {
     /// depends on the units of the features).
     #[arg(long, default_value_t = 0.0)]
     tol_abs: f64,
-    /// Maximum solver iterations.
+    /// Maximum solver iterations: Newton and Newton-CG (outer) iterations; for L-BFGS, ten
+    /// quasi-Newton iterations per unit (the default 100 allows 1000, comparable work to 100
+    /// Newton steps).
     #[arg(long, default_value_t = 100)]
     max_iter: usize,
     /// Worker threads, 1 to 256 (default: all cores).

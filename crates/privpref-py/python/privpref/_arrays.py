@@ -57,7 +57,7 @@ def labels(y: Any, n: Optional[int] = None, name: str = "y", ndim: int = 1) -> n
                 row = flat if ndim == 1 else flat // a.shape[1]
                 value = int(a.reshape(-1)[flat])
                 err = DataError(
-                    f"invalid data in {name} at row {row}: label {value} is out of range (labels must be in 0..255)"
+                    f"invalid data in {name} at row {row}: label {value} is out of range (labels must be between 0 and 255)"
                 )
                 err.input, err.row, err.column, err.kind = name, row, None, "label out of range"
                 raise err
