@@ -58,7 +58,8 @@ with open(out + "/s.npy", "wb") as f:
     f.write(struct.pack("<%dd" % len(vals), *vals))
 c = [rng.gauss(0, 1) for _ in range(d)]
 nc = math.sqrt(sum(x * x for x in c))
-json.dump({"theta": [0.8 * x / nc for x in c], "loss": "mle", "constraint": "ball", "radius": 1.0},
+# A synthetic θ̂ standing for a certified fit (policy refuses one that is not `converged`).
+json.dump({"theta": [0.8 * x / nc for x in c], "loss": "mle", "constraint": "ball", "radius": 1.0, "converged": True},
           open(out + "/theta.json", "w"))
 PY
 POLICY=(policy --theta "$DIR/theta.json" --states "$DIR/s.npy" --lambda 0.1 --confidence-radius 0.3)
