@@ -15,7 +15,7 @@
 //! the noisy-channel or debiased loss on labels randomised by [`mechanism::RandomizedResponse`],
 //! objective perturbation for the central model, and so on. The estimators, their formulas and
 //! the papers they come from (Chowdhury, Zhou & Natarajan (2024); "Provable protection of human
-//! judgements" (anon., 2024); Ghazi et al. (2021); Zhang et al. (2025); Zhou, Wu & Orabona
+//! judgements" (anon., 2025); Ghazi et al. (2021); Zhang et al. (2025); Zhou, Wu & Orabona
 //! (2025)) are listed in `docs/papers.md`; `ARCHITECTURE.md` describes the layers.
 //!
 //! A local guarantee follows the labels' provenance ([`privacy::Provenance`]), not the loss: the

@@ -1,4 +1,4 @@
-//! Pessimistic policy optimisation ("Provable protection of human judgements" (anon., 2024),
+//! Pessimistic policy optimisation ("Provable protection of human judgements" (anon., 2025),
 //! Algorithm 3; Zhou, Wu & Orabona (2025), Algorithm 2 with `η = 1`), solved as a concave
 //! program over stochastic policies (the papers write an argmax over deterministic policies,
 //! which is combinatorial; their proofs need only `Ĵ(π̂) ≥ Ĵ(π*)`):

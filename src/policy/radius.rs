@@ -6,7 +6,7 @@
 //!
 //! | rule | estimator | λ | Γ | source |
 //! |---|---|---|---|---|
-//! | [`private_mle_radius`] | "Provable protection of human judgements" (anon., 2024), Alg. 1 + Alg. 2 (`θ̃`, `Σ̃`) | `2s_G(2√d + √(2 ln(1/η)))` | `√(3/2)(R1+…+R5)` | Lemmas A.8–A.11 of that paper, constants kept |
+//! | [`private_mle_radius`] | "Provable protection of human judgements" (anon., 2025), Alg. 1 + Alg. 2 (`θ̃`, `Σ̃`) | `2s_G(2√d + √(2 ln(1/η)))` | `√(3/2)(R1+…+R5)` | Lemmas A.8–A.11 of that paper, constants kept |
 //! | [`local_radius`] | MLE, debiased RR (Chowdhury, Zhou & Natarajan (2024); Zhou, Wu & Orabona (2025)), CTL/LTC/CLC corruption | `X_max² d ln(n/η)/n` | `2f/γ + 2B√λ` | Zhou, Wu & Orabona (2025), Thm 5.4 and Lemma H.1, constants kept, `‖x‖ ≤ X_max` |
 //! | [`objpert_radius`] | objective perturbation (Chowdhury, Zhou & Natarajan (2024), Alg. 2) | as `local_radius` | `2f/γ + B√(4λ + β/(γn))` | derived here (below) |
 //! | [`local_rr_radius`] | Chowdhury, Zhou & Natarajan (2024), eq. (7), the paper's form | user | `(C/γ)coth(ε/2)√((d+ln(1/η))/n) + C'√λB` | that paper, with caller-supplied `C`, `C'` |
@@ -66,7 +66,7 @@ fn check_nd(n: usize, d: usize) -> Result<()> {
 }
 
 /// Inputs of [`private_mle_radius`] besides the calibration of Algorithm 1 of "Provable protection
-/// of human judgements" (anon., 2024).
+/// of human judgements" (anon., 2025).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct PrivateMleRadius {
@@ -107,7 +107,7 @@ impl PrivateMleRadius {
 }
 
 /// The explicit radius for `θ̃` of Algorithm 1 and `Σ̃` of Algorithm 2 of "Provable protection of
-/// human judgements" (anon., 2024), `λ = cal.lambda`. The paper hides the constants; these are
+/// human judgements" (anon., 2025), `λ = cal.lambda`. The paper hides the constants; these are
 /// the constants of its proof, with its typos corrected (eqs. (12)–(14)) and `R5` added for the
 /// inexact solve, which the proof of Lemma A.11 omits:
 ///
@@ -157,9 +157,9 @@ pub fn private_mle_radius(cal: &PrivateMleCalibration, p: &PrivateMleRadius) -> 
         radius,
         gamma: g,
         rule: if p.k == 2 {
-            "explicit radius of the private MLE (anon., 2024), constants of its proof"
+            "explicit radius of the private MLE (anon., 2025), constants of its proof"
         } else {
-            "explicit radius of the K-wise private MLE (anon., 2024, Thm 4.4), K-dependent constants derived here"
+            "explicit radius of the K-wise private MLE (anon., 2025, Thm 4.4), K-dependent constants derived here"
         },
         terms: vec![("R1", r1), ("R2", r2), ("R3", r3), ("R4", r4), ("R5", r5)],
     })
@@ -560,7 +560,7 @@ pub enum FitRule {
         /// Ridge `β` of `(β/2n)‖θ‖²`.
         beta: f64,
     },
-    /// The private MLE of "Provable protection of human judgements" (anon., 2024),
+    /// The private MLE of "Provable protection of human judgements" (anon., 2025),
     /// Algorithm 1, released with the private covariance `Σ̃` of its Algorithm 2:
     /// [`calibrate_private_mle`] at `(2ε, 2δ)` then [`private_mle_radius`].
     PrivateMle {
@@ -576,7 +576,7 @@ pub enum FitRule {
         /// The fit's override of the optimisation accuracy `β`, if any.
         accuracy: Option<f64>,
     },
-    /// The K-wise private MLE of "Provable protection of human judgements" (anon., 2024),
+    /// The K-wise private MLE of "Provable protection of human judgements" (anon., 2025),
     /// Thm 4.3/4.4, released with the private `Σ̃_{D_K}`:
     /// [`calibrate_kwise_private_mle`] at `(2ε, 2δ)` then [`private_mle_radius`] with `K`, `J`.
     PrivateMleKwise {
@@ -696,7 +696,7 @@ fn private_mle_rule(
 /// `λ` and `Γ` of the rule that matches the fit:
 /// * [`FitRule::PrivateMle`]: [`calibrate_private_mle`] at `(2ε, 2δ)` with the fit's bound,
 ///   `B`, `n`, `d`, `η` and overrides, then [`private_mle_radius`] ("Provable protection of
-///   human judgements" (anon., 2024));
+///   human judgements" (anon., 2025));
 /// * [`FitRule::PrivateMleKwise`]: the same with [`calibrate_kwise_private_mle`] and `K`, `J`;
 /// * [`FitRule::ObjPert`]: [`objpert_radius`] (derived here for Chowdhury, Zhou & Natarajan
 ///   (2024), Algorithm 2);

@@ -17,7 +17,7 @@
 //! `fit --central --eps E --delta D --feature-bound L [--beta B]` releases objective
 //! perturbation (Chowdhury, Zhou & Natarajan (2024), Algorithm 2) with its guarantee in the JSON;
 //! `--mechanism private-mle` runs Algorithm 1 of "Provable protection of human judgements" (anon.,
-//! 2024) instead. A run whose exactness certificate fails exits 1 with one line, unless
+//! 2025) instead. A run whose exactness certificate fails exits 1 with one line, unless
 //! `--allow-unguaranteed` (then `"guarantee": null` and a warning on stderr).
 //!
 //! `privatize` writes `OUT.provenance.json` next to its labels (the mechanism, ε, K, the
@@ -101,7 +101,7 @@ enum Cmd {
     /// debiased RR of Chowdhury, Zhou & Natarajan (2024), with a verdict.
     #[command(allow_negative_numbers = true)]
     Demo(demo::DemoArgs),
-    /// Private data covariance (1/n)Σxxᵀ + symmetric Gaussian noise (anon. 2024, Algorithm 2,
+    /// Private data covariance (1/n)Σxxᵀ + symmetric Gaussian noise (anon. 2025, Algorithm 2,
     /// corrected calibration), with PSD repair; standard DP of the record at (ε/2, δ/2).
     #[command(allow_negative_numbers = true)]
     Covariance(central::CovarianceArgs),

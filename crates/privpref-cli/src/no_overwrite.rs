@@ -64,16 +64,14 @@ impl Files {
 
     /// `Ok` when no output is an input or another output; otherwise a one-line error naming both.
     pub fn check(&self) -> Result<(), Error> {
-        for (i, (out_name, out)) in self.outputs.iter().enumerate() {
-            if let Some(id) = identity(out) {
-                for (in_name, input) in &self.inputs {
-                    if identity(input).as_ref() == Some(&id) {
-                        return Err(refusal(out_name, out, &format!("the input {in_name}")));
-                    }
-                }
+        let inputs: Vec<_> = self.inputs.iter().map(|(name, p)| (name, identity(p))).collect();
+        let outputs: Vec<_> = self.outputs.iter().map(|(name, p)| (name, p, identity(p))).collect();
+        for (i, (out_name, out, id)) in outputs.iter().enumerate() {
+            if let Some((in_name, _)) = inputs.iter().find(|(_, input)| id.is_some() && input == id) {
+                return Err(refusal(out_name, out, &format!("the input {in_name}")));
             }
-            for (other_name, other) in &self.outputs[..i] {
-                let same = match (identity(out), identity(other)) {
+            for (other_name, other, other_id) in &outputs[..i] {
+                let same = match (id, other_id) {
                     (Some(a), Some(b)) => a == b,
                     _ => spelled(out) == spelled(other),
                 };

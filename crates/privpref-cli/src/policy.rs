@@ -1,9 +1,9 @@
 //! `privpref policy`: the pessimistic (or greedy) policy of a fitted `θ̂` on a public state
-//! sample ("Provable protection of human judgements" (anon., 2024), Algorithm 3; Zhou, Wu & Orabona
+//! sample ("Provable protection of human judgements" (anon., 2025), Algorithm 3; Zhou, Wu & Orabona
 //! (2025), Algorithm 2 with `η ∈ {0, 1}`; `privpref::policy`).
 //!
 //! `λ` and `Γ` come from the rule that matches the fit in `result.json` (the explicit radii of
-//! `privpref::policy::radius`): the anonymous 2024 paper's for `--mechanism private-mle` results
+//! `privpref::policy::radius`): the anonymous 2025 paper's for `--mechanism private-mle` results
 //! (with the private covariance of `privpref covariance`), the objective-perturbation radius for
 //! `objpert` results, that of Zhou, Wu & Orabona (2025) for `mle` and `debiased-rr` fits (with
 //! `--x`, the public pairwise features of the fit: `Σ̂ = (1/n)Σxxᵀ` and `X_max`). `--lambda` and
@@ -19,7 +19,7 @@
 //! The JSON's `diagnostics` report, for two comparators (the greedy policy of `θ̂` and the
 //! returned policy), the coverage term `‖g(π†)‖_{M⁻¹}` of Zhou, Wu & Orabona (2025), bound (6),
 //! and the sub-optimality bound `2Γ‖g(π†)‖_{M⁻¹}` (also "Provable protection of human judgements"
-//! (anon., 2024), Thm 4.2 as its proof gives), `g(π†) = E_ρφ(s, π†(s)) − v`
+//! (anon., 2025), Thm 4.2 as its proof gives), `g(π†) = E_ρφ(s, π†(s)) − v`
 //! (`privpref::policy::diagnostics`), with whether `Γ` is a guaranteed radius.
 
 use crate::ranks::Ranks;
@@ -192,7 +192,7 @@ fn fit_rule(res: &Value, path: &Path) -> Result<FitRule, Error> {
                     .map(|v| v as usize)
                     .ok_or_else(|| io(path, format!("K-wise private-mle result without an integer `{key}`")))
             };
-            // The K-wise private MLE (Thm 4.3/4.4 of the anonymous 2024 paper): `k` and `top` = J.
+            // The K-wise private MLE (Thm 4.3/4.4 of the anonymous 2025 paper): `k` and `top` = J.
             if res.get("k").is_some_and(|k| !k.is_null()) {
                 FitRule::PrivateMleKwise {
                     eps,
@@ -338,7 +338,7 @@ pub fn run(a: &PolicyArgs, ranks: &Ranks) -> Result<(Value, bool), Error> {
         "comparator_greedy": diag(&greedy_actions)?,
         "comparator_returned_policy": diag(&actions)?,
         "radius_guaranteed": p.guaranteed,
-        "note": "SubOpt(pi, comparator) <= subopt_bound = 2 Gamma ||E_rho phi(s, comparator(s)) - v||_{(Sigma + lambda I)^-1} (Zhou, Wu & Orabona 2025, bound (6); anon. 2024, Thm 4.2 as its proof gives) on the event that theta* is in the confidence set: guaranteed only when radius_guaranteed",
+        "note": "SubOpt(pi, comparator) <= subopt_bound = 2 Gamma ||E_rho phi(s, comparator(s)) - v||_{(Sigma + lambda I)^-1} (Zhou, Wu & Orabona 2025, bound (6); anon. 2025, Thm 4.2 as its proof gives) on the event that theta* is in the confidence set: guaranteed only when radius_guaranteed",
     });
     if let (Some(o), Some(c)) = (out.as_object_mut(), p.common.as_object()) {
         for (k, v) in c {

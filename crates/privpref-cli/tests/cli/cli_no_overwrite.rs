@@ -95,44 +95,16 @@ fn every_command_refuses_an_output_that_is_one_of_its_inputs() {
         "x.npy",
     );
     let states = dir.arg("states.npy");
-    refused(
-        &dir,
-        &[
-            a("policy"),
-            a("--theta"),
-            fit.clone(),
-            a("--states"),
-            states.clone(),
-            a("--out"),
-            fit.clone(),
-        ],
-        "fit.json",
-    );
-    refused(
-        &dir,
-        &[
-            a("policy"),
-            a("--theta"),
-            fit.clone(),
-            a("--states"),
-            states.clone(),
-            a("--actions-out"),
-            states.clone(),
-        ],
-        "states.npy",
-    );
+    let policy = |outputs: &[&str]| {
+        let mut v = vec![a("policy"), a("--theta"), fit.clone(), a("--states"), states.clone()];
+        v.extend(outputs.iter().map(|o| a(o)));
+        v
+    };
+    refused(&dir, &policy(&["--out", &fit]), "fit.json");
+    refused(&dir, &policy(&["--actions-out", &states]), "states.npy");
     // Two outputs of one command that are one file.
-    let o = run(&[
-        a("policy"),
-        a("--theta"),
-        fit.clone(),
-        a("--states"),
-        states,
-        a("--out"),
-        dir.arg("p.json"),
-        a("--actions-out"),
-        dir.arg("p.json"),
-    ]);
+    let p = dir.arg("p.json");
+    let o = run(&policy(&["--out", &p, "--actions-out", &p]));
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("is also the output --out"));
     // A fit whose output is a new file still runs.

@@ -1,5 +1,5 @@
 //! `privpref policy`: JSON output (actions, Ĵ, gap, guarantee of θ̂), the rules for λ and Γ
-//! (Zhou, Wu & Orabona 2025 for local fits with --x, the anonymous 2024 paper for private-mle fits
+//! (Zhou, Wu & Orabona 2025 for local fits with --x, the anonymous 2025 paper for private-mle fits
 //! with --covariance, explicit
 //! overrides), the greedy switch, and one-line errors with a non-zero exit for invalid input.
 
@@ -41,7 +41,8 @@ fn setup(dir: &TempDir) {
     npy::write_f64(dir.arg("s.npy"), &states, &[50, 5, 4]).unwrap();
 }
 
-fn fit(dir: &TempDir, extra: &[&str]) {
+/// `privpref fit` on the setup's data with a ball of radius 1, the JSON written to `out`.
+fn run_fit(dir: &TempDir, out: &str, extra: &[&str]) -> Output {
     let mut a = vec![
         "fit".to_string(),
         "--x".into(),
@@ -53,11 +54,15 @@ fn fit(dir: &TempDir, extra: &[&str]) {
         "--radius".into(),
         "1".into(),
         "--out".into(),
-        dir.arg("fit.json"),
+        dir.arg(out),
     ];
     a.extend(extra.iter().map(|s| s.to_string()));
-    let refs: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
-    let o = run(&refs);
+    run(&a)
+}
+
+/// [`run_fit`] to `fit.json`, which must succeed.
+fn fit(dir: &TempDir, extra: &[&str]) {
+    let o = run_fit(dir, "fit.json", extra);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -195,7 +200,7 @@ fn private_mle_fit_needs_the_private_covariance() {
     let (th, s) = (dir.arg("fit.json"), dir.arg("s.npy"));
     let out = dir.arg("p.json");
     let v = support::policy_with_covariance(&th, &s, &cov, "100", &out);
-    assert!(v["rule"].as_str().unwrap().contains("private MLE (anon., 2024)"));
+    assert!(v["rule"].as_str().unwrap().contains("private MLE (anon., 2025)"));
     assert_eq!(v["guarantee"]["model"], "central");
     assert!(v["confidence_radius"].as_f64().unwrap() > 0.0);
     // --x is refused for a standard-DP fit (the features are private).
@@ -468,45 +473,34 @@ fn an_uncertified_fit_is_refused_unless_accepted_explicitly() {
     let dir = TempDir::new("uncertified");
     setup(&dir);
     // One Newton iteration does not certify the minimiser: exit 3, the JSON written.
-    let o = run(&[
-        "fit",
-        "--x",
-        &dir.arg("x.npy"),
-        "--y",
-        &dir.arg("y.npy"),
-        "--loss",
-        "mle",
-        "--constraint",
-        "ball",
-        "--radius",
-        "1",
-        "--solver",
-        "newton",
-        "--max-iter",
-        "1",
-        "--out",
-        &dir.arg("early.json"),
-    ]);
+    let o = run_fit(
+        &dir,
+        "early.json",
+        &["--loss", "mle", "--solver", "newton", "--max-iter", "1"],
+    );
     assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
-    let (th, s, x) = (dir.arg("early.json"), dir.arg("s.npy"), dir.arg("x.npy"));
-    let args = [
-        "policy",
-        "--theta",
-        &th,
-        "--states",
-        &s,
-        "--x",
-        &x,
-        "--confidence-radius",
-        "0.05",
-    ];
-    let e = one_line_error(&run(&args));
+    let (s, x) = (dir.arg("s.npy"), dir.arg("x.npy"));
+    let policy = |theta: &str| {
+        let args = [
+            "policy",
+            "--theta",
+            theta,
+            "--states",
+            &s,
+            "--x",
+            &x,
+            "--confidence-radius",
+            "0.05",
+        ];
+        args.map(String::from).to_vec()
+    };
+    let e = one_line_error(&run(&policy(&dir.arg("early.json"))));
     assert!(
         e.contains("is not certified") && e.contains("--allow-uncertified-theta"),
         "{e}"
     );
-    let mut accepted = args.to_vec();
-    accepted.push("--allow-uncertified-theta");
+    let mut accepted = policy(&dir.arg("early.json"));
+    accepted.push("--allow-uncertified-theta".into());
     let o = run(&accepted);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -514,17 +508,7 @@ fn an_uncertified_fit_is_refused_unless_accepted_explicitly() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("conditional on an uncertified"));
     // A certified fit says so.
     fit(&dir, &["--loss", "mle"]);
-    let v = json_of(&run(&[
-        "policy",
-        "--theta",
-        &dir.arg("fit.json"),
-        "--states",
-        &s,
-        "--x",
-        &x,
-        "--confidence-radius",
-        "0.05",
-    ]));
+    let v = json_of(&run(&policy(&dir.arg("fit.json"))));
     assert_eq!(v["theta_certified"], true);
 }
 
