@@ -262,6 +262,11 @@ pub enum Error {
         /// What the labels' provenance (or content) says, in words with the parameters.
         found: String,
     },
+    /// A provenance record (the side-car a privatisation writes next to its labels) that cannot
+    /// be read, or whose signature does not verify for the key it names: the record was changed
+    /// after it was signed. Nothing was fitted.
+    #[error("provenance record: {0}")]
+    ProvenanceRecord(String),
     /// File input/output.
     #[error("{path}: {message}")]
     Io {

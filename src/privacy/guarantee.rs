@@ -85,6 +85,10 @@ pub enum NoiseSource {
     /// ([`Provenance::asserted_by_caller`](super::Provenance::asserted_by_caller)); the
     /// estimator draws no noise itself and cannot check the generator.
     External,
+    /// The labels were randomised by privpref as a provenance record says that no trusted key
+    /// vouches for ([`Origin::UnverifiedRecord`](super::Origin::UnverifiedRecord)): the guarantee
+    /// does not hold for real data on the record's word.
+    Unverified,
 }
 
 impl NoiseSource {
@@ -94,6 +98,9 @@ impl NoiseSource {
             NoiseSource::Secure => "ChaCha20 seeded from OS entropy",
             NoiseSource::Seeded(_) => "xoshiro256++ seeded (simulation only)",
             NoiseSource::External => "labels randomised outside privpref (asserted by the caller)",
+            NoiseSource::Unverified => {
+                "labels randomised by privpref as an unverified record says (not signed by a trusted key)"
+            }
         }
     }
     /// The seed, if any.
@@ -309,7 +316,7 @@ impl Guarantee {
             }
             out.eps = out.eps.max(g.eps);
             out.delta = out.delta.max(g.delta);
-            if matches!(g.noise, NoiseSource::Seeded(_)) {
+            if !g.holds_for_real_data() && out.holds_for_real_data() {
                 out.noise = g.noise;
             }
             out.assumptions.notes.push(format!("part: {}", g.mechanism));
@@ -322,9 +329,10 @@ impl Guarantee {
 
     /// Whether the guarantee can be relied on for real data: the noise (or the labels'
     /// randomisation) came from a CSPRNG, or the caller asserts the labels were randomised with
-    /// one ([`NoiseSource::External`]). `false` for a seeded simulation generator.
+    /// one ([`NoiseSource::External`]). `false` for a seeded simulation generator and for an
+    /// unverified provenance record ([`NoiseSource::Unverified`]).
     pub fn holds_for_real_data(&self) -> bool {
-        !matches!(self.noise, NoiseSource::Seeded(_))
+        !matches!(self.noise, NoiseSource::Seeded(_) | NoiseSource::Unverified)
     }
 }
 
@@ -343,6 +351,9 @@ impl fmt::Display for Guarantee {
         match self.noise {
             NoiseSource::Seeded(s) => write!(f, "; noise seeded with {s}: simulation only")?,
             NoiseSource::External => write!(f, "; labels randomised as asserted by the caller")?,
+            NoiseSource::Unverified => {
+                write!(f, "; labels randomised as an unverified record says: not for real data")?
+            }
             NoiseSource::Secure => {}
         }
         Ok(())

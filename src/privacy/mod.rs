@@ -42,4 +42,6 @@ pub use calibrate_kwise::{calibrate_kwise_private_mle, kwise_covariance_sensitiv
 pub use guarantee::{Assumptions, Guarantee, Neighbouring, NoiseSource, PrivacyModel, PrivacyUnit};
 pub(crate) use noise::symmetric_gaussian_matrix;
 pub use noise::{gaussian_vector, NoiseRng};
-pub use provenance::{Generator, Origin, PrivatizedLabels, Provenance, Randomizer};
+pub use provenance::{Generator, KeyId, Origin, PrivatizedLabels, Provenance, Randomizer};
+#[cfg(feature = "signing")]
+pub mod record;

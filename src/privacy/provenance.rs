@@ -11,7 +11,8 @@
 //! |---|---|---|
 //! | [`Origin::Library`] with [`Generator::Csprng`] | a mechanism's `privatize` with [`NoiseRng::secure`](super::NoiseRng::secure) | `ε`, holds for real data |
 //! | [`Origin::Library`] with [`Generator::Simulation`] | a mechanism's `privatize` with [`NoiseRng::seeded`](super::NoiseRng::seeded) | `ε`, **simulation only** (the seed undoes the randomisation) |
-//! | [`Origin::Recorded`] | [`Provenance::from_record`]: a record of a library privatisation read back (the CLI's side-car file) | as recorded; simulation only if the record says so |
+//! | [`Origin::SignedRecord`] | `SignedRecord::verify` (feature `signing`): a record of a library privatisation, signed by a key the caller trusts (the CLI's side-car file) | as recorded; simulation only if the record says so |
+//! | [`Origin::UnverifiedRecord`] | [`Provenance::from_record`], or a record without a trusted signature | as recorded, but **unverified**: does not hold for real data |
 //! | [`Origin::AssertedByCaller`] | [`Provenance::asserted_by_caller`] | `ε`, "asserted by the caller": the library neither performed nor checked the randomisation |
 //! | none | raw `&[u8]` labels | no local guarantee (the fit still runs, and says why) |
 //!
@@ -243,6 +244,18 @@ impl fmt::Display for Generator {
     }
 }
 
+/// The identity of an Ed25519 public key: the first 8 bytes of the SHA-256 of its 32 bytes,
+/// written as 16 hex digits (`privpref keygen` prints it; the guarantee of a signed record names
+/// it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyId(pub [u8; 8]);
+
+impl fmt::Display for KeyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
 /// Who vouches for a [`Provenance`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -250,10 +263,21 @@ pub enum Origin {
     /// A privpref mechanism randomised the labels (its `privatize` method), with this
     /// generator. Only the library can create this origin.
     Library(Generator),
-    /// A record of a privpref randomisation, read back by a tool that checked the record
-    /// belongs to these labels (the CLI's `privatize` side-car file, with the labels file's
-    /// size and SHA-256). The record is trusted as written.
-    Recorded(Generator),
+    /// A record of a privpref randomisation, signed with Ed25519 by a key the caller trusts, and
+    /// checked against the labels' bytes (size and SHA-256). Only signature verification
+    /// (`privpref::privacy::record`, feature `signing`) creates this origin. The signature proves
+    /// that the holder of the secret key recorded this randomisation of these bytes; it cannot
+    /// prove that the key holder is honest.
+    SignedRecord {
+        /// The recorded generator.
+        generator: Generator,
+        /// The trusted key that verified the signature.
+        key: KeyId,
+    },
+    /// A record of a privpref randomisation that no trusted key vouches for: unsigned, or signed
+    /// by a key the caller did not trust ([`Provenance::from_record`]). Anyone can write such a
+    /// record, so its guarantee is marked unverified and does not hold for real data.
+    UnverifiedRecord(Generator),
     /// The caller states how the labels were randomised ([`Provenance::asserted_by_caller`]);
     /// the library neither performed nor checked it, including that the coins came from a
     /// CSPRNG and that each label was randomised exactly once.
@@ -261,11 +285,13 @@ pub enum Origin {
 }
 
 impl Origin {
-    /// Stable name (JSON): `library`, `recorded` or `asserted-by-caller`.
+    /// Stable name (JSON): `library`, `signed-record`, `unverified-record` or
+    /// `asserted-by-caller`.
     pub fn name(&self) -> &'static str {
         match self {
             Origin::Library(_) => "library",
-            Origin::Recorded(_) => "recorded",
+            Origin::SignedRecord { .. } => "signed-record",
+            Origin::UnverifiedRecord(_) => "unverified-record",
             Origin::AssertedByCaller => "asserted-by-caller",
         }
     }
@@ -273,8 +299,16 @@ impl Origin {
     /// The generator, when the library randomised the labels (directly or as recorded).
     pub fn generator(&self) -> Option<Generator> {
         match *self {
-            Origin::Library(g) | Origin::Recorded(g) => Some(g),
+            Origin::Library(g) | Origin::SignedRecord { generator: g, .. } | Origin::UnverifiedRecord(g) => Some(g),
             Origin::AssertedByCaller => None,
+        }
+    }
+
+    /// The trusted key that verified a signed record.
+    pub fn verified_by(&self) -> Option<KeyId> {
+        match *self {
+            Origin::SignedRecord { key, .. } => Some(key),
+            _ => None,
         }
     }
 }
@@ -324,11 +358,12 @@ impl Provenance {
         }
     }
 
-    /// A provenance read back from a record of a library randomisation (e.g. the side-car file
-    /// the CLI's `privatize` writes next to its labels). The caller must have checked that the
-    /// record belongs to the labels (the CLI checks the labels file's size and SHA-256); the
-    /// guarantee says the provenance was recorded, and is simulation-only when the recorded
-    /// generator is.
+    /// A provenance read back from a record of a library randomisation that no trusted key
+    /// vouches for (an unsigned side-car, or one signed by a key the caller does not trust).
+    /// The caller must have checked that the record belongs to the labels. Anyone can write such
+    /// a record, so its guarantee says "unverified record" and does not hold for real data
+    /// ([`Guarantee::holds_for_real_data`] is `false`). A record signed by a trusted key is
+    /// verified by `SignedRecord::verify` (feature `signing`).
     ///
     /// # Errors
     /// [`Error::InvalidParam`] for invalid parameters ([`Randomizer::validate`]).
@@ -336,7 +371,17 @@ impl Provenance {
         randomizer.validate()?;
         Ok(Provenance {
             randomizer,
-            origin: Origin::Recorded(generator),
+            origin: Origin::UnverifiedRecord(generator),
+        })
+    }
+
+    /// A provenance whose record's signature the trusted key `key` verified.
+    #[cfg(feature = "signing")]
+    pub(crate) fn signed_record(randomizer: Randomizer, generator: Generator, key: KeyId) -> Result<Self> {
+        randomizer.validate()?;
+        Ok(Provenance {
+            randomizer,
+            origin: Origin::SignedRecord { generator, key },
         })
     }
 
@@ -361,6 +406,12 @@ impl Provenance {
         matches!(self.origin.generator(), Some(Generator::Simulation { .. }))
     }
 
+    /// Whether the provenance rests on a record no trusted key vouches for
+    /// ([`Origin::UnverifiedRecord`]): the guarantee then does not hold for real data.
+    pub fn is_unverified_record(&self) -> bool {
+        matches!(self.origin, Origin::UnverifiedRecord(_))
+    }
+
     /// Checks the labels were randomised by exactly `expected` (same randomiser, same `ε`
     /// compared exactly, same `K`, same user counts); `what` names the estimator for the
     /// message.
@@ -380,7 +431,12 @@ impl Provenance {
     fn describe_origin(&self) -> String {
         match self.origin {
             Origin::Library(g) => format!("privatised by privpref with {g}"),
-            Origin::Recorded(g) => format!("privatised by privpref with {g}, as recorded"),
+            Origin::SignedRecord { generator, key } => {
+                format!("privatised by privpref with {generator}, as recorded and signed by trusted key {key}")
+            }
+            Origin::UnverifiedRecord(g) => {
+                format!("privatised by privpref with {g}, as an unverified record says")
+            }
             Origin::AssertedByCaller => "asserted by the caller".into(),
         }
     }
@@ -395,8 +451,11 @@ impl Provenance {
         let r = &self.randomizer;
         let first = match self.origin {
             Origin::Library(g) => format!("provenance: each label randomised exactly once by privpref with {r}, coins from {g}"),
-            Origin::Recorded(g) => format!(
-                "provenance: each label randomised exactly once by privpref with {r}, coins from {g}, as recorded in a provenance record checked against the labels"
+            Origin::SignedRecord { generator, key } => format!(
+                "provenance: each label randomised exactly once by privpref with {r}, coins from {generator}, as recorded in a provenance record signed by the trusted Ed25519 key {key} and checked against the labels' SHA-256 (the signature vouches for the record, not for the key holder's honesty)"
+            ),
+            Origin::UnverifiedRecord(g) => format!(
+                "provenance: each label randomised exactly once by privpref with {r}, coins from {g}, as an unverified provenance record says (unsigned, or signed by a key the caller did not trust)"
             ),
             Origin::AssertedByCaller => format!(
                 "provenance: asserted by the caller, not performed or checked by privpref: each label randomised exactly once by {r}, with a CSPRNG"
@@ -408,6 +467,11 @@ impl Provenance {
         }
         if let Randomizer::UserLevelRr { .. } = r {
             notes.push("the user counts m_u are public".into());
+        }
+        if self.is_unverified_record() {
+            notes.push(
+                "unverified record: anyone can write such a record, so the guarantee does not hold for real data on its word; sign it (privatize with a signing key) and verify it with the trusted public key".into(),
+            );
         }
         if self.is_simulation_only() {
             notes.push(
@@ -421,10 +485,10 @@ impl Provenance {
             unit: r.unit(),
             neighbouring: Neighbouring::LabelChange,
             mechanism: r.mechanism_text(),
-            noise: self
-                .origin
-                .generator()
-                .map_or(NoiseSource::External, |g| g.noise_source()),
+            noise: match self.origin {
+                Origin::UnverifiedRecord(Generator::Csprng) => NoiseSource::Unverified,
+                o => o.generator().map_or(NoiseSource::External, |g| g.noise_source()),
+            },
             assumptions: Assumptions {
                 notes,
                 ..Assumptions::default()
@@ -434,8 +498,8 @@ impl Provenance {
 }
 
 /// The CLI's keys: `origin`, `asserted_by_caller`, `mechanism`, `eps`, `k` (K-RR and RRTop-k),
-/// `generator`, `seed` (a simulation generator's), `simulation_only` and `description` (the
-/// `Display` text).
+/// `generator`, `seed` (a simulation generator's), `simulation_only`, `verified_by` (the key id of
+/// a signed record's trusted key, else `null`) and `description` (the `Display` text).
 #[cfg(feature = "serde")]
 impl serde::Serialize for Provenance {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -450,7 +514,7 @@ impl serde::Serialize for Provenance {
             Some(Generator::Simulation { seed }) => Some(seed),
             _ => None,
         };
-        let mut m = s.serialize_map(Some(9))?;
+        let mut m = s.serialize_map(Some(10))?;
         m.serialize_entry("origin", self.origin().name())?;
         m.serialize_entry("asserted_by_caller", &(self.origin() == Origin::AssertedByCaller))?;
         m.serialize_entry("mechanism", r.name())?;
@@ -459,6 +523,7 @@ impl serde::Serialize for Provenance {
         m.serialize_entry("generator", &generator.map(|g| g.name()))?;
         m.serialize_entry("seed", &seed)?;
         m.serialize_entry("simulation_only", &self.is_simulation_only())?;
+        m.serialize_entry("verified_by", &self.origin().verified_by().map(|k| k.to_string()))?;
         m.serialize_entry("description", &self.to_string())?;
         m.end()
     }

@@ -167,20 +167,26 @@ fn an_asserted_provenance_says_so() {
 }
 
 #[test]
-fn a_recorded_provenance_keeps_its_generator() {
+fn a_recorded_provenance_keeps_its_generator_and_is_unverified() {
     let rec = Provenance::from_record(Randomizer::Krr { eps: 2.0, k: 3 }, Generator::Simulation { seed: 9 }).unwrap();
-    assert_eq!(rec.origin(), Origin::Recorded(Generator::Simulation { seed: 9 }));
+    assert_eq!(
+        rec.origin(),
+        Origin::UnverifiedRecord(Generator::Simulation { seed: 9 })
+    );
     let g = rec.guarantee();
     assert_eq!((g.eps, g.noise), (2.0, NoiseSource::Seeded(9)));
     assert!(!g.holds_for_real_data());
     assert!(
-        g.assumptions.notes[0].contains("as recorded"),
+        g.assumptions.notes[0].contains("unverified provenance record"),
         "{:?}",
         g.assumptions.notes
     );
+    // A record no trusted key signed is anyone's word: never a guarantee for real data, even
+    // when it names a CSPRNG.
     let csprng = Provenance::from_record(Randomizer::Rr { eps: 1.0 }, Generator::Csprng).unwrap();
-    assert!(csprng.guarantee().holds_for_real_data());
-    assert_eq!(csprng.guarantee().noise, NoiseSource::Secure);
+    assert!(!csprng.guarantee().holds_for_real_data());
+    assert_eq!(csprng.guarantee().noise, NoiseSource::Unverified);
+    assert!(csprng.is_unverified_record() && csprng.origin().verified_by().is_none());
 }
 
 #[test]

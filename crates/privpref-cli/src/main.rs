@@ -52,6 +52,7 @@ mod central;
 mod demo;
 mod experiment;
 mod fit_shared;
+mod keys;
 mod kwise;
 mod label_sgd;
 mod no_overwrite;
@@ -120,6 +121,18 @@ enum Cmd {
     /// (conservative: never undershoots).
     #[command(allow_negative_numbers = true)]
     Calibrate(account::CalibrateArgs),
+    /// Create the Ed25519 key pair that signs privatize's provenance side-cars: the secret key
+    /// (mode 0600) and its public key, for fit --trusted-key. Never replaces a key.
+    Keygen(KeygenArgs),
+}
+
+#[derive(Args)]
+struct KeygenArgs {
+    /// The key directory (default: $PRIVPREF_KEY_DIR, else $XDG_CONFIG_HOME/privpref, else
+    /// $HOME/.config/privpref): writes signing-key.pem (secret) and signing-key.pub.pem
+    /// (public).
+    #[arg(long)]
+    dir: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -230,6 +243,12 @@ struct FitArgs {
     /// is read automatically).
     #[arg(long)]
     provenance: Option<PathBuf>,
+    /// Local fits: a public key (SPKI PEM, from privpref keygen) whose signatures on provenance
+    /// side-cars are trusted; repeatable. Default: the default key directory's public key
+    /// ($PRIVPREF_KEY_DIR, else $XDG_CONFIG_HOME/privpref, else $HOME/.config/privpref). A side-car
+    /// that no trusted key signed gives only a guarantee marked unverified (not for real data).
+    #[arg(long, value_name = "PUBLIC.pem")]
+    trusted_key: Vec<PathBuf>,
     /// Write the JSON result here instead of stdout.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -258,9 +277,14 @@ struct PrivatizeArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// Output .npy (uint8). The provenance side-car is written next to it, as
-    /// OUT.provenance.json.
+    /// OUT.provenance.json, signed with the signing key.
     #[arg(long)]
     out: PathBuf,
+    /// The Ed25519 secret key (PKCS#8 PEM, mode 0600) that signs the side-car. Default: the
+    /// default key directory's ($PRIVPREF_KEY_DIR, else $XDG_CONFIG_HOME/privpref, else
+    /// $HOME/.config/privpref), created there on first use.
+    #[arg(long, value_name = "SECRET.pem")]
+    signing_key: Option<PathBuf>,
 }
 
 /// A failure of a subcommand: the message and the exit code.
@@ -482,7 +506,7 @@ fn run_fit_shards(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         }
         let x = npy::load_matrix(&xp)?;
         let y = npy::read_labels(&yp, 2)?;
-        let prov = provenance::resolve(&yp, None, None)?;
+        let prov = provenance::resolve(&yp, None, None, &a.trusted_key)?;
         Ok((x, y, prov))
     })())?;
     // Privatised shards: every shard must have been randomised alike (the same provenance, or
@@ -543,7 +567,12 @@ fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
     let (x, y, prov, weights) = ranks.agree((|| {
         let x = npy::load_matrix(&a.x)?;
         let y = npy::read_labels(&a.y, 2)?;
-        let prov = provenance::resolve(&a.y, a.provenance.as_deref(), a.assert_provenance.as_deref())?;
+        let prov = provenance::resolve(
+            &a.y,
+            a.provenance.as_deref(),
+            a.assert_provenance.as_deref(),
+            &a.trusted_key,
+        )?;
         let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
         Ok((x, y, prov, weights))
     })())?;
@@ -819,6 +848,18 @@ fn privatize_on(
     info: &mut serde_json::Value,
 ) -> Result<(), Failure> {
     let per_rank = a.y.to_string_lossy().contains(RANK_FIELD);
+    let (key, key_path, created) = ranks.agree(keys::signing_key(a.signing_key.as_deref()))?;
+    if created && ranks.is_root() {
+        eprintln!(
+            "privpref: note: created the signing key pair {} (secret, mode 0600) and {} on first use: fit trusts it by default on this machine; give the public key to whoever fits these labels elsewhere (fit --trusted-key)",
+            key_path.display(),
+            key_path.with_file_name(keys::PUBLIC).display()
+        );
+    }
+    if let Some(o) = info.as_object_mut() {
+        o.insert("signed_by".into(), json!(key.id().to_string()));
+        o.insert("signing_key".into(), json!(key_path.display().to_string()));
+    }
     let Some(g) = ranks.group() else {
         if per_rank {
             return Err(Error::param(
@@ -828,7 +869,7 @@ fn privatize_on(
             .into());
         }
         let out = privatize(y, &mut NoiseRng::from_seed(a.seed)?)?;
-        return finish_privatize(a, &out, info);
+        return finish_privatize(a, &out, &key, info);
     };
     if a.seed.is_some() {
         return Err(Error::param(
@@ -851,7 +892,7 @@ fn privatize_on(
         let done = ranks.agree((|| {
             let labels = privatize(y, &mut NoiseRng::secure()?)?;
             atomic::write_with(&out, |tmp| npy::write_u8(tmp, labels.labels()))?;
-            provenance::write_sidecar(&out, &labels).inspect_err(|_| {
+            provenance::write_sidecar(&out, &labels, &key).inspect_err(|_| {
                 let _ = std::fs::remove_file(&out);
             })?;
             Ok(labels)
@@ -915,7 +956,7 @@ fn privatize_on(
         let _ = std::fs::remove_file(&tmp);
         return Err(e.into());
     }
-    let sidecar = match provenance::write_sidecar_of(&a.out, mine.provenance(), n) {
+    let sidecar = match provenance::write_sidecar_of(&a.out, mine.provenance(), n, &key) {
         Ok(s) => s,
         Err(e) => {
             let _ = std::fs::remove_file(&a.out);
@@ -939,12 +980,17 @@ fn privatize_on(
 /// Writes the privatised labels and their provenance side-car, then the JSON summary
 /// (`info` plus `rng`, `seed`, `out`, `provenance_file` and `provenance`). If the side-car
 /// cannot be written, the labels file is removed: labels are never left without their record.
-fn finish_privatize(a: &PrivatizeArgs, out: &PrivatizedLabels, info: &mut serde_json::Value) -> Result<(), Failure> {
+fn finish_privatize(
+    a: &PrivatizeArgs,
+    out: &PrivatizedLabels,
+    key: &privpref::privacy::record::SigningKey,
+    info: &mut serde_json::Value,
+) -> Result<(), Failure> {
     if let Some(o) = info.as_object_mut() {
         o.insert("ranks".into(), json!(1));
     }
     atomic::write_with(&a.out, |tmp| npy::write_u8(tmp, out.labels()))?;
-    let sidecar = match provenance::write_sidecar(&a.out, out) {
+    let sidecar = match provenance::write_sidecar(&a.out, out, key) {
         Ok(p) => p,
         Err(e) => {
             let _ = std::fs::remove_file(&a.out);
@@ -967,6 +1013,24 @@ fn finish_privatize(a: &PrivatizeArgs, out: &PrivatizedLabels, info: &mut serde_
         o.insert("provenance".into(), provenance::provenance_json(Some(out.provenance())));
     }
     write_json(&None, info)
+}
+
+/// `keygen`: a new key pair in `--dir` or the default key directory; prints its id and paths.
+fn run_keygen(a: &KeygenArgs) -> Result<(), Failure> {
+    let dir = match &a.dir {
+        Some(d) => d.clone(),
+        None => keys::default_dir()?,
+    };
+    let (key, secret, public) = keys::keygen(&dir)?;
+    write_json(
+        &None,
+        &json!({
+            "key_id": key.id().to_string(),
+            "algorithm": "ed25519",
+            "secret_key": secret.display().to_string(),
+            "public_key": public.display().to_string(),
+        }),
+    )
 }
 
 /// The files a command reads and writes, for the check that no output replaces an input.
@@ -1007,6 +1071,7 @@ fn files_of(cmd: &Cmd) -> no_overwrite::Files {
             .output("--actions-out", a.actions_out.clone()),
         Cmd::Account(a) => Files::default().output("--out", account::out(&a.common).clone()),
         Cmd::Calibrate(a) => Files::default().output("--out", account::out(&a.common).clone()),
+        Cmd::Keygen(_) => Files::default(),
         Cmd::Demo(_) | Cmd::Experiment(_) => Files::default(),
     }
 }
@@ -1080,6 +1145,7 @@ fn main() -> ExitCode {
         Cmd::Calibrate(a) => account::run_calibrate(&a)
             .map_err(Failure::from)
             .and_then(|v| write_json(account::out(&a.common), &v)),
+        Cmd::Keygen(a) => run_keygen(&a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

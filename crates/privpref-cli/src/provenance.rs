@@ -1,12 +1,14 @@
-//! Label provenance across commands: `privatize` writes a side-car file next to its labels,
-//! `fit` reads it back, so the local guarantee follows the labels from one command to the next.
+//! Label provenance across commands: `privatize` writes a signed side-car file next to its
+//! labels, `fit` reads and verifies it, so the local guarantee follows the labels from one
+//! command to the next and cannot be forged by editing or writing a side-car.
 //!
-//! The side-car of `LABELS.npy` is `LABELS.npy.provenance.json`:
+//! The side-car of `LABELS.npy` is `LABELS.npy.provenance.json`, a signed provenance record
+//! (`privpref::privacy::record`):
 //!
 //! ```json
 //! {
 //!   "format": "privpref-label-provenance",
-//!   "version": 1,
+//!   "version": 2,
 //!   "labels_file": "y_priv.npy",
 //!   "labels_bytes": 228,
 //!   "labels_sha256": "…64 hex digits…",
@@ -16,28 +18,33 @@
 //!   "k": null,
 //!   "generator": "csprng",
 //!   "seed": null,
-//!   "written_by": "privpref 0.1.0 privatize"
+//!   "written_by": "privpref 0.1.0 privatize",
+//!   "signature": { "algorithm": "ed25519", "key_id": "…16 hex…", "public_key": "…64 hex…", "value": "…128 hex…" }
 //! }
 //! ```
 //!
 //! `mechanism` is `rr` or `krr` (then `k` is the number of labels); `generator` is `csprng`
 //! (ChaCha20 keyed from OS entropy) or `simulation` (seeded with `seed`: the guarantee is then
-//! simulation-only). `fit` checks the labels file's size and SHA-256 against the record and
-//! refuses a side-car that does not match (exit 1): a stale or edited side-car is never used.
-//! Without a side-car, `--assert-provenance MECH:EPS[:K]` states the provenance (the guarantee
-//! then says "asserted by the caller"); with neither, the fit carries no local guarantee and its
-//! JSON says why (`"provenance": null`, `"no_guarantee_reason"`).
+//! simulation-only). The signature covers every field. `fit` checks the labels file's size and
+//! SHA-256 against the record (exit 1 if they differ: a stale side-car is never used), then the
+//! signature against the keys it trusts ([`keys`](super::keys)): a record signed by a trusted
+//! key gives the guarantee, naming the key (`"origin": "signed-record"`, `"verified_by"`); an
+//! edited record (the signature no longer verifies) is refused (exit 1); an unsigned record, or
+//! one signed by a key that is not trusted, gives a guarantee marked as an unverified record,
+//! which does not hold for real data, and a note on stderr. Without a side-car,
+//! `--assert-provenance MECH:EPS[:K]` states the provenance (the guarantee then says "asserted
+//! by the caller"); with neither, the fit carries no local guarantee and its JSON says why
+//! (`"provenance": null`, `"no_guarantee_reason"`).
 
-use privpref::privacy::{Generator, PrivatizedLabels, Provenance, Randomizer};
+use super::keys;
+use privpref::privacy::record::{ProvenanceRecord, SignedRecord, SigningKey, TrustedKey, Verification};
+use privpref::privacy::{PrivatizedLabels, Provenance, Randomizer};
 use privpref::Error;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-/// The `format` field of a side-car.
-const FORMAT: &str = "privpref-label-provenance";
-/// The `version` field of a side-car.
-const VERSION: u64 = 1;
+/// The `written_by` field of the records this CLI writes.
+const WRITTEN_BY: &str = concat!("privpref ", env!("CARGO_PKG_VERSION"), " privatize");
 
 /// `LABELS.provenance.json` for the labels file `LABELS`.
 pub fn sidecar_path(labels: &Path) -> PathBuf {
@@ -53,130 +60,71 @@ fn io(path: &Path, message: impl Into<String>) -> Error {
     }
 }
 
-/// The size and the SHA-256 (lower-case hex) of a file.
-fn file_digest(path: &Path) -> Result<(u64, String), Error> {
-    let bytes = std::fs::read(path).map_err(|e| io(path, e.to_string()))?;
-    let digest = Sha256::digest(&bytes);
-    let hex = digest.iter().map(|b| format!("{b:02x}")).collect();
-    Ok((bytes.len() as u64, hex))
-}
-
-/// The JSON of a randomiser's parameters: `mechanism`, `eps`, `k`.
-fn randomizer_fields(r: &Randomizer) -> Result<(&'static str, f64, Option<usize>), Error> {
-    match r {
-        Randomizer::Rr { eps } => Ok(("rr", *eps, None)),
-        Randomizer::Krr { eps, k } => Ok(("krr", *eps, Some(*k))),
-        other => Err(Error::param(
-            "mechanism",
-            format!("the CLI records rr and krr provenances only, not {other}"),
-        )),
-    }
-}
-
-/// Writes the side-car of `labels_path` (just written from `labels`) and returns its path.
+/// Writes the signed side-car of `labels_path` (just written from `labels`) and returns its
+/// path.
 ///
 /// # Errors
 /// I/O errors; a randomiser the CLI does not record.
-pub fn write_sidecar(labels_path: &Path, labels: &PrivatizedLabels) -> Result<PathBuf, Error> {
-    write_sidecar_of(labels_path, labels.provenance(), labels.len())
+pub fn write_sidecar(labels_path: &Path, labels: &PrivatizedLabels, key: &SigningKey) -> Result<PathBuf, Error> {
+    write_sidecar_of(labels_path, labels.provenance(), labels.len(), key)
 }
 
 /// [`write_sidecar`] for `n` labels (just written to `labels_path`) randomised as `p` says:
 /// under mpirun, the ranks' parts, each privatised by the same mechanism from the rank's own
 /// OS-entropy CSPRNG (`p` is rank 0's).
-pub fn write_sidecar_of(labels_path: &Path, p: &Provenance, n: usize) -> Result<PathBuf, Error> {
-    let (mechanism, eps, k) = randomizer_fields(p.randomizer())?;
-    let generator = p
-        .origin()
-        .generator()
-        .ok_or_else(|| Error::param("provenance", "only a library privatisation is recorded in a side-car"))?;
-    let seed = match generator {
-        Generator::Simulation { seed } => Some(seed),
-        _ => None,
-    };
-    let (size, sha) = file_digest(labels_path)?;
+pub fn write_sidecar_of(labels_path: &Path, p: &Provenance, n: usize, key: &SigningKey) -> Result<PathBuf, Error> {
+    let bytes = std::fs::read(labels_path).map_err(|e| io(labels_path, e.to_string()))?;
     let file_name = labels_path
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let v = json!({
-        "format": FORMAT,
-        "version": VERSION,
-        "labels_file": file_name,
-        "labels_bytes": size,
-        "labels_sha256": sha,
-        "n": n,
-        "mechanism": mechanism,
-        "eps": eps,
-        "k": k,
-        "generator": generator.name(),
-        "seed": seed,
-        "written_by": concat!("privpref ", env!("CARGO_PKG_VERSION"), " privatize"),
-    });
+    let signed = ProvenanceRecord::new(&file_name, &bytes, p, n, WRITTEN_BY)?.sign(key);
     let path = sidecar_path(labels_path);
-    let text = serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n";
-    super::atomic::write_bytes(&path, text.as_bytes())?;
+    super::atomic::write_bytes(&path, signed.to_json().as_bytes())?;
     Ok(path)
 }
 
-/// Reads and checks the side-car at `sidecar` for the labels file `labels_path`.
-fn read_sidecar(sidecar: &Path, labels_path: &Path) -> Result<Provenance, Error> {
+/// Reads the side-car at `sidecar` for the labels file `labels_path` and verifies it against
+/// the `trusted` keys; a note on stderr when no trusted key vouches for it.
+fn read_sidecar(sidecar: &Path, labels_path: &Path, trusted: &[(TrustedKey, PathBuf)]) -> Result<Provenance, Error> {
     let text = std::fs::read_to_string(sidecar).map_err(|e| io(sidecar, e.to_string()))?;
-    let v: Value = serde_json::from_str(&text)
-        .map_err(|e| io(sidecar, format!("not a provenance side-car (invalid JSON: {e})")))?;
-    let field = |name: &str| {
-        v.get(name)
-            .ok_or_else(|| io(sidecar, format!("provenance side-car without `{name}`")))
+    let as_io = |e: Error| match e {
+        Error::ProvenanceRecord(m) => io(sidecar, format!("provenance side-car: {m}")),
+        other => other,
     };
-    if field("format")?.as_str() != Some(FORMAT) || field("version")?.as_u64() != Some(VERSION) {
-        return Err(io(
-            sidecar,
-            format!("not a provenance side-car of this version (expected format `{FORMAT}`, version {VERSION})"),
-        ));
-    }
-    let size = field("labels_bytes")?
-        .as_u64()
-        .ok_or_else(|| io(sidecar, "`labels_bytes` is not an integer"))?;
-    let sha = field("labels_sha256")?
-        .as_str()
-        .ok_or_else(|| io(sidecar, "`labels_sha256` is not a string"))?;
-    let (got_size, got_sha) = file_digest(labels_path)?;
-    if got_size != size || got_sha != sha {
-        return Err(Error::ProvenanceMismatch {
-            expected: format!(
-                "{} to be the labels file its side-car {} was written for ({size} bytes, SHA-256 {sha})",
-                labels_path.display(),
-                sidecar.display()
-            ),
+    let record = SignedRecord::from_json(&text).map_err(as_io)?;
+    let bytes = std::fs::read(labels_path).map_err(|e| io(labels_path, e.to_string()))?;
+    let keys: Vec<TrustedKey> = trusted.iter().map(|(k, _)| k.clone()).collect();
+    let (provenance, verification) = record.verify(&bytes, &keys).map_err(|e| match e {
+        Error::ProvenanceMismatch { expected, found } => Error::ProvenanceMismatch {
+            expected: format!("{} to be {expected} ({})", labels_path.display(), sidecar.display()),
             found: format!(
-                "a file of {got_size} bytes, SHA-256 {got_sha} (the labels changed after privatize, or the side-car belongs to other labels: re-run privatize, or remove the side-car and assert the provenance with --assert-provenance)"
+                "{found}: re-run privatize, or remove the side-car and assert the provenance with --assert-provenance"
             ),
-        });
+        },
+        other => as_io(other),
+    })?;
+    let trusted_text = if trusted.is_empty() {
+        "no key is trusted: pass --trusted-key, or privatize on this machine to create the default key pair".to_string()
+    } else {
+        let list: Vec<String> = trusted
+            .iter()
+            .map(|(k, p)| format!("{} ({})", k.id(), p.display()))
+            .collect();
+        format!("trusted: {}", list.join(", "))
+    };
+    match verification {
+        Verification::Verified(_) => {}
+        Verification::Unsigned => eprintln!(
+            "privpref: note: {} is not signed, so the guarantee is marked as an unverified record and does not hold for real data (re-run privatize, which signs its side-car)",
+            sidecar.display()
+        ),
+        Verification::UntrustedKey(id) => eprintln!(
+            "privpref: note: {} is signed by key {id}, which is not trusted ({trusted_text}), so the guarantee is marked as an unverified record and does not hold for real data; pass --trusted-key with that key's public key if you trust it",
+            sidecar.display()
+        ),
     }
-    let eps = field("eps")?
-        .as_f64()
-        .ok_or_else(|| io(sidecar, "`eps` is not a number"))?;
-    let randomizer = match field("mechanism")?.as_str() {
-        Some("rr") => Randomizer::Rr { eps },
-        Some("krr") => {
-            let k = field("k")?
-                .as_u64()
-                .ok_or_else(|| io(sidecar, "`k` is not an integer (mechanism krr)"))?;
-            Randomizer::Krr { eps, k: k as usize }
-        }
-        _ => return Err(io(sidecar, "`mechanism` is not rr or krr")),
-    };
-    let generator = match (field("generator")?.as_str(), v.get("seed").and_then(Value::as_u64)) {
-        (Some("csprng"), None) => Generator::Csprng,
-        (Some("simulation"), Some(seed)) => Generator::Simulation { seed },
-        _ => {
-            return Err(io(
-                sidecar,
-                "`generator` is not csprng (without a seed) or simulation (with its seed)",
-            ))
-        }
-    };
-    Provenance::from_record(randomizer, generator).map_err(|e| io(sidecar, format!("invalid provenance record: {e}")))
+    Ok(provenance)
 }
 
 /// Parses `--assert-provenance MECH:EPS[:K]`: `rr:EPS` or `krr:EPS:K`.
@@ -205,20 +153,29 @@ pub fn parse_assertion(spec: &str) -> Result<Randomizer, Error> {
 }
 
 /// The provenance of the labels file `labels_path`: from `--provenance PATH`, else from the
-/// side-car next to the labels when there is one, else from `--assert-provenance`; `None`
+/// side-car next to the labels when there is one (verified against the keys of
+/// `--trusted-key`, else the default public key), else from `--assert-provenance`; `None`
 /// when there is none.
 ///
 /// # Errors
 /// A side-car together with `--assert-provenance`; a missing `--provenance` file; a side-car
-/// that does not match the labels file ([`Error::ProvenanceMismatch`]) or cannot be read.
+/// that does not match the labels file ([`Error::ProvenanceMismatch`]), whose signature does
+/// not verify, or that cannot be read; a `--trusted-key` that cannot be read.
 pub fn resolve(
     labels_path: &Path,
     explicit: Option<&Path>,
     assertion: Option<&str>,
+    trusted_key_paths: &[PathBuf],
 ) -> Result<Option<Provenance>, Error> {
     let sidecar = match explicit {
         Some(p) => Some(p.to_path_buf()),
         None => Some(sidecar_path(labels_path)).filter(|p| p.exists()),
+    };
+    // Explicit keys are read (and must be valid) whether or not a side-car needs them; the
+    // default key only when a side-car does.
+    let explicit_keys = match trusted_key_paths {
+        [] => None,
+        paths => Some(keys::trusted_keys(paths)?),
     };
     match (sidecar, assertion) {
         (Some(s), Some(_)) => Err(Error::param(
@@ -228,7 +185,13 @@ pub fn resolve(
                 s.display()
             ),
         )),
-        (Some(s), None) => read_sidecar(&s, labels_path).map(Some),
+        (Some(s), None) => {
+            let trusted = match explicit_keys {
+                Some(k) => k,
+                None => keys::trusted_keys(&[])?,
+            };
+            read_sidecar(&s, labels_path, &trusted).map(Some)
+        }
         (None, Some(spec)) => Ok(Some(Provenance::asserted_by_caller(parse_assertion(spec)?)?)),
         (None, None) => Ok(None),
     }

@@ -88,6 +88,7 @@ fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
             attrs.set_item("found", found.as_str())?;
             "ProvenanceError"
         }
+        Error::ProvenanceRecord(_) => "ProvenanceError",
         Error::NotConverged {
             solver,
             termination,

@@ -23,7 +23,7 @@ fn cli_runs_newton_cg() {
     npy::write_f64(&x, &data.x, &[n, d]).unwrap();
     npy::write_u8(&y, &data.y).unwrap();
     let run = |solver: &str| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_privpref"))
+        let o = crate::support::command()
             .args([
                 "fit",
                 "--loss",
@@ -65,7 +65,7 @@ fn cli_runs_newton_cg() {
     let nv = run("newton");
     assert_eq!(nv["fused_evals"], nv["hessian_evals"]);
     // A misspelt solver is one clear line on stderr.
-    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_privpref"))
+    let bad = crate::support::command()
         .args(["fit", "--loss", "mle", "--constraint", "none", "--solver", "newton_cg"])
         .arg("--x")
         .arg(&x)

@@ -1,8 +1,9 @@
 //! Label provenance from `privatize` to `fit`:
 //!
 //! * `privatize` writes `OUT.provenance.json` (mechanism, ε, K, generator, the labels file's size
-//!   and SHA-256); `fit` reads it and attaches the local guarantee it records (simulation-only
-//!   for `--seed`), with the same θ̂ as the library's `fit_privatized`;
+//!   and SHA-256, signed); `fit` reads and verifies it and attaches the local guarantee it records
+//!   (simulation-only for `--seed`), with the same θ̂ as the library's `fit_privatized`
+//!   (forgeries: `cli_signed_provenance.rs`);
 //! * without a side-car: `"guarantee": null`, `"provenance": null` and a `no_guarantee_reason`
 //!   (exit 0, the same θ̂);
 //! * a side-car that does not match the labels file (labels edited after `privatize`, or a
@@ -108,7 +109,8 @@ fn privatize_then_fit_carries_the_provenance() {
     assert_eq!(g["seed"], 5);
     assert_eq!(g["holds_for_real_data"], false);
     assert!(g["noise"].as_str().unwrap().contains("simulation only"));
-    assert_eq!(v["provenance"]["origin"], "recorded");
+    assert_eq!(v["provenance"]["origin"], "signed-record");
+    assert_eq!(v["provenance"]["verified_by"], p["signed_by"]);
     assert_eq!(v["provenance"]["mechanism"], "rr");
     assert_eq!(v["provenance"]["eps"], 1.0);
     assert_eq!(v["provenance"]["generator"], "simulation");
@@ -156,7 +158,7 @@ fn privatize_then_fit_carries_the_provenance() {
             &dir.arg("elsewhere.json"),
         ],
     ));
-    assert_eq!(v["provenance"]["origin"], "recorded");
+    assert_eq!(v["provenance"]["origin"], "signed-record");
     let o = fit(
         &dir,
         "ys.npy",
@@ -213,13 +215,13 @@ fn a_side_car_that_does_not_match_the_labels_is_an_error() {
     std::fs::copy(dir.path("ys.npy.provenance.json"), dir.path("y.npy.provenance.json")).unwrap();
     fails_with(&fit_rr("y.npy"), &["label provenance mismatch"]);
     std::fs::remove_file(dir.path("y.npy.provenance.json")).unwrap();
-    // A side-car whose ε was edited: it still matches the labels file, so it is read, and the
-    // fit at ε = 1 is a mismatch.
+    // A side-car whose ε was edited: it still matches the labels file, but its signature no
+    // longer verifies.
     let side = dir.path("ys.npy.provenance.json");
     let mut rec: Value = serde_json::from_str(&std::fs::read_to_string(&side).unwrap()).unwrap();
     rec["eps"] = serde_json::json!(2.0);
     std::fs::write(&side, rec.to_string()).unwrap();
-    fails_with(&fit_rr("ys.npy"), &["label provenance mismatch", "eps = 2"]);
+    fails_with(&fit_rr("ys.npy"), &["does not verify", "changed after it was signed"]);
     // A side-car that is not one.
     std::fs::write(&side, "{\"format\": \"other\"}").unwrap();
     fails_with(&fit_rr("ys.npy"), &["provenance side-car"]);

@@ -12,7 +12,6 @@ use support::{run, TempDir};
 use common::write_npy_raw;
 use privpref::data::npy;
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 /// n = 6, d = 3 features and labels that fit fine.
@@ -999,7 +998,7 @@ fn output_that_cannot_be_written_is_an_error() {
     ];
     for (name, args) in runs {
         let sink = std::fs::OpenOptions::new().write(true).open(full).unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_privpref"))
+        let o = crate::support::command()
             .args(&args)
             .stdout(sink)
             .output()

@@ -22,7 +22,7 @@ use privpref::data::Features;
 use rand::{Rng, RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 use support::TempDir;
 
@@ -244,7 +244,7 @@ fn npy_readers_never_panic() {
 
 /// Runs the binary with `args`; `None` when it had to be killed after `limit`.
 fn run_limited(args: &[String], limit: Duration) -> Option<(Option<i32>, String, String)> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_privpref"))
+    let mut child = crate::support::command()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -15,5 +15,6 @@ mod cli_newton_cg;
 mod cli_no_overwrite;
 mod cli_policy;
 mod cli_provenance;
+mod cli_signed_provenance;
 mod cli_validation;
 mod fuzz_inputs;

@@ -40,12 +40,22 @@ impl Drop for TempDir {
     }
 }
 
+/// The key directory of the tests (`PRIVPREF_KEY_DIR`): under the target's scratch directory,
+/// so that `privatize` never creates a key pair in the user's home.
+pub fn key_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("privpref-keys")
+}
+
+/// The `privpref` binary built for these tests, with the tests' key directory.
+pub fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_privpref"));
+    c.env("PRIVPREF_KEY_DIR", key_dir());
+    c
+}
+
 /// Runs the `privpref` binary built for these tests with `args` and waits for it.
 pub fn run<S: AsRef<OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privpref"))
-        .args(args)
-        .output()
-        .expect("spawn privpref")
+    command().args(args).output().expect("spawn privpref")
 }
 
 /// The JSON a successful run wrote on stdout; fails the test, with the exit code and stderr,
