@@ -383,7 +383,7 @@ impl SignedRecord {
             _ => return Err(bad("`version` is not 1 or 2 (a newer privpref wrote it?)")),
         };
         if let Some(unknown) = obj.keys().find(|k| !keys.contains(&k.as_str())) {
-            return Err(bad(format!("unknown field `{unknown}`")));
+            return Err(bad(format!("unknown field `{}`", unknown.escape_default())));
         }
         let field = |name: &str| obj.get(name).ok_or_else(|| bad(format!("no `{name}`")));
         let string = |name: &str| {
@@ -502,7 +502,7 @@ impl SignedRecord {
 fn parse_signature(s: &Map<String, Value>) -> Result<(VerifyingKey, Signature)> {
     const SIG_KEYS: [&str; 4] = ["algorithm", "key_id", "public_key", "value"];
     if let Some(unknown) = s.keys().find(|k| !SIG_KEYS.contains(&k.as_str())) {
-        return Err(bad(format!("unknown field `signature.{unknown}`")));
+        return Err(bad(format!("unknown field `signature.{}`", unknown.escape_default())));
     }
     let string = |name: &str| {
         s.get(name)

@@ -38,6 +38,8 @@ mod sample_start;
 mod serialize;
 mod sgd;
 mod sgd_engine_bits;
+#[cfg(feature = "signing")]
+mod signed_record;
 mod solver_agreement;
 mod topk_erm;
 mod user_level;

@@ -14,6 +14,7 @@ mod label_sgd;
 mod mechanisms;
 mod options;
 mod policy;
+mod records;
 mod results;
 mod run;
 mod user_level;
@@ -34,6 +35,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mechanisms::privatize_rr_with_prior, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms::privatize_user_rr, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms::asserted_labels, m)?)?;
+    m.add_class::<records::PySigningKey>()?;
+    m.add_function(wrap_pyfunction!(records::sign_record, m)?)?;
+    m.add_function(wrap_pyfunction!(records::verify_record, m)?)?;
     central::register(m)?;
     accounting::register(m)?;
     policy::register(m)?;

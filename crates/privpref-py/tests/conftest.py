@@ -20,13 +20,20 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 REPO = Path(__file__).resolve().parents[3]
 
 
+@pytest.fixture(scope="session")
+def key_dir(tmp_path_factory) -> Path:
+    """The CLI's key directory for this session (PRIVPREF_KEY_DIR): `privatize` creates its
+    signing key pair there, never in the user's home."""
+    return tmp_path_factory.mktemp("privpref-keys") / "keys"
+
+
 def cli_path() -> Path:
     """The `privpref` binary: $PRIVPREF_CLI, else target/release/privpref of the repository."""
     return Path(os.environ.get("PRIVPREF_CLI", REPO / "target" / "release" / "privpref"))
 
 
 @pytest.fixture(scope="session")
-def cli():
+def cli(key_dir):
     """Runs the CLI with arguments; returns (exit code, the parsed `--out` JSON or None, stderr).
 
     CI sets PRIVPREF_CLI, and then a missing binary is a failure, not a skip."""
@@ -38,7 +45,8 @@ def cli():
 
     def run(args):
         args = [str(a) for a in args]
-        p = subprocess.run([str(path), *args], capture_output=True, text=True)
+        env = dict(os.environ, PRIVPREF_KEY_DIR=str(key_dir))
+        p = subprocess.run([str(path), *args], capture_output=True, text=True, env=env)
         out = Path(args[args.index("--out") + 1]) if "--out" in args else None
         result = json.loads(out.read_text()) if out is not None and out.exists() and out.suffix == ".json" else None
         return p.returncode, result, p.stderr

@@ -6,6 +6,10 @@
 //! * **npy files**: the same mutations applied to whole files (header and payload), read by
 //!   every reader of [`npy`], including the memory-mapped ones (which must agree with the
 //!   copying reader);
+//! * **provenance records** ([`SignedRecord::from_json`] and its verification): a signed
+//!   side-car mutated byte by byte and token by token must parse to an error or to a record,
+//!   and a mutated record that still verifies against the trusted key must state exactly what
+//!   the original stated (a mutation can change the formatting, never a signed value);
 //! * **the CLI**: random argument lists drawn from every subcommand's flags (except the
 //!   long-running `demo` and `experiment`, which have their own tests) with hostile values
 //!   (`nan`, `-0`, `1e308`, `18446744073709551616`, empty strings, paths to corrupt files), each run
@@ -19,6 +23,7 @@ use crate::{common, support};
 use common::write_npy_raw;
 use privpref::data::npy::{self, header};
 use privpref::data::Features;
+use privpref::privacy::record::{ProvenanceRecord, SignedRecord, SigningKey, Verification};
 use rand::{Rng, RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -173,6 +178,85 @@ fn npy_header_parser_never_panics() {
         }
     }
     eprintln!("npy header: {count} inputs");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn provenance_record_parser_never_panics_or_accepts_a_forgery() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(13);
+    let key = SigningKey::generate().unwrap();
+    let trusted = [key.trusted_key()];
+    let labels = privpref::mechanism::RandomizedResponse::new(1.0)
+        .unwrap()
+        .privatize(&[0, 1, 1, 0, 1], &mut privpref::privacy::NoiseRng::seeded(3))
+        .unwrap();
+    let file = b"labels file bytes".to_vec();
+    let seeds: Vec<SignedRecord> = vec![
+        ProvenanceRecord::new("y.npy", &file, labels.provenance(), 5, "privpref fuzz")
+            .unwrap()
+            .sign(&key),
+        ProvenanceRecord::new("y.npy", &file, labels.provenance(), 5, "privpref fuzz")
+            .unwrap()
+            .sign(&SigningKey::generate().unwrap()),
+    ];
+    let texts: Vec<Vec<u8>> = seeds.iter().map(|r| r.to_json().into_bytes()).collect();
+    let tokens: [&[u8]; 12] = [
+        b"\"eps\": 0.1,",
+        b"\"csprng\"",
+        b"\"simulation\"",
+        b"null",
+        b"1e308",
+        b"-0",
+        b"\"krr\"",
+        b"\"k\": 2,",
+        b"{",
+        b"}",
+        b"\\u0000",
+        b"\"signature\": null,",
+    ];
+    let start = Instant::now();
+    let (mut count, mut parsed, mut verified) = (0usize, 0usize, 0usize);
+    let mut bad = Vec::new();
+    while start.elapsed() < budget() || count < 2000 {
+        let i = rng.random_range(0..texts.len());
+        let mut input = mutate(&texts[i], &mut rng);
+        if rng.random_range(0..3) == 0 {
+            let at = rng.random_range(0..=input.len());
+            input.splice(at..at, tokens[rng.random_range(0..tokens.len())].iter().copied());
+        }
+        count += 1;
+        let text = String::from_utf8_lossy(&input).into_owned();
+        let r = catch_unwind(|| {
+            let rec = SignedRecord::from_json(&text)?;
+            let out = rec.verify(&file, &trusted);
+            Ok::<_, privpref::Error>((rec, out))
+        });
+        match r {
+            Err(_) => bad.push(format!("panic on {text:?}")),
+            Ok(Err(e)) if !one_line(&e.to_string()) => bad.push(format!("multi-line error {e:?}")),
+            Ok(Ok((rec, out))) => {
+                parsed += 1;
+                match out {
+                    Ok((_, Verification::Verified(_))) => {
+                        verified += 1;
+                        if rec.record() != seeds[i].record() {
+                            bad.push(format!("a changed record verified: {text}"));
+                        }
+                    }
+                    Ok((p, _)) if p.guarantee().holds_for_real_data() => {
+                        bad.push(format!("an unverified record holds for real data: {text}"));
+                    }
+                    Err(e) if !one_line(&e.to_string()) => bad.push(format!("multi-line error {e:?}")),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        if bad.len() > 5 {
+            break;
+        }
+    }
+    eprintln!("provenance records: {count} inputs, {parsed} parsed, {verified} verified");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
@@ -338,8 +422,9 @@ fn cli_arguments_never_panic_or_print_more_than_one_error_line() {
             "--sensitivity",
             "--lipschitz",
             "--no-debias",
+            "--trusted-key",
         ],
-        &["--y", "--mechanism", "--k", "--eps", "--seed"],
+        &["--y", "--mechanism", "--k", "--eps", "--seed", "--signing-key"],
         &[
             "--x",
             "--eps",

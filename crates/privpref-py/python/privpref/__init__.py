@@ -28,6 +28,7 @@ from .mechanisms import (
     RandomizedResponse,
     RRTopK,
     RRWithPrior,
+    SigningKey,
     UserLevelRR,
 )
 
@@ -41,6 +42,7 @@ __all__ = [
     "Certificate",
     "Guarantee",
     "PrivatizedLabels",
+    "SigningKey",
     "RandomizedResponse",
     "KaryRR",
     "RRTopK",

@@ -21,6 +21,7 @@ __all__ = [
     "NumericalError",
     "PrivacyError",
     "FileError",
+    "PrivacyWarning",
 ]
 
 
@@ -78,3 +79,9 @@ class PrivacyError(PrivprefError, RuntimeError):
 
 class FileError(PrivprefError, OSError):
     """File input or output failed."""
+
+
+class PrivacyWarning(UserWarning):
+    """A result whose privacy guarantee is weaker than it may look: labels whose provenance no
+    trusted key vouches for, a private loss on labels without a provenance, and the like. The
+    result is still returned; the warning says what it does not guarantee."""

@@ -9,7 +9,11 @@ marked "simulation only" and their guarantee says ``holds_for_real_data=False``.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Optional, Sequence
+import os
+import stat
+import warnings
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -18,6 +22,7 @@ from ._results import Guarantee
 
 __all__ = [
     "PrivatizedLabels",
+    "SigningKey",
     "RandomizedResponse",
     "KaryRR",
     "RRTopK",
@@ -87,6 +92,142 @@ class PrivatizedLabels:
     def __repr__(self) -> str:
         p = self.provenance
         return f"PrivatizedLabels(n={len(self)}, {self.guarantee}, origin={p.get('origin')})"
+
+    def save(self, path: Union[str, os.PathLike], signing_key: "SigningKey") -> Path:
+        """Writes the labels to ``path`` (``.npy``, uint8) and their provenance record, signed
+        with ``signing_key``, to ``path + ".provenance.json"`` — the files ``privpref
+        privatize`` writes, which ``privpref fit`` and :meth:`load` verify. Only labels a
+        privpref mechanism privatised can be recorded (``ParameterError`` otherwise). Neither
+        file may exist already. Returns the side-car's path."""
+        path = Path(path)
+        sidecar = Path(str(path) + ".provenance.json")
+        for p in (path, sidecar):
+            if p.exists():
+                raise FileExistsError(f"{p}: exists; save never replaces a file")
+        with open(path, "xb") as f:
+            np.save(f, np.ascontiguousarray(self.labels, dtype=np.uint8), allow_pickle=False)
+        try:
+            record = _native.sign_record(self._native, path.read_bytes(), path.name, signing_key._native)
+            with open(sidecar, "x", encoding="utf-8") as f:
+                f.write(record)
+        except BaseException:
+            path.unlink()
+            raise
+        return sidecar
+
+    @classmethod
+    def load(
+        cls,
+        path: Union[str, os.PathLike],
+        *,
+        trusted_keys: Sequence[Union[str, os.PathLike]] = (),
+        sidecar: Optional[Union[str, os.PathLike]] = None,
+    ) -> "PrivatizedLabels":
+        """Reads labels written by ``privpref privatize`` or :meth:`save` with their provenance
+        record (``path + ".provenance.json"`` unless ``sidecar`` is given), verified against
+        ``trusted_keys`` (paths to SPKI PEM public keys, or the PEM text itself).
+
+        A record signed by a trusted key gives the labels its provenance (``origin``
+        ``signed-record``, ``verified_by`` the key id). A record edited after it was signed, or
+        of another file, is a ``ProvenanceError``. An unsigned record, or one signed by a key
+        not in ``trusted_keys``, gives a provenance marked as an unverified record, whose
+        guarantee does not hold for real data, with a ``PrivacyWarning``."""
+        path = Path(path)
+        sidecar = Path(str(path) + ".provenance.json") if sidecar is None else Path(sidecar)
+        file_bytes = path.read_bytes()
+        y = np.load(path, allow_pickle=False)
+        y = _arrays.labels(y)
+        record = sidecar.read_text(encoding="utf-8")
+        pems = [_pem_text(k) for k in trusted_keys]
+        native, how, key = _native.verify_record(y, record, file_bytes, pems)
+        if how == "unsigned":
+            warnings.warn(
+                f"{sidecar} is not signed: the labels' guarantee is marked as an unverified record "
+                "and does not hold for real data",
+                _privacy_warning(),
+                stacklevel=2,
+            )
+        elif how == "untrusted-key":
+            warnings.warn(
+                f"{sidecar} is signed by key {key}, which is not among trusted_keys: the labels' "
+                "guarantee is marked as an unverified record and does not hold for real data",
+                _privacy_warning(),
+                stacklevel=2,
+            )
+        return cls(native)
+
+
+def _privacy_warning() -> type:
+    from .errors import PrivacyWarning
+
+    return PrivacyWarning
+
+
+def _pem_text(k: Union[str, os.PathLike]) -> str:
+    if isinstance(k, str) and k.lstrip().startswith("-----BEGIN"):
+        return k
+    return Path(k).read_text(encoding="utf-8")
+
+
+class SigningKey:
+    """An Ed25519 secret key that signs provenance records (:meth:`PrivatizedLabels.save`), the
+    same keys as ``privpref keygen`` writes (PKCS#8 PEM; the public key is SPKI PEM).
+
+    A valid signature proves that the holder of this key recorded that privpref randomised
+    exactly those bytes with those parameters; it cannot prove the key holder honest. Keep the
+    secret key private (:meth:`save` writes it with mode 0600, :meth:`load` refuses a key file
+    others may read)."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @classmethod
+    def generate(cls) -> "SigningKey":
+        """A new key from operating-system entropy."""
+        return cls(_native.SigningKey.generate())
+
+    @classmethod
+    def from_pem(cls, pem: str) -> "SigningKey":
+        return cls(_native.SigningKey.from_pem(pem))
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike]) -> "SigningKey":
+        """Reads a secret key file; refused (``PermissionError``) when the group or others may
+        read or write it."""
+        path = Path(path)
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if os.name == "posix" and mode & 0o077:
+            raise PermissionError(f"{path}: the signing key has mode {mode:04o}; chmod 600 {path}")
+        return cls.from_pem(path.read_text(encoding="utf-8"))
+
+    def save(self, directory: Union[str, os.PathLike]) -> Tuple[Path, Path]:
+        """Writes ``signing-key.pem`` (mode 0600) and ``signing-key.pub.pem`` into
+        ``directory`` (created with mode 0700), never replacing a key; returns both paths."""
+        d = Path(directory)
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        secret, public = d / "signing-key.pem", d / "signing-key.pub.pem"
+        for p in (secret, public):
+            if p.exists():
+                raise FileExistsError(f"{p}: a key is already there; save never replaces a key")
+        fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(self._native.to_pem())
+        with open(public, "x", encoding="utf-8") as f:
+            f.write(self.public_key_pem)
+        return secret, public
+
+    @property
+    def public_key_pem(self) -> str:
+        return self._native.public_key_pem
+
+    @property
+    def key_id(self) -> str:
+        return self._native.key_id
+
+    def __repr__(self) -> str:
+        return f"SigningKey(key_id={self.key_id})"
 
 
 def _seed(seed: Optional[int]) -> Optional[int]:
