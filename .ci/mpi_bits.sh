@@ -9,6 +9,8 @@ set -euo pipefail
 BIN=$1; PLAIN=$2; GEN=$3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 DIR=$(mktemp -d); trap 'rm -rf "$DIR"' EXIT
+# The signing key pair of privatize's side-cars: created on first use, by whichever rank wins.
+export PRIVPREF_KEY_DIR="$DIR/keys"
 # 200 000 × 32: 49 row blocks in 16 Hessian chunks. Dense Newton and objective perturbation
 # give each rank whole chunks; L-BFGS and Newton-CG cut finer (chunks split between ranks).
 "$GEN" 200000 32 "$DIR" 2>/dev/null
@@ -118,7 +120,7 @@ PY
 "$BIN" fit --x "$DIR/x.npy" --y "$DIR/yp_all.npy" --assert-provenance rr:1 --loss debiased-rr --eps 1 --radius 5 --solver lbfgs --out "$DIR/want.json" 2>/dev/null
 run 3 "$BIN" fit --x "$DIR/s3/x.{rank}.npy" --y "$DIR/s3/yp.{rank}.npy" --loss debiased-rr --eps 1 --radius 5 --solver lbfgs --out "$DIR/got.json"
 [ "$(theta "$DIR/got.json")" = "$(theta "$DIR/want.json")" ] || { echo "MPI privatised shards differ"; exit 1; }
-python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['guarantee']; assert g and g['eps']==1, g" "$DIR/got.json"
+python3 -c "import json,sys; v=json.load(open(sys.argv[1])); g=v['guarantee']; assert g and g['eps']==1 and g['holds_for_real_data'] and v['provenance']['verified_by'], v" "$DIR/got.json"
 echo "  privatised shards (3 ranks): each its own side-car; the fit carries eps = 1 and the one-process bits"
 
 # privatize under mpirun: each rank randomises its part of the labels from its own OS-seeded
@@ -143,7 +145,7 @@ car = json.load(open(d + "/yp.npy.provenance.json"))
 assert car["n"] == n and car["eps"] == 1 and car["seed"] is None, car
 PY
 "$BIN" fit --x "$DIR/x.npy" --y "$DIR/yp.npy" --loss debiased-rr --eps 1 --radius 5 --out "$DIR/pfit.json" 2>/dev/null
-python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['guarantee']; assert g and g['eps']==1, g" "$DIR/pfit.json"
+python3 -c "import json,sys; v=json.load(open(sys.argv[1])); g=v['guarantee']; assert g and g['eps']==1 and g['holds_for_real_data'] and v['provenance']['verified_by'], v" "$DIR/pfit.json"
 echo "  privatize on 3 ranks: one labels file, RR's flip rate in every rank's part, its provenance read by fit"
 
 # Failure paths: every rank stops with an error and no output is written.
