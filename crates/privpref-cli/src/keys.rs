@@ -11,8 +11,9 @@
 //! * `fit` trusts the public keys of `--trusted-key PATH` (repeatable), else the default
 //!   directory's public key when there is one.
 //!
-//! A secret key file that the group or others may read or write, or a key directory they may
-//! write to, is refused: the key could have been read or replaced.
+//! A secret key file that the group or others may read or write, a trusted public key they may
+//! write, or a key directory they may write to (unless it is sticky, like `/tmp`), is refused:
+//! the key could have been read or replaced.
 
 use privpref::privacy::record::{SigningKey, TrustedKey};
 use privpref::Error;
@@ -51,9 +52,13 @@ pub fn default_dir() -> Result<PathBuf, Error> {
         })
 }
 
-/// Refuses a file or directory whose mode grants the group or others what `mask` names.
+/// Refuses a file or directory whose mode grants the group or others what `mask` names. A
+/// sticky directory (such as `/tmp`) is accepted: others cannot replace the files in it.
 fn check_mode(path: &Path, mask: u32, what: &str, fix: &str) -> Result<(), Error> {
     let meta = fs::metadata(path).map_err(|e| io(path, e.to_string()))?;
+    if meta.is_dir() && meta.permissions().mode() & 0o1000 != 0 {
+        return Ok(());
+    }
     let mode = meta.permissions().mode() & 0o777;
     if mode & mask != 0 {
         return Err(io(
@@ -83,11 +88,26 @@ pub fn load_signing_key(path: &Path) -> Result<SigningKey, Error> {
     SigningKey::from_pem(&pem).map_err(|e| io(path, e.to_string()))
 }
 
-/// Reads a trusted public key (SPKI PEM).
+/// Reads a trusted public key (SPKI PEM), after checking that others cannot replace it (the
+/// file and its directory not writable by the group or others).
 ///
 /// # Errors
-/// I/O errors, a file that is not an Ed25519 SPKI PEM key.
+/// Loose permissions, I/O errors, a file that is not an Ed25519 SPKI PEM key.
 pub fn load_trusted_key(path: &Path) -> Result<TrustedKey, Error> {
+    check_mode(
+        path,
+        0o022,
+        "the trusted key",
+        &format!("chmod go-w {}", path.display()),
+    )?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        check_mode(
+            dir,
+            0o022,
+            "the trusted key's directory",
+            &format!("chmod go-w {}", dir.display()),
+        )?;
+    }
     let pem = fs::read_to_string(path).map_err(|e| io(path, e.to_string()))?;
     TrustedKey::from_pem(&pem).map_err(|e| io(path, e.to_string()))
 }
@@ -235,8 +255,14 @@ mod tests {
         fs::set_permissions(&d, fs::Permissions::from_mode(0o777)).unwrap();
         let e = load_signing_key(&secret).unwrap_err().to_string();
         assert!(e.contains("directory") && e.contains("go-w"), "{e}");
+        let public = d.join(PUBLIC);
+        let e = load_trusted_key(&public).unwrap_err().to_string();
+        assert!(e.contains("trusted key's directory"), "{e}");
         fs::set_permissions(&d, fs::Permissions::from_mode(0o700)).unwrap();
         assert!(load_signing_key(&secret).is_ok());
+        fs::set_permissions(&public, fs::Permissions::from_mode(0o666)).unwrap();
+        let e = load_trusted_key(&public).unwrap_err().to_string();
+        assert!(e.contains("mode 0666") && e.contains("go-w"), "{e}");
         fs::remove_dir_all(&d).unwrap();
     }
 
