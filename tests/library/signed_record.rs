@@ -16,6 +16,9 @@ use serde_json::{json, Value};
 
 const WRITER: &str = "privpref test";
 
+/// An edit of a record's JSON.
+type JsonEdit = Box<dyn FnOnce(&mut Value)>;
+
 /// Labels privatised at `eps` by the library, their "file" (here: the label bytes), and the
 /// record signed by `key`.
 fn signed(eps: f64, seed: Option<u64>, key: &SigningKey) -> (PrivatizedLabels, Vec<u8>, SignedRecord) {
@@ -90,7 +93,7 @@ fn every_edit_of_a_signed_value_is_refused() {
     let trusted = [key.trusted_key()];
     let (_, file, rec) = signed(1.0, None, &key);
     let (_, _, seeded) = signed(1.0, Some(9), &key);
-    let edits: Vec<(&SignedRecord, Box<dyn FnOnce(&mut Value)>)> = vec![
+    let edits: Vec<(&SignedRecord, JsonEdit)> = vec![
         (&rec, Box::new(|v| v["eps"] = json!(0.1))),
         (&rec, Box::new(|v| v["eps"] = json!(1.0000000000000002))),
         (&rec, Box::new(|v| v["n"] = json!(51))),
@@ -204,7 +207,7 @@ fn only_library_privatisations_of_rr_and_krr_are_recorded() {
 fn the_parser_is_strict() {
     let key = SigningKey::generate().unwrap();
     let (_, _, rec) = signed(1.0, Some(1), &key);
-    let cases: Vec<(Box<dyn FnOnce(&mut Value)>, &str)> = vec![
+    let cases: Vec<(JsonEdit, &str)> = vec![
         (Box::new(|v| v["extra"] = json!(1)), "unknown field `extra`"),
         (
             Box::new(|v| {

@@ -115,10 +115,13 @@ fn a_signed_round_trip_names_the_key() {
     assert_eq!(std::fs::metadata(secret).unwrap().permissions().mode() & 0o077, 0);
 }
 
+/// A side-car edit: the labels file, privatize's arguments, the ε of the fit, the edit.
+type Edit = (&'static str, &'static [&'static str], &'static str, fn(&mut Value));
+
 #[test]
 fn edited_records_are_refused() {
     let dir = setup("signed-edits");
-    let edits: [(&str, &[&str], &str, fn(&mut Value)); 4] = [
+    let edits: [Edit; 4] = [
         // ε edited down, the fit asks for the edited ε.
         ("ye.npy", &["--eps", "1"], "0.1", |r| r["eps"] = json!(0.1)),
         // A seeded (simulation-only) record passed off as a CSPRNG one.
