@@ -174,6 +174,21 @@ pub enum Error {
         /// What is wrong.
         kind: DataErrorKind,
     },
+    /// One entry of an `n × A × d` state-action feature array (the policy's states) is
+    /// invalid: named by its three indices, not a flattened column.
+    #[error("invalid data in {input} at state {state}, action {action}, feature {feature}: {kind}")]
+    StateData {
+        /// Which input (`"states"`).
+        input: &'static str,
+        /// State (first axis), 0-based.
+        state: usize,
+        /// Action (second axis), 0-based.
+        action: usize,
+        /// Feature (third axis), 0-based.
+        feature: usize,
+        /// What is wrong.
+        kind: DataErrorKind,
+    },
     /// Inputs have inconsistent or empty shapes.
     #[error("shape error: {0}")]
     Shape(String),
@@ -295,7 +310,10 @@ pub fn check_eps(eps: f64) -> Result<()> {
     if eps.is_finite() && eps > 0.0 {
         Ok(())
     } else {
-        Err(Error::param("eps", format!("must be finite and > 0, got {eps}")))
+        Err(Error::param(
+            "eps",
+            format!("must be finite and > 0, got {}", crate::math::show::num(eps)),
+        ))
     }
 }
 
@@ -304,7 +322,10 @@ pub fn check_delta(delta: f64) -> Result<()> {
     if delta > 0.0 && delta < 1.0 {
         Ok(())
     } else {
-        Err(Error::param("delta", format!("must be in (0, 1), got {delta}")))
+        Err(Error::param(
+            "delta",
+            format!("must be in (0, 1), got {}", crate::math::show::num(delta)),
+        ))
     }
 }
 
@@ -313,6 +334,9 @@ pub fn check_radius(radius: f64) -> Result<()> {
     if radius.is_finite() && radius > 0.0 {
         Ok(())
     } else {
-        Err(Error::param("radius", format!("must be finite and > 0, got {radius}")))
+        Err(Error::param(
+            "radius",
+            format!("must be finite and > 0, got {}", crate::math::show::num(radius)),
+        ))
     }
 }

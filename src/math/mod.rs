@@ -1,9 +1,10 @@
 //! The crate's numerics that depend on nothing else in it: vector products and norms, the
 //! SIMD and scalar special functions of the kernels ([`simd`]), and a bracketing root finder
-//! (`roots`). Every other module takes these from here (one copy of each).
+//! (`roots`), and the notation of numbers in messages ([`show`]). Every other module takes these from here (one copy of each).
 
 pub(crate) mod quadrature;
 pub(crate) mod roots;
+pub mod show;
 pub mod simd;
 pub(crate) mod special;
 

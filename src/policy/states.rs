@@ -41,8 +41,9 @@ impl<'a> StateActions<'a> {
     /// are normalised to `ρ_s = w_s/Σw`; `None` means `ρ_s = 1/n`.
     ///
     /// # Errors
-    /// [`Error::Shape`] for inconsistent or empty shapes; [`Error::Data`] (input `"states"`,
-    /// row = state, column = `action·d + feature`) for a non-finite feature; weights errors.
+    /// [`Error::Shape`] for inconsistent or empty shapes; [`Error::StateData`] (input
+    /// `"states"`, naming the state, action and feature) for a non-finite feature; weights
+    /// errors.
     pub fn new(phi: &'a [f64], n: usize, a: usize, d: usize, weights: Option<&'a [f64]>) -> Result<Self> {
         if n == 0 || a == 0 || d == 0 {
             return Err(Error::Shape(format!(
@@ -63,13 +64,11 @@ impl<'a> StateActions<'a> {
             return Err(Error::Shape("too many actions".into()));
         }
         if let Some(i) = phi.iter().position(|v| !v.is_finite()) {
-            let row = i / (a * d);
-            return Err(Error::Data {
+            return Err(Error::StateData {
                 input: "states",
-                at: Location {
-                    row,
-                    col: Some(i % (a * d)),
-                },
+                state: i / (a * d),
+                action: i / d % a,
+                feature: i % d,
                 kind: if phi[i].is_nan() {
                     DataErrorKind::NaN
                 } else {

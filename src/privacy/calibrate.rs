@@ -8,6 +8,7 @@
 use super::guarantee::Neighbouring;
 use crate::data::FeatureBound;
 use crate::error::{check_delta, check_eps, Error, Result};
+use crate::math::show::num;
 
 /// Checks a feature bound `L` (`‖φ‖ ≤ L`) is finite and positive.
 pub(crate) fn check_feature_bound(l: f64) -> Result<()> {
@@ -33,12 +34,28 @@ pub(crate) fn check_feature_bound(l: f64) -> Result<()> {
 /// 15.8502012197 (ε = 0.5), 78.2350430922 (ε = 0.1).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] unless `ε > 0` finite and `δ ∈ (0, 1)`.
+/// [`Error::InvalidParam`] unless `ε > 0` finite and `δ ∈ (0, 1)`, and for an `ε` so small
+/// that `s_w` overflows `f64` (about `ε < L √(8 ln(2/δ)) / f64::MAX`, e.g. a subnormal `ε`):
+/// the message says so and names the `ε` below which the noise cannot be represented.
 pub fn objpert_noise_std(eps: f64, delta: f64, bound: FeatureBound) -> Result<f64> {
     check_eps(eps)?;
     check_delta(delta)?;
     let l = bound.value();
-    Ok(l * (8.0 * (2.0 / delta).ln() + 4.0 * eps).sqrt() / eps)
+    let s = l * (8.0 * (2.0 / delta).ln() + 4.0 * eps).sqrt() / eps;
+    if !s.is_finite() {
+        // s_w ≥ L √(8 ln(2/δ)) / ε: no ε below that numerator over the largest f64 can work.
+        let smallest = l * (8.0 * (2.0 / delta).ln()).sqrt() / f64::MAX;
+        return Err(Error::param(
+            "eps",
+            format!(
+                "{} is too small to calibrate: the objective-perturbation noise L·sqrt(8 ln(2/delta) + 4 eps)/eps overflows f64 (L = {}, delta = {}; it is finite only for eps above about {smallest:e})",
+                num(eps),
+                num(l),
+                num(delta)
+            ),
+        ));
+    }
+    Ok(s)
 }
 
 /// The smallest `s` satisfying the condition of the proof of Chowdhury, Zhou & Natarajan (2024),
@@ -64,7 +81,10 @@ pub fn gaussian_mechanism_std(sensitivity: f64, eps: f64, delta: f64) -> Result<
     if eps >= 1.0 {
         return Err(Error::param(
             "eps",
-            format!("the classic Gaussian mechanism needs eps < 1 for its share of the budget, got {eps}"),
+            format!(
+                "the classic Gaussian mechanism needs eps < 1 for its share of the budget, got {}",
+                num(eps)
+            ),
         ));
     }
     check_delta(delta)?;
@@ -288,7 +308,10 @@ pub(crate) fn check_budget_001(eps: f64, delta: f64) -> Result<()> {
     if eps > 1.0 {
         return Err(Error::param(
             "eps",
-            format!("the private MLE and covariance (anon., 2024, Algorithms 1-2) require eps <= 1, got {eps}"),
+            format!(
+                "the private MLE and covariance (anon., 2024, Algorithms 1-2) require eps <= 1, got {}",
+                num(eps)
+            ),
         ));
     }
     check_delta(delta)

@@ -30,7 +30,8 @@
 //! files of `demo` and `experiment`) are written to a temporary file in their directory and
 //! renamed into place, so a killed run never leaves a half-written one ([`atomic`]).
 //!
-//! Exit codes: 0 success; 1 invalid input or I/O error (one line on stderr); 2 bad command
+//! Exit codes: 0 success; 1 invalid input or I/O error (one line on stderr; also a memory-mapped
+//! input truncated by another process during the run, [`npy::sigbus`]); 2 bad command
 //! line; 3 the solver did not converge (the JSON result is still written, with
 //! `"converged": false`).
 //!
@@ -1077,6 +1078,8 @@ fn files_of(cmd: &Cmd) -> no_overwrite::Files {
 }
 
 fn main() -> ExitCode {
+    // A `.npy` file truncated under its map: one line naming it and exit 1, not a bare SIGBUS.
+    npy::install_sigbus_handler();
     std::panic::set_hook(Box::new(|info| {
         let msg = info
             .payload()

@@ -47,6 +47,20 @@ fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
             attrs.set_item("kind", format!("{kind}"))?;
             "DataError"
         }
+        Error::StateData {
+            input,
+            state,
+            action,
+            feature,
+            kind,
+        } => {
+            attrs.set_item("input", *input)?;
+            attrs.set_item("row", *state)?;
+            attrs.set_item("action", *action)?;
+            attrs.set_item("column", *feature)?;
+            attrs.set_item("kind", format!("{kind}"))?;
+            "DataError"
+        }
         Error::FeatureBound { row, norm, limit } => {
             attrs.set_item("input", "x")?;
             attrs.set_item("row", *row)?;

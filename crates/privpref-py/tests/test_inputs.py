@@ -265,3 +265,53 @@ def test_ctrl_c_in_a_subprocess_exits_with_keyboard_interrupt():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "interrupted", out.stderr
     assert time.perf_counter() - start < 20
+
+
+# --- integer options out of the native range -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("threads", -1),
+        ("threads", 0),
+        ("threads", 257),
+        ("threads", 10**30),
+        ("max_iter", -1),
+        ("max_iter", 10**30),
+        ("memory", -1),
+        ("polish_iters", 2**64),
+        ("seed", -1),
+        ("seed", 2**64),
+    ],
+)
+def test_an_integer_option_out_of_range_is_a_parameter_error_naming_it(name, value):
+    # Without the check, PyO3 raised a bare OverflowError naming no parameter.
+    x, y, _ = btl(200, 3, seed=1)
+    solver = "lbfgs" if name in ("memory", "polish_iters") else "newton"
+    with pytest.raises(errors.ParameterError) as e:
+        privpref.fit(x, y, loss="mle", solver=solver, **{name: value})
+    assert e.value.name == name
+    assert f"`{name}`" in str(e.value) and str(value) in str(e.value)
+    assert not isinstance(e.value, OverflowError)
+
+
+@pytest.mark.parametrize("kw", [{"threads": -1}, {"max_iter": 10**30}, {"seed": 2**70}, {"horizon": -2}])
+def test_central_integer_options_out_of_range_are_parameter_errors(kw):
+    x, y, _ = btl(200, 3, seed=1)
+    with pytest.raises(errors.ParameterError) as e:
+        privpref.objective_perturbation(x, y, eps=1.0, delta=1e-6, feature_bound=10.0, radius=2.0, **kw)
+    assert e.value.name == next(iter(kw))
+
+
+def test_other_integer_options_out_of_range_are_parameter_errors():
+    x, y, _ = btl(200, 3, seed=1)
+    with pytest.raises(errors.ParameterError) as e:
+        privpref.RandomizedResponse(1.0).privatize(y, seed=-1)
+    assert e.value.name == "seed"
+    with pytest.raises(errors.ParameterError) as e:
+        privpref.label_private_sgd(x, y, mechanism="rr", eps=1.0, threads=10**30)
+    assert e.value.name == "threads"
+    with pytest.raises(errors.ParameterError) as e:
+        privpref.rdp_epsilon(sampling_rate=0.01, noise_multiplier=1.0, steps=10**30, delta=1e-5)
+    assert e.value.name == "steps"

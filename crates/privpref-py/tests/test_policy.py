@@ -290,7 +290,10 @@ def test_validation():
     bad[4, 1, 2] = np.nan
     with pytest.raises(errors.DataError) as e:
         privpref.pessimistic_policy(f, bad, x=x)
+    # Named by its three indices (state, action, feature), not a flattened column.
     assert e.value.input == "states" and e.value.row == 4
+    assert e.value.action == 1 and e.value.column == 2
+    assert "at state 4, action 1, feature 2: feature is NaN" in str(e.value)
     with pytest.raises(errors.DtypeError):
         privpref.pessimistic_policy(f, st.astype(complex), x=x)
     with pytest.raises(errors.ShapeError):

@@ -4,7 +4,7 @@
 //! [`read_matrix_keep`](super::read_matrix_keep), with the same messages, before anything is
 //! mapped.
 
-use super::{io_err, matrix_data, matrix_header, open, Matrix, Npy, Precision};
+use super::{io_err, matrix_data, matrix_header, open, sigbus, Matrix, Npy, Precision};
 use crate::data::Features;
 use crate::error::Result;
 use std::path::Path;
@@ -24,8 +24,11 @@ use std::path::Path;
 ///
 /// **The file must not change while it is mapped.** The slices that
 /// [`features`](MappedMatrix::features) lends are the file's pages: if another process writes
-/// to the file, the values change under the borrow, and if it truncates the file, reading the
-/// lost pages kills the process with `SIGBUS`. Nothing in this library writes to it; the caller
+/// to the file, the values change under the borrow (unnoticed), and if it truncates the file,
+/// reading the lost pages raises `SIGBUS`: by default the process dies by that signal with no
+/// message; after [`install_sigbus_handler`](super::install_sigbus_handler) (the `privpref`
+/// binary installs it) it ends with exit status 1 and one line on standard error naming the
+/// file. Nothing in this library writes to it; the caller
 /// keeps the file unmodified and at its length until the `MappedMatrix` is dropped (write a new
 /// file and rename it over the old one, which leaves an open map on the old data).
 ///
@@ -35,6 +38,9 @@ use std::path::Path;
 /// an [`Error::Io`](crate::Error::Io) saying why; [`load_matrix`] reads a copy instead.
 #[derive(Debug)]
 pub struct MappedMatrix {
+    /// The map's entry in the `SIGBUS` registry; declared first, so it is dropped (the range
+    /// unregistered) before the map is unmapped.
+    _registration: Option<sigbus::Registration>,
     map: memmap2::Mmap,
     /// Bytes before the data.
     offset: usize,
@@ -138,7 +144,9 @@ fn attempt(path: &Path) -> Result<Attempt> {
         // same, so its error is ignored.
         let _ = map.advise(memmap2::Advice::Sequential);
     }
+    let _registration = sigbus::register(map.as_ptr() as usize, map.len(), path);
     Ok(Attempt::Mapped(MappedMatrix {
+        _registration,
         map,
         offset,
         precision,

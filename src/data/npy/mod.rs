@@ -20,14 +20,20 @@
 //! `MappedMatrix` lends the file's own pages as [`Features`](crate::data::Features) (zero-copy,
 //! and out of core: a file larger than RAM is streamed from storage pass after pass), and
 //! `load_matrix` maps when the file's layout allows and reads a copy otherwise. Their headers
-//! go through the same checks, with the same messages, as [`read_matrix_keep`].
+//! go through the same checks, with the same messages, as [`read_matrix_keep`]. A file
+//! truncated under a map ends the process with one line naming it and exit status 1 once
+//! `install_sigbus_handler` has been called (opt-in, process-wide; [`sigbus`]).
 
 pub mod header;
 #[cfg(feature = "mmap")]
 mod mapped;
+#[cfg(feature = "mmap")]
+pub mod sigbus;
 
 #[cfg(feature = "mmap")]
 pub use mapped::{load_matrix, LoadedMatrix, MappedMatrix};
+#[cfg(feature = "mmap")]
+pub use sigbus::install_sigbus_handler;
 
 use crate::error::{DataErrorKind, Error, Location, Result};
 use header::{Dtype, Header, Kind};

@@ -98,6 +98,7 @@ pub use replace_numeric::replace_numeric_rdp;
 pub use subsampled_gaussian::sgm_rdp;
 
 use crate::error::{Error, Result};
+use crate::math::show::num;
 
 /// The default order grid (the one of Google's `dp_accounting`):
 /// `{1.1, 1.2, …, 10.9} ∪ {11, 12, …, 63} ∪ {128, 256, 512, 1024}` (156 orders; the first
@@ -170,7 +171,10 @@ fn check_sampling_rate(q: f64) -> Result<()> {
     if q > 0.0 && q <= 1.0 {
         Ok(())
     } else {
-        Err(Error::param("sampling-rate", format!("must be in (0, 1], got {q}")))
+        Err(Error::param(
+            "sampling-rate",
+            format!("must be in (0, 1], got {}", num(q)),
+        ))
     }
 }
 
@@ -181,7 +185,7 @@ pub(crate) fn check_noise_multiplier(sigma: f64) -> Result<()> {
     } else {
         Err(Error::param(
             "noise-multiplier",
-            format!("must be finite and > 0, got {sigma}"),
+            format!("must be finite and > 0, got {}", num(sigma)),
         ))
     }
 }
@@ -200,7 +204,10 @@ fn check_order(alpha: f64) -> Result<()> {
     } else {
         Err(Error::param(
             "orders",
-            format!("every order must be finite, > 1 and <= {MAX_ORDER:e}, got {alpha}"),
+            format!(
+                "every order must be finite, > 1 and <= {MAX_ORDER:e}, got {}",
+                num(alpha)
+            ),
         ))
     }
 }

@@ -4,6 +4,7 @@ use super::log_space::{ln_add_exp, Sum};
 use super::{check_noise_multiplier, check_order, check_sampling_rate};
 use crate::error::{Error, Result};
 use crate::math::quadrature::integrate;
+use crate::math::show::num;
 use crate::math::simd::scalar::softplus;
 
 /// `f_α(v) = (1+v)^α − 1 − αv ≥ 0` as `ln f`, from `lr = ln(1+v)`, stable for all `v > −1`.
@@ -71,7 +72,10 @@ pub fn replace_numeric_rdp(q: f64, sigma: f64, alpha: f64) -> Result<f64> {
         .fold(f64::NEG_INFINITY, f64::max);
     if !shift.is_finite() {
         return Err(Error::Numerical(format!(
-            "replace-numeric RDP: integrand not finite (q = {q}, sigma = {sigma}, order = {alpha})"
+            "replace-numeric RDP: integrand not finite (q = {}, sigma = {}, order = {})",
+            num(q),
+            num(sigma),
+            num(alpha)
         )));
     }
     let f = |z: f64| {
@@ -89,7 +93,10 @@ pub fn replace_numeric_rdp(q: f64, sigma: f64, alpha: f64) -> Result<f64> {
         .ok_or_else(|| Error::Numerical("replace-numeric RDP: the quadrature did not reach its tolerance".into()))?;
     if !(integral > 0.0) {
         return Err(Error::Numerical(format!(
-            "replace-numeric RDP: H - 1 = {integral:e} is not positive (q = {q}, sigma = {sigma}, order = {alpha})"
+            "replace-numeric RDP: H - 1 = {integral:e} is not positive (q = {}, sigma = {}, order = {})",
+            num(q),
+            num(sigma),
+            num(alpha)
         )));
     }
     Ok(softplus(shift + integral.ln()) / (alpha - 1.0))

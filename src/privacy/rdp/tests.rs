@@ -118,3 +118,33 @@ fn invalid_inputs() {
     ));
     assert!(RdpCurve::zero(&[]).is_err());
 }
+
+#[test]
+fn a_huge_noise_multiplier_gives_a_tiny_upper_bound_not_an_error() {
+    let q = 0.01f64;
+    for &sigma in &[1e8f64, 1e12, 1e300] {
+        for &alpha in &[1.5f64, 2.5, 11.2, 63.5] {
+            let v = sgm_rdp(q, sigma, alpha).unwrap();
+            // Convexity of x^α: A_α ≤ 1 − q + q·e^{α(α−1)/(2σ²)}, so
+            // ε(α) ≤ ln(1 + q·expm1(α(α−1)/(2σ²)))/(α − 1) (the unsampled Gaussian's, times q).
+            let hi = (q * (alpha * (alpha - 1.0) / (2.0 * sigma * sigma)).exp_m1()).ln_1p() / (alpha - 1.0);
+            // The divergence is non-decreasing in the order: the integer order below (exact,
+            // positive binomial sum) is a lower bound of the true value, hence of an upper bound.
+            let lo = if alpha >= 2.0 {
+                sgm_rdp(q, sigma, alpha.floor()).unwrap()
+            } else {
+                0.0
+            };
+            assert!(
+                v.is_finite() && v >= lo && v <= hi,
+                "σ = {sigma:e}, α = {alpha}: {lo:e} <= {v:e} <= {hi:e}"
+            );
+        }
+    }
+    // Leading order at σ = 1e8: ε(α) ≈ α q²/(2σ²) (the α = 2 closed form's q²(e^{1/σ²} − 1)/2
+    // per unit of order); the bound of α = 11.2 is that of ⌈α⌉ = 12, within 12/11.2 of it.
+    let (sigma, alpha) = (1e8f64, 11.2f64);
+    let lead = alpha * q * q / (2.0 * sigma * sigma);
+    let v = sgm_rdp(q, sigma, alpha).unwrap();
+    assert!(v >= lead * 0.8 && v <= lead * 12.0 / 11.2 * 1.01, "{v:e} vs {lead:e}");
+}

@@ -229,3 +229,80 @@ fn invalid_input_is_one_line_and_non_zero() {
     one_line_error(&cal("-2", "default"), 1, "eps");
     one_line_error(&cal("0.001", "2,3"), 1, "cannot be certified");
 }
+
+/// At σ = 1e8 the fractional orders' series cancels to nothing; `account` still answers, with
+/// an upper bound: no more than the unsampled Gaussian (q = 1, the closed form α/(2σ²)) on the
+/// same orders, and the same as the integer order 1024 alone (its positive binomial sum), which
+/// is the best order there.
+#[test]
+fn account_answers_at_a_huge_noise_multiplier() {
+    let eps = |q: &str, orders: &str| {
+        let o = run(&[
+            "account",
+            "--sampling-rate",
+            q,
+            "--noise-multiplier",
+            "1e8",
+            "--steps",
+            "1000",
+            "--delta",
+            "1e-5",
+            "--orders",
+            orders,
+        ]);
+        let v = json_of(&o);
+        (v["epsilon"].as_f64().unwrap(), v["order"].as_f64().unwrap())
+    };
+    let (e, order) = eps("0.01", "default");
+    let (gauss, _) = eps("1", "default");
+    let (alone, _) = eps("0.01", "1024");
+    assert!(e.is_finite() && e > 0.0 && e <= gauss, "{e} vs the Gaussian's {gauss}");
+    assert_eq!(order, 1024.0);
+    assert_eq!(e.to_bits(), alone.to_bits(), "{e} vs {alone}");
+}
+
+/// Extreme numbers in messages are written with an exponent (`1e300`, not 301 digits; `1e-310`,
+/// not 310 zeros), and a huge σ is answered, its JSON echo `1e+300` (serde_json's shortest form).
+#[test]
+fn extreme_numbers_are_echoed_with_an_exponent() {
+    let o = run(&[
+        "account",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "-1e300",
+        "--steps",
+        "10",
+        "--delta",
+        "1e-5",
+    ]);
+    one_line_error(&o, 1, "must be finite and > 0, got -1e300");
+    assert!(String::from_utf8_lossy(&o.stderr).len() < 200);
+    let o = run(&[
+        "account",
+        "--sampling-rate",
+        "2e300",
+        "--noise-multiplier",
+        "2",
+        "--steps",
+        "10",
+        "--delta",
+        "1e-5",
+    ]);
+    one_line_error(&o, 1, "must be in (0, 1], got 2e300");
+    assert!(String::from_utf8_lossy(&o.stderr).len() < 200);
+    let o = run(&[
+        "account",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1e300",
+        "--steps",
+        "10",
+        "--delta",
+        "1e-5",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("\"noise_multiplier\": 1e+300"), "{text}");
+}

@@ -229,3 +229,93 @@ fn outputs_are_written_whole_and_leave_no_temporary_files() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no/such/dir/r.json"));
 }
+
+/// A feature file truncated by another process while `fit` has it mapped: the run ends with
+/// exit 1 and one line naming the file (the SIGBUS handler of `npy::sigbus`), not death by
+/// SIGBUS (status 135) with no message. The truncation is made once the child's
+/// `/proc/PID/maps` lists the file, during an SGD run of many epochs, each of which reads every
+/// row again from the map.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_feature_file_truncated_under_the_map_ends_the_run_with_one_line_naming_it() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = TempDir::new("mmap-truncate");
+    let (n, d) = (20_000, 8);
+    let theta = theta_star(d, 1.0, true, &mut simulation_rng(1)).unwrap();
+    let p = btl_pairs(n, &theta, &mut simulation_rng(2)).unwrap();
+    npy::write_f64(dir.path("x.npy"), &p.x, &[n, d]).unwrap();
+    npy::write_u8(dir.path("y.npy"), &p.y).unwrap();
+    assert!(npy::load_matrix(dir.path("x.npy")).unwrap().is_mapped());
+    let x = dir.arg("x.npy");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_privpref"))
+        .args([
+            "fit",
+            "--x",
+            &x,
+            "--y",
+            &dir.arg("y.npy"),
+            "--loss",
+            "mle",
+            "--radius",
+            "2",
+            "--solver",
+            "sgd",
+            "--epochs",
+            "1000000",
+            "--threads",
+            "1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn privpref");
+    // Bounds on waiting only (the run ends at the first read after the truncation): a run that
+    // ignored the truncation would take far longer than the limit and be killed, failing.
+    let limit = Duration::from_secs(120);
+    let start = Instant::now();
+    let maps = format!("/proc/{}/maps", child.id());
+    let canonical = std::fs::canonicalize(dir.path("x.npy")).unwrap();
+    let canonical = canonical.to_string_lossy().into_owned();
+    loop {
+        let listed = std::fs::read_to_string(&maps).unwrap_or_default();
+        if listed.contains(&canonical) {
+            break;
+        }
+        if child.try_wait().unwrap().is_some() || start.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "the run ended before it mapped x.npy: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Only the header is left: every data page is gone.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path("x.npy"))
+        .unwrap()
+        .set_len(64)
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run went on after its feature file was truncated");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{:?}: {err}", o.status);
+    assert_eq!(
+        err,
+        format!(
+            "privpref: error: {x}: the file shrank while it was memory-mapped (truncated by another \
+             process); its data are gone\n"
+        )
+    );
+    assert!(o.stdout.is_empty());
+}

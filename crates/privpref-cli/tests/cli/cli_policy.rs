@@ -240,7 +240,8 @@ fn invalid_inputs_are_one_line_errors() {
     // A 2-D states file.
     let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &x, "--x", &x]));
     assert!(e.contains("3-D"), "{e}");
-    // NaN in the states names the state.
+    // NaN in the states names the state, action and feature (entry 27 of 2 × 5 × 4 is
+    // [1, 1, 3]), not a flattened column.
     let mut bad = vec![0.1; 2 * 5 * 4];
     bad[27] = f64::NAN;
     npy::write_f64(dir.arg("nan.npy"), &bad, &[2, 5, 4]).unwrap();
@@ -253,7 +254,11 @@ fn invalid_inputs_are_one_line_errors() {
         "--x",
         &x,
     ]));
-    assert!(e.contains("row 1") && e.contains("NaN"), "{e}");
+    assert!(
+        e.contains("invalid data in states at state 1, action 1, feature 3: feature is NaN"),
+        "{e}"
+    );
+    assert!(!e.contains("column"), "{e}");
     // Missing --x for the Zhou, Wu & Orabona (2025) rule.
     let e = one_line_error(&run(&["policy", "--theta", &th, "--states", &s]));
     assert!(e.contains("--x"), "{e}");

@@ -6,7 +6,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _arrays, _native
+from . import _arrays, _ints, _native
 from ._results import Fit
 from .mechanisms import PrivatizedLabels
 
@@ -119,16 +119,16 @@ def fit(
         solver,
         float(tol),
         float(tol_abs),
-        int(max_iter),
-        memory,
-        polish_iters,
-        batch,
-        epochs,
+        _ints.count(max_iter, "max_iter"),
+        _ints.opt_count(memory, "memory"),
+        _ints.opt_count(polish_iters, "polish_iters"),
+        _ints.opt_count(batch, "batch"),
+        _ints.opt_count(epochs, "epochs"),
         step,
         bool(shuffle),
         average,
-        seed,
-        threads,
+        _ints.opt_count(seed, "seed"),
+        _ints.threads(threads),
     )
     return Fit._from_native(out)
 
@@ -201,16 +201,16 @@ def fit_kwise(
         solver,
         float(tol),
         float(tol_abs),
-        int(max_iter),
-        memory,
-        polish_iters,
-        batch,
-        epochs,
+        _ints.count(max_iter, "max_iter"),
+        _ints.opt_count(memory, "memory"),
+        _ints.opt_count(polish_iters, "polish_iters"),
+        _ints.opt_count(batch, "batch"),
+        _ints.opt_count(epochs, "epochs"),
         step,
         bool(shuffle),
         average,
-        seed,
-        threads,
+        _ints.opt_count(seed, "seed"),
+        _ints.threads(threads),
     )
     return Fit._from_native(out)
 
@@ -261,5 +261,5 @@ def fit_dpo(
     n, d = xa.shape
     sft = _arrays.vector(theta_sft, d, "theta_sft")
     return Fit._from_native(
-        _native.fit_dpo(xa, _arrays.labels(y, n), eps, float(beta), sft, float(radius), threads)
+        _native.fit_dpo(xa, _arrays.labels(y, n), eps, float(beta), sft, float(radius), _ints.threads(threads))
     )

@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from . import _arrays, _native
+from . import _arrays, _ints, _native
 from ._results import Fit, Guarantee
 from .errors import DtypeError, ParameterError
 
@@ -147,7 +147,7 @@ def objective_perturbation(
         float(tol),
         float(tol_abs),
         _count(max_iter, "max_iter"),
-        _opt_count(threads, "threads"),
+        _ints.threads(threads),
     )
     return Fit._from_native(out)
 
@@ -233,7 +233,7 @@ def private_mle(
         float(tol),
         float(tol_abs),
         _count(max_iter, "max_iter"),
-        _opt_count(threads, "threads"),
+        _ints.threads(threads),
     )
     return Fit._from_native(out)
 

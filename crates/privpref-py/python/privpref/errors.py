@@ -32,7 +32,9 @@ class PrivprefError(Exception):
 class DataError(PrivprefError, ValueError):
     """An entry of the input data is invalid (NaN or infinite feature, label out of range,
     negative weight, ...). ``input`` names the array, ``row`` and ``column`` the entry
-    (``column`` is ``None`` for a row-level error), ``kind`` says what is wrong."""
+    (``column`` is ``None`` for a row-level error), ``kind`` says what is wrong. In a 3-D
+    array the middle index is ``alternative`` (K-wise features) or ``action`` (the policy's
+    ``states``: ``row`` is the state, ``column`` the feature)."""
 
     input: str
     row: int

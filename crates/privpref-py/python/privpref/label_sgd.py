@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _arrays, _native
+from . import _arrays, _ints, _native
 from ._results import Fit
 from .errors import DataError, DtypeError, ParameterError, ShapeError
 from .mechanisms import _seed
@@ -67,14 +67,7 @@ def _opt_float(v: Optional[float]) -> Optional[float]:
 
 
 def _opt_int(v: Optional[int], name: str) -> Optional[int]:
-    if v is None:
-        return None
-    i = int(v)
-    if i < 0:
-        err = ParameterError(f"invalid parameter `{name}`: must be >= 0, got {i}")
-        err.name = name
-        raise err
-    return i
+    return _ints.opt_count(v, name)
 
 
 def _run(
@@ -137,7 +130,7 @@ def _run(
         _opt_float(temperature),
         bool(reuse),
         _seed(seed),
-        threads,
+        _ints.threads(threads),
     )
     return Fit._from_native(out)
 

@@ -231,16 +231,9 @@ class SigningKey:
 
 
 def _seed(seed: Optional[int]) -> Optional[int]:
-    if seed is None:
-        return None
-    s = int(seed)
-    if s < 0 or s >= 2**64:
-        from .errors import ParameterError
+    from . import _ints
 
-        err = ParameterError(f"invalid parameter `seed`: must be in 0..2^64, got {seed}")
-        err.name = "seed"
-        raise err
-    return s
+    return _ints.opt_count(seed, "seed")
 
 
 class RandomizedResponse:

@@ -23,7 +23,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from . import _arrays, _native
+from . import _arrays, _ints, _native
 from ._results import Fit, Guarantee
 from .errors import DataError, DtypeError, ParameterError, ShapeError
 
@@ -296,8 +296,7 @@ def _run(
     eta = float(eta)
     if not (0.0 < eta < 1.0):
         raise _param("eta", f"failure probability must be in (0, 1), got {eta}")
-    if isinstance(max_passes, bool) or int(max_passes) != max_passes or max_passes < 1:
-        raise _param("max_passes", f"must be an integer >= 1, got {max_passes}")
+    max_passes = _ints.count(max_passes, "max_passes", 1)
     xa = None
     if x is not None:
         xa = _arrays.features(x, 2, "x")
@@ -328,7 +327,7 @@ def _run(
         float(tol),
         int(max_passes),
         bool(strict_gap),
-        threads,
+        _ints.threads(threads),
     )
     return Policy._from_native(out, fit.guarantee)
 

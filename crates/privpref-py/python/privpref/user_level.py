@@ -20,7 +20,7 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
-from . import _arrays, _native
+from . import _arrays, _ints, _native
 from ._local import _labels_or_private
 from ._results import Fit
 from .errors import DtypeError, ParameterError, ShapeError
@@ -47,12 +47,7 @@ def _counts(counts: Any) -> List[int]:
 
 def _count(name: str, v: Any) -> int:
     """A non-negative integer parameter (the engine checks its own lower bound)."""
-    i = int(v)
-    if i < 0:
-        err = ParameterError(f"invalid parameter `{name}`: must be >= 0, got {i}")
-        err.name = name
-        raise err
-    return i
+    return _ints.count(v, name)
 
 
 def _x(x: Any) -> np.ndarray:
@@ -132,10 +127,10 @@ def fit_user_rr(
         solver,
         float(tol),
         float(tol_abs),
-        int(max_iter),
-        memory,
-        polish_iters,
-        threads,
+        _ints.count(max_iter, "max_iter"),
+        _ints.opt_count(memory, "memory"),
+        _ints.opt_count(polish_iters, "polish_iters"),
+        _ints.threads(threads),
     )
     return Fit._from_native(out)
 
@@ -267,7 +262,7 @@ def user_dpsgd(
         conversion,
         accountant,
         _seed(seed),
-        threads,
+        _ints.threads(threads),
     )
     return Fit._from_native(out)
 
@@ -383,6 +378,6 @@ def aup_rlhf(
         conversion,
         accountant,
         _seed(seed),
-        threads,
+        _ints.threads(threads),
     )
     return Fit._from_native(out)
