@@ -63,7 +63,7 @@ static TABLE: [Slot; SLOTS] = [EMPTY; SLOTS];
 /// The one-line message for a truncation of the file at `path`, newline included, at most
 /// [`MESSAGE_BYTES`] bytes (a longer path keeps its end, after `…`).
 pub(super) fn message(path: &Path) -> Vec<u8> {
-    const HEAD: &str = "privpref: error: ";
+    const HEAD: &str = "privpref: ";
     const TAIL: &str = ": the file shrank while it was memory-mapped (truncated by another process); \
                         its data are gone\n";
     let p = path.display().to_string();
@@ -248,7 +248,7 @@ mod tests {
         }
         let text = String::from_utf8(want).unwrap();
         assert!(
-            text.starts_with("privpref: error: /data/X.npy: the file shrank"),
+            text.starts_with("privpref: /data/X.npy: the file shrank"),
             "{text}"
         );
         assert_eq!(text.lines().count(), 1);

@@ -313,7 +313,7 @@ fn a_feature_file_truncated_under_the_map_ends_the_run_with_one_line_naming_it()
     assert_eq!(
         err,
         format!(
-            "privpref: error: {x}: the file shrank while it was memory-mapped (truncated by another \
+            "privpref: {x}: the file shrank while it was memory-mapped (truncated by another \
              process); its data are gone\n"
         )
     );
