@@ -335,7 +335,8 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
     let (n, d) = (obj.num_samples(), obj.dim());
     let theta0 = opts.theta0.as_deref();
     // Rows distributed for the Hessian-free solvers: no dense Newton, first or second.
-    let dense = obj.dense_hessian_available();
+    // Nor when its d × d matrices do not fit in memory.
+    let dense = obj.dense_hessian_available() && newton::fits(obj.num_scores(), d, &opts.control);
     match auto_solver(O::CONVEX, n, d) {
         SolverKind::Newton if dense => newton::solve(obj, &opts.set, theta0, &opts.control),
         _ => {
