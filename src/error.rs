@@ -264,7 +264,7 @@ pub enum Error {
     },
     /// A computation would need more memory than the limit allows, or the system refused an
     /// allocation sized by the input ([`crate::solver::memory`]). Nothing was allocated.
-    #[error("{what} needs {}, more than the {} of {limit_from}; {alternative}", human_bytes(*needed), human_bytes(*limit))]
+    #[error("{what} needs {}, more than the {} {limit_from}; {alternative}", human_bytes(*needed), human_bytes(*limit))]
     MemoryLimit {
         /// The computation and its largest buffer, e.g. `newton (its 200000 × 200000 Hessian
         /// and factors)`.
@@ -273,7 +273,7 @@ pub enum Error {
         needed: u64,
         /// The limit in bytes.
         limit: u64,
-        /// Where the limit comes from (`memory limit`, `memory available to the process`).
+        /// Where the limit comes from (`memory limit`, `available to the process`).
         limit_from: &'static str,
         /// What to do instead (another solver, fewer features).
         alternative: String,
@@ -288,20 +288,26 @@ pub enum Error {
     },
 }
 
-/// A byte count in decimal units with three significant digits (`320 GB`, `1.92 TB`), and the
-/// exact count below a kilobyte.
+/// A byte count in binary units with three significant digits (`298 GiB`, `1.75 TiB`), and the
+/// exact count below a kibibyte.
 fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 6] = ["kB", "MB", "GB", "TB", "PB", "EB"];
-    if b < 1000 {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if b < 1024 {
         return format!("{b} bytes");
     }
-    let mut v = b as f64 / 1000.0;
+    let mut v = b as f64 / 1024.0;
     let mut u = 0;
-    while v >= 999.95 && u + 1 < UNITS.len() {
-        v /= 1000.0;
+    while v >= 1023.5 && u + 1 < UNITS.len() {
+        v /= 1024.0;
         u += 1;
     }
-    let digits = if v >= 99.95 { 0 } else if v >= 9.995 { 1 } else { 2 };
+    let digits = if v >= 99.95 {
+        0
+    } else if v >= 9.995 {
+        1
+    } else {
+        2
+    };
     format!("{v:.digits$} {}", UNITS[u])
 }
 

@@ -51,7 +51,7 @@ impl MemoryLimit {
             MemoryLimit::Bytes(b) => Some((b, "memory limit")),
             MemoryLimit::Unlimited => None,
             MemoryLimit::Default => match PROCESS_LIMIT.load(Ordering::Relaxed) {
-                UNSET => available_memory().map(|b| (b, "memory available to the process")),
+                UNSET => available_memory().map(|b| (b, "available to the process")),
                 b => Some((b, "memory limit")),
             },
         }
@@ -117,14 +117,15 @@ fn sum(parts: &[u64]) -> u64 {
 /// Peak bytes of dense Newton ([`crate::solver::newton`]) on `n` rows in dimension `d` with
 /// `threads` threads: the `d × d` Hessian; the per-chunk `d × d` accumulators of the Hessian
 /// pass (`2^`[`chunk_depth`](crate::par::chunk_depth)`(d)` of them) with their panels of scaled
-/// rows (`max(2 MiB, 128·8d)` bytes each); the reduced Hessian and the two Cholesky factors
+/// rows (`max(2 MiB, 128·8d)` bytes each, from `d = 12` on); the reduced Hessian and the two Cholesky factors
 /// alive during the shift search (`3d²`); and the `O(n + d)` vectors (scores and their
 /// directions, `6n`; gradients, steps and refinements, `16d`; `4d` per thread).
 pub fn newton_bytes(n: usize, d: usize, threads: usize) -> u64 {
     let d2 = f64_bytes(d, d);
     // Beyond 2^20 columns one accumulator exceeds the chunk budget: two chunks (the fewest).
     let chunks = if d > 1 << 20 { 2 } else { 1u64 << crate::par::chunk_depth(d) };
-    let panel = f64_bytes(d, 128).max(2 << 20);
+    // Below 12 columns the accumulators are fed row by row, without panels.
+    let panel = if d < 12 { 0 } else { f64_bytes(d, 128).max(2 << 20) };
     sum(&[
         d2,
         chunks.saturating_mul(d2.saturating_add(panel)),
@@ -180,7 +181,7 @@ pub fn try_zeros(len: usize, what: impl FnOnce() -> String, alternative: &str) -
             what: what(),
             needed: f64_bytes(len, 1),
             limit: available_memory().unwrap_or(0),
-            limit_from: "memory available to the process (the system refused the allocation)",
+            limit_from: "available to the process (the system refused the allocation)",
             alternative: alternative.to_string(),
         });
     }

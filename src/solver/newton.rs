@@ -114,7 +114,7 @@ fn dense_hessian_buffer(n: usize, d: usize, ctl: &Control) -> Result<Vec<f64>> {
         what: what(),
         needed: u64::MAX,
         limit: memory::available_memory().unwrap_or(0),
-        limit_from: "memory addressable by the process",
+        limit_from: "addressable by the process",
         alternative: MEMORY_ALTERNATIVE.to_string(),
     })?;
     memory::try_zeros(len, what, MEMORY_ALTERNATIVE)

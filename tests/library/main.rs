@@ -14,6 +14,7 @@ mod hostile;
 mod invalid_options;
 mod label_sgd;
 mod layering;
+mod memory_plan;
 mod losses;
 mod mechanisms;
 #[cfg(feature = "mmap")]
