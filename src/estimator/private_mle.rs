@@ -441,7 +441,11 @@ pub(super) fn covariance_what(d: usize) -> String {
 /// The planned peak of a `d × d` covariance release ([`memory::covariance_bytes`]) against
 /// [`CovarianceOptions::memory_limit`].
 pub(super) fn check_covariance_memory(d: usize, opts: &CovarianceOptions) -> Result<()> {
-    opts.memory_limit.check(|| covariance_what(d), memory::covariance_bytes(d), COVARIANCE_ALTERNATIVE)
+    opts.memory_limit.check(
+        || covariance_what(d),
+        memory::covariance_bytes(d),
+        COVARIANCE_ALTERNATIVE,
+    )
 }
 
 /// `Σ_D = (1/n)Σ x_ix_iᵀ` of the row-major `n × d` features, row-major `d × d` (lower triangle

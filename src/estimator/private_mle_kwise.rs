@@ -31,8 +31,9 @@
 //! same noise draws, the same minimiser up to rounding (`tests/library/private_kwise.rs`).
 
 use super::private_mle::{
-    check_covariance_delta, check_covariance_memory, check_eigen_floor, covariance_guarantee_with, floor_eigenvalues, gap_certificate, release,
-    solver_control, CovarianceOptions, PrivateCovariance, PrivateMleDetail, PrivateMleOptions, Release,
+    check_covariance_delta, check_covariance_memory, check_eigen_floor, covariance_guarantee_with, floor_eigenvalues,
+    gap_certificate, release, solver_control, CovarianceOptions, PrivateCovariance, PrivateMleDetail,
+    PrivateMleOptions, Release,
 };
 use crate::data::{FeatureBound, GroupView};
 use crate::error::{Error, Result};

@@ -84,7 +84,10 @@ impl MemoryLimit {
 pub fn parse_bytes(s: &str) -> Result<u64> {
     let t = s.trim();
     let upper = t.to_ascii_uppercase();
-    let body = upper.strip_suffix("IB").or_else(|| upper.strip_suffix('B')).unwrap_or(&upper);
+    let body = upper
+        .strip_suffix("IB")
+        .or_else(|| upper.strip_suffix('B'))
+        .unwrap_or(&upper);
     let (num, mult) = match body.chars().last() {
         Some('K') => (&body[..body.len() - 1], 1u64 << 10),
         Some('M') => (&body[..body.len() - 1], 1u64 << 20),
@@ -92,7 +95,12 @@ pub fn parse_bytes(s: &str) -> Result<u64> {
         Some('T') => (&body[..body.len() - 1], 1u64 << 40),
         _ => (body, 1),
     };
-    let bad = || Error::param("memory-limit", format!("expected a byte count such as 4G, 512M or 1000000, got `{s}`"));
+    let bad = || {
+        Error::param(
+            "memory-limit",
+            format!("expected a byte count such as 4G, 512M or 1000000, got `{s}`"),
+        )
+    };
     let v: f64 = num.trim().parse().map_err(|_| bad())?;
     if !(v.is_finite() && v >= 0.0) {
         return Err(bad());
@@ -123,7 +131,11 @@ fn sum(parts: &[u64]) -> u64 {
 pub fn newton_bytes(n: usize, d: usize, threads: usize) -> u64 {
     let d2 = f64_bytes(d, d);
     // Beyond 2^20 columns one accumulator exceeds the chunk budget: two chunks (the fewest).
-    let chunks = if d > 1 << 20 { 2 } else { 1u64 << crate::par::chunk_depth(d) };
+    let chunks = if d > 1 << 20 {
+        2
+    } else {
+        1u64 << crate::par::chunk_depth(d)
+    };
     // Below 12 columns the accumulators are fed row by row, without panels.
     let panel = if d < 12 { 0 } else { f64_bytes(d, 128).max(2 << 20) };
     sum(&[
@@ -137,7 +149,11 @@ pub fn newton_bytes(n: usize, d: usize, threads: usize) -> u64 {
 /// The `O(n + d)` vectors of a first- or second-order run: `6n` scores and directions, `16d`
 /// gradients and steps, `4d` per thread.
 fn vectors(n: usize, d: usize, threads: usize) -> u64 {
-    sum(&[f64_bytes(n, 6), f64_bytes(d, 16), f64_bytes(d, 4).saturating_mul(threads.max(1) as u64)])
+    sum(&[
+        f64_bytes(n, 6),
+        f64_bytes(d, 16),
+        f64_bytes(d, 4).saturating_mul(threads.max(1) as u64),
+    ])
 }
 
 /// Peak bytes of Newton-CG ([`crate::solver::newton_cg`]): no `d × d` matrix; the CG vectors
@@ -210,7 +226,11 @@ fn cgroup_available() -> Option<u64> {
     let cg = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let path = cg.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
     let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
-    let max: u64 = std::fs::read_to_string(dir.join("memory.max")).ok()?.trim().parse().ok()?;
+    let max: u64 = std::fs::read_to_string(dir.join("memory.max"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
     let current: u64 = std::fs::read_to_string(dir.join("memory.current"))
         .ok()
         .and_then(|s| s.trim().parse().ok())

@@ -84,8 +84,7 @@ pub fn solve<O: SecondOrderObjective>(
 }
 
 /// What to use instead of dense Newton when its `d × d` matrices do not fit.
-pub const MEMORY_ALTERNATIVE: &str =
-    "use --solver lbfgs (or newton-cg), which need O(n + d) memory";
+pub const MEMORY_ALTERNATIVE: &str = "use --solver lbfgs (or newton-cg), which need O(n + d) memory";
 
 /// The planned peak bytes of a run on `n` scores in dimension `d` with the threads of
 /// `ctl.par` ([`memory::newton_bytes`]).
@@ -109,7 +108,8 @@ pub fn fits(n: usize, d: usize, ctl: &Control) -> bool {
 /// [`Error::MemoryLimit`] when the plan exceeds the limit or the system refuses the buffer.
 fn dense_hessian_buffer(n: usize, d: usize, ctl: &Control) -> Result<Vec<f64>> {
     let what = || format!("newton (its {d} × {d} Hessian and factors)");
-    ctl.memory_limit.check(what, planned_bytes(n, d, ctl), MEMORY_ALTERNATIVE)?;
+    ctl.memory_limit
+        .check(what, planned_bytes(n, d, ctl), MEMORY_ALTERNATIVE)?;
     let len = d.checked_mul(d).ok_or_else(|| Error::MemoryLimit {
         what: what(),
         needed: u64::MAX,

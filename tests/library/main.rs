@@ -14,9 +14,9 @@ mod hostile;
 mod invalid_options;
 mod label_sgd;
 mod layering;
-mod memory_plan;
 mod losses;
 mod mechanisms;
+mod memory_plan;
 #[cfg(feature = "mmap")]
 mod mmap;
 mod newton_cg;

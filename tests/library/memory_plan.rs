@@ -34,7 +34,10 @@ fn plans_match_their_closed_forms() {
     assert!(big >= 6 * 320_000_000_000, "{big}");
     assert_eq!(memory::covariance_bytes(300), 5 * 8 * 300 * 300);
     assert_eq!(memory::confidence_set_bytes(300), 4 * 8 * 300 * 300);
-    assert_eq!(memory::newton_cg_bytes(10, 1000, 1), 8 * (8 * 1000 + 6 * 10 + 16 * 1000 + 4 * 1000));
+    assert_eq!(
+        memory::newton_cg_bytes(10, 1000, 1),
+        8 * (8 * 1000 + 6 * 10 + 16 * 1000 + 4 * 1000)
+    );
     assert_eq!(
         memory::lbfgs_bytes(10, 1000, 7, 3),
         8 * (2 * 7 * 1000 + 7 * 10 + 6 * 10 + 16 * 1000 + 4 * 1000 * 3)
@@ -46,7 +49,9 @@ fn plans_match_their_closed_forms() {
 
 fn gaussian_data(n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<u8>) {
     let mut rng = simulation_rng(seed);
-    let x: Vec<f64> = (0..n * d).map(|_| (rng.random::<f64>() - 0.5) / (d as f64).sqrt()).collect();
+    let x: Vec<f64> = (0..n * d)
+        .map(|_| (rng.random::<f64>() - 0.5) / (d as f64).sqrt())
+        .collect();
     let y: Vec<u8> = (0..n).map(|_| u8::from(rng.random::<f64>() < 0.5)).collect();
     (x, y)
 }
@@ -99,7 +104,12 @@ fn auto_does_not_choose_dense_newton_when_it_does_not_fit() {
     let limited = fit(view, &o).unwrap().report;
     assert_eq!(limited.solver, "lbfgs");
     assert!(limited.converged());
-    let gap = free.theta.iter().zip(&limited.theta).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let gap = free
+        .theta
+        .iter()
+        .zip(&limited.theta)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
     assert!(gap < 1e-6, "{gap}");
 }
 
@@ -116,14 +126,26 @@ fn covariance_above_the_limit_is_a_typed_error() {
         other => panic!("expected MemoryLimit, got {other:?}"),
     }
     opts.memory_limit = MemoryLimit::Unlimited;
-    assert_eq!(private_covariance(&x, n, d, &opts, &mut NoiseRng::seeded(1)).unwrap().matrix.len(), d * d);
+    assert_eq!(
+        private_covariance(&x, n, d, &opts, &mut NoiseRng::seeded(1))
+            .unwrap()
+            .matrix
+            .len(),
+        d * d
+    );
 }
 
 #[test]
 fn byte_counts_parse_with_binary_suffixes() {
     assert_eq!(memory::parse_bytes("4G").unwrap(), 4 << 30);
     assert_eq!(memory::parse_bytes("300 MiB").unwrap(), 300 << 20);
-    assert!(matches!(memory::parse_bytes("four"), Err(Error::InvalidParam { name: "memory-limit", .. })));
+    assert!(matches!(
+        memory::parse_bytes("four"),
+        Err(Error::InvalidParam {
+            name: "memory-limit",
+            ..
+        })
+    ));
 }
 
 /// Newton-CG with many more features than rows (the Hessian has rank ≤ n): it converges, to
@@ -140,6 +162,11 @@ fn newton_cg_converges_with_many_more_features_than_rows() {
     o.solver = SolverKind::Lbfgs.into();
     let lb = fit(view, &o).unwrap().report;
     assert!(lb.converged());
-    let gap = cg.theta.iter().zip(&lb.theta).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let gap = cg
+        .theta
+        .iter()
+        .zip(&lb.theta)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
     assert!(gap < 1e-6, "{gap}");
 }

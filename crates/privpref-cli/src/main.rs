@@ -98,8 +98,13 @@ struct Cli {
 /// The process-wide memory limit from `--memory-limit`, else `PRIVPREF_MEMORY_LIMIT`
 /// (`privpref::solver::memory`); neither: the memory available to the process.
 fn set_memory_limit(flag: Option<&str>) -> Result<(), Error> {
-    let env = std::env::var("PRIVPREF_MEMORY_LIMIT").ok().filter(|v| !v.trim().is_empty());
-    let bytes = flag.or(env.as_deref()).map(privpref::solver::memory::parse_bytes).transpose()?;
+    let env = std::env::var("PRIVPREF_MEMORY_LIMIT")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let bytes = flag
+        .or(env.as_deref())
+        .map(privpref::solver::memory::parse_bytes)
+        .transpose()?;
     privpref::solver::memory::set_process_limit(bytes);
     Ok(())
 }

@@ -31,7 +31,13 @@ fn fit_args(dir: &TempDir, extra: &[&str]) -> Vec<String> {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    a.extend([dir.arg("x.npy"), "--y".into(), dir.arg("y.npy"), "--out".into(), dir.arg("fit.json")]);
+    a.extend([
+        dir.arg("x.npy"),
+        "--y".into(),
+        dir.arg("y.npy"),
+        "--out".into(),
+        dir.arg("fit.json"),
+    ]);
     a.extend(extra.iter().map(|s| s.to_string()));
     a
 }
@@ -47,10 +53,23 @@ fn d_200000_dense_matrices_are_refused_naming_the_size() {
     for mech in ["objpert", "private-mle"] {
         let o = run(&fit_args(
             &dir,
-            &["--central", "--mechanism", mech, "--eps", "1", "--delta", "1e-5", "--feature-bound", "1"],
+            &[
+                "--central",
+                "--mechanism",
+                mech,
+                "--eps",
+                "1",
+                "--delta",
+                "1e-5",
+                "--feature-bound",
+                "1",
+            ],
         ));
         let e = one_line_error(&o);
-        assert!(e.contains("central mechanism") && e.contains("200000 × 200000"), "{mech}: {e}");
+        assert!(
+            e.contains("central mechanism") && e.contains("200000 × 200000"),
+            "{mech}: {e}"
+        );
     }
     let cov = run(&[
         "covariance",
@@ -112,7 +131,10 @@ fn the_limit_comes_from_the_flag_or_the_environment() {
         "--memory-limit",
         "10K",
     ]));
-    assert!(e.contains("30 × 30 matrices") && e.contains("10.0 KiB memory limit"), "{e}");
+    assert!(
+        e.contains("30 × 30 matrices") && e.contains("10.0 KiB memory limit"),
+        "{e}"
+    );
     let e = one_line_error(&run(&fit_args(
         &dir,
         &[
