@@ -282,6 +282,22 @@ pub enum Error {
     /// after it was signed. Nothing was fitted.
     #[error("provenance record: {0}")]
     ProvenanceRecord(String),
+    /// A computation would need more memory than the limit allows, or the system refused an
+    /// allocation sized by the input ([`crate::solver::memory`]). Nothing was allocated.
+    #[error("{what} needs {}, more than the {} {limit_from}; {alternative}", human_bytes(*needed), human_bytes(*limit))]
+    MemoryLimit {
+        /// The computation and its largest buffer, e.g. `newton (its 200000 × 200000 Hessian
+        /// and factors)`.
+        what: String,
+        /// The planned peak in bytes.
+        needed: u64,
+        /// The limit in bytes.
+        limit: u64,
+        /// Where the limit comes from (`memory limit`, `available to the process`).
+        limit_from: &'static str,
+        /// What to do instead (another solver, fewer features).
+        alternative: String,
+    },
     /// File input/output.
     #[error("{path}: {message}")]
     Io {
@@ -290,6 +306,29 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+}
+
+/// A byte count in binary units with three significant digits (`298 GiB`, `1.75 TiB`), and the
+/// exact count below a kibibyte.
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if b < 1024 {
+        return format!("{b} bytes");
+    }
+    let mut v = b as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1023.5 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    let digits = if v >= 99.95 {
+        0
+    } else if v >= 9.995 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$} {}", UNITS[u])
 }
 
 /// `Result<T, privpref::Error>`.

@@ -250,9 +250,30 @@ pub fn objpert_minimiser(
         .with_ridge(beta)?
         .with_linear_term(w.to_vec())?
         .with_par(control.par);
-    let report = newton::solve(&obj, &set, None, control)?;
+    let report = newton::solve(&obj, &set, None, control).map_err(central_memory_error)?;
     let config = FitConfig::new(LossSpec::Mle, set, beta, true, "newton");
     Ok(Fit::new(report.theta.clone(), report, Local::new(config)))
+}
+
+/// Dense Newton's [`Error::MemoryLimit`] with the alternative of the central mechanisms, whose
+/// calibrations rely on its exact minimiser (no other solver can be chosen).
+fn central_memory_error(e: Error) -> Error {
+    match e {
+        Error::MemoryLimit {
+            what,
+            needed,
+            limit,
+            limit_from,
+            ..
+        } => Error::MemoryLimit {
+            what: format!("the central mechanism's exact minimiser, {what},"),
+            needed,
+            limit,
+            limit_from,
+            alternative: "the central calibrations need this exact minimiser: reduce d (e.g. project the features), or fit label-DP (local) with --solver lbfgs".into(),
+        },
+        e => e,
+    }
 }
 
 /// The `(ε, δ)` left for the objective noise: all of it, or, with output perturbation, what the

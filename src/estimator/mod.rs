@@ -98,7 +98,11 @@ pub enum SolverKind {
     /// second-order fallback ([`auto_fallback`]): when the first solver is L-BFGS and it stops
     /// without converging (iteration budget, failed line search), dense Newton (`d ≤`
     /// [`AUTO_DENSE_NEWTON_MAX_D`]) or Newton-CG (larger `d`) continues from its point. The
-    /// report is the last solver's, with the counts and time of both. The default.
+    /// report is the last solver's, with the counts and time of both. Dense Newton is never
+    /// chosen when its planned memory exceeds
+    /// [`Control::memory_limit`](crate::solver::Control::memory_limit)
+    /// ([`newton::fits`](crate::solver::newton::fits)): L-BFGS, then Newton-CG, instead. The
+    /// default.
     #[default]
     Auto,
 }
@@ -335,7 +339,8 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
     let (n, d) = (obj.num_samples(), obj.dim());
     let theta0 = opts.theta0.as_deref();
     // Rows distributed for the Hessian-free solvers: no dense Newton, first or second.
-    let dense = obj.dense_hessian_available();
+    // Nor when its d × d matrices do not fit in memory.
+    let dense = obj.dense_hessian_available() && newton::fits(obj.num_scores(), d, &opts.control);
     match auto_solver(O::CONVEX, n, d) {
         SolverKind::Newton if dense => newton::solve(obj, &opts.set, theta0, &opts.control),
         _ => {

@@ -47,7 +47,7 @@ use crate::privacy::{
     gaussian_vector, symmetric_gaussian_matrix, Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel,
     PrivacyUnit,
 };
-use crate::solver::Control;
+use crate::solver::{memory, Control, MemoryLimit};
 use faer::{MatRef, Side};
 
 /// Settings of [`private_mle`] (every field is checked there).
@@ -310,6 +310,9 @@ pub struct CovarianceOptions {
     /// PSD repair: eigenvalues of the noisy matrix below this public floor are raised to it
     /// (post-processing). `None`: no repair. Default `Some(0.0)`.
     pub eigen_floor: Option<f64>,
+    /// The memory the release may plan for (about `5·8d²` bytes,
+    /// [`memory::covariance_bytes`]); default [`MemoryLimit::Default`].
+    pub memory_limit: MemoryLimit,
 }
 
 impl CovarianceOptions {
@@ -321,6 +324,7 @@ impl CovarianceOptions {
             feature_bound,
             relation: Neighbouring::ReplaceRecord,
             eigen_floor: Some(0.0),
+            memory_limit: MemoryLimit::Default,
         }
     }
 }
@@ -425,11 +429,30 @@ fn check_covariance_inputs(x: &[f64], n: usize, d: usize, opts: &CovarianceOptio
     Ok(s)
 }
 
+/// What to do instead of a `d × d` covariance that does not fit in memory.
+pub(super) const COVARIANCE_ALTERNATIVE: &str =
+    "the release is a d × d matrix: reduce d (e.g. project the features), or raise --memory-limit if the memory is there";
+
+/// The computation named in a covariance's [`Error::MemoryLimit`].
+pub(super) fn covariance_what(d: usize) -> String {
+    format!("the private covariance (its {d} × {d} matrices)")
+}
+
+/// The planned peak of a `d × d` covariance release ([`memory::covariance_bytes`]) against
+/// [`CovarianceOptions::memory_limit`].
+pub(super) fn check_covariance_memory(d: usize, opts: &CovarianceOptions) -> Result<()> {
+    opts.memory_limit.check(
+        || covariance_what(d),
+        memory::covariance_bytes(d),
+        COVARIANCE_ALTERNATIVE,
+    )
+}
+
 /// `Σ_D = (1/n)Σ x_ix_iᵀ` of the row-major `n × d` features, row-major `d × d` (lower triangle
 /// accumulated, then mirrored).
-fn second_moment(x: &[f64], n: usize, d: usize) -> Vec<f64> {
+fn second_moment(x: &[f64], n: usize, d: usize) -> Result<Vec<f64>> {
     let nf = n as f64;
-    let mut sigma = vec![0.0; d * d];
+    let mut sigma = memory::try_zeros(d.saturating_mul(d), || covariance_what(d), COVARIANCE_ALTERNATIVE)?;
     for r in x.chunks_exact(d) {
         for i in 0..d {
             let ri = r[i];
@@ -445,7 +468,7 @@ fn second_moment(x: &[f64], n: usize, d: usize) -> Vec<f64> {
             sigma[j * d + i] = v;
         }
     }
-    sigma
+    Ok(sigma)
 }
 
 /// The PSD repair of the symmetric `d × d` matrix `m`: eigenvalues below `floor` are raised to
@@ -547,7 +570,8 @@ pub fn private_covariance(
     rng: &mut NoiseRng,
 ) -> Result<PrivateCovariance> {
     let s = check_covariance_inputs(x, n, d, opts)?;
-    let sigma = second_moment(x, n, d);
+    check_covariance_memory(d, opts)?;
+    let sigma = second_moment(x, n, d)?;
     let g = symmetric_gaussian_matrix(d, s, rng);
     let mut m: Vec<f64> = sigma.iter().zip(&g).map(|(a, b)| a + b).collect();
     let (min_eig, floored) = floor_eigenvalues(&mut m, d, opts.eigen_floor)?;

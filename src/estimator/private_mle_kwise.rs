@@ -31,8 +31,9 @@
 //! same noise draws, the same minimiser up to rounding (`tests/library/private_kwise.rs`).
 
 use super::private_mle::{
-    check_covariance_delta, check_eigen_floor, covariance_guarantee_with, floor_eigenvalues, gap_certificate, release,
-    solver_control, CovarianceOptions, PrivateCovariance, PrivateMleDetail, PrivateMleOptions, Release,
+    check_covariance_delta, check_covariance_memory, check_eigen_floor, covariance_guarantee_with, floor_eigenvalues,
+    gap_certificate, release, solver_control, CovarianceOptions, PrivateCovariance, PrivateMleDetail,
+    PrivateMleOptions, Release,
 };
 use crate::data::{FeatureBound, GroupView};
 use crate::error::{Error, Result};
@@ -199,6 +200,7 @@ pub fn private_covariance_kwise(
     let s = kwise_covariance_std(opts.eps, opts.delta, opts.feature_bound, n, k, opts.relation)?;
     check_eigen_floor(opts.eigen_floor)?;
     check_group_rows(&data, opts.feature_bound)?;
+    check_covariance_memory(d, opts)?;
     let sigma = kwise_data_covariance(&data);
     let g = symmetric_gaussian_matrix(d, s, rng);
     let mut m: Vec<f64> = sigma.iter().zip(&g).map(|(a, b)| a + b).collect();

@@ -34,7 +34,10 @@ impl ConfidenceSet {
     /// event; an empty `C` means that event failed).
     ///
     /// # Errors
-    /// Shapes, non-finite entries, `λ < 0`, `Γ < 0`, `Σ + λI` not positive definite.
+    /// Shapes, non-finite entries, `λ < 0`, `Γ < 0`, `Σ + λI` not positive definite;
+    /// [`Error::MemoryLimit`] when its `d × d` matrices
+    /// ([`confidence_set_bytes`](crate::solver::memory::confidence_set_bytes)) exceed the
+    /// process's limit ([`MemoryLimit::Default`](crate::solver::MemoryLimit::Default)).
     pub fn new(theta_hat: &[f64], sigma: Option<&[f64]>, lambda: f64, gamma: f64, set: ParamSet) -> Result<Self> {
         let d = theta_hat.len();
         if d == 0 {
@@ -43,6 +46,7 @@ impl ConfidenceSet {
         if !(lambda.is_finite() && lambda >= 0.0) {
             return Err(Error::param("lambda", format!("must be finite and >= 0, got {lambda}")));
         }
+        super::check_matrix_memory(d)?;
         let mut m = match sigma {
             Some(s) => {
                 if s.len() != d * d {

@@ -81,6 +81,7 @@ pub enum CentralNoise {
 }
 
 fn check_inputs(x: &Features<'_>, n: usize, d: usize, theta: &[f64]) -> Result<()> {
+    super::check_matrix_memory(d)?;
     if n == 0 || d == 0 || theta.len() != d || n.checked_mul(d) != Some(x.len()) {
         return Err(Error::Shape(format!(
             "need n, d >= 1, x of n x d = {n} x {d} values (got {}) and theta of length d (got {})",

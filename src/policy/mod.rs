@@ -46,3 +46,17 @@ pub use frank_wolfe::{
 pub use inner::InnerMin;
 pub use purify::PurifyStats;
 pub use states::{Reference, StateActions};
+
+/// The planned `d × d` matrices of a policy's confidence set and radius
+/// ([`memory::confidence_set_bytes`](crate::solver::memory::confidence_set_bytes)) against the
+/// process's limit ([`MemoryLimit::Default`](crate::solver::MemoryLimit::Default)).
+///
+/// # Errors
+/// [`Error::MemoryLimit`](crate::Error::MemoryLimit) when they do not fit.
+pub(crate) fn check_matrix_memory(d: usize) -> crate::error::Result<()> {
+    crate::solver::MemoryLimit::Default.check(
+        || format!("the policy's confidence set (its {d} × {d} matrices)"),
+        crate::solver::memory::confidence_set_bytes(d),
+        "the confidence set is an ellipsoid of d × d matrices: reduce d (e.g. project the features), or raise --memory-limit if the memory is there",
+    )
+}

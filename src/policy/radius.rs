@@ -516,6 +516,7 @@ pub fn design_moments(x: Features<'_>, n: usize, d: usize) -> Result<(Vec<f64>, 
             x.len()
         )));
     }
+    super::check_matrix_memory(d)?;
     let mut s = vec![0.0; d * d];
     let mut x_max: f64 = 0.0;
     let mut buf = vec![0.0; d];

@@ -14,6 +14,7 @@ pub mod certificate;
 pub(crate) mod dense;
 mod first_order;
 pub mod lbfgs;
+pub mod memory;
 pub mod newton;
 pub mod newton_cg;
 pub mod observe;
@@ -22,6 +23,7 @@ mod run;
 pub(crate) mod scales;
 pub mod sgd;
 
+pub use memory::MemoryLimit;
 pub use observe::{Observer, Progress, SharedObserver, StartInfo};
 pub use report::{Certificate, Counts, SolveReport, SolverDetail, Termination};
 
@@ -59,6 +61,11 @@ pub struct Control {
     pub observer: Option<SharedObserver>,
     /// Call [`Observer::on_progress`] every this many iterations (SGD: steps); default 1.
     pub observe_every: usize,
+    /// The memory a solver may plan for ([`memory`]; default [`MemoryLimit::Default`]: the
+    /// process-wide limit, else the memory available to the process). Dense Newton needs
+    /// about `(4 + 2^k)·8d²` bytes and refuses to start beyond it ([`Error::MemoryLimit`]);
+    /// `auto` does not choose it then.
+    pub memory_limit: MemoryLimit,
 }
 
 impl std::fmt::Debug for Control {
@@ -73,6 +80,7 @@ impl std::fmt::Debug for Control {
             .field("norm_cap", &self.norm_cap)
             .field("observer", &self.observer.as_ref().map(|_| "<observer>"))
             .field("observe_every", &self.observe_every)
+            .field("memory_limit", &self.memory_limit)
             .finish()
     }
 }
@@ -89,6 +97,7 @@ impl Default for Control {
             norm_cap: 1e10,
             observer: None,
             observe_every: 1,
+            memory_limit: MemoryLimit::Default,
         }
     }
 }

@@ -38,7 +38,7 @@
 use super::certificate::Kkt;
 use super::dense::newton_subproblem;
 use super::run::Run;
-use super::{all_finite, dot, Control, SolveReport, Termination};
+use super::{all_finite, dot, memory, Control, SolveReport, Termination};
 use crate::error::{Error, Result};
 use crate::feasible::{helmert, norm, FeasibleSet};
 use crate::objective::{Eval, SecondOrderObjective};
@@ -74,13 +74,50 @@ pub fn solve<O: SecondOrderObjective>(
         ));
     }
     let d = obj.dim();
-    let mut h = vec![0.0; d * d];
+    let mut h = dense_hessian_buffer(obj.num_scores(), d, ctl)?;
     let (run, h_fresh) = Run::start("newton", obj, set, theta0, ctl, ctl.max_iter, |th, ev, rep| {
         fused_evaluation(obj, th, ev, &mut h, rep)
     })?;
     let mut newton = Newton::new(run, h, h_fresh);
     let termination = newton.iterate();
     Ok(newton.finish(termination))
+}
+
+/// What to use instead of dense Newton when its `d × d` matrices do not fit.
+pub const MEMORY_ALTERNATIVE: &str = "use --solver lbfgs (or newton-cg), which need O(n + d) memory";
+
+/// The planned peak bytes of a run on `n` scores in dimension `d` with the threads of
+/// `ctl.par` ([`memory::newton_bytes`]).
+pub fn planned_bytes(n: usize, d: usize, ctl: &Control) -> u64 {
+    let threads = match ctl.par {
+        crate::par::Par::Seq => 1,
+        _ => rayon::current_num_threads(),
+    };
+    memory::newton_bytes(n, d, threads)
+}
+
+/// Whether a run on `n` scores in dimension `d` fits within [`Control::memory_limit`].
+pub fn fits(n: usize, d: usize, ctl: &Control) -> bool {
+    ctl.memory_limit.fits(planned_bytes(n, d, ctl))
+}
+
+/// The zeroed `d × d` Hessian of a run on `n` scores, after checking the run's planned peak
+/// ([`memory::newton_bytes`]) against [`Control::memory_limit`].
+///
+/// # Errors
+/// [`Error::MemoryLimit`] when the plan exceeds the limit or the system refuses the buffer.
+fn dense_hessian_buffer(n: usize, d: usize, ctl: &Control) -> Result<Vec<f64>> {
+    let what = || format!("newton (its {d} × {d} Hessian and factors)");
+    ctl.memory_limit
+        .check(what, planned_bytes(n, d, ctl), MEMORY_ALTERNATIVE)?;
+    let len = d.checked_mul(d).ok_or_else(|| Error::MemoryLimit {
+        what: what(),
+        needed: u64::MAX,
+        limit: memory::available_memory().unwrap_or(0),
+        limit_from: "addressable by the process",
+        alternative: MEMORY_ALTERNATIVE.to_string(),
+    })?;
+    memory::try_zeros(len, what, MEMORY_ALTERNATIVE)
 }
 
 /// Value, gradient and (when the objective shares the pass over `X`) the Hessian at a new

@@ -16,6 +16,7 @@ mod label_sgd;
 mod layering;
 mod losses;
 mod mechanisms;
+mod memory_plan;
 #[cfg(feature = "mmap")]
 mod mmap;
 mod newton_cg;

@@ -87,6 +87,28 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// The memory a run may plan for, in bytes with an optional K, M, G or T (powers of 1024),
+    /// e.g. 4G. Dense Newton (its d × d Hessian), the central mechanisms, covariance and policy
+    /// (d × d matrices) check their peak against it first and stop with an error naming the size
+    /// and the alternative; auto never chooses a solver that does not fit. Default: the
+    /// environment variable PRIVPREF_MEMORY_LIMIT, else the memory available to the process
+    /// (MemAvailable, the cgroup's memory.max, RLIMIT_AS).
+    #[arg(long, global = true, value_name = "BYTES")]
+    memory_limit: Option<String>,
+}
+
+/// The process-wide memory limit from `--memory-limit`, else `PRIVPREF_MEMORY_LIMIT`
+/// (`privpref::solver::memory`); neither: the memory available to the process.
+fn set_memory_limit(flag: Option<&str>) -> Result<(), Error> {
+    let env = std::env::var("PRIVPREF_MEMORY_LIMIT")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let bytes = flag
+        .or(env.as_deref())
+        .map(privpref::solver::memory::parse_bytes)
+        .transpose()?;
+    privpref::solver::memory::set_process_limit(bytes);
+    Ok(())
 }
 
 #[derive(Subcommand)]
@@ -1129,6 +1151,10 @@ fn main() -> ExitCode {
             eprintln!("privpref: {e}");
             return ExitCode::from(2);
         }
+    }
+    if let Err(e) = set_memory_limit(cli.memory_limit.as_deref()) {
+        eprintln!("privpref: {e}");
+        return ExitCode::from(1);
     }
     // Before any work: an output that is an input would destroy it.
     if let Err(e) = files_of(&cli.cmd).check() {

@@ -122,6 +122,19 @@ fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
             attrs.set_item("path", path.as_str())?;
             "FileError"
         }
+        Error::MemoryLimit {
+            what,
+            needed,
+            limit,
+            alternative,
+            ..
+        } => {
+            attrs.set_item("what", what.as_str())?;
+            attrs.set_item("needed", *needed)?;
+            attrs.set_item("limit", *limit)?;
+            attrs.set_item("alternative", alternative.as_str())?;
+            "MemoryLimitError"
+        }
         // A variant added to the library later: the base class, with the message.
         _ => "PrivprefError",
     };

@@ -10,6 +10,7 @@ mod cli_experiment;
 mod cli_fixtures;
 mod cli_kwise;
 mod cli_label_sgd;
+mod cli_memory;
 mod cli_mmap;
 mod cli_newton_cg;
 mod cli_no_overwrite;

@@ -3,7 +3,8 @@
 Every error of the Rust library arrives as one of these classes, with the library's message.
 Bad input is a ``ValueError`` (``DataError``, ``ShapeError``, ``ParameterError``,
 ``ProvenanceError``); a result that cannot be given is a ``RuntimeError``
-(``NotConvergedError``, ``GuaranteeRefusedError``, ``NumericalError``, ``PrivacyError``); an
+(``NotConvergedError``, ``GuaranteeRefusedError``, ``NumericalError``, ``PrivacyError``;
+``MemoryLimitError`` is also a ``MemoryError``); an
 array of the wrong kind is a ``TypeError`` (``DtypeError``). All derive from ``PrivprefError``.
 """
 
@@ -20,6 +21,7 @@ __all__ = [
     "GuaranteeRefusedError",
     "NumericalError",
     "PrivacyError",
+    "MemoryLimitError",
     "FileError",
     "PrivacyWarning",
 ]
@@ -73,6 +75,17 @@ class GuaranteeRefusedError(PrivprefError, RuntimeError):
 
 class NumericalError(PrivprefError, RuntimeError):
     """A numerical failure that makes a result meaningless."""
+
+
+class MemoryLimitError(PrivprefError, RuntimeError, MemoryError):
+    """The computation would need more memory than the limit (the memory available to the
+    process unless set): nothing was allocated. ``needed`` and ``limit`` are in bytes;
+    ``alternative`` says what to do instead (e.g. the L-BFGS solver)."""
+
+    what: str
+    needed: int
+    limit: int
+    alternative: str
 
 
 class PrivacyError(PrivprefError, RuntimeError):
