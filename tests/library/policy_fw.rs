@@ -225,7 +225,7 @@ fn state_validation() {
     let mut bad = phi.clone();
     bad[13] = f64::NAN;
     let e = StateActions::new(&bad, 2, 3, 4, None).unwrap_err().to_string();
-    assert!(e.contains("states") && e.contains("row 1"), "{e}");
+    assert!(e.contains("states at state 1, action 0, feature 1"), "{e}");
     assert!(StateActions::new(&phi, 2, 3, 4, Some(&[1.0, -1.0])).is_err());
     assert!(StateActions::new(&phi, 2, 3, 4, Some(&[0.0, 0.0])).is_err());
     assert!(StateActions::new(&phi, 2, 3, 4, Some(&[1.0])).is_err());
