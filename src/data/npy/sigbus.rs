@@ -247,10 +247,7 @@ mod tests {
             assert_eq!(lookup(addr, &mut out), None, "{addr:#x}");
         }
         let text = String::from_utf8(want).unwrap();
-        assert!(
-            text.starts_with("privpref: /data/X.npy: the file shrank"),
-            "{text}"
-        );
+        assert!(text.starts_with("privpref: /data/X.npy: the file shrank"), "{text}");
         assert_eq!(text.lines().count(), 1);
         drop(reg);
         assert_eq!(lookup(start, &mut out), None);
