@@ -39,6 +39,15 @@ pub struct Dtype {
 }
 
 impl Dtype {
+    /// NumPy's name of the type (`float64`, `uint8`, `bool`, ...).
+    pub fn name(&self) -> String {
+        match self.kind {
+            Kind::Float => format!("float{}", 8 * self.size),
+            Kind::Int => format!("int{}", 8 * self.size),
+            Kind::Uint => format!("uint{}", 8 * self.size),
+            Kind::Bool => "bool".into(),
+        }
+    }
     /// The type string (`<f8`, `|u1`, ...).
     pub fn descr(&self) -> String {
         let order = if self.size == 1 {
@@ -194,8 +203,10 @@ fn parse_descr(s: &str) -> Result<Dtype, String> {
         _ => return Err(bad()),
     };
     let size: usize = s[2..].parse().map_err(|_| bad())?;
+    // float16 parses (so that the reader of each array can say which dtypes it needs); no
+    // reader accepts it.
     let ok = match kind {
-        Kind::Float => matches!(size, 4 | 8),
+        Kind::Float => matches!(size, 2 | 4 | 8),
         Kind::Int | Kind::Uint => matches!(size, 1 | 2 | 4 | 8),
         Kind::Bool => size == 1,
     };
