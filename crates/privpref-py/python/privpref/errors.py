@@ -21,6 +21,7 @@ __all__ = [
     "NumericalError",
     "PrivacyError",
     "FileError",
+    "PrivacyWarning",
 ]
 
 
@@ -78,3 +79,10 @@ class PrivacyError(PrivprefError, RuntimeError):
 
 class FileError(PrivprefError, OSError):
     """File input or output failed."""
+
+
+class PrivacyWarning(UserWarning):
+    """A result that runs but is weaker than it may look: a fit with a private loss that carries
+    no privacy guarantee (labels without provenance), or a pessimistic policy whose confidence set
+    covers the whole parameter set (pessimism is vacuous). Silence it with
+    ``warnings.simplefilter("ignore", privpref.errors.PrivacyWarning)``."""
