@@ -421,6 +421,30 @@ mod tests {
     }
 
     #[test]
+    fn float16_parses_so_that_its_reader_can_name_it() {
+        let h = parse(b"{'descr': '<f2', 'fortran_order': False, 'shape': (3,), }", 128).unwrap();
+        assert_eq!(
+            (h.dtype.kind, h.dtype.size, h.dtype.name(), h.dtype.descr()),
+            (Kind::Float, 2, "float16".to_string(), "<f2".to_string())
+        );
+        assert_eq!(h.data_bytes, 6);
+        let names: Vec<String> = ["|b1", "|u1", "<i8", "<f4"]
+            .iter()
+            .map(|d| {
+                parse(
+                    format!("{{'descr': '{d}', 'fortran_order': False, 'shape': (1,), }}").as_bytes(),
+                    128,
+                )
+                .unwrap()
+                .dtype
+                .name()
+            })
+            .collect();
+        assert_eq!(names, ["bool", "uint8", "int64", "float32"]);
+        assert!(parse(b"{'descr': '<f16', 'fortran_order': False, 'shape': (3,), }", 128).is_err());
+    }
+
+    #[test]
     fn hostile_headers_are_one_line_errors() {
         for text in [
             "",
