@@ -142,6 +142,13 @@ impl FeasibleSet {
             )),
         }
     }
+    /// [`parse`](Self::parse) with the default of the CLI and the Python `fit`: a named
+    /// constraint as given; none named, `Θ_B` (`theta-b`) when a radius is given and the
+    /// unconstrained set (`none`) when not. So `radius = 2` alone means `Θ_B = {Σθ = 0, ‖θ‖ ≤ 2}`.
+    pub fn parse_default(name: Option<&str>, radius: Option<f64>) -> Result<Self> {
+        let name = name.unwrap_or(if radius.is_some() { "theta-b" } else { "none" });
+        Self::parse(name, radius)
+    }
     /// The CLI name.
     pub fn name(&self) -> &'static str {
         match self {

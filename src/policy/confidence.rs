@@ -150,6 +150,19 @@ impl ConfidenceSet {
     pub fn max_norm_bound(&self) -> f64 {
         self.solver.max_norm_bound()
     }
+    /// The radius `Γ*` from which `C` is the whole bounded parameter set (the ellipsoid contains
+    /// the used set `Θ_B` or ball; `‖z − ĉ‖²_Λ ≤ λ_max(B + ‖ĉ‖)²` on the ball: a sufficient bound), or
+    /// `None` for an unbounded set.
+    pub fn covering_radius(&self) -> Option<f64> {
+        self.solver.covering_radius(self.radius)
+    }
+    /// Whether `C` is the whole bounded parameter set (`Γ ≥` [`covering_radius`](Self::covering_radius)):
+    /// pessimism is then vacuous — with the set symmetric about 0, the pessimistic value
+    /// `min_{θ ∈ Θ_B} ⟨θ, u⟩ = −B‖u‖` (`u` in the plane) of every policy is `≤ 0`, the value of the
+    /// reference, whatever `θ̂` says.
+    pub fn covers_parameter_set(&self) -> bool {
+        self.covering_radius().is_some_and(|g| self.radius >= g)
+    }
     /// Whether `0 ∈ C`.
     pub fn contains_origin(&self) -> bool {
         self.solver.contains_origin()

@@ -298,6 +298,20 @@ impl InnerSolver {
         e <= self.r * self.r
     }
 
+    /// With the ball: the confidence radius `Γ*` from which the ellipsoid contains the whole
+    /// parameter set (`{‖z‖ ≤ B}`, in the plane with the sum-zero constraint), so that `C` is
+    /// that set: `‖z − ĉ‖²_Λ ≤ λ_max(A)(B + ‖ĉ‖)²` on the ball, hence every `Γ` with
+    /// `Γ² ≥ λ_max(A)(B + ‖ĉ‖)² + (Γ² − r²)` (the second term, the `M`-distance² of the centre to
+    /// the plane, does not depend on `Γ`) makes the set cover it. A sufficient test: a smaller
+    /// `Γ` may cover it too. `None` without a ball (an unbounded set is never covered).
+    pub fn covering_radius(&self, gamma: f64) -> Option<f64> {
+        let b = self.ball?;
+        let lam_max = self.lam.iter().copied().fold(0.0, f64::max);
+        let reach = b + dot(&self.chat, &self.chat).sqrt();
+        let off_plane = (gamma * gamma - self.r * self.r).max(0.0);
+        Some((lam_max * reach * reach + off_plane).sqrt())
+    }
+
     /// An upper bound on `max_{θ ∈ C} ‖θ‖`: `min(B, ‖ĉ‖ + r/√λ_min(A))` (plus, with the plane,
     /// nothing: `‖θ‖ = ‖z‖`).
     pub fn max_norm_bound(&self) -> f64 {

@@ -162,6 +162,30 @@ pub fn status(r: &SolveReport) -> Result<(), Failure> {
     exit_status(r)
 }
 
+/// The one-line note of a fit with a private loss (calibrated to randomised labels at `eps`) that
+/// carries no local guarantee: `reason` (the model's `no_guarantee_reason`, also in the JSON) and
+/// how to get the guarantee from the command line. Nothing for a clear-label loss or a fit that
+/// has its guarantee.
+pub fn no_guarantee_note(
+    eps: Option<f64>,
+    guarantee: Option<&Guarantee>,
+    reason: Option<&str>,
+    k: Option<usize>,
+) -> Option<String> {
+    let eps = eps?;
+    if guarantee.is_some() {
+        return None;
+    }
+    let reason = reason.unwrap_or("the labels carry no provenance");
+    let assert = match k {
+        Some(k) => format!("krr:{eps}:{k}"),
+        None => format!("rr:{eps}"),
+    };
+    Some(format!(
+        "privpref: note: no local privacy guarantee: {reason}; from the command line: randomise the clear labels with `privpref privatize` (its side-car Y.provenance.json is read by fit), or state how they were randomised with --assert-provenance {assert}"
+    ))
+}
+
 /// [`status`] without the note: what the ranks of an MPI run other than 0 return (they print
 /// nothing; rank 0 prints the note once).
 pub fn exit_status(r: &SolveReport) -> Result<(), Failure> {

@@ -39,7 +39,7 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
     let loss = GroupLossSpec::parse(&a.loss, a.eps, a.top)?;
     let k_arg =
         a.k.ok_or_else(|| Error::param("k", format!("loss `{}` needs --k (alternatives per sample)", a.loss)))?;
-    let set = FeasibleSet::parse(&a.constraint, a.radius)?;
+    let set = FeasibleSet::parse_default(a.constraint.as_deref(), a.radius)?;
     let solver = SolverKind::parse(&a.solver)?;
     let settings = a.solver_settings(solver)?;
     let (x, n, k, d) = npy::read_array3(&a.x)?;
@@ -99,6 +99,15 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         model.detail.provenance.as_ref(),
         model.no_guarantee_reason.as_deref(),
     );
+    let note = fit_shared::no_guarantee_note(
+        loss.eps(),
+        model.guarantee.as_ref(),
+        model.no_guarantee_reason.as_deref(),
+        Some(k),
+    );
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
     fit_shared::finish(&a.out, result, r)
 }
 
@@ -117,7 +126,7 @@ fn run_central(a: FitArgs) -> Result<(), Failure> {
     let loss = GroupLossSpec::parse(&a.loss, None, a.top)?;
     let k_arg =
         a.k.ok_or_else(|| Error::param("k", format!("loss `{}` needs --k (alternatives per sample)", a.loss)))?;
-    let set = FeasibleSet::parse(&a.constraint, a.radius)?;
+    let set = FeasibleSet::parse_default(a.constraint.as_deref(), a.radius)?;
     let (x, n, k, d) = npy::read_array3(&a.x)?;
     if k != k_arg {
         return Err(Error::Shape(format!(

@@ -172,7 +172,7 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         Some(s) => LpStep::parse(s)?,
         None => LpStep::default(),
     };
-    let set = FeasibleSet::parse(&a.constraint, a.radius)?;
+    let set = FeasibleSet::parse_default(a.constraint.as_deref(), a.radius)?;
     let is_normal = mech_name == "normal";
     if a.central.delta.is_some() && !is_normal {
         return reject(

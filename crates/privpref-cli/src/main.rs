@@ -184,10 +184,11 @@ struct FitArgs {
     /// pl-ranking: ranked stages J (1 ≤ J ≤ K − 1; default K − 1, the full ranking).
     #[arg(long)]
     top: Option<usize>,
-    /// theta-b (Σθ = 0, ‖θ‖ ≤ B) | ball (‖θ‖ ≤ B) | sum-zero | none.
-    #[arg(long, default_value = "theta-b")]
-    constraint: String,
-    /// The bound B of theta-b and ball.
+    /// theta-b (Σθ = 0, ‖θ‖ ≤ B) | ball (‖θ‖ ≤ B) | sum-zero | none. Default: theta-b when
+    /// --radius is given, none (unconstrained) when not; the Python `fit` has the same default.
+    #[arg(long)]
+    constraint: Option<String>,
+    /// The bound B of theta-b and ball (alone: Θ_B = {Σθ = 0, ‖θ‖ ≤ B}).
     #[arg(long)]
     radius: Option<f64>,
     /// Ridge β of (β/2n)‖θ‖².
@@ -509,7 +510,7 @@ fn run_fit_shards(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         );
     }
     let loss = LossSpec::parse(&a.loss, a.eps)?;
-    let set = FeasibleSet::parse(&a.constraint, a.radius)?;
+    let set = FeasibleSet::parse_default(a.constraint.as_deref(), a.radius)?;
     let solver = SolverKind::parse(&a.solver)?;
     let settings = a.solver_settings(solver)?;
     let of = |p: &std::path::Path, r: usize| PathBuf::from(p.to_string_lossy().replace(RANK_FIELD, &r.to_string()));
@@ -583,7 +584,7 @@ fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         return Err(Error::param(name, format!("--{name} applies only with --central")).into());
     }
     let loss = LossSpec::parse(&a.loss, a.eps)?;
-    let set = FeasibleSet::parse(&a.constraint, a.radius)?;
+    let set = FeasibleSet::parse_default(a.constraint.as_deref(), a.radius)?;
     let solver = SolverKind::parse(&a.solver)?;
     let settings = a.solver_settings(solver)?;
     // Each rank reads (maps) the files itself: a failure on any rank stops every rank.
@@ -664,6 +665,16 @@ fn finish_local_fit(
         model.no_guarantee_reason.as_deref(),
     );
     let r = &model.report;
+    let eps = LossSpec::parse(&a.loss, a.eps).ok().and_then(|l| l.eps());
+    let note = fit_shared::no_guarantee_note(
+        eps,
+        model.guarantee.as_ref(),
+        model.no_guarantee_reason.as_deref(),
+        None,
+    );
+    if let (Some(note), true) = (note, ranks.is_root()) {
+        eprintln!("{note}");
+    }
     let status = if ranks.is_root() {
         fit_shared::finish(&a.out, result, r)
     } else {
@@ -708,7 +719,7 @@ fn run_fit_central(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
         )?;
     }
     a.solver_settings(solver)?;
-    let set = FeasibleSet::parse(&a.constraint, a.radius)?;
+    let set = FeasibleSet::parse_default(a.constraint.as_deref(), a.radius)?;
     let (x, y, weights) = ranks.agree((|| {
         let x = npy::load_matrix(&a.x)?;
         let y = npy::read_labels(&a.y, 2)?;
@@ -1099,6 +1110,25 @@ fn files_of(cmd: &Cmd) -> no_overwrite::Files {
     }
 }
 
+/// clap's suggestion for a mistyped option, value or subcommand (Jaro–Winkler similarity, clap's
+/// `suggestions` feature), as `; did you mean '--radius'?` — the tip clap prints below its first
+/// paragraph, which the one-line error keeps.
+fn did_you_mean(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    [
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedValue,
+        ContextKind::SuggestedSubcommand,
+    ]
+    .into_iter()
+    .find_map(|k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(format!("; did you mean '{s}'?")),
+        Some(ContextValue::Strings(v)) if !v.is_empty() => Some(format!("; did you mean '{}'?", v.join("' or '"))),
+        _ => None,
+    })
+    .unwrap_or_default()
+}
+
 fn main() -> ExitCode {
     // A `.npy` file truncated under its map: one line naming it and exit 1, not a bare SIGBUS.
     npy::install_sigbus_handler();
@@ -1142,7 +1172,7 @@ fn main() -> ExitCode {
                 "" => "invalid command line",
                 m => m,
             };
-            eprintln!("privpref: {first} (see --help)");
+            eprintln!("privpref: {first}{} (see --help)", did_you_mean(&e));
             return ExitCode::from(2);
         }
     };

@@ -294,8 +294,15 @@ pub fn run(a: &PolicyArgs, ranks: &Ranks) -> Result<(Value, bool), Error> {
     } else {
         let r = pessimistic_policy(&st, &reference, set, opts)?;
         let conv = r.termination == privpref::policy::PolicyTermination::Converged;
+        let vacuous = vacuity(set);
+        if let (Some(why), true) = (&vacuous, ranks.is_root()) {
+            eprintln!("privpref: note: pessimism is vacuous: {why}; --greedy drops pessimism (and its guarantee), more data or a larger eps shrinks the radius");
+        }
         (
             json!({
+                "vacuous": vacuous.is_some(),
+                "vacuous_reason": vacuous,
+                "covering_radius": set.covering_radius(),
                 "eta_switch": 1,
                 "policy": "pessimistic",
                 "value": r.deterministic_value,
@@ -352,6 +359,24 @@ pub fn run(a: &PolicyArgs, ranks: &Ranks) -> Result<(Value, bool), Error> {
         super::atomic::write_with(path, |tmp| npy::write_u32(tmp, &actions))?;
     }
     Ok((out, converged))
+}
+
+/// Why pessimism over `set` is vacuous, when it is: the confidence radius reaches past the whole
+/// bounded parameter set ([`ConfidenceSet::covers_parameter_set`]), so every policy's pessimistic
+/// value is at most the reference's (0) whatever θ̂ is, and the optimisation — however well it
+/// converges — can only return a policy no better than the reference.
+fn vacuity(set: &ConfidenceSet) -> Option<String> {
+    if !set.covers_parameter_set() {
+        return None;
+    }
+    let used = set.used_set();
+    Some(format!(
+        "the confidence radius {:.4} covers the whole {} set of radius {} (every radius from {:.4} does), so every policy's pessimistic value is at most 0, the reference's, whatever theta says (converged: true only says this problem is solved)",
+        set.radius(),
+        used.name(),
+        used.radius().unwrap_or(f64::NAN),
+        set.covering_radius().unwrap_or(f64::NAN),
+    ))
 }
 
 /// Reads the inputs and computes the confidence set (each rank on its own).

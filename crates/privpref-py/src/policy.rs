@@ -156,6 +156,8 @@ pub fn policy<'py>(
             let conv = r.termination == PolicyTermination::Converged;
             (
                 json!({
+                    "vacuous": set.covers_parameter_set(),
+                    "covering_radius": set.covering_radius(),
                     "eta_switch": 1,
                     "policy": "pessimistic",
                     "value": r.deterministic_value,

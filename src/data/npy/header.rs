@@ -39,6 +39,15 @@ pub struct Dtype {
 }
 
 impl Dtype {
+    /// NumPy's name of the type (`float64`, `uint8`, `bool`, ...).
+    pub fn name(&self) -> String {
+        match self.kind {
+            Kind::Float => format!("float{}", 8 * self.size),
+            Kind::Int => format!("int{}", 8 * self.size),
+            Kind::Uint => format!("uint{}", 8 * self.size),
+            Kind::Bool => "bool".into(),
+        }
+    }
     /// The type string (`<f8`, `|u1`, ...).
     pub fn descr(&self) -> String {
         let order = if self.size == 1 {
@@ -194,8 +203,10 @@ fn parse_descr(s: &str) -> Result<Dtype, String> {
         _ => return Err(bad()),
     };
     let size: usize = s[2..].parse().map_err(|_| bad())?;
+    // float16 parses (so that the reader of each array can say which dtypes it needs); no
+    // reader accepts it.
     let ok = match kind {
-        Kind::Float => matches!(size, 4 | 8),
+        Kind::Float => matches!(size, 2 | 4 | 8),
         Kind::Int | Kind::Uint => matches!(size, 1 | 2 | 4 | 8),
         Kind::Bool => size == 1,
     };
@@ -407,6 +418,30 @@ mod tests {
             let h = parse(text.as_bytes(), 128).unwrap();
             assert_eq!((h.shape, h.fortran_order), (shape, fortran), "{text}");
         }
+    }
+
+    #[test]
+    fn float16_parses_so_that_its_reader_can_name_it() {
+        let h = parse(b"{'descr': '<f2', 'fortran_order': False, 'shape': (3,), }", 128).unwrap();
+        assert_eq!(
+            (h.dtype.kind, h.dtype.size, h.dtype.name(), h.dtype.descr()),
+            (Kind::Float, 2, "float16".to_string(), "<f2".to_string())
+        );
+        assert_eq!(h.data_bytes, 6);
+        let names: Vec<String> = ["|b1", "|u1", "<i8", "<f4"]
+            .iter()
+            .map(|d| {
+                parse(
+                    format!("{{'descr': '{d}', 'fortran_order': False, 'shape': (1,), }}").as_bytes(),
+                    128,
+                )
+                .unwrap()
+                .dtype
+                .name()
+            })
+            .collect();
+        assert_eq!(names, ["bool", "uint8", "int64", "float32"]);
+        assert!(parse(b"{'descr': '<f16', 'fortran_order': False, 'shape': (3,), }", 128).is_err());
     }
 
     #[test]

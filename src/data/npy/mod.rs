@@ -186,18 +186,38 @@ fn payload<T: Elem>(path: &Path, mut npy: Npy) -> Result<Vec<T>> {
     Ok(v)
 }
 
-/// Reads numeric data as f64 (float32/float64 only).
-fn read_floats(path: &Path, npy: Npy) -> Result<Vec<f64>> {
+/// The error of an array whose dtype its reader does not take: `path: dtype float16 ('<f2');
+/// features must be float64 or float32 (convert with x.astype(np.float64))`, with `what` the
+/// array's role and `needs` and `convert` what it takes and how to get it.
+fn dtype_err(path: &Path, dtype: &Dtype, what: &str, needs: &str, convert: &str) -> Error {
+    io_err(
+        path,
+        format!(
+            "dtype {} ('{}'); {what} must be {needs} (convert with {convert})",
+            dtype.name(),
+            dtype.descr()
+        ),
+    )
+}
+
+/// The error of a float array (`what`: its role) of another dtype than float64 or float32.
+fn float_dtype_err(path: &Path, dtype: &Dtype, what: &str, var: &str) -> Error {
+    dtype_err(
+        path,
+        dtype,
+        what,
+        "float64 or float32",
+        &format!("{var}.astype(np.float64)"),
+    )
+}
+
+/// Reads numeric data as f64 (float32/float64 only); `what` and `var` name the array in the
+/// error of another dtype (as [`float_dtype_err`]).
+fn read_floats(path: &Path, npy: Npy, what: &str, var: &str) -> Result<Vec<f64>> {
     match (npy.header.dtype.kind, npy.header.dtype.size) {
         (Kind::Float, 8) => payload::<f64>(path, npy),
         (Kind::Float, 4) => Ok(widen_f32(&payload::<f32>(path, npy)?)),
-        _ => Err(io_err(
-            path,
-            format!(
-                "expected float64 or float32 data, found dtype {}",
-                npy.header.dtype.descr()
-            ),
-        )),
+        _ => Err(float_dtype_err(path, &npy.header.dtype, what, var)),
     }
 }
 
@@ -259,12 +279,7 @@ fn matrix_header(path: &Path, h: &Header) -> Result<(usize, usize, Precision)> {
     let precision = match (h.dtype.kind, h.dtype.size) {
         (Kind::Float, 8) => Precision::F64,
         (Kind::Float, 4) => Precision::F32,
-        _ => {
-            return Err(io_err(
-                path,
-                format!("expected float64 or float32 data, found dtype {}", h.dtype.descr()),
-            ))
-        }
+        _ => return Err(float_dtype_err(path, &h.dtype, "features", "x")),
     };
     Ok((n, d, precision))
 }
@@ -306,7 +321,7 @@ pub fn read_vector(path: impl AsRef<Path>) -> Result<Vec<f64>> {
     let path = path.as_ref();
     let npy = open(path)?;
     vector_len(path, &npy.header.shape)?;
-    read_floats(path, npy)
+    read_floats(path, npy, "a float vector", "v")
 }
 
 /// A 1-D label vector of any integer or bool dtype, as `u8`. Values outside `0..bound` are an
@@ -315,7 +330,7 @@ pub fn read_labels(path: impl AsRef<Path>, bound: u32) -> Result<Vec<u8>> {
     let path = path.as_ref();
     let npy = open(path)?;
     vector_len(path, &npy.header.shape)?;
-    let wide = read_ints(path, npy)?;
+    let wide = read_ints(path, npy, "labels")?;
     let mut out = Vec::with_capacity(wide.len());
     for (row, &v) in wide.iter().enumerate() {
         if v < 0 || v >= bound as i128 {
@@ -340,7 +355,7 @@ pub fn read_ids(path: impl AsRef<Path>, input: &'static str) -> Result<Vec<u32>>
     let path = path.as_ref();
     let npy = open(path)?;
     vector_len(path, &npy.header.shape)?;
-    let wide = read_ints(path, npy)?;
+    let wide = read_ints(path, npy, input)?;
     wide.iter()
         .enumerate()
         .map(|(row, &v)| {
@@ -378,7 +393,7 @@ pub fn read_array3(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize, usize, us
             "a Fortran-order 3-D array is not supported; save it in C order",
         ));
     }
-    Ok((read_floats(path, npy)?, n, k, d))
+    Ok((read_floats(path, npy, "features", "x")?, n, k, d))
 }
 
 /// K-wise labels: an integer array of shape `n` (the chosen alternative of each sample) or
@@ -408,7 +423,7 @@ pub fn read_group_labels(path: impl AsRef<Path>, k: usize) -> Result<(Vec<u8>, u
             "a Fortran-order ranking array is not supported; save it in C order",
         ));
     }
-    let wide = read_ints(path, npy)?;
+    let wide = read_ints(path, npy, "labels")?;
     let mut out = Vec::with_capacity(wide.len());
     for (p, &v) in wide.iter().enumerate() {
         if v < 0 || v >= k as i128 {
@@ -430,8 +445,9 @@ pub fn read_group_labels(path: impl AsRef<Path>, k: usize) -> Result<(Vec<u8>, u
     Ok((out, width))
 }
 
-/// Integer or bool data of any width, as `i128`.
-fn read_ints(path: &Path, npy: Npy) -> Result<Vec<i128>> {
+/// Integer or bool data of any width, as `i128`; `what` names the array (`labels`) in the error
+/// of another dtype.
+fn read_ints(path: &Path, npy: Npy, what: &str) -> Result<Vec<i128>> {
     let dtype = npy.header.dtype;
     let wide: Vec<i128> = match (dtype.kind, dtype.size) {
         (Kind::Bool | Kind::Uint, 1) => widen(payload::<u8>(path, npy)?),
@@ -443,9 +459,12 @@ fn read_ints(path: &Path, npy: Npy) -> Result<Vec<i128>> {
         (Kind::Int, 4) => widen(payload::<i32>(path, npy)?),
         (Kind::Int, 8) => widen(payload::<i64>(path, npy)?),
         _ => {
-            return Err(io_err(
+            return Err(dtype_err(
                 path,
-                format!("labels must be an integer or bool array, found dtype {}", dtype.descr()),
+                &dtype,
+                what,
+                "an integer or bool type",
+                "y.astype(np.int64)",
             ))
         }
     };

@@ -293,12 +293,6 @@ fn invalid_input_gives_one_clear_stderr_line_and_a_nonzero_exit() {
             vec!["theta-b", "--radius"],
         ),
         case(
-            "radius missing (default theta-b)",
-            fit("x.npy", "y.npy", &["--loss", "mle"]),
-            1,
-            vec!["theta-b", "--radius"],
-        ),
-        case(
             "radius missing for ball",
             fit("x.npy", "y.npy", &["--loss", "mle", "--constraint", "ball"]),
             1,

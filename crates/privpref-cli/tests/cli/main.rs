@@ -14,6 +14,7 @@ mod cli_memory;
 mod cli_mmap;
 mod cli_newton_cg;
 mod cli_no_overwrite;
+mod cli_notes;
 mod cli_policy;
 mod cli_provenance;
 mod cli_signed_provenance;

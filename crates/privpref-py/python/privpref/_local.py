@@ -2,15 +2,41 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from . import _arrays, _ints, _native
 from ._results import Fit
+from .errors import PrivacyWarning
 from .mechanisms import PrivatizedLabels
 
 __all__ = ["fit", "fit_kwise", "fit_dpo"]
+
+# The losses calibrated to randomised labels: fitted on labels without provenance, they carry no
+# guarantee, and the user is told (PrivacyWarning).
+_PRIVATE_LOSSES = {"mle-rr", "debiased-rr", "probit-rr", "debiased-probit", "pl-krr"}
+
+
+def _constraint(constraint: Optional[str], radius: Optional[float]) -> str:
+    """The default feasible set, as the CLI's: ``theta-b`` when a radius is given, ``none``
+    when not; a named constraint as given."""
+    if constraint is not None:
+        return constraint
+    return "theta-b" if radius is not None else "none"
+
+
+def _warn_no_guarantee(result: Fit, loss: str, eps: Optional[float], k: Optional[int] = None) -> None:
+    if result.guarantee is not None or loss not in _PRIVATE_LOSSES:
+        return
+    how = f"KaryRR(eps={eps}, k={k}).privatize(y)" if k is not None else f"RandomizedResponse(eps={eps}).privatize(y)"
+    warnings.warn(
+        f"no local privacy guarantee: {result.no_guarantee_reason or 'the labels carry no provenance'}; "
+        f"fit the labels {how} returns (randomised once, with their provenance) to get one",
+        PrivacyWarning,
+        stacklevel=3,
+    )
 
 
 def _labels_or_private(y: Any, n: int, ndim: int = 1):
@@ -29,7 +55,7 @@ def fit(
     *,
     loss: str = "mle",
     eps: Optional[float] = None,
-    constraint: str = "none",
+    constraint: Optional[str] = None,
     radius: Optional[float] = None,
     weights: Any = None,
     ridge: float = 0.0,
@@ -63,16 +89,19 @@ def fit(
     y : array (n,) of int or bool, or PrivatizedLabels
         Labels in {0, 1} (1 = the first action preferred). Labels from a mechanism
         (``RandomizedResponse(eps).privatize(y)``) carry their provenance, and the fit carries
-        their guarantee; a loss at another ε is a ``ProvenanceError``.
+        their guarantee; a loss at another ε is a ``ProvenanceError``. Plain labels carry none:
+        with a private loss (``mle-rr``, ``debiased-rr``, ...) the fit then has
+        ``guarantee=None`` and a ``PrivacyWarning`` says so.
     loss : {"mle", "mle-rr", "debiased-rr", "probit"}
         The logistic likelihood on clear labels, the noisy-channel likelihood of RR labels
         (non-convex), the debiased RR loss of Chowdhury, Zhou & Natarajan (2024) (convex,
         unbounded below without a norm bound), or the Thurstone (probit) likelihood.
     eps : float
         The ε of the RR losses.
-    constraint : {"none", "theta-b", "ball", "sum-zero"}
+    constraint : {"theta-b", "ball", "sum-zero", "none"}, optional
         The feasible set: ``Θ_B = {Σθ = 0, ‖θ‖ ≤ B}``, ``{‖θ‖ ≤ B}``, ``{Σθ = 0}`` or ℝ^d;
-        ``radius`` is ``B``.
+        ``radius`` is ``B``. Default (as the CLI's ``fit``): ``"theta-b"`` when ``radius`` is
+        given, ``"none"`` when not — ``radius=2`` alone means ``Θ_B`` with ``B = 2``.
     weights : array (n,), optional
         Frequency weights (weight 2 is the row twice).
     ridge, linear_term : float, array (d,)
@@ -111,7 +140,7 @@ def fit(
         _arrays.weights(weights, n),
         loss,
         eps,
-        constraint,
+        _constraint(constraint, radius),
         radius,
         float(ridge),
         _arrays.vector(linear_term, d, "linear_term"),
@@ -130,7 +159,9 @@ def fit(
         _ints.opt_count(seed, "seed"),
         _ints.threads(threads),
     )
-    return Fit._from_native(out)
+    result = Fit._from_native(out)
+    _warn_no_guarantee(result, loss, eps)
+    return result
 
 
 def fit_kwise(
@@ -141,7 +172,7 @@ def fit_kwise(
     eps: Optional[float] = None,
     top: Optional[int] = None,
     index: Any = None,
-    constraint: str = "none",
+    constraint: Optional[str] = None,
     radius: Optional[float] = None,
     weights: Any = None,
     ridge: float = 0.0,
@@ -169,7 +200,9 @@ def fit_kwise(
     (best first), or ``PrivatizedLabels`` from ``KaryRR(eps, K).privatize``.
     ``loss``: ``pl-top1`` (choice MLE), ``pl-ranking`` (full or top-``top`` ranking MLE), or
     ``pl-krr`` (the debiased top-1 loss of K-RR choices at ``eps``; convex, unbounded below
-    without a norm bound). Other arguments as in ``fit``.
+    without a norm bound). Other arguments as in ``fit`` (the same default ``constraint``:
+    ``"theta-b"`` with a ``radius``, ``"none"`` without; the same ``PrivacyWarning`` for
+    ``pl-krr`` on choices without provenance).
     """
     idx = None
     if index is not None:
@@ -194,7 +227,7 @@ def fit_kwise(
         loss,
         eps,
         top,
-        constraint,
+        _constraint(constraint, radius),
         radius,
         float(ridge),
         _arrays.vector(theta0, d, "theta0"),
@@ -212,7 +245,9 @@ def fit_kwise(
         _ints.opt_count(seed, "seed"),
         _ints.threads(threads),
     )
-    return Fit._from_native(out)
+    result = Fit._from_native(out)
+    _warn_no_guarantee(result, loss, eps, k)
+    return result
 
 
 def _index(index: Any) -> np.ndarray:

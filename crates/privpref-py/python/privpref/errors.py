@@ -97,6 +97,8 @@ class FileError(PrivprefError, OSError):
 
 
 class PrivacyWarning(UserWarning):
-    """A result whose privacy guarantee is weaker than it may look: labels whose provenance no
-    trusted key vouches for, a private loss on labels without a provenance, and the like. The
-    result is still returned; the warning says what it does not guarantee."""
+    """A result that runs but is weaker than it may look: labels whose provenance no trusted
+    key vouches for (an unsigned record, or one signed by a key not trusted), a fit with a
+    private loss that carries no privacy guarantee (labels without provenance), or a pessimistic
+    policy whose confidence set covers the whole parameter set (pessimism is vacuous). Silence it
+    with ``warnings.simplefilter("ignore", privpref.errors.PrivacyWarning)``."""

@@ -18,6 +18,7 @@ rounded to a deterministic policy. The greedy policy (``η = 0``) is ``argmax_a 
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from . import _arrays, _ints, _native
 from ._results import Fit, Guarantee
-from .errors import DataError, DtypeError, ParameterError, ShapeError
+from .errors import DataError, DtypeError, ParameterError, PrivacyWarning, ShapeError
 
 __all__ = ["Policy", "pessimistic_policy", "greedy_policy"]
 
@@ -329,7 +330,18 @@ def _run(
         bool(strict_gap),
         _ints.threads(threads),
     )
-    return Policy._from_native(out, fit.guarantee)
+    result = Policy._from_native(out, fit.guarantee)
+    if result.report.get("vacuous"):
+        warnings.warn(
+            f"pessimism is vacuous: the confidence radius {result.confidence_radius:.4f} covers the whole "
+            f"{result.set_used} set (every radius from {result.report['covering_radius']:.4f} does), so every "
+            "policy's pessimistic value is at most 0, the reference's, whatever theta says (converged only "
+            "says this problem is solved); greedy_policy drops pessimism, more data or a larger eps "
+            "shrinks the radius",
+            PrivacyWarning,
+            stacklevel=3,
+        )
+    return result
 
 
 _COMMON_DOC = """
