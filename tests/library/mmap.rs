@@ -222,12 +222,12 @@ fn invalid_files_give_the_readers_errors() {
         (
             "an integer dtype",
             npy_bytes("<i8", false, "(3, 2)", &six, 0),
-            "found dtype <i8",
+            "dtype int64 ('<i8'); features must be float64 or float32",
         ),
         (
             "a big-endian integer dtype",
             npy_bytes(">i4", false, "(3, 4)", &six, 0),
-            "found dtype >i4",
+            "('>i4'); features must be float64 or float32",
         ),
         ("a malformed header", bad_header, "not a valid .npy file"),
         ("no NumPy magic", b"PK\x03\x04 not an array".to_vec(), "magic"),
