@@ -101,7 +101,7 @@ pub enum SolverKind {
     /// report is the last solver's, with the counts and time of both. Dense Newton is never
     /// chosen when its planned memory exceeds
     /// [`Control::memory_limit`](crate::solver::Control::memory_limit)
-    /// ([`newton::fits`](crate::solver::newton::fits)): L-BFGS, then Newton-CG, instead. The
+    /// ([`newton::fits`]): L-BFGS, then Newton-CG, instead. The
     /// default.
     #[default]
     Auto,
