@@ -6,7 +6,7 @@
 //! `‖x‖ ≤ 2L`. For a comparison of two trajectories of `H` steps, `ψ = Σ_{h=1}^{H} φ(s_h, a_h)`
 //! ([`trajectory_pairs`](super::trajectory_pairs)), so `‖ψ‖ ≤ HL` and `‖x‖ ≤ 2HL`: the
 //! gradient bound is `2HL` and the Hessian bound `4H²L²` (Lemma C.3 of "Provable protection of
-//! human judgements" (anon., 2024)). Every sensitivity is therefore that of the pairwise case
+//! human judgements" (anon., 2025)). Every sensitivity is therefore that of the pairwise case
 //! with `L` replaced by
 //!
 //! `L_τ = H·L`  ([`FeatureBound::value`]).

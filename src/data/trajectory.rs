@@ -1,4 +1,4 @@
-//! Trajectory comparisons ("Provable protection of human judgements" (anon., 2024), Sec. 5 / App.
+//! Trajectory comparisons ("Provable protection of human judgements" (anon., 2025), Sec. 5 / App.
 //! C).
 //!
 //! A record compares two trajectories `τ⁰, τ¹` of `H` steps from the same start state, and

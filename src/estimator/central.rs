@@ -20,7 +20,7 @@
 //! * trajectory comparisons of `H` steps (rows `x_i = Σ_h [φ(s_h¹, a_h¹) − φ(s_h⁰, a_h⁰)]`,
 //!   [`crate::data::trajectory_pairs`]) have `‖x_i‖ ≤ 2HL`: the label-flip sensitivity is `2HL`
 //!   and every `L` above is `H·L` (the per-step bound summed over the horizon; Lemma C.3 of
-//!   "Provable protection of human judgements" (anon., 2024) bounds the gradient by `2HL`, and
+//!   "Provable protection of human judgements" (anon., 2025) bounds the gradient by `2HL`, and
 //!   the proof of Chowdhury, Zhou & Natarajan (2024), Thm 5.2, needs only that bound on
 //!   `‖x_j‖`). The bound is a [`FeatureBound`]: `FeatureBound::trajectory(H, L)` forms `H·L`
 //!   itself, and data marked with horizon `H` ([`PairwiseView::horizon`]) refuse any other

@@ -4,7 +4,7 @@
 //!
 //! * Plackett–Luce top-1 MLE (Chowdhury, Zhou & Natarajan (2024), eq. 11): `PlTop1` on chosen
 //!   indices (or rankings, whose first entry is the choice);
-//! * Plackett–Luce ranking MLE ("Provable protection of human judgements" (anon., 2024), Sec. 4.2),
+//! * Plackett–Luce ranking MLE ("Provable protection of human judgements" (anon., 2025), Sec. 4.2),
 //!   full (`J = K − 1`) or top-`J`: `PlRanking`;
 //! * the debiased K-RR top-1 estimator (derived from Chowdhury, Zhou & Natarajan (2024), Sec. 4.4,
 //!   App. C.4): `PlKrr { eps }` on choices privatised by [`KaryRr`](crate::mechanism::KaryRr) at

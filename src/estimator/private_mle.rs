@@ -1,5 +1,5 @@
 //! Central `(ε, δ)`-DP (standard DP: features *and* labels private) for "Provable protection of
-//! human judgements" (anon., 2024), with corrected constants where the printed ones do not give
+//! human judgements" (anon., 2025), with corrected constants where the printed ones do not give
 //! the claimed guarantee (listed in `docs/papers.md`):
 //!
 //! * [`private_mle`] — **Algorithm 1** (objective perturbation + output perturbation, Lemma A.10
@@ -60,7 +60,7 @@ pub struct PrivateMleOptions {
     pub delta: f64,
     /// Feature bound `L` per step and horizon `H` (a priori: under standard DP it must not come
     /// from the data). Trajectory comparisons use `H·L` throughout: `G = 2HL`, `T = H²L²`,
-    /// `γ_τ` (Lemma C.3 of "Provable protection of human judgements" (anon., 2024)).
+    /// `γ_τ` (Lemma C.3 of "Provable protection of human judgements" (anon., 2025)).
     pub feature_bound: FeatureBound,
     /// A bounded feasible set (`ball` is the paper's `Θ_B`; `theta-b` adds `Σθ = 0`).
     pub set: FeasibleSet,
@@ -134,7 +134,7 @@ pub(super) fn gap_certificate<O: SecondOrderObjective>(
     fw.min(pg_norm * distance_bound(r, mu, smooth))
 }
 
-/// Algorithm 1 of "Provable protection of human judgements" (anon., 2024) (module docs). Draws `b`
+/// Algorithm 1 of "Provable protection of human judgements" (anon., 2025) (module docs). Draws `b`
 /// then `w` from `rng`.
 ///
 /// # Errors
@@ -151,7 +151,7 @@ pub fn private_mle(
     let radius = opts.set.radius().ok_or_else(|| {
         Error::param(
             "constraint",
-            "the private MLE (anon., 2024, Algorithm 1) minimises over the ball Theta_B: use ball or theta-b with --radius",
+            "the private MLE (anon., 2025, Algorithm 1) minimises over the ball Theta_B: use ball or theta-b with --radius",
         )
     })?;
     if data.weights().is_some() {
@@ -202,7 +202,7 @@ pub fn private_mle(
             calibration: cal,
             gap,
             output_noise: w,
-            mechanism: "private MLE: objective + output perturbation (anon. 2024, Algorithm 1, Lemma A.10)",
+            mechanism: "private MLE: objective + output perturbation (anon. 2025, Algorithm 1, Lemma A.10)",
             notes,
         },
         opts,
@@ -380,7 +380,7 @@ pub(super) fn check_covariance_delta(n: usize, delta: f64) -> Result<()> {
         return Err(Error::param(
             "delta",
             format!(
-                "the private covariance (anon., 2024, Algorithm 2) requires delta <= 1/n^2 = {:e}, got {}",
+                "the private covariance (anon., 2025, Algorithm 2) requires delta <= 1/n^2 = {:e}, got {}",
                 1.0 / (nf * nf),
                 delta
             ),
@@ -512,7 +512,7 @@ fn covariance_guarantee(opts: &CovarianceOptions, rng: &NoiseRng) -> Guarantee {
     covariance_guarantee_with(
         opts,
         rng,
-        "private covariance: Gaussian mechanism (anon. 2024, Algorithm 2, corrected calibration)",
+        "private covariance: Gaussian mechanism (anon. 2025, Algorithm 2, corrected calibration)",
         "classic Gaussian mechanism at (eps/2, delta/2) with Frobenius sensitivity 4*sqrt(2)L^2/n (replace-one) or 4L^2/n (add/remove), in place of the paper's constant 64, which is too small".into(),
         "L is an a-priori bound: features are private under this relation".into(),
     )
@@ -551,7 +551,7 @@ pub(super) fn covariance_guarantee_with(
     }
 }
 
-/// Algorithm 2 of "Provable protection of human judgements" (anon., 2024), corrected (module docs):
+/// Algorithm 2 of "Provable protection of human judgements" (anon., 2025), corrected (module docs):
 /// `Σ̃ = (1/n)Σ x_ix_iᵀ + G_sym`, `s_G` from [`private_covariance_std`], then the eigenvalue floor
 /// `Σ̃ ← Q max(Λ, floor) Qᵀ` (post-processing: `Σ̃ + λI` is PD only when `λ > ‖G_sym‖`, the floor
 /// makes `Σ̃` itself PSD). `x` is row-major `n × d`.

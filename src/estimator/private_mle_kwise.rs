@@ -1,5 +1,5 @@
 //! The K-wise private MLE and private covariance of "Provable protection of human judgements"
-//! (anon., 2024), Sec. 4.2, Thm 4.3 (App. B): Algorithms 1 and 2 on Plackett–Luce data, with the
+//! (anon., 2025), Sec. 4.2, Thm 4.3 (App. B): Algorithms 1 and 2 on Plackett–Luce data, with the
 //! `K`-dependent constants the paper leaves as "a constant factor" derived in
 //! [`crate::privacy::calibrate_kwise`].
 //!
@@ -94,14 +94,14 @@ fn likelihood_stages(loss: GroupLossSpec, k: usize) -> Result<usize> {
 }
 
 /// `Σ_{D_K} = (2/(nK(K−1))) Σ_i Σ_{j<k} (φ_ij − φ_ik)(φ_ij − φ_ik)ᵀ`, row-major `d × d`
-/// ("Provable protection of human judgements" (anon., 2024), Sec. 4.2; with weights, the
+/// ("Provable protection of human judgements" (anon., 2025), Sec. 4.2; with weights, the
 /// weighted mean over samples). Not private; it does not read the labels.
 pub fn kwise_data_covariance(data: &GroupView<'_>) -> Vec<f64> {
     // Symmetric, both triangles: column-major is row-major.
     pair_covariance(data, Par::Rayon)
 }
 
-/// Algorithm 1 of "Provable protection of human judgements" (anon., 2024) on K-wise data with the
+/// Algorithm 1 of "Provable protection of human judgements" (anon., 2025) on K-wise data with the
 /// Plackett–Luce likelihood `loss` (`pl-top1`, or `pl-ranking` with `top = J`, default the full
 /// ranking) (module docs). Draws `b` then `w` from `rng`. The options are those of the pairwise
 /// [`super::private_mle::private_mle`]; `feature_bound` bounds every alternative, `‖φ‖ ≤ L`.
@@ -120,7 +120,7 @@ pub fn private_mle_kwise(
     let radius = opts.set.radius().ok_or_else(|| {
         Error::param(
             "constraint",
-            "the private MLE (anon., 2024, Algorithm 1) minimises over the ball Theta_B: use ball or theta-b with --radius",
+            "the private MLE (anon., 2025, Algorithm 1) minimises over the ball Theta_B: use ball or theta-b with --radius",
         )
     })?;
     refuse_weights(&data)?;
@@ -172,7 +172,7 @@ pub fn private_mle_kwise(
             calibration: cal,
             gap,
             output_noise: w,
-            mechanism: "K-wise private MLE: objective + output perturbation on the Plackett-Luce likelihood (anon. 2024, Algorithm 1, Thm 4.3)",
+            mechanism: "K-wise private MLE: objective + output perturbation on the Plackett-Luce likelihood (anon. 2025, Algorithm 1, Thm 4.3)",
             notes,
         },
         opts,
@@ -180,7 +180,7 @@ pub fn private_mle_kwise(
     )
 }
 
-/// Algorithm 2 of "Provable protection of human judgements" (anon., 2024) on K-wise data (module
+/// Algorithm 2 of "Provable protection of human judgements" (anon., 2025) on K-wise data (module
 /// docs): `Σ̃_{D_K} = Σ_{D_K} + G_sym`, `s_G` from
 /// [`kwise_covariance_std`], then the
 /// eigenvalue floor. The labels of `data` are not read.
@@ -208,7 +208,7 @@ pub fn private_covariance_kwise(
     let guarantee = covariance_guarantee_with(
         opts,
         rng,
-        "K-wise private covariance: Gaussian mechanism on Sigma_{D_K} (anon. 2024, Algorithm 2, Thm 4.3, corrected calibration)",
+        "K-wise private covariance: Gaussian mechanism on Sigma_{D_K} (anon. 2025, Algorithm 2, Thm 4.3, corrected calibration)",
         format!(
             "classic Gaussian mechanism at (eps/2, delta/2) with Frobenius sensitivity 2K L^2/((K-1) n) (add/remove), sqrt(2) times that (replace-one), K = {k}; the paper's Lemma B.5 (operator norm 4K^3 L^2/n, constant 64) is not used"
         ),

@@ -9,7 +9,7 @@
 //! | loss (CLI) | `ℓ(u; o)` | convex | bounded below | reference |
 //! |---|---|---|---|---|
 //! | [`PlTop1`](super::PlTop1) (`pl-top1`) | `LSE(u) − u_y` | yes | yes (≥ 0) | Chowdhury, Zhou & Natarajan (2024), eq. 11 |
-//! | [`PlRanking`](super::PlRanking) (`pl-ranking`) | `Σ_{j<J} [LSE_{k∈R_j}(u_k) − u_{o_j}]` | yes | yes (≥ 0) | "Provable protection of human judgements" (anon., 2024), Sec. 4.2 |
+//! | [`PlRanking`](super::PlRanking) (`pl-ranking`) | `Σ_{j<J} [LSE_{k∈R_j}(u_k) − u_{o_j}]` | yes | yes (≥ 0) | "Provable protection of human judgements" (anon., 2025), Sec. 4.2 |
 //! | [`PlKrrDebiased`](super::PlKrrDebiased) (`pl-krr`) | `c_{K,ε} LSE(u) − wᵀu`, `w_k = 1(ỹ=k) − 1/(e^ε+K−1)` | yes | **no** | derived from Chowdhury, Zhou & Natarajan (2024), Sec. 4.4, App. C.4 |
 //!
 //! `LSE` is log-sum-exp, `R_j = {o_j, …, o_{K−1}}` the alternatives not yet ranked at stage `j`

@@ -138,7 +138,7 @@ impl GroupLoss for PlTop1 {
 }
 
 /// Plackett–Luce negative log-likelihood of the top `J` positions of a ranking ("Provable
-/// protection of human judgements" (anon., 2024), Sec. 4.2; its Claims B.1/B.2 print wrong
+/// protection of human judgements" (anon., 2025), Sec. 4.2; its Claims B.1/B.2 print wrong
 /// softmax weights, the gradient and Hessian below are the correct ones): with `P_j = u_{o_j}` and
 /// the remaining set `R_j = {o_j, …, o_{K−1}}` at stage `j = 0, …, J−1`,
 ///

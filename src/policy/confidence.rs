@@ -1,5 +1,5 @@
 //! The confidence set `C = {θ ∈ Θ_B : ‖θ − θ̂‖_{Σ̃+λI} ≤ Γ}` ("Provable protection of human
-//! judgements" (anon., 2024), eq. 2; Zhou, Wu & Orabona (2025), Algorithm 2).
+//! judgements" (anon., 2025), eq. 2; Zhou, Wu & Orabona (2025), Algorithm 2).
 
 use super::inner::{Emptiness, InnerMin, InnerSolver};
 use crate::error::{Error, Result};

@@ -6,7 +6,7 @@
 //! `SubOpt(π̂, π†) = J(π†) − J(π̂) ≤ 2Γ ‖g(π†)‖_{M⁻¹}`, `g(π†) = Σ_s ρ_s φ(s, π†(s)) − v`,
 //!
 //! which is bound (6) of Zhou, Wu & Orabona (2025) (Prop. 4.2, with `Σ̂`) and Thm 4.2 of
-//! "Provable protection of human judgements" (anon., 2024) in the form its proof gives
+//! "Provable protection of human judgements" (anon., 2025) in the form its proof gives
 //! (`2F‖(Σ̃ + λI)^{-1/2}g*‖` with `Σ̃`; the printed statement has `(Σ_D + λI)^{-1}` and no factor
 //! 2; the `+B√λ` of its corrected Zhu-type bound is inside `F`, term `R1` of
 //! [`super::radius::private_mle_radius`]). `‖g‖_{M⁻¹}` is the coverage term: how well the data
@@ -28,7 +28,7 @@ pub struct SubOptBound {
     pub direction: Vec<f64>,
     /// The coverage term `‖g‖_{M⁻¹} = √(gᵀ(Σ + λI)⁻¹g)` (Zhou, Wu & Orabona (2025), bound (6)).
     pub coverage_term: f64,
-    /// `2Γ‖g‖_{M⁻¹}` (anon. (2024), Thm 4.2 as its proof gives; Zhou, Wu & Orabona (2025),
+    /// `2Γ‖g‖_{M⁻¹}` (anon. (2025), Thm 4.2 as its proof gives; Zhou, Wu & Orabona (2025),
     /// bound (6)).
     pub bound: f64,
 }

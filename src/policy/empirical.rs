@@ -13,7 +13,7 @@
 //!   the **privatised** labels enter, so under local label DP the radius is post-processing.
 //! * [`model_law`] — the central estimators (objective perturbation, Chowdhury, Zhou &
 //!   Natarajan (2024), Alg. 2; the private MLE of "Provable protection of human judgements"
-//!   (anon., 2024), Alg. 1). **The labels never enter**: the law is that of the parametric
+//!   (anon., 2025), Alg. 1). **The labels never enter**: the law is that of the parametric
 //!   bootstrap at the released `θ̃` on the public features, linearised — labels simulated from
 //!   the BTL model at `θ̃` have Fisher information `H = (1/n)Σσ'(xᵢᵀθ̃)xᵢxᵢᵀ`, and the
 //!   estimator's own noise is added in closed form (below). The ridge of these estimators
@@ -68,7 +68,7 @@ pub enum CentralNoise {
         /// `β`.
         beta: f64,
     },
-    /// The private MLE ("Provable protection of human judgements" (anon., 2024), Alg. 1):
+    /// The private MLE ("Provable protection of human judgements" (anon., 2025), Alg. 1):
     /// `argmin ℓ_D + α‖θ‖² + ⟨b, θ⟩/n`, `b ~ N(0, s_b² I)`, released `+ N(0, ν² I)`.
     PrivateMle {
         /// `α`.

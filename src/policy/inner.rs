@@ -1,6 +1,6 @@
 //! The inner minimum `min_{θ ∈ C} ⟨θ, g⟩` over the confidence set
 //! `C = {θ : ‖θ − c‖_M ≤ Γ} ∩ S ∩ {‖θ‖ ≤ B}` (the inner minimum of "Provable
-//! protection of human judgements" (anon., 2024), Algorithm 3, and of Zhou, Wu & Orabona (2025),
+//! protection of human judgements" (anon., 2025), Algorithm 3, and of Zhou, Wu & Orabona (2025),
 //! Algorithm 2; the closed forms and the dual are derived here), with `S` the sum-zero plane `{1ᵀθ
 //! = 0}` or `ℝ^d`.
 //!

@@ -1,4 +1,4 @@
-//! The finite-horizon MDP variant ("Provable protection of human judgements" (anon., 2024),
+//! The finite-horizon MDP variant ("Provable protection of human judgements" (anon., 2025),
 //! Sec. 5 / App. C, whose display of the objective is garbled; the intended one is
 //! `Ĵ(π) = min_{θ ∈ C} ⟨θ, ψ(π) − v⟩`) with the expected cumulative feature
 //! `ψ(π) = E_π[Σ_{h=1}^{H} φ(s_h, a_h)]` of a Markov policy in a tabular MDP with **known**

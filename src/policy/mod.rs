@@ -1,5 +1,5 @@
 //! Pessimistic policy optimisation over confidence sets ("Provable protection of human
-//! judgements" (anon., 2024), Algorithm 3; Zhou, Wu & Orabona (2025), Algorithm 2 with
+//! judgements" (anon., 2025), Algorithm 3; Zhou, Wu & Orabona (2025), Algorithm 2 with
 //! `η ∈ {0, 1}`; Chowdhury, Zhou & Natarajan (2024), Sec. 4.2, eq. (9)). Formulas in
 //! `docs/papers.md`.
 //!
@@ -18,7 +18,7 @@
 //! * [`pessimistic_policy`]: Frank–Wolfe over stochastic policies with a certified duality gap
 //!   (one parallel, deterministic, SIMD pass per iteration), purification to at most `d`
 //!   randomised states and rounding; [`greedy_policy`] (`η = 0`);
-//! * [`mdp`]: the finite-horizon MDP variant (anon., 2024, Sec. 5) for tabular MDPs with
+//! * [`mdp`]: the finite-horizon MDP variant (anon., 2025, Sec. 5) for tabular MDPs with
 //!   known transitions.
 //!
 //! Only public inputs enter here: `(θ̂, Σ̃)` are the private releases, everything else (states,

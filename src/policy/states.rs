@@ -23,7 +23,7 @@ pub struct StateActions<'a> {
 /// The reference the policy is compared with (`v` in `Ĵ(π) = min_θ ⟨θ, g(π) − v⟩`).
 #[derive(Debug, Clone, Copy, Default)]
 pub enum Reference<'a> {
-    /// `v = 0` (Algorithm 3 of "Provable protection of human judgements" (anon., 2024) without
+    /// `v = 0` (Algorithm 3 of "Provable protection of human judgements" (anon., 2025) without
     /// a reference).
     #[default]
     None,

@@ -1,7 +1,7 @@
 //! Noise calibrations of the central mechanisms, as pure functions of public parameters.
 //!
 //! Objective perturbation follows Chowdhury, Zhou & Natarajan (2024), Thm 5.2. The private MLE
-//! and covariance of "Provable protection of human judgements" (anon., 2024), Algorithms 1–2,
+//! and covariance of "Provable protection of human judgements" (anon., 2025), Algorithms 1–2,
 //! use corrected constants where the printed ones do not give the claimed guarantee; each
 //! correction is stated where it is used, and all of them are listed in `docs/papers.md`.
 
@@ -108,7 +108,7 @@ fn normal_cdf(t: f64) -> f64 {
 /// `δ(ε) = Φ(Δ/(2s) − εs/Δ) − e^ε Φ(−Δ/(2s) − εs/Δ)`,
 ///
 /// and no smaller `δ` holds. Used to audit calibrations: it shows that the covariance constant
-/// 64 of "Provable protection of human judgements" (anon., 2024) violates `δ/2` at `ε/2`.
+/// 64 of "Provable protection of human judgements" (anon., 2025) violates `δ/2` at `ε/2`.
 pub fn gaussian_profile_delta(sensitivity: f64, std: f64, eps: f64) -> f64 {
     let a = sensitivity / (2.0 * std);
     let b = eps * std / sensitivity;
@@ -169,14 +169,14 @@ pub fn analytic_gaussian_std(sensitivity: f64, eps: f64, delta: f64) -> Result<f
 
 /// The logistic curvature floor on `Θ_B`: `γ = 1/(2 + e^{2LB} + e^{−2LB}) = min_{|u| ≤ 2LB} σ'(u)`
 /// (Chowdhury, Zhou & Natarajan (2024), Sec. 4; "Provable protection of human judgements"
-/// (anon., 2024), eq. (6); `γ(L = B = 1) = 0.10499358540350652`).
+/// (anon., 2025), eq. (6); `γ(L = B = 1) = 0.10499358540350652`).
 pub fn logistic_curvature(l: f64, radius: f64) -> f64 {
     let u = 2.0 * l * radius;
     1.0 / (2.0 + u.exp() + (-u).exp())
 }
 
 /// ℓ₂ (Frobenius) sensitivity of `Σ_D = (1/n) Σ x_i x_iᵀ` with `‖x_i‖ ≤ 2L`, `L = bound.value()`
-/// (for the covariance of "Provable protection of human judgements" (anon., 2024), Alg. 2, the
+/// (for the covariance of "Provable protection of human judgements" (anon., 2025), Alg. 2, the
 /// sensitivity must be measured in the Frobenius norm): `4√2 L²/n` for replace-one
 /// (`√(‖x‖⁴ + ‖x'‖⁴)/n`, since `⟨xxᵀ, x'x'ᵀ⟩_F ≥ 0`), `4L²/n` for add/remove; for trajectory
 /// comparisons `4√2 H²L_step²/n` and `4H²L_step²/n`. Under label change `Σ_D` does not depend on
@@ -199,7 +199,7 @@ pub fn covariance_sensitivity(bound: FeatureBound, n: usize, relation: Neighbour
 }
 
 /// Inputs of [`calibrate_private_mle`]: the public parameters of Algorithm 1 of "Provable
-/// protection of human judgements" (anon., 2024).
+/// protection of human judgements" (anon., 2025).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct PrivateMleParams {
@@ -246,7 +246,7 @@ impl PrivateMleParams {
     }
 }
 
-/// The constants of Algorithm 1 of "Provable protection of human judgements" (anon., 2024), with
+/// The constants of Algorithm 1 of "Provable protection of human judgements" (anon., 2025), with
 /// our corrections (each stated at its field; the list is in `docs/papers.md`).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -301,7 +301,7 @@ pub fn private_covariance_std(
     gaussian_mechanism_std(sens, eps / 2.0, delta / 2.0)
 }
 
-/// `ε ∈ (0, 1]`, `δ ∈ (0, 1)` ("Provable protection of human judgements" (anon., 2024) requires `ε
+/// `ε ∈ (0, 1]`, `δ ∈ (0, 1)` ("Provable protection of human judgements" (anon., 2025) requires `ε
 /// ≤ 1`).
 pub(crate) fn check_budget_001(eps: f64, delta: f64) -> Result<()> {
     check_eps(eps)?;
@@ -309,7 +309,7 @@ pub(crate) fn check_budget_001(eps: f64, delta: f64) -> Result<()> {
         return Err(Error::param(
             "eps",
             format!(
-                "the private MLE and covariance (anon., 2024, Algorithms 1-2) require eps <= 1, got {}",
+                "the private MLE and covariance (anon., 2025, Algorithms 1-2) require eps <= 1, got {}",
                 num(eps)
             ),
         ));
@@ -337,7 +337,7 @@ pub fn calibrate_private_mle(p: &PrivateMleParams) -> Result<PrivateMleCalibrati
 }
 
 /// The loss- and data-model-dependent constants of Algorithm 1 of "Provable protection of human
-/// judgements" (anon., 2024): BTL in [`calibrate_private_mle`], Plackett–Luce in
+/// judgements" (anon., 2025): BTL in [`calibrate_private_mle`], Plackett–Luce in
 /// [`crate::privacy::calibrate_kwise::calibrate_kwise_private_mle`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LossConstants {
@@ -366,7 +366,7 @@ pub(crate) fn check_private_mle_params(p: &PrivateMleParams) -> Result<()> {
         return Err(Error::param(
             "delta",
             format!(
-                "Algorithm 1 of the private MLE (anon., 2024) requires delta <= 1/n^2 = {:e}, got {}",
+                "Algorithm 1 of the private MLE (anon., 2025) requires delta <= 1/n^2 = {:e}, got {}",
                 1.0 / (nf * nf),
                 p.delta
             ),
@@ -411,7 +411,7 @@ pub(crate) fn calibrate_with(p: &PrivateMleParams, c: LossConstants) -> Result<P
                 return Err(Error::param(
                     "accuracy",
                     format!(
-                        "Algorithm 1 of the private MLE (anon., 2024) needs 0 < beta < 1/n = {:e}, got {b}",
+                        "Algorithm 1 of the private MLE (anon., 2025) needs 0 < beta < 1/n = {:e}, got {b}",
                         1.0 / nf
                     ),
                 ));

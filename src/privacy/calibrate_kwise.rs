@@ -1,5 +1,5 @@
 //! The K-wise (Plackett–Luce) constants of the private MLE and the private covariance of
-//! "Provable protection of human judgements" (anon., 2024), Sec. 4.2, Thm 4.3 (App. B). The paper
+//! "Provable protection of human judgements" (anon., 2025), Sec. 4.2, Thm 4.3 (App. B). The paper
 //! says only that Algorithm 1 runs "with parameters modified by a constant factor" depending on
 //! `K` and prints loose or wrong constants; every constant here is derived below for items with
 //! `‖φ(s, a)‖ ≤ L` (`L` = [`FeatureBound::value`]) and a loss of `J` ranked stages (`J = K − 1`:
@@ -90,7 +90,7 @@ pub fn kwise_curvature(l: f64, radius: f64, k: usize) -> f64 {
 }
 
 /// ℓ₂ (Frobenius) sensitivity of `Σ_{D_K} = (2/(nK(K−1))) Σ_i Σ_{j<k} (φ_ij − φ_ik)(φ_ij −
-/// φ_ik)ᵀ` ("Provable protection of human judgements" (anon., 2024), Sec. 4.2) with `‖φ‖ ≤ L`.
+/// φ_ik)ᵀ` ("Provable protection of human judgements" (anon., 2025), Sec. 4.2) with `‖φ‖ ≤ L`.
 /// A sample's term is `C = (2/(n(K−1))) Σ_k (φ_k − φ̄)(φ_k − φ̄)ᵀ ⪰ 0`, so
 /// `‖C‖_F ≤ tr C ≤ (2/(n(K−1)))·K L²`: **`2K L²/((K−1)n)`** for add/remove and `√2` times that
 /// for replace-one (`⟨C, C'⟩_F ≥ 0`), i.e. the pairwise [`covariance_sensitivity`] times

@@ -12,7 +12,7 @@ pub enum PrivacyModel {
     /// post-processing.
     Local,
     /// A trusted curator holds the clear data and randomises the release (Chowdhury, Zhou &
-    /// Natarajan (2024), Def. 2.2; "Provable protection of human judgements" (anon., 2024), Def.
+    /// Natarajan (2024), Def. 2.2; "Provable protection of human judgements" (anon., 2025), Def.
     /// 2.2).
     Central,
 }
@@ -55,7 +55,7 @@ pub enum Neighbouring {
     /// Natarajan (2024), Def. 2.2).
     LabelChange,
     /// One whole record (features and label) is replaced (standard DP, "Provable protection of
-    /// human judgements" (anon., 2024), Def. 2.2: "differ in exactly one item", read as
+    /// human judgements" (anon., 2025), Def. 2.2: "differ in exactly one item", read as
     /// replace-one).
     ReplaceRecord,
     /// One whole record is added or removed (standard DP, add/remove reading).

@@ -9,7 +9,7 @@
 //!   the labels' provenance ([`Provenance::guarantee`]), never from the loss.
 //! * [`calibrate`]: the noise scales of objective perturbation (Chowdhury, Zhou & Natarajan (2024),
 //!   Thm 5.2), the private MLE and private covariance of "Provable protection of human judgements"
-//!   (anon., 2024) (Algorithms 1–2, with corrected constants, listed in `docs/papers.md`), the
+//!   (anon., 2025) (Algorithms 1–2, with corrected constants, listed in `docs/papers.md`), the
 //!   classic Gaussian mechanism and its exact privacy profile for audits; [`calibrate_kwise`]:
 //!   their K-wise (Plackett–Luce) constants (Thm 4.3 of that paper, derived).
 //! * [`rdp`]: the Rényi-DP accountant of the Poisson-subsampled Gaussian mechanism (integer and

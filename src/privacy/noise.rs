@@ -128,7 +128,7 @@ pub fn gaussian_vector<R: Rng + ?Sized>(d: usize, std: f64, rng: &mut R) -> Vec<
 }
 
 /// The symmetrised Gaussian noise of Algorithm 2 of "Provable protection of human judgements"
-/// (anon., 2024) (the paper's noise matrix is not symmetric; only its symmetric part matters): a `d
+/// (anon., 2025) (the paper's noise matrix is not symmetric; only its symmetric part matters): a `d
 /// × d` matrix `G` of i.i.d. `N(0, std²)` entries (drawn row-major), returned as `G_sym = (G +
 /// Gᵀ)/2` (row-major). Symmetrising is post-processing of `Σ_D + G`, so it costs no privacy; the
 /// diagonal keeps variance `std²`, off-diagonal entries have `std²/2`.

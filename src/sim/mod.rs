@@ -10,7 +10,7 @@
 //!   (Zhang et al. (2025), Sec. 3.1), Gaussian or fixed-norm (sphere) features.
 //! * [`pl_groups`]: Plackett–Luce K-wise rankings (and top-1 choices), `P(o_0 = k) =
 //!   softmax(Φθ*)_k` (Chowdhury, Zhou & Natarajan (2024), eq. 11; "Provable protection of human
-//!   judgements" (anon., 2024), Sec. 4.2).
+//!   judgements" (anon., 2025), Sec. 4.2).
 //! * [`class_mixture`]: K-class Gaussian-mixture data whose posterior is exactly a linear
 //!   softmax model `softmax(W* x)` (for the convex label-private learning of Ghazi et al. (2021)).
 //!

@@ -1,5 +1,5 @@
 //! Plackett–Luce K-wise preference generator (Chowdhury, Zhou & Natarajan (2024), eq. 11; "Provable
-//! protection of human judgements" (anon., 2024), Sec. 4.2).
+//! protection of human judgements" (anon., 2025), Sec. 4.2).
 
 use crate::data::group::MAX_K;
 use crate::data::GroupData;

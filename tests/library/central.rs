@@ -1,5 +1,5 @@
 //! Central DP: objective perturbation (Chowdhury, Zhou & Natarajan (2024), Algorithm 2), the
-//! private MLE and private covariance of "Provable protection of human judgements" (anon., 2024)
+//! private MLE and private covariance of "Provable protection of human judgements" (anon., 2025)
 //! (Algorithms 1–2), their guarantees, noise scales and refusal paths.
 
 use crate::common;
@@ -369,7 +369,7 @@ fn invalid_input_is_a_typed_error() {
     ));
 }
 
-/// Algorithm 1 of the anonymous 2024 paper (private MLE): the release is the certified minimiser
+/// Algorithm 1 of the anonymous 2025 paper (private MLE): the release is the certified minimiser
 /// for the regenerated `b` plus the regenerated `w`; the guarantee is `(ε/2, δ/2)`, standard DP.
 #[test]
 fn private_mle_releases_the_certified_minimiser_plus_output_noise() {
@@ -425,7 +425,7 @@ fn private_mle_releases_the_certified_minimiser_plus_output_noise() {
     assert!(private_mle(view, &e, &mut NoiseRng::seeded(5)).is_err());
 }
 
-/// Algorithm 2 of the anonymous 2024 paper (private covariance): symmetric, PSD after repair;
+/// Algorithm 2 of the anonymous 2025 paper (private covariance): symmetric, PSD after repair;
 /// without repair the noise has the calibrated scale (diagonal variance s², off-diagonal s²/2; 600
 /// releases, ±15%).
 #[test]

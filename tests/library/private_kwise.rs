@@ -1,5 +1,5 @@
 //! The K-wise private MLE and private covariance of "Provable protection of human judgements"
-//! (anon., 2024), Thm 4.3: the K-dependent constants against brute-force enumeration, the
+//! (anon., 2025), Thm 4.3: the K-dependent constants against brute-force enumeration, the
 //! reduction to the pairwise releases at K = 2, the noise scales and the guarantees.
 
 // Small fixed-size loops index several arrays at once: clearer with the index.

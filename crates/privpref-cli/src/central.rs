@@ -1,6 +1,6 @@
 //! Central-DP commands: `privpref fit --central ...` (objective perturbation, Chowdhury, Zhou &
 //! Natarajan (2024), Algorithm 2, or the private MLE of "Provable protection of human judgements"
-//! (anon., 2024), Algorithm 1) and `privpref covariance ...` (the same anonymous paper, Algorithm
+//! (anon., 2025), Algorithm 1) and `privpref covariance ...` (the same anonymous paper, Algorithm
 //! 2), with their K-wise versions (Thm 4.3: `fit --central --mechanism private-mle --loss
 //! pl-top1|pl-ranking --k K`, `covariance --k K`). JSON output includes the guarantee.
 
@@ -22,11 +22,11 @@ pub struct CentralArgs {
     /// Central label DP by objective perturbation (Chowdhury, Zhou & Natarajan 2024, Algorithm 2)
     /// instead of a plain fit:
     /// needs --loss mle, --eps, --delta and --feature-bound. With --loss pl-top1|pl-ranking --k K
-    /// and --mechanism private-mle: the K-wise private MLE (anon. 2024, Thm 4.3).
+    /// and --mechanism private-mle: the K-wise private MLE (anon. 2025, Thm 4.3).
     #[arg(long)]
     pub central: bool,
     /// --central: objpert (Chowdhury, Zhou & Natarajan 2024, Algorithm 2; label DP) | private-mle
-    /// (anon. 2024, Algorithm 1; standard DP of the record, spends eps/2, delta/2).
+    /// (anon. 2025, Algorithm 1; standard DP of the record, spends eps/2, delta/2).
     #[arg(long)]
     pub mechanism: Option<String>,
     /// --central: δ ∈ (0, 1).
@@ -280,7 +280,7 @@ pub struct KwiseCentralInput<'a> {
 }
 
 /// Runs `fit --central --mechanism private-mle` on K-wise data: the K-wise private MLE of
-/// "Provable protection of human judgements" (anon., 2024), Thm 4.3 (Algorithm 1 on the
+/// "Provable protection of human judgements" (anon., 2025), Thm 4.3 (Algorithm 1 on the
 /// Plackett–Luce likelihood); returns its JSON (without the timing/threads fields).
 pub fn run_kwise(c: &CentralArgs, inp: KwiseCentralInput<'_>) -> Result<Value, Error> {
     match c.mechanism.as_deref() {
@@ -289,7 +289,7 @@ pub fn run_kwise(c: &CentralArgs, inp: KwiseCentralInput<'_>) -> Result<Value, E
             return Err(Error::param(
                 "mechanism",
                 format!(
-                    "K-wise central fits run the private MLE (anon. 2024, Thm 4.3): give --mechanism private-mle{}",
+                    "K-wise central fits run the private MLE (anon. 2025, Thm 4.3): give --mechanism private-mle{}",
                     other.map_or(String::new(), |m| format!(
                         " (got `{m}`; objpert is the pairwise logistic loss)"
                     ))
@@ -357,14 +357,14 @@ pub fn run_kwise(c: &CentralArgs, inp: KwiseCentralInput<'_>) -> Result<Value, E
 }
 
 /// `privpref covariance`: the private data covariance of "Provable protection of human judgements"
-/// (anon., 2024), Algorithm 2 (corrected calibration).
+/// (anon., 2025), Algorithm 2 (corrected calibration).
 #[derive(Args)]
 pub struct CovarianceArgs {
     /// Pairwise feature differences, float64/float32 .npy of shape n × d; with --k, K-wise
     /// features, float64 .npy of shape n × K × d.
     #[arg(long)]
     pub x: PathBuf,
-    /// K-wise data of K alternatives per sample: releases Σ_{D_K} (anon. 2024, Thm 4.3), the mean
+    /// K-wise data of K alternatives per sample: releases Σ_{D_K} (anon. 2025, Thm 4.3), the mean
     /// over samples of (2/(K(K−1))) Σ_{j<k} (φ_j − φ_k)(φ_j − φ_k)ᵀ; every row needs ‖φ‖ ≤ L.
     #[arg(long)]
     pub k: Option<usize>,

@@ -112,7 +112,7 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
 }
 
 /// `fit --central --mechanism private-mle --loss pl-top1|pl-ranking --k K`: the K-wise private
-/// MLE of "Provable protection of human judgements" (anon., 2024), Thm 4.3, on clear rankings or
+/// MLE of "Provable protection of human judgements" (anon., 2025), Thm 4.3, on clear rankings or
 /// choices (standard DP of the record; no weights, no provenance).
 fn run_central(a: FitArgs) -> Result<(), Failure> {
     if a.loss == "pl-krr" {

@@ -2,7 +2,7 @@
 //!
 //! A refusal (the exactness certificate of objective perturbation, Chowdhury, Zhou & Natarajan
 //! (2024) Algorithm 2, or the accuracy certificate of the private MLE, "Provable protection of
-//! human judgements" (anon., 2024) Algorithm 1, not met) is an output that depends on the data:
+//! human judgements" (anon., 2025) Algorithm 1, not met) is an output that depends on the data:
 //! if it happens with probability at most `p` on every dataset, the mechanism that releases `θ`
 //! or the refusal is `(ε, δ + (1 + e^ε)p)`-DP instead of `(ε, δ)`-DP. This example measures the
 //! refusal rate over many random BTL datasets at the defaults of `privpref fit --central`

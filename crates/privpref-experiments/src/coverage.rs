@@ -7,7 +7,7 @@
 //! designs, then the non-private MLE (`Local { eps: None }`), and for each `ε` the debiased RR
 //! estimator (local, labels randomised once), objective perturbation (central label DP,
 //! `δ = 1/(2n²)`) and, for `ε ≤ 1`, the private MLE with the private covariance of "Provable
-//! protection of human judgements" (anon., 2024). For each fit, the ratios
+//! protection of human judgements" (anon., 2025). For each fit, the ratios
 //! `‖θ* − θ̂‖_M / Γ` for the explicit `Γ` and the empirical `Γ` are recorded. Coverage is the
 //! share of ratios `≤ 1`; the conservativeness is the `(1 − η)`-quantile of the ratio (the
 //! smallest multiplier `c` of `Γ` with empirical coverage `≥ 1 − η`).

@@ -1,5 +1,5 @@
 //! Pessimism vs greedy on synthetic contextual bandits ("Provable protection of human judgements"
-//! (anon., 2024), Thm 4.2; Zhou, Wu & Orabona (2025), Algorithm 2 with `η ∈ {0, 1}`; the
+//! (anon., 2025), Thm 4.2; Zhou, Wu & Orabona (2025), Algorithm 2 with `η ∈ {0, 1}`; the
 //! qualitative claim: pessimism beats greedy when coverage is poor). The true sub-optimality
 //! `SubOpt(π) = J(π*) − J(π)`, `J(π) = Σ_s ρ_s⟨θ*, φ(s, π(s))⟩` on the public states, `π*` greedy
 //! for `θ*`, is measured for the greedy policy of `θ̂` and the pessimistic policy (Frank–Wolfe,
@@ -11,7 +11,7 @@
 //!   [`local_radius`] (LTC, no corruption);
 //! * central objective perturbation at `(ε, δ)` (label DP: features public, plain `Σ̂`,
 //!   `L = X_max/2`), [`objpert_radius`];
-//! * the private MLE of the anonymous 2024 paper (standard DP) with the private covariance `Σ̃`, `L
+//! * the private MLE of the anonymous 2025 paper (standard DP) with the private covariance `Σ̃`, `L
 //!   = 1` a priori, [`private_mle_radius`]; `θ̃` is released unprojected, so the confidence set may
 //!   fall back (counted).
 //!
@@ -133,7 +133,7 @@ impl PolicyEstimator {
             PolicyEstimator::Mle => "mle",
             PolicyEstimator::DebiasedRr => "debiased-rr (local)",
             PolicyEstimator::ObjPert => "objpert (central label DP)",
-            PolicyEstimator::PrivateMle => "private-mle (anon. 2024)",
+            PolicyEstimator::PrivateMle => "private-mle (anon. 2025)",
         }
     }
     /// All four, in table order.

@@ -8,7 +8,7 @@
 //! `feature_bound_per_step`, `horizon`, `alpha`, `accuracy`) as one JSON object, and `λ`, `Γ`
 //! follow the rule that matches the fit: Zhou, Wu & Orabona (2025) for `mle` / `debiased-rr`
 //! fits and the objective-perturbation radius (both with `x`, the fit's public features: Σ̂ and
-//! `X_max`), the private-MLE rule of "Provable protection of human judgements" (anon., 2024)
+//! `X_max`), the private-MLE rule of "Provable protection of human judgements" (anon., 2025)
 //! with the private covariance `Σ̃`. The result JSON has the CLI's keys.
 
 use crate::arrays::{borrow_exact, borrow_optional, values, FeatureArray};

@@ -1,6 +1,6 @@
 //! K-wise (grouped) preference data: each sample shows `K` alternatives and reports the chosen
 //! one or a ranking of them (Plackett–Luce data; Chowdhury, Zhou & Natarajan (2024), Sec. 4.4,
-//! eq. 11; "Provable protection of human judgements" (anon., 2024), Sec. 4.2).
+//! eq. 11; "Provable protection of human judgements" (anon., 2025), Sec. 4.2).
 //!
 //! Sample `i` has a `K × d` feature block `Φ_i` whose row `k` is `φ_ik = φ(s_i, a_ik)` — raw
 //! features, not differences: the Plackett–Luce probabilities are invariant to adding a common

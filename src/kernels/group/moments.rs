@@ -37,7 +37,7 @@ pub(crate) fn centered_second_moments(v: &GroupView<'_>, par: Par) -> Vec<f64> {
     tree_reduce(blocks.count(), par_for(v, par), &leaf, &combine)
 }
 
-/// `Σ_{D_K}` of the Plackett–Luce theory ("Provable protection of human judgements" (anon., 2024),
+/// `Σ_{D_K}` of the Plackett–Luce theory ("Provable protection of human judgements" (anon., 2025),
 /// Sec. 4.2): `(1/W) Σ_i w_i (2/(K(K−1))) Σ_{k<l} (φ_ik − φ_il)(φ_ik − φ_il)ᵀ`, computed as `(1/W)
 /// Σ_i w_i (2/(K−1)) Σ_k (φ_ik − φ̄_i)(φ_ik − φ̄_i)ᵀ` (the identity `Σ_{k<l} x_kl x_klᵀ = K Σ_k
 /// (φ_k − φ̄)(φ_k − φ̄)ᵀ`). Column-major `d × d`, both triangles.

@@ -347,7 +347,7 @@ pub fn coverage_kappa(data: &PairwiseView<'_>, sum_zero: bool) -> Result<f64> {
 
 /// The constants of the SGD theory step on K-wise data (the analogue of [`theory_constants`]
 /// for a [`GroupObjective`]; Chowdhury, Zhou & Natarajan (2024), Thm C.2, with the curvature
-/// constant corrected as for "Provable protection of human judgements" (anon., 2024), eq. (19)):
+/// constant corrected as for "Provable protection of human judgements" (anon., 2025), eq. (19)):
 ///
 /// * `T = 2B·max_{i,k} ‖P(φ_ik − φ̄_i)‖ ≥ max |u_ik − u_il|` over the feasible set;
 /// * `γ_K = (K−1) e^{−2T}/(2K)`: with every score gap `≤ T`, `p_k ≥ e^{−T}/K`, so the top-1

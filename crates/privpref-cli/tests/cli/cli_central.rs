@@ -189,7 +189,7 @@ fn fit_central_refusal_and_private_mle() {
     assert!(v["guarantee"].is_null());
     assert!(v["refusal"].as_str().unwrap().contains("exact minimiser"));
     assert!(String::from_utf8_lossy(&o.stderr).contains("WITHOUT a privacy guarantee"));
-    // The private MLE, anon. 2024, Algorithm 1 (δ ≤ 1/n² = 2.5e-5).
+    // The private MLE, anon. 2025, Algorithm 1 (δ ≤ 1/n² = 2.5e-5).
     let mut a = args(&dir, &base);
     a.extend(
         ["--mechanism", "private-mle", "--constraint", "ball"]

@@ -494,7 +494,7 @@ fn privatized_krr_labels_feed_pl_krr() {
 }
 
 /// The K-wise private MLE and its private `Σ̃_{D_K}` feed `policy` with the K-wise explicit
-/// radius (anon. 2024, Thm 4.4; constants derived in `privpref::policy::radius`): the rule is
+/// radius (anon. 2025, Thm 4.4; constants derived in `privpref::policy::radius`): the rule is
 /// named, and `λ` and `Γ` are the library's `fit_calibration` of `FitRule::PrivateMleKwise` with
 /// the fit's `K`, `J`, `L`, `B`, `n`, `(ε, δ)` bit for bit.
 #[test]

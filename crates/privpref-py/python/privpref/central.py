@@ -1,4 +1,4 @@
-"""Central DP: objective perturbation (Chowdhury, Zhou & Natarajan (2024), Algorithm 2), the private MLE and the private covariance ("Provable protection of human judgements" (anon., 2024), Algorithms 1 and 2).
+"""Central DP: objective perturbation (Chowdhury, Zhou & Natarajan (2024), Algorithm 2), the private MLE and the private covariance ("Provable protection of human judgements" (anon., 2025), Algorithms 1 and 2).
 
 The estimators see the clear labels (a trusted curator) and release a noisy estimate with an
 ``(eps, delta)`` central guarantee. They are configured as the CLI's ``privpref fit --central``
@@ -174,7 +174,7 @@ def private_mle(
 ) -> Fit:
     """Central DP reward model by the private MLE (standard DP of the whole record).
 
-    "Provable protection of human judgements" (anon., 2024), Algorithm 1, with corrected
+    "Provable protection of human judgements" (anon., 2025), Algorithm 1, with corrected
     constants: draws ``b ~ N(0, s_b² I)``, finds ``θ̂ ∈ Θ_B`` with
     ``ℓ̃(θ̂) − min ℓ̃ < β`` for
 
@@ -284,7 +284,7 @@ def private_covariance(
 ) -> PrivateCovariance:
     """The private second-moment matrix of the features, by the Gaussian mechanism.
 
-    "Provable protection of human judgements" (anon., 2024), Algorithm 2, with the classic
+    "Provable protection of human judgements" (anon., 2025), Algorithm 2, with the classic
     Gaussian calibration: releases
 
     ``Σ̃ = Σ_D + (G + Gᵀ)/2``, ``Σ_D = (1/n) Σᵢ xᵢ xᵢᵀ``, ``G`` with i.i.d. ``N(0, s_G²)``

@@ -3,7 +3,7 @@
 Given a released reward model ``θ̂`` (a :class:`privpref.Fit`) and a public sample of states with
 the features ``φ(s, a)`` of their actions (an ``n × A × d`` array), the pessimistic policy
 maximises the worst-case value over a confidence set around ``θ̂``
-("Provable protection of human judgements" (anon., 2024), Algorithm 3; Zhou, Wu & Orabona
+("Provable protection of human judgements" (anon., 2025), Algorithm 3; Zhou, Wu & Orabona
 (2025), Algorithm 2 with ``η = 1``)::
 
     Ĵ(π) = min_{θ ∈ C} ⟨θ, Σ_s ρ_s Σ_a π_s(a) φ(s, a) − v⟩,
@@ -401,7 +401,7 @@ _COMMON_DOC = """
     ``debiased-rr`` fits; the objective-perturbation radius
     (``Γ = 2f/γ + B√(4λ + β/(γn))``) for Chowdhury, Zhou & Natarajan (2024), Algorithm 2; the
     private-MLE radius ``Γ = √(3/2)(R1 + … + R5)`` of "Provable protection of human judgements"
-    (anon., 2024) with ``Σ̃``. The GIL is released while the policy is computed.
+    (anon., 2025) with ``Σ̃``. The GIL is released while the policy is computed.
 """
 
 
@@ -502,7 +502,7 @@ pessimistic_policy.__doc__ = (
 
     Maximises ``Ĵ(π) = min_{θ ∈ C} ⟨θ, Σ_s ρ_s Σ_a π_s(a) φ(s, a) − v⟩`` over stochastic
     policies, ``C = {θ ∈ Θ_B : ‖θ − θ̂‖_{Σ+λI} ≤ Γ}`` ("Provable protection of human
-    judgements" (anon., 2024), Algorithm 3; Zhou, Wu & Orabona (2025), Algorithm 2 with
+    judgements" (anon., 2025), Algorithm 3; Zhou, Wu & Orabona (2025), Algorithm 2 with
     ``η = 1``), by Frank–Wolfe from the greedy policy with a certified duality gap (an upper
     bound ``min_τ h(θ_τ)`` on ``max Ĵ``), then purifies to at most ``d`` randomised states and
     rounds them; ``value`` is ``Ĵ`` of the returned deterministic ``actions``. A run that stops
