@@ -51,12 +51,7 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
         .into());
     }
     let (y, width) = npy::read_group_labels(&a.y, k)?;
-    let prov = provenance::resolve(
-        &a.y,
-        a.provenance.as_deref(),
-        a.assert_provenance.as_deref(),
-        &a.trusted_key,
-    )?;
+    let prov = a.label_provenance()?;
     let privatized = prov.map(|p| PrivatizedLabels::new(y.clone(), p)).transpose()?;
     let labels = if width == 1 {
         GroupLabels::Choice(&y)

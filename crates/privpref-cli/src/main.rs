@@ -311,6 +311,19 @@ struct PrivatizeArgs {
     signing_key: Option<PathBuf>,
 }
 
+impl FitArgs {
+    /// The provenance of `--y`: its side-car (or `--provenance`), verified against
+    /// `--trusted-key`, else `--assert-provenance` ([`provenance::resolve`]).
+    fn label_provenance(&self) -> Result<Option<privpref::privacy::Provenance>, Error> {
+        provenance::resolve(
+            &self.y,
+            self.provenance.as_deref(),
+            self.assert_provenance.as_deref(),
+            &self.trusted_key,
+        )
+    }
+}
+
 /// A failure of a subcommand: the message and the exit code.
 pub(crate) struct Failure {
     code: u8,
@@ -591,12 +604,7 @@ fn run_fit_local(a: FitArgs, ranks: &ranks::Ranks) -> Result<(), Failure> {
     let (x, y, prov, weights) = ranks.agree((|| {
         let x = npy::load_matrix(&a.x)?;
         let y = npy::read_labels(&a.y, 2)?;
-        let prov = provenance::resolve(
-            &a.y,
-            a.provenance.as_deref(),
-            a.assert_provenance.as_deref(),
-            &a.trusted_key,
-        )?;
+        let prov = a.label_provenance()?;
         let weights = a.weights.as_ref().map(npy::read_vector).transpose()?;
         Ok((x, y, prov, weights))
     })())?;

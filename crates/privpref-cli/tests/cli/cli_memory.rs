@@ -26,6 +26,27 @@ fn write_data(dir: &TempDir, n: usize, d: usize) {
     npy::write_u8(dir.arg("y.npy"), &y).unwrap();
 }
 
+/// `covariance --x X --eps 1 --delta 1e-5 --feature-bound 1`, then `extra`.
+fn covariance_args(dir: &TempDir, extra: &[&str]) -> Vec<String> {
+    let x = dir.arg("x.npy");
+    let mut a: Vec<String> = [
+        "covariance",
+        "--x",
+        &x,
+        "--eps",
+        "1",
+        "--delta",
+        "1e-5",
+        "--feature-bound",
+        "1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
 fn fit_args(dir: &TempDir, extra: &[&str]) -> Vec<String> {
     let mut a: Vec<String> = ["fit", "--loss", "mle", "--radius", "2", "--x"]
         .iter()
@@ -71,19 +92,7 @@ fn d_200000_dense_matrices_are_refused_naming_the_size() {
             "{mech}: {e}"
         );
     }
-    let cov = run(&[
-        "covariance",
-        "--x",
-        &dir.arg("x.npy"),
-        "--eps",
-        "1",
-        "--delta",
-        "1e-5",
-        "--feature-bound",
-        "1",
-        "--out",
-        &dir.arg("cov.json"),
-    ]);
+    let cov = run(&covariance_args(&dir, &["--out", &dir.arg("cov.json")]));
     let e = one_line_error(&cov);
     assert!(e.contains("private covariance (its 200000 × 200000 matrices)"), "{e}");
     assert!(!dir.path("fit.json").exists() && !dir.path("cov.json").exists());
@@ -97,14 +106,14 @@ fn the_limit_comes_from_the_flag_or_the_environment() {
     assert!(privpref::solver::memory::newton_bytes(200, 30, 1) > 2 << 20);
     let e = one_line_error(&run(&fit_args(&dir, &["--solver", "newton", "--memory-limit", "1M"])));
     assert!(e.contains("more than the 1.00 MiB memory limit"), "{e}");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_privpref"))
+    let o = support::command()
         .args(fit_args(&dir, &["--solver", "newton"]))
         .env("PRIVPREF_MEMORY_LIMIT", "1M")
         .output()
         .unwrap();
     assert!(one_line_error(&o).contains("1.00 MiB memory limit"));
     // The flag wins over the environment.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_privpref"))
+    let o = support::command()
         .args(fit_args(&dir, &["--solver", "newton", "--memory-limit", "1G"]))
         .env("PRIVPREF_MEMORY_LIMIT", "1M")
         .output()
@@ -118,19 +127,7 @@ fn the_limit_comes_from_the_flag_or_the_environment() {
     let e = one_line_error(&run(&fit_args(&dir, &["--memory-limit", "lots"])));
     assert!(e.contains("memory-limit"), "{e}");
     // Covariance and the central mechanism under the flag.
-    let e = one_line_error(&run(&[
-        "covariance",
-        "--x",
-        &dir.arg("x.npy"),
-        "--eps",
-        "1",
-        "--delta",
-        "1e-5",
-        "--feature-bound",
-        "1",
-        "--memory-limit",
-        "10K",
-    ]));
+    let e = one_line_error(&run(&covariance_args(&dir, &["--memory-limit", "10K"])));
     assert!(
         e.contains("30 × 30 matrices") && e.contains("10.0 KiB memory limit"),
         "{e}"
