@@ -15,7 +15,8 @@
 //! `κ(θ) = min_c max_j |g_j + μθ_j − c| / (a_j + μ|θ_j|)`
 //!
 //! with `c` free under the sum-zero constraint (the multiplier of `1ᵀθ = 0`) and `c = 0`
-//! otherwise (`0/0 = 0`). A solver reports [`Termination::Converged`](super::Termination) only
+//! otherwise (`0/0 = 0`, except where `F`, `∇F` and every `a_j` are exactly 0 — the loss
+//! underflowed, as past margins of ~745 for the logistic loss — where `κ = ∞`: no certificate). A solver reports [`Termination::Converged`](super::Termination) only
 //! when `κ(θ̂) ≤ tol` at the returned point, with `a` computed at that point.
 //!
 //! **What it certifies.** Let `r = g + μθ − c1` at the minimising `c`. Then `θ̂` satisfies the
@@ -77,6 +78,11 @@ impl Kkt {
     /// Whether the certificate meets the tolerances: `κ ≤ tol_rel`, or `max_j |r_j| ≤ tol_abs`
     /// (`tol_abs = 0`, the default of [`Control`], disables the absolute test).
     /// `NaN` never passes.
+    /// Whether the certificate is void because every term underflowed ([`Certifier::certify`]:
+    /// `F`, `∇F` and the term magnitudes all exactly 0; `κ = ∞`).
+    pub(crate) fn underflowed(&self) -> bool {
+        self.relative == f64::INFINITY && self.absolute == 0.0
+    }
     pub(crate) fn meets(&self, tol_rel: f64, tol_abs: f64) -> bool {
         self.relative <= tol_rel || (tol_abs > 0.0 && self.absolute <= tol_abs)
     }
@@ -302,7 +308,14 @@ impl Certifier {
             rep.counts.scale_passes += 1;
             self.scale_at = Some(ev.theta.clone());
         }
-        measure(set, &ev.theta, grad, &self.scale, self.info)
+        let mut k = measure(set, &ev.theta, grad, &self.scale, self.info);
+        if ev.value == 0.0 && self.scale.iter().all(|&a| a == 0.0) && grad.iter().all(|&g| g == 0.0) {
+            // Every term underflowed (the logistic loss past margins of ~745): `0/0` here is
+            // not a zero residual but no digit of it. The minimiser lies beyond what f64
+            // resolves (a ball of radius 1e300 on separable data); no certificate.
+            k.relative = f64::INFINITY;
+        }
+        k
     }
     /// Writes the certificate of the returned point into the report (`certified_global` is
     /// the caller's: it also needs the termination).

@@ -388,3 +388,114 @@ pub(crate) fn arc_search<O: SmoothObjective>(
     }
     Arc::Failed
 }
+
+/// An accepted unit step whose decrease beat its model's by more than this factor is extended.
+const EXTEND_RATIO: f64 = 1.1;
+/// Most doublings of an extended step.
+const MAX_DOUBLINGS: usize = 40;
+/// An extension never takes `F` below this (`≈ 2^-930`): a mean loss this small still has a
+/// dominant row whose loss and derivative are normal numbers, 1e28 above the subnormal range.
+const EXTEND_FLOOR: f64 = 1e-280;
+
+/// Extrapolation of an accepted unit step along the arc `θ(α) = Π(θ + α d)` (Newton-CG).
+///
+/// A Newton step minimises the quadratic model, whose predicted decrease at `α = 1` is
+/// `predicted = −½ g_wᵀd` (exact for a CG iterate from `0`: `dᵀAd = −g_wᵀd`). Where the
+/// objective falls faster than its model — the exponential tail of the logistic loss on
+/// separable data, `F ≈ Σ e^{−m_i}`, where a Newton step has the constant length `1/‖x‖`
+/// whatever the distance to the minimiser — the unit step is a fraction of the useful one. When
+/// the unit step's decrease `F(θ) − F(θ(1))` exceeds [`EXTEND_RATIO`]`·predicted`, `α` is
+/// doubled (each trial O(n) from the direction's scores, one pass to form them) while `F` keeps
+/// falling ([`doubled_step`]: inside a ball only, never below `F = 1e-280`); the best point is evaluated by a full pass and returned if it confirms a
+/// lower value than the unit step's. `trial` holds the unit step's evaluation on entry and the
+/// returned point's on exit (re-evaluated at the unit step if the extension does not confirm).
+/// Every accepted point has a lower `F` than the unit step, so the Armijo condition still holds.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn extend_step<O: SmoothObjective>(
+    obj: &O,
+    set: &FeasibleSet,
+    ev: &Eval,
+    dir: &[f64],
+    predicted: f64,
+    unit: Vec<f64>,
+    trial: &mut Eval,
+    xd: &mut Vec<f64>,
+    rep: &mut SolveReport,
+) -> Vec<f64> {
+    if !beats_model(ev.value, trial.value, predicted) {
+        return unit;
+    }
+    let f1 = trial.value;
+    xd.resize(obj.num_scores(), 0.0);
+    obj.direction_scores(dir, xd);
+    rep.counts.direction_passes += 1;
+    let best_alpha = doubled_step(obj, set, ev, dir, xd, f1, rep);
+    if best_alpha == 1.0 {
+        return unit;
+    }
+    let mut t: Vec<f64> = ev
+        .theta
+        .iter()
+        .zip(dir)
+        .map(|(t, d)| best_alpha.mul_add(*d, *t))
+        .collect();
+    set.project(&mut t);
+    obj.evaluate(&t, trial);
+    rep.counts.grad_evals += 1;
+    if trial.value < f1 && super::all_finite(trial) {
+        rep.detail.extended_steps += 1;
+        return t;
+    }
+    obj.evaluate(&unit, trial);
+    rep.counts.grad_evals += 1;
+    unit
+}
+
+/// Whether a unit step from `F = f0` to `f1` beat the decrease `predicted` of its quadratic
+/// model by [`EXTEND_RATIO`], with the prediction well above the rounding of `F` (`> 1e-8·(|f0|
+/// + |f1|)`: near a minimiser both the prediction and the decrease are rounding noise).
+pub(crate) fn beats_model(f0: f64, f1: f64, predicted: f64) -> bool {
+    f1.is_finite() && predicted > 1e-8 * (f0.abs() + f1.abs()) && f0 - f1 > EXTEND_RATIO * predicted
+}
+
+/// The extension rule of [`extend_step`] on cached scores: `α` doubled from 1 while
+/// `F(Π(θ + α d))` (O(n) from `xd = Φd`; `f1` its value at `α = 1`) keeps falling, at most
+/// 2^40, and only inside a ball and above [`EXTEND_FLOOR`]; returns the best `α` (1 if doubling
+/// never helped or is not allowed). Shared with dense Newton.
+pub(crate) fn doubled_step<O: SmoothObjective>(
+    obj: &O,
+    set: &FeasibleSet,
+    ev: &Eval,
+    dir: &[f64],
+    xd: &[f64],
+    f1: f64,
+    rep: &mut SolveReport,
+) -> f64 {
+    // Only inside a ball: without one, separable data have no minimiser and the extension
+    // would only hasten the underflow of `F` and `∇F` to an exact zero — a false stationary
+    // point — that the recession tests (the recession slope, the norm cap) must see coming.
+    let Some(b) = set.radius() else {
+        return 1.0;
+    };
+    let (mut best_alpha, mut best_f) = (1.0f64, f1);
+    let mut alpha = 1.0f64;
+    for _ in 0..MAX_DOUBLINGS {
+        alpha *= 2.0;
+        let r = ev
+            .theta
+            .iter()
+            .zip(dir)
+            .map(|(t, d)| alpha.mul_add(*d, *t).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let scale = if r > b { b / r } else { 1.0 };
+        let fa = obj.arc_value(ev, dir, xd, alpha, scale);
+        rep.counts.line_search_evals += 1;
+        // Not below EXTEND_FLOOR, where the terms of all but the dominant rows underflow.
+        if !(fa < best_f && fa >= EXTEND_FLOOR) {
+            break;
+        }
+        (best_alpha, best_f) = (alpha, fa);
+    }
+    best_alpha
+}

@@ -319,6 +319,9 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
                     self.certified = Some((k, run.ev.value));
                     return Some(Termination::Converged);
                 }
+                if k.underflowed() {
+                    return Some(Termination::PrecisionLimit);
+                }
                 self.polish.restart();
                 (run.rep.counts.iterations >= self.max_iter).then_some(Termination::MaxIterations)
             }

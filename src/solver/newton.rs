@@ -12,7 +12,10 @@
 //!    Newton step is never projected. `τ > 0` only when `H` is indefinite (`mle-rr`) or
 //!    numerically singular (modified Cholesky by shifting; counted in the report);
 //! 3. Armijo backtracking along `s = U(v − u)` (feasible for all step lengths in `[0, 1]`),
-//!    each trial O(n) from the cached scores and `Xs`;
+//!    each trial O(n) from the cached scores and `Xs`; a full step whose decrease beats the
+//!    model's `−(gᵀs + ½sᵀHs)` by 10 % is doubled along the projection arc `Π(θ + αs)` while `F` falls
+//!    (the exponential tail of separable data, where Newton steps have the constant length
+//!    `1/‖x‖`; as in [`super::newton_cg`]);
 //! 4. stop when the Newton step is negligible (`‖s‖ ≤ 1e-8·max(1,‖θ‖)`, or Newton decrement
 //!    `−gᵀs ≤ 1e-20|F|` with `‖s‖ ≤ 1e-3·max(1,‖θ‖)`: the rounding floor of an ill-conditioned
 //!    problem) at a point that meets the relative KKT test ([`super::certificate`]) with the
@@ -37,6 +40,7 @@
 
 use super::certificate::Kkt;
 use super::dense::newton_subproblem;
+use super::first_order::{beats_model, doubled_step};
 use super::run::Run;
 use super::{all_finite, dot, memory, Control, SolveReport, Termination};
 use crate::error::{Error, Result};
@@ -157,6 +161,8 @@ struct Step {
     len: f64,
     /// The Newton decrement `−gᵀp`.
     decrement: f64,
+    /// The decrease the quadratic model predicts, `−(gᵀp + ½pᵀHp)` (unshifted `H`).
+    predicted: f64,
 }
 
 /// The state of a projected Newton run (module docs).
@@ -300,7 +306,7 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
                 self.s.iter_mut().for_each(|v| *v *= f);
             }
         }
-        self.line_search(at_kkt, est.relative, step.norm, scale)
+        self.line_search(at_kkt, est.relative, &step, scale)
     }
 
     fn report_progress(&self, kkt: f64) {
@@ -350,10 +356,14 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
         // the direction tests.
         let len = norm(&p);
         run.rep.detail.last_step_norm = len;
+        let m = self.m;
+        let php: f64 = (0..m).map(|j| p[j] * dot(&self.hr[j * m..(j + 1) * m], &p)).sum();
+        let decrement = -dot(&self.gr, &p);
         Some(Step {
             norm: run.cols.norm(&self.s),
             len,
-            decrement: -dot(&self.gr, &p),
+            decrement,
+            predicted: decrement - 0.5 * php,
         })
     }
 
@@ -467,7 +477,8 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
 
     /// Armijo backtracking along `s` (O(n) per trial from the cached scores), the local-regime
     /// acceptance of a full step that reduces the KKT residual, and the move to the new point.
-    fn line_search(&mut self, at_kkt: bool, kkt: f64, step_norm: f64, scale: f64) -> Flow {
+    fn line_search(&mut self, at_kkt: bool, kkt: f64, step: &Step, scale: f64) -> Flow {
+        let step_norm = step.norm;
         let run = &mut self.run;
         let (obj, s) = (run.obj, &mut self.s);
         obj.direction_scores(s, &mut self.xs);
@@ -492,6 +503,16 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
             let noise = 8.0 * f64::EPSILON * (f0.abs() + fa.abs());
             if fa.is_finite() && fa <= f0 + ARMIJO * alpha * slope + noise {
                 accepted = true;
+                // A full step that beat the model's decrease `−(gᵀs + ½sᵀHs)`: the exponential tail
+                // of separable data, where Newton steps have a constant length
+                // ([`super::newton_cg`]'s extended steps).
+                if alpha == 1.0 && !rounding_limited && beats_model(f0, fa, step.predicted) {
+                    let a = doubled_step(obj, run.set, &run.ev, s, &self.xs, fa, &mut run.rep);
+                    if a > 1.0 {
+                        alpha = a;
+                        run.rep.detail.extended_steps += 1;
+                    }
+                }
                 break;
             }
             // Safeguarded quadratic interpolation.

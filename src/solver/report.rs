@@ -26,7 +26,9 @@ pub enum Termination {
     Timeout,
     /// The iterates stopped improving (negligible steps) while the relative KKT residual stays
     /// above the tolerance: the problem cannot be solved to the tolerance in double precision
-    /// from this data (e.g. features spanning more orders of magnitude than `f64` resolves).
+    /// from this data (e.g. features spanning more orders of magnitude than `f64` resolves),
+    /// or the loss underflowed (`F`, `∇F` and every term exactly 0: the minimiser lies beyond the
+    /// margins `f64` resolves, as on separable data in a ball of radius 1e300).
     PrecisionLimit,
     /// A fixed-budget algorithm (one-pass SGD, SGD with a fixed number of epochs) ran its whole
     /// budget. The result is the algorithm's output, not a certified minimiser: compare
@@ -67,7 +69,7 @@ impl Termination {
             Termination::Timeout => "the deadline passed",
             Termination::Completed => "the algorithm ran its fixed budget (no KKT certificate)",
             Termination::PrecisionLimit => {
-                "the steps became negligible while the relative KKT residual stayed above the tolerance (double precision cannot resolve this problem to the tolerance)"
+                "the steps became negligible while the relative KKT residual stayed above the tolerance, or the loss underflowed to 0 (double precision cannot resolve this problem to the tolerance)"
             }
         }
     }
@@ -199,6 +201,10 @@ pub struct SolverDetail {
     /// losses; the step then goes to the ball's boundary, or falls back to the CG iterate so far
     /// or to the steepest-descent direction without a ball).
     pub negative_curvature_directions: usize,
+    /// Newton and Newton-CG: full steps extended (doubled while `F` falls) because the objective
+    /// fell faster than its quadratic model — the exponential tail of separable data, where a
+    /// Newton step has a constant length ([`crate::solver::newton_cg`]).
+    pub extended_steps: usize,
 }
 
 impl SolveReport {
@@ -226,6 +232,7 @@ impl SolveReport {
                 max_shift: 0.0,
                 negative_curvature_rows: 0,
                 negative_curvature_directions: 0,
+                extended_steps: 0,
             },
         }
     }

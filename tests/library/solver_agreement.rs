@@ -873,8 +873,8 @@ fn the_checks_catch_disagreements() {
     assert!(msg.contains("claims certified_global"), "{msg}");
 }
 
-/// `--solver auto`: the documented rule picks L-BFGS for convex losses and Newton for `mle-rr`
-/// at small `d`, and its answers agree with Newton's to 1e-7 on convex and non-convex fixtures.
+/// `--solver auto`: the documented rule picks L-BFGS for convex losses (Newton-CG on very wide
+/// data) and Newton for `mle-rr` at small `d`, and its answers agree with Newton's to 1e-7 on convex and non-convex fixtures.
 #[test]
 fn auto_solver_follows_its_rule_and_agrees_with_newton() {
     use privpref::estimator::{
@@ -896,6 +896,14 @@ fn auto_solver_follows_its_rule_and_agrees_with_newton() {
         assert_eq!(auto_fallback(n, AUTO_DENSE_NEWTON_MAX_D), SolverKind::Newton);
         assert_eq!(auto_fallback(n, AUTO_DENSE_NEWTON_MAX_D + 1), SolverKind::NewtonCg);
     }
+    // Very wide data: Newton-CG first for convex losses (rank-n Hessian), not for mle-rr.
+    assert_eq!(auto_solver(true, 10, 200_000), SolverKind::NewtonCg);
+    assert_eq!(auto_solver(true, 2, 1_000_000), SolverKind::NewtonCg);
+    assert_eq!(auto_solver(true, 100, 99_999), SolverKind::Lbfgs);
+    assert_eq!(auto_solver(true, 100, 100_000), SolverKind::NewtonCg);
+    assert_eq!(auto_solver(false, 10, 200_000), SolverKind::Lbfgs);
+    assert_eq!(auto_solver(true, 0, 1000), SolverKind::NewtonCg);
+    assert_eq!(auto_solver(true, 0, 999), SolverKind::Lbfgs);
     let theta = theta_star(8, 1.0, true, &mut simulation_rng(5)).unwrap();
     let data = btl_pairs(3000, &theta, &mut simulation_rng(6)).unwrap();
     let view = data.view().unwrap();

@@ -42,6 +42,15 @@
 //! gradient, as in L-BFGS. So Newton-CG converges wherever projected gradient does, and is a
 //! Newton method near a minimiser.
 //!
+//! **Extended steps.** On separable data the loss decays exponentially along the separating
+//! direction (`F ≈ Σ e^{−m_i}`) and a Newton step has the constant length `1/‖x‖` whatever the
+//! distance to the minimiser (`f = e^{−at}`: `f'/f'' = 1/a`): with `‖x‖ ≈ 450` it would take
+//! hundreds of steps to cross a ball of radius 2. A unit step whose decrease beats the model's
+//! prediction `−½gᵀp` by 10 % is doubled while `F` keeps falling (O(n) per trial; counted in
+//! [`SolverDetail::extended_steps`](crate::solver::SolverDetail::extended_steps)). There `F`,
+//! `∇F` and `∇²F` are all tiny (~1e-120 at the minimiser), so CG runs on the unit right-hand side
+//! `g/‖g‖`: in the units of `g` its curvature `dᵀ∇²F d` would underflow.
+//!
 //! **Stopping** is Newton's and L-BFGS's relative KKT criterion ([`super::certificate`]): once
 //! the cheap test holds, up to three more steps run while the residual keeps falling (at most
 //! to `1e-3·tol`; each costs a CG solve, so a Newton step there takes the error from `tol` to
@@ -61,8 +70,8 @@
 mod model;
 
 use super::first_order::{
-    arc_search, cap_step, count_flat_steps, drive, Arc, AtPoint, Certified, Polish, PolishedIterations, MIN_COS,
-    RECESSION_STEPS,
+    arc_search, cap_step, count_flat_steps, drive, extend_step, Arc, AtPoint, Certified, Polish, PolishedIterations,
+    MIN_COS, RECESSION_STEPS,
 };
 use super::run::Run;
 use super::{dot, Control, SolveReport, Termination};
@@ -168,6 +177,9 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
                     self.certified = Some((k, f));
                     return Some(Termination::Converged);
                 }
+                if k.underflowed() {
+                    return Some(Termination::PrecisionLimit);
+                }
                 self.polish.restart();
                 (run.rep.counts.iterations >= run.ctl.max_iter).then_some(Termination::MaxIterations)
             }
@@ -271,6 +283,26 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
                 &mut run.rep,
                 cert,
             );
+            if let (Arc::Accepted(t), true, false) = (&mut outcome, newton_dir, self.polish.active()) {
+                // A unit Newton step that beat its model: extend it (the exponential tail).
+                let mut unit: Vec<f64> = run.ev.theta.iter().zip(&dir).map(|(a, b)| a + b).collect();
+                run.set.project(&mut unit);
+                if *t == unit {
+                    let predicted = -0.5 * dot(gw, &dir);
+                    let taken = std::mem::take(t);
+                    *t = extend_step(
+                        run.obj,
+                        run.set,
+                        &run.ev,
+                        &dir,
+                        predicted,
+                        taken,
+                        &mut self.trial,
+                        &mut self.xd,
+                        &mut run.rep,
+                    );
+                }
+            }
             if matches!(outcome, Arc::Accepted(_)) || !newton_dir {
                 break;
             }

@@ -150,9 +150,29 @@ pub(super) fn truncated_cg<O: SecondOrderObjective>(
     // would otherwise stay in `r`, never decrease, and inflate every step `rᵀr / dᵀAd`.
     let mut r = g.to_vec();
     model.project(&mut r);
+    // CG runs on the unit right-hand side `ĝ = g/‖g‖` and returns `‖g‖·p̂` (CG is linear in
+    // `g`; its step lengths `α = rᵀz/dᵀAd` and `β` are invariant to the scale). In the units of
+    // `g` the curvature `dᵀAd ~ ‖g‖²‖A‖` underflows once `‖g‖ ≲ 1e-100` — the exponential tail
+    // of separable data, where `F`, `‖∇F‖` and `‖∇²F‖` are all ~e^{−margin} — and a zero or
+    // subnormal curvature would read as a direction of non-positive curvature.
+    let gscale = norm(&r);
+    if !(gscale > 0.0 && gscale.is_finite()) {
+        // Nothing to solve (or a non-finite gradient): the zero step, without a pass.
+        return Cg {
+            p: vec![0.0; d],
+            negative_curvature: None,
+            scale: 0.0,
+        };
+    }
+    r.iter_mut().for_each(|v| *v /= gscale);
     let g = &r.clone();
     let target = eta * norm(g);
     let mut p = vec![0.0; d];
+    // The step in the units of `θ`, from the scaled CG iterate.
+    let unscale = |mut p: Vec<f64>| {
+        p.iter_mut().for_each(|v| *v *= gscale);
+        p
+    };
     // Preconditioned CG: z = M r, directions from z (M = I without a preconditioner).
     let mut z_r = vec![0.0; d];
     model.precondition(&r, &mut z_r);
@@ -178,7 +198,7 @@ pub(super) fn truncated_cg<O: SecondOrderObjective>(
                 p.iter_mut().zip(g).for_each(|(a, b)| *a = -b);
             }
             return Cg {
-                p,
+                p: unscale(p),
                 negative_curvature: None,
                 scale,
             };
@@ -188,8 +208,11 @@ pub(super) fn truncated_cg<O: SecondOrderObjective>(
         if curv <= f64::EPSILON * dn * hn {
             match model.ball {
                 Some((th, b)) => {
-                    z.iter_mut().zip(th.iter().zip(&p)).for_each(|(zi, (t, q))| *zi = t + q);
-                    let tau = to_boundary(&z, &dir, b);
+                    z.iter_mut()
+                        .zip(th.iter().zip(&p))
+                        .for_each(|(zi, (t, q))| *zi = gscale.mul_add(*q, *t));
+                    let dir_theta: Vec<f64> = dir.iter().map(|v| v * gscale).collect();
+                    let tau = to_boundary(&z, &dir_theta, b);
                     p.iter_mut().zip(&dir).for_each(|(a, v)| *a = tau.mul_add(*v, *a));
                 }
                 None => {
@@ -199,7 +222,7 @@ pub(super) fn truncated_cg<O: SecondOrderObjective>(
                 }
             }
             return Cg {
-                p,
+                p: unscale(p),
                 negative_curvature: Some(curv / (dn * dn)),
                 scale,
             };
@@ -208,13 +231,16 @@ pub(super) fn truncated_cg<O: SecondOrderObjective>(
         if let Some((th, b)) = model.ball {
             z.iter_mut()
                 .zip(th.iter().zip(p.iter().zip(&dir)))
-                .for_each(|(zi, (t, (q, v)))| *zi = t + alpha.mul_add(*v, *q));
+                .for_each(|(zi, (t, (q, v)))| *zi = gscale.mul_add(alpha.mul_add(*v, *q), *t));
             if norm(&z) >= b {
-                z.iter_mut().zip(th.iter().zip(&p)).for_each(|(zi, (t, q))| *zi = t + q);
-                let tau = to_boundary(&z, &dir, b).min(alpha);
+                z.iter_mut()
+                    .zip(th.iter().zip(&p))
+                    .for_each(|(zi, (t, q))| *zi = gscale.mul_add(*q, *t));
+                let dir_theta: Vec<f64> = dir.iter().map(|v| v * gscale).collect();
+                let tau = to_boundary(&z, &dir_theta, b).min(alpha);
                 p.iter_mut().zip(&dir).for_each(|(a, v)| *a = tau.mul_add(*v, *a));
                 return Cg {
-                    p,
+                    p: unscale(p),
                     negative_curvature: None,
                     scale,
                 };
@@ -236,7 +262,7 @@ pub(super) fn truncated_cg<O: SecondOrderObjective>(
         rz = rz_new;
     }
     Cg {
-        p,
+        p: unscale(p),
         negative_curvature: None,
         scale,
     }
