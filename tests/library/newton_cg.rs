@@ -135,3 +135,42 @@ fn newton_cg_is_bit_identical_across_thread_counts_and_counts_its_passes() {
     );
     assert!(dt <= 1e-9, "newton vs newton-cg |Δθ|∞ = {dt:e}");
 }
+
+/// One separable row in a ball of radius 1e300: the minimiser is on the sphere, at margins f64
+/// cannot hold, and the logistic loss, its gradient and every term magnitude underflow to exact
+/// zeros on the way there (margins past ~745). `0/0` is then no residual at all: no solver
+/// certifies such a point — each ends `precision-limit` (or without converging) — and none
+/// hangs.
+#[test]
+fn an_underflowed_loss_is_never_certified() {
+    let x = [0.93, -0.4];
+    let y = [1u8];
+    let view = privpref::data::PairwiseView::new(&x, 1, 2, &y, None).unwrap();
+    for solver in [
+        SolverKind::Newton,
+        SolverKind::NewtonCg,
+        SolverKind::Lbfgs,
+        SolverKind::Auto,
+    ] {
+        let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::ball(1e300).unwrap());
+        o.solver = solver.into();
+        o.control.max_iter = 500;
+        let r = fit(view, &o).unwrap().report;
+        assert!(
+            !r.converged() && !r.certificate.certified_global,
+            "{solver:?}: {:?}",
+            r.termination
+        );
+        // The second-order solvers reach the underflow within their budget (extended steps).
+        if matches!(solver, SolverKind::Newton | SolverKind::NewtonCg) {
+            assert_eq!(r.certificate.objective, 0.0, "{solver:?}");
+        }
+        if r.certificate.objective == 0.0 {
+            assert_eq!(
+                r.termination,
+                privpref::solver::Termination::PrecisionLimit,
+                "{solver:?}"
+            );
+        }
+    }
+}
