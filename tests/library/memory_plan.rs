@@ -236,3 +236,22 @@ fn newton_on_separable_wide_data(solver: SolverKind, d: usize) {
         .fold(0.0, f64::max);
     assert!(gap < 1e-6, "{solver:?}: {gap}");
 }
+
+/// SGD's theory step needs `κ = λ_min(Σ_D)` of a `d × d` covariance: with fewer rows than
+/// dimensions `κ = 0` exactly, a typed error before any `d × d` allocation (at 10 × 200 000 the
+/// matrix alone is 320 GB; it aborted the process).
+#[test]
+fn sgd_theory_step_on_wide_data_is_a_typed_error_without_the_matrix() {
+    let (n, d) = (10, 200_000);
+    let (x, y) = gaussian_data(n, d, 3);
+    let view = PairwiseView::new(&x, n, d, &y, None).unwrap();
+    let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0).unwrap());
+    o.solver = SolverKind::Sgd.into();
+    match fit(view, &o) {
+        Err(Error::Numerical(m)) => assert!(
+            m.contains("κ = λ_min(Σ_D) = 0") && m.contains("const, invt or lambda"),
+            "{m}"
+        ),
+        other => panic!("{:?}", other.map(|f| f.report.termination)),
+    }
+}

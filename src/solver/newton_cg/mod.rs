@@ -33,7 +33,9 @@
 //!
 //! **Forcing.** `η = min(0.5, √κ)`, `κ` the relative KKT residual ([`super::certificate`];
 //! scale-free; superlinear local convergence,
-//! Dembo–Eisenstat–Steihaug), at most `min(1000, max(10, 2m))` CG iterations per step.
+//! Dembo–Eisenstat–Steihaug), at most `min(1000, max(10, 2m))` CG iterations per step, and
+//! without a column preconditioner at most `2(r + 2) + 10` for a Hessian of rank `r ≤ n`
+//! (plus a multiple of the identity; CG ends in `r + 2` steps in exact arithmetic).
 //!
 //! **Safeguards.** Every step is accepted by the Armijo rule along the projection arc
 //! (the arc search of L-BFGS: the unit step is one value+gradient pass, backtracking O(n) per
@@ -137,10 +139,20 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
         let m = if run.set.sum_zero() { d.saturating_sub(1) } else { d };
         let trial = run.obj.new_eval();
         let polish = Polish::new(POLISH_ITERS, run.ctl.tol_rel);
+        // Without a preconditioner the model's Hessian is `P(Xᵀ D X/W)P + (β/W + μ + τ)I`: rank
+        // at most `r` (the scores: rows, or `n·K` for groups) plus a multiple of the identity, so
+        // CG ends in at most `r + 2` iterations in exact arithmetic. Twice that, plus slack,
+        // bounds it in rounding too (at d ≫ n the 1000-iteration cap cost seconds per step).
+        // `r` is the same on every process (the global count), so the bits are too.
+        let rank = run.obj.num_samples().max(run.obj.num_scores());
+        let mut cg_max = (2 * m).clamp(CG_MIN, CG_MAX);
+        if run.cols.preconditioner().is_none() {
+            cg_max = cg_max.min(rank.saturating_add(2).saturating_mul(2).saturating_add(CG_MIN));
+        }
         NewtonCg {
             run,
             m,
-            cg_max: (2 * m).clamp(CG_MIN, CG_MAX),
+            cg_max,
             ones: vec![1.0; d],
             trial,
             xd: Vec::new(),

@@ -30,6 +30,7 @@ use crate::feasible::{helmert, FeasibleSet};
 use crate::kernels;
 use crate::loss::{GroupLoss, Loss};
 use crate::objective::GroupObjective;
+use crate::solver::memory;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Side};
 
@@ -277,6 +278,31 @@ pub fn theory_constants<L: Loss>(data: &PairwiseView<'_>, loss: &L, set: &Feasib
 /// Rows per block of the Gram accumulation.
 const GRAM_BLOCK: usize = 4096;
 
+/// What to do when `κ`'s `d × d` matrix does not fit.
+const GRAM_ALTERNATIVE: &str = "use a const, invt or lambda step rule (--step), which need no d × d matrix";
+
+fn gram_what(d: usize) -> String {
+    format!("the theory step's κ (its {d} × {d} design covariance and eigenvalue work)")
+}
+
+/// Before `κ = λ_min(Σ)` of a `d × d` design covariance built from `rank` rank-one terms: `κ = 0`
+/// exactly when `rank` is below the dimension of the parameter space (`d`, or `d − 1` under
+/// sum-zero) — a typed error without forming the matrix — and the matrix and its eigenvalue
+/// work (`3·8d²` bytes) must fit the process's memory limit ([`memory::MemoryLimit`]).
+fn gram_guard(rank: usize, d: usize, sum_zero: bool, name: &str) -> Result<()> {
+    let m = if sum_zero { d.saturating_sub(1) } else { d };
+    if rank < m {
+        return Err(Error::Numerical(format!(
+            "κ = λ_min({name}) = 0: {rank} rank-one terms cannot cover the {m} dimensions of the parameter space (Assumption 4.4 fails), so the theory step 1/(λt) is undefined; use a const, invt or lambda rule"
+        )));
+    }
+    memory::MemoryLimit::Default.check(
+        || gram_what(d),
+        memory::f64_bytes(d, d).saturating_mul(3),
+        GRAM_ALTERNATIVE,
+    )
+}
+
 /// `κ = λ_min(Σ_D)`, `Σ_D = (1/W) Σ_i w_i x_i x_iᵀ`, restricted to the sum-zero subspace
 /// (`λ_min(Uᵀ Σ_D U)`) when `sum_zero`. Sequential (faer `Par::Seq`), `O(n d²)`.
 ///
@@ -285,8 +311,9 @@ const GRAM_BLOCK: usize = 4096;
 /// features do not cover every direction).
 pub fn coverage_kappa(data: &PairwiseView<'_>, sum_zero: bool) -> Result<f64> {
     let (n, d) = (data.n(), data.d());
+    gram_guard(n, d, sum_zero, "Σ_D")?;
     let x = data.features();
-    let mut g = vec![0.0; d * d];
+    let mut g = memory::try_zeros(d.saturating_mul(d), || gram_what(d), GRAM_ALTERNATIVE)?;
     let mut scaled = Vec::new();
     let mut r0 = 0;
     while r0 < n {
@@ -382,6 +409,8 @@ pub fn group_theory_constants<L: GroupLoss>(obj: &GroupObjective<'_, L>, set: &F
     let k = obj.data().k() as f64;
     let tmax = 2.0 * b * obj.data().max_centered_row_norm(sz);
     let gamma = (k - 1.0) * (-2.0 * tmax).exp() / (2.0 * k);
+    let pairs = obj.data().k().saturating_sub(1);
+    gram_guard(obj.data().n().saturating_mul(pairs), d, sz, "Σ_D_K")?;
     let g = kernels::group::pair_covariance(obj.data(), obj.par());
     let (m, h) = if sz {
         let mut r = vec![0.0; (d - 1) * (d - 1)];
