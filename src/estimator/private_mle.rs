@@ -264,7 +264,15 @@ pub(super) fn release<S>(r: Release<S>, opts: &PrivateMleOptions, rng: &NoiseRng
         calibration: r.calibration,
         gap_certificate: gap,
     };
-    let mut model = Fit::new(r.theta, r.report, detail);
+    // The release's certificate is the gap (`gap < β`); when it holds the fit is certified
+    // whatever the solver's own stopping test said (as objective perturbation does with its
+    // residual): `converged: false` and `precision-limit` beside a certified gap and a
+    // guarantee would contradict themselves.
+    let mut report = r.report;
+    if refusal.is_none() {
+        report.termination = crate::solver::Termination::Converged;
+    }
+    let mut model = Fit::new(r.theta, report, detail);
     model.theta.iter_mut().zip(&r.output_noise).for_each(|(t, v)| *t += v);
     if let Some(reason) = &refusal {
         model.refuse(reason);

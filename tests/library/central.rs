@@ -390,6 +390,8 @@ fn private_mle_releases_the_certified_minimiser_plus_output_noise() {
     let g = r.guarantee.as_ref().unwrap();
     assert_eq!((g.eps, g.delta), (0.5, delta / 2.0));
     assert_eq!(g.neighbouring, Neighbouring::ReplaceRecord);
+    // The gap is the release's certificate: a guaranteed release is `converged`.
+    assert!(r.report.converged(), "{:?}", r.report.termination);
     let mut rng = NoiseRng::seeded(5);
     let b = gaussian_vector(3, c.objective_noise_std, &mut rng);
     let w = gaussian_vector(3, c.output_noise_std, &mut rng);
@@ -407,6 +409,7 @@ fn private_mle_releases_the_certified_minimiser_plus_output_noise() {
     bad.allow_unguaranteed = true;
     let u = private_mle(view, &bad, &mut NoiseRng::seeded(5)).unwrap();
     assert!(u.guarantee.is_none() && u.refusal().is_some());
+    assert!(!u.report.converged(), "{:?}", u.report.termination);
     // δ above 1/n² and ε above 1 are rejected (Algorithm 1's inputs).
     let mut e = opts.clone();
     e.delta = 1e-3;
