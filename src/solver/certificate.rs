@@ -16,8 +16,9 @@
 //!
 //! with `c` free under the sum-zero constraint (the multiplier of `1ᵀθ = 0`) and `c = 0`
 //! otherwise (`0/0 = 0`, except where `F`, `∇F` and every `a_j` are exactly 0 — the loss
-//! underflowed, as past margins of ~745 for the logistic loss — where `κ = ∞`: no certificate). A solver reports [`Termination::Converged`](super::Termination) only
-//! when `κ(θ̂) ≤ tol` at the returned point, with `a` computed at that point.
+//! underflowed, as past margins of ~745 for the logistic loss — where `κ = ∞`: no
+//! certificate). A solver reports [`Termination::Converged`](super::Termination) only when
+//! `κ(θ̂) ≤ tol` at the returned point, with `a` computed at that point.
 //!
 //! **What it certifies.** Let `r = g + μθ − c1` at the minimising `c`. Then `θ̂` satisfies the
 //! KKT conditions of `F̃(θ) = F(θ) − ⟨r, θ⟩` over the set (with radius `‖θ̂‖` in place of `B`
@@ -75,14 +76,15 @@ pub struct Kkt {
 }
 
 impl Kkt {
-    /// Whether the certificate meets the tolerances: `κ ≤ tol_rel`, or `max_j |r_j| ≤ tol_abs`
-    /// (`tol_abs = 0`, the default of [`Control`], disables the absolute test).
-    /// `NaN` never passes.
     /// Whether the certificate is void because every term underflowed ([`Certifier::certify`]:
-    /// `F`, `∇F` and the term magnitudes all exactly 0; `κ = ∞`).
+    /// `F`, `∇F` and the term magnitudes all exactly 0, so `κ = ∞` with a zero residual — which
+    /// [`measure`] alone never gives: its `κ` is infinite only beside a nonzero residual).
     pub(crate) fn underflowed(&self) -> bool {
         self.relative == f64::INFINITY && self.absolute == 0.0
     }
+    /// Whether the certificate meets the tolerances: `κ ≤ tol_rel`, or `max_j |r_j| ≤ tol_abs`
+    /// (`tol_abs = 0`, the default of [`Control`], disables the absolute test).
+    /// `NaN` never passes.
     pub(crate) fn meets(&self, tol_rel: f64, tol_abs: f64) -> bool {
         self.relative <= tol_rel || (tol_abs > 0.0 && self.absolute <= tol_abs)
     }

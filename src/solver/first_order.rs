@@ -406,8 +406,8 @@ const EXTEND_FLOOR: f64 = 1e-280;
 /// whatever the distance to the minimiser — the unit step is a fraction of the useful one. When
 /// the unit step's decrease `F(θ) − F(θ(1))` exceeds [`EXTEND_RATIO`]`·predicted`, `α` is
 /// doubled (each trial O(n) from the direction's scores, one pass to form them) while `F` keeps
-/// falling ([`doubled_step`]: inside a ball only, never below `F = 1e-280`); the best point is evaluated by a full pass and returned if it confirms a
-/// lower value than the unit step's. `trial` holds the unit step's evaluation on entry and the
+/// falling ([`doubled_step`]: inside a ball only, never below `F = 1e-280`); the best point is
+/// evaluated by a full pass and returned if it confirms a lower value than the unit step's. `trial` holds the unit step's evaluation on entry and the
 /// returned point's on exit (re-evaluated at the unit step if the extension does not confirm).
 /// Every accepted point has a lower `F` than the unit step, so the Armijo condition still holds.
 #[allow(clippy::too_many_arguments)]

@@ -13,9 +13,9 @@
 //!    numerically singular (modified Cholesky by shifting; counted in the report);
 //! 3. Armijo backtracking along `s = U(v − u)` (feasible for all step lengths in `[0, 1]`),
 //!    each trial O(n) from the cached scores and `Xs`; a full step whose decrease beats the
-//!    model's `−(gᵀs + ½sᵀHs)` by 10 % is doubled along the projection arc `Π(θ + αs)` while `F` falls
-//!    (the exponential tail of separable data, where Newton steps have the constant length
-//!    `1/‖x‖`; as in [`super::newton_cg`]);
+//!    model's `−(gᵀs + ½sᵀHs)` by 10 % is doubled along the projection arc `Π(θ + αs)` while
+//!    `F` falls (the exponential tail of separable data, where Newton steps have the constant
+//!    length `1/‖x‖`; as in [`super::newton_cg`]);
 //! 4. stop when the Newton step is negligible (`‖s‖ ≤ 1e-8·max(1,‖θ‖)`, or Newton decrement
 //!    `−gᵀs ≤ 1e-20|F|` with `‖s‖ ≤ 1e-3·max(1,‖θ‖)`: the rounding floor of an ill-conditioned
 //!    problem) at a point that meets the relative KKT test ([`super::certificate`]) with the
@@ -503,8 +503,8 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
             let noise = 8.0 * f64::EPSILON * (f0.abs() + fa.abs());
             if fa.is_finite() && fa <= f0 + ARMIJO * alpha * slope + noise {
                 accepted = true;
-                // A full step that beat the model's decrease `−(gᵀs + ½sᵀHs)`: the exponential tail
-                // of separable data, where Newton steps have a constant length
+                // A full step that beat the model's decrease `−(gᵀs + ½sᵀHs)`: the exponential
+                // tail of separable data, where Newton steps have a constant length
                 // ([`super::newton_cg`]'s extended steps).
                 if alpha == 1.0 && !rounding_limited && beats_model(f0, fa, step.predicted) {
                     let a = doubled_step(obj, run.set, &run.ev, s, &self.xs, fa, &mut run.rep);

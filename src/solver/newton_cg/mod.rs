@@ -72,8 +72,8 @@
 mod model;
 
 use super::first_order::{
-    arc_search, cap_step, count_flat_steps, drive, extend_step, Arc, AtPoint, Certified, Polish, PolishedIterations,
-    MIN_COS, RECESSION_STEPS,
+    arc_search, beats_model, cap_step, count_flat_steps, drive, extend_step, Arc, AtPoint, Certified, Polish,
+    PolishedIterations, MIN_COS, RECESSION_STEPS,
 };
 use super::run::Run;
 use super::{dot, Control, SolveReport, Termination};
@@ -295,12 +295,14 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
                 &mut run.rep,
                 cert,
             );
-            if let (Arc::Accepted(t), true, false) = (&mut outcome, newton_dir, self.polish.active()) {
-                // A unit Newton step that beat its model: extend it (the exponential tail).
+            let predicted = -0.5 * dot(gw, &dir);
+            let extend = newton_dir && !self.polish.active() && beats_model(run.ev.value, self.trial.value, predicted);
+            if let (Arc::Accepted(t), true) = (&mut outcome, extend) {
+                // A unit Newton step that beat its model: extend it (the exponential tail). The
+                // search's point is the unit step when no backtracking moved it.
                 let mut unit: Vec<f64> = run.ev.theta.iter().zip(&dir).map(|(a, b)| a + b).collect();
                 run.set.project(&mut unit);
                 if *t == unit {
-                    let predicted = -0.5 * dot(gw, &dir);
                     let taken = std::mem::take(t);
                     *t = extend_step(
                         run.obj,
