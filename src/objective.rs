@@ -373,6 +373,55 @@ impl<'a, L: Loss> Objective<'a, L> {
         Some(m)
     }
 
+    /// The curvature of the fixed sample of rows of [`Objective::column_second_moments_sample`]
+    /// at `ev`'s point: `H_S = (1/W_S) Σ_{i∈S} w_i max(ℓ''(t_i), 0) x_i x_iᵀ + (β/W) I`,
+    /// column-major `d × d` ([`SecondOrderObjective::hessian_sample`]). The sampled rows, scaled
+    /// by `√(w_i max(ℓ''_i, 0))`, are gathered in row order along the fixed tree (so across
+    /// processes too) and multiplied by [`kernels::gram::sample_gram`]. `None` when
+    /// `n ≤ 2·rows` or the sampled weights are all zero.
+    pub(crate) fn hessian_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
+        let n = self.data.n();
+        if rows == 0 || n <= 2 * rows {
+            return None;
+        }
+        let d = self.dim();
+        let x = self.data.features();
+        let (y, w) = (self.data.y(), self.data.weights());
+        let step = n.div_ceil(rows);
+        let held = self.rows().held().start;
+        let f0 = self.data.data_first();
+        let leaf = |r: std::ops::Range<usize>| {
+            let first = r.start.div_ceil(step) * step;
+            if first >= r.end {
+                return (Vec::new(), 0.0);
+            }
+            let mut out = Vec::with_capacity((r.end - first).div_ceil(step) * d);
+            let mut buf = vec![0.0; d];
+            let mut wt = 0.0;
+            for i in (first..r.end).step_by(step) {
+                let wi = w.map_or(1.0, |w| w[i - f0]);
+                wt += wi;
+                let c = (wi * self.loss.d2(ev.scores[i - held], y[i - f0])).max(0.0).sqrt();
+                out.extend(x.row(i - f0, d, &mut buf).iter().map(|v| c * v));
+            }
+            (out, wt)
+        };
+        let combine = |(mut a, wa): (Vec<f64>, f64), (b, wb): (Vec<f64>, f64)| {
+            a.extend_from_slice(&b);
+            (a, wa + wb)
+        };
+        let (sample, wt) = kernels::reduce_blocks(self.rows(), self.par, &leaf, &combine);
+        if !(wt > 0.0) {
+            return None;
+        }
+        let mut h = kernels::gram::sample_gram(&sample, d, 1.0 / wt, self.par);
+        let ridge = self.ridge / self.total_weight();
+        for j in 0..d {
+            h[j * d + j] += ridge;
+        }
+        Some(h)
+    }
+
     /// `(Σ_{i∈rows} w_i x_i², Σ_{i∈rows} w_i)` (column-wise squares), summed in the order given.
     fn weighted_squares(&self, rows: impl Iterator<Item = usize>) -> (Vec<f64>, f64) {
         let d = self.dim();

@@ -50,6 +50,39 @@ pub(crate) fn syrk_lower(c: &mut [f64], a: &[f64], m: usize, d: usize, alpha: f6
     faer_syrk_lower(c, a, m, d, alpha, accumulate);
 }
 
+/// Rows per part of [`sample_gram`] (the parts, and so the bits, depend only on the shape).
+const SAMPLE_PART_ROWS: usize = 1024;
+/// Most parts of [`sample_gram`] (each holds a `d × d` product).
+const SAMPLE_PARTS: usize = 4;
+
+/// `α AᵀA` for the row-major `m × d` matrix `a` (`m = a.len()/d`), column-major `d × d` with
+/// both triangles: the rows cut into at most [`SAMPLE_PARTS`] parts of at least
+/// [`SAMPLE_PART_ROWS`] rows (a function of `m` only), each part's [`syrk_lower`] on one thread
+/// and the parts summed along the fixed tree — the same bits for any thread count.
+pub(crate) fn sample_gram(a: &[f64], d: usize, alpha: f64, par: crate::par::Par) -> Vec<f64> {
+    let m = if d == 0 { 0 } else { a.len() / d };
+    let parts = m.div_ceil(SAMPLE_PART_ROWS).clamp(1, SAMPLE_PARTS);
+    let per = m.div_ceil(parts).max(1);
+    let leaf = |p: usize| {
+        let lo = (p * per).min(m);
+        let hi = ((p + 1) * per).min(m);
+        let mut c = vec![0.0; d * d];
+        syrk_lower(&mut c, &a[lo * d..hi * d], hi - lo, d, alpha, false);
+        c
+    };
+    let combine = |mut x: Vec<f64>, y: Vec<f64>| {
+        x.iter_mut().zip(&y).for_each(|(p, q)| *p += q);
+        x
+    };
+    let mut c = crate::par::tree_reduce(parts, par, &leaf, &combine);
+    for j in 0..d {
+        for i in j + 1..d {
+            c[i * d + j] = c[j * d + i];
+        }
+    }
+    c
+}
+
 fn lower_fill_zero(c: &mut [f64], d: usize) {
     for j in 0..d {
         c[j * d + j..(j + 1) * d].fill(0.0);

@@ -124,6 +124,16 @@ pub trait SecondOrderObjective: SmoothObjective {
     }
     /// `out = ∇²F v` at `ev`'s point.
     fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]);
+    /// The curvature of a fixed, evenly spaced sample `S` of about `rows` rows at `ev`'s point
+    /// (Newton-CG's preconditioner, [`crate::solver::newton_cg`]):
+    /// `H_S = (1/W_S) Σ_{i∈S} w_i max(ℓ''(t_i), 0) x_i x_iᵀ + (β/W) I`, `W_S = Σ_{i∈S} w_i`,
+    /// column-major `d × d` (both triangles). An unbiased estimate of the data part of `∇²F`
+    /// when the loss is convex. `m·d²` flops on `m ≈ rows` rows, no pass over `X`; the same bits
+    /// for any thread and process count. `None` when not offered (the default), when the data
+    /// have no more than `2·rows` rows or the sampled weights are all zero.
+    fn hessian_sample(&self, _ev: &Eval, _rows: usize) -> Option<Vec<f64>> {
+        None
+    }
     /// Whether the dense Hessian can be formed with the single-process bits (false for rows
     /// distributed in units finer than the Hessian's chunks: [`crate::par::Shard::whole_chunks`]).
     fn dense_hessian_available(&self) -> bool {
@@ -211,6 +221,9 @@ impl<L: Loss> SecondOrderObjective for Objective<'_, L> {
     }
     fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
         Objective::hess_vec(self, ev, v, out)
+    }
+    fn hessian_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
+        Objective::hessian_sample(self, ev, rows)
     }
     fn dense_hessian_available(&self) -> bool {
         self.data().shard().is_none_or(|s| s.whole_chunks())

@@ -5,6 +5,8 @@
 //!   in the sum-zero subspace `{1ᵀθ = 0}` of `Θ_B` (Assumption 2.1(a)).
 //! * [`btl_pairs`]: BTL (logistic) preferences, `P(y = 1 | x) = σ(xᵀθ*)` (eq. 1).
 //! * [`thurstone_pairs`]: Thurstone (probit) preferences, `P(y = 1 | x) = Φ(xᵀθ*)` (Sec. 4.4).
+//! * [`power_law_pairs`]: BTL preferences on an ill-conditioned design, features with a rotated
+//!   power-law covariance (the shape of language-model embeddings; no axis scaling removes it).
 //! * [`bandit`]: contextual bandits with a coverage knob for pessimistic policy optimisation.
 //! * [`btl_users`]: user-level BTL data, `n` users × `m_u` comparisons with a [`UserIndex`](crate::data::UserIndex)
 //!   (Zhang et al. (2025), Sec. 3.1), Gaussian or fixed-norm (sphere) features.
@@ -26,12 +28,14 @@
 pub mod bandit;
 mod btl;
 pub mod corrupt;
+mod design;
 pub mod dpo;
 mod multiclass;
 mod pl;
 mod users;
 
 pub use btl::{btl_pairs, thurstone_pairs};
+pub use design::power_law_pairs;
 pub use multiclass::{class_means, class_mixture, ClassMixture};
 pub use pl::pl_groups;
 pub use users::{btl_users, btl_users_equal, UserFeatures, UserLevelData};

@@ -22,7 +22,7 @@ pub(crate) const FACE_TOL: f64 = 1e-12;
 /// The face is released when the tangent gradient is below this times `|μ|B` with `μ < 0`.
 pub(crate) const RELEASE: f64 = 0.1;
 /// Polishing stops once the residual is this fraction of the tolerance.
-const POLISH_FACTOR: f64 = 1e-3;
+pub(crate) const POLISH_FACTOR: f64 = 1e-3;
 /// Non-convex losses without a ball: a step at a KKT point longer than this times
 /// `max(1, ‖θ‖)` is not negligible.
 pub(crate) const STALL_STEP: f64 = 1e-3;

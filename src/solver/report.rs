@@ -205,6 +205,9 @@ pub struct SolverDetail {
     /// fell faster than its quadratic model — the exponential tail of separable data, where a
     /// Newton step has a constant length ([`crate::solver::newton_cg`]).
     pub extended_steps: usize,
+    /// Newton-CG: rows of the sample whose curvature preconditioned its conjugate gradients
+    /// (`sample_curvature`, [`crate::solver::newton_cg`]); 0 when none did.
+    pub preconditioner_rows: usize,
 }
 
 impl SolveReport {
@@ -233,6 +236,7 @@ impl SolveReport {
                 negative_curvature_rows: 0,
                 negative_curvature_directions: 0,
                 extended_steps: 0,
+                preconditioner_rows: 0,
             },
         }
     }

@@ -100,27 +100,38 @@ impl ColumnScales {
 /// `{x : Cᵀx = 0}` this is the inverse of `diag(1/dg)` on that subspace, and `Cᵀ(Mv) = 0`.
 pub(crate) fn apply_preconditioner(dg: &[f64], normals: &[&[f64]], v: &[f64], out: &mut [f64]) {
     out.iter_mut().zip(dg.iter().zip(v)).for_each(|(o, (a, b))| *o = a * b);
-    let k = normals.len();
-    if k == 0 {
+    if normals.is_empty() {
         return;
     }
-    debug_assert!(k <= 2);
-    // DC (columns) and CᵀDC, CᵀDv.
     let dc: Vec<Vec<f64>> = normals
         .iter()
         .map(|c| c.iter().zip(dg).map(|(x, a)| x * a).collect())
         .collect();
+    let dc: Vec<&[f64]> = dc.iter().map(|c| c.as_slice()).collect();
+    oblique_project(out, &dc, normals);
+}
+
+/// `out ← out − AC(CᵀAC)⁻¹Cᵀout` for `out = Av`, `A` symmetric positive definite, given the
+/// columns `AC` (`ac`) of the constraint normals `C` (`normals`, at most two, linearly
+/// independent): then `out = Mv`, `M = A − AC(CᵀAC)⁻¹CᵀA`, the inverse of `A⁻¹` on the working
+/// subspace `{x : Cᵀx = 0}`, and `Cᵀout = 0`. A singular `CᵀAC` leaves `out` unprojected along
+/// the dependent normal (callers project again).
+pub(crate) fn oblique_project(out: &mut [f64], ac: &[&[f64]], normals: &[&[f64]]) {
+    let k = normals.len();
+    if k == 0 {
+        return;
+    }
+    debug_assert!(k <= 2 && ac.len() == k);
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
     let mut g = [[0.0f64; 2]; 2];
     let mut r = [0.0f64; 2];
     for i in 0..k {
         for j in 0..k {
-            g[i][j] = dot(normals[i], &dc[j]);
+            g[i][j] = dot(normals[i], ac[j]);
         }
         r[i] = dot(normals[i], out);
     }
-    // Solve the k × k system (k ≤ 2) by Cramer's rule; a singular one leaves `out` unprojected
-    // along the dependent normal (callers project again).
+    // Solve the k × k system (k ≤ 2) by Cramer's rule.
     let y = if k == 1 {
         if g[0][0] > 0.0 {
             [r[0] / g[0][0], 0.0]
@@ -142,8 +153,8 @@ pub(crate) fn apply_preconditioner(dg: &[f64], normals: &[&[f64]], v: &[f64], ou
             ]
         }
     };
-    for (i, col) in dc.iter().enumerate() {
-        out.iter_mut().zip(col).for_each(|(o, c)| *o -= y[i] * c);
+    for (i, col) in ac.iter().enumerate() {
+        out.iter_mut().zip(col.iter()).for_each(|(o, c)| *o -= y[i] * c);
     }
 }
 

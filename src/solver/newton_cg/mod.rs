@@ -31,11 +31,22 @@
 //! curvature (the non-convex `mle-rr`) are counted in
 //! [`SolverDetail::negative_curvature_directions`](crate::solver::SolverDetail::negative_curvature_directions).
 //!
-//! **Forcing.** `η = min(0.5, √κ)`, `κ` the relative KKT residual ([`super::certificate`];
-//! scale-free; superlinear local convergence,
-//! Dembo–Eisenstat–Steihaug), at most `min(1000, max(10, 2m))` CG iterations per step, and
-//! without a column preconditioner at most `2(r + 2) + 10` for a Hessian of rank `r ≤ n`
-//! (plus a multiple of the identity; CG ends in `r + 2` steps in exact arithmetic).
+//! **Forcing.** `η = min(0.5, max(√κ, 0.1·τ/κ))`, `κ` the relative KKT residual
+//! ([`super::certificate`]; scale-free; superlinear local convergence,
+//! Dembo–Eisenstat–Steihaug) and `τ` the tolerance (`10⁻³τ` while polishing): no tighter than
+//! what takes the residual a decade below its target to first order (convex losses; a
+//! non-convex one keeps `min(0.5, √κ)`). At most
+//! `min(1000, max(10, 2m))` CG iterations per step, and without a preconditioner at most
+//! `2(r + 2) + 10` for a Hessian of rank `r ≤ n` (plus a multiple of the identity; CG ends in
+//! `r + 2` steps in exact arithmetic).
+//!
+//! **Preconditioning.** With `n > 16d` rows and the memory for it, CG is preconditioned by the
+//! Cholesky factor of the Hessian of an evenly spaced sample of `8d` rows at the start
+//! ([`sample`]): on a design whose covariance has condition number `κ_X` — rotated, so column
+//! scaling does not remove it — plain CG needs `O(√κ_X)` products per Newton step, the
+//! preconditioned one about ten. Otherwise badly scaled columns get their diagonal
+//! ([`super::scales`]). Refinement uses the sample's factor to skip corrections it shows to
+//! be negligible.
 //!
 //! **Safeguards.** Every step is accepted by the Armijo rule along the projection arc
 //! (the arc search of L-BFGS: the unit step is one value+gradient pass, backtracking O(n) per
@@ -67,23 +78,29 @@
 //! **Cost** per Newton step: one value+gradient pass plus one pass per CG iteration
 //! ([`Counts::cg_iterations`](crate::solver::Counts::cg_iterations)). Memory: `O(d)` vectors besides two `O(n)` score vectors
 //! (the current and the trial point) and a third for the direction's scores, allocated only
-//! when a line search backtracks — no `d × d` matrix.
+//! when a line search backtracks; with the sample preconditioner `8d²` for the gathered rows
+//! and `d²` for the factor, and `8d³ + d³/3` flops once (a matrix product, at the machine's
+//! peak rather than its memory bandwidth).
 
 mod model;
+mod sample;
 
 use super::first_order::{
     arc_search, beats_model, cap_step, count_flat_steps, drive, extend_step, Arc, AtPoint, Certified, Polish,
-    PolishedIterations, MIN_COS, RECESSION_STEPS,
+    PolishedIterations, MIN_COS, POLISH_FACTOR, RECESSION_STEPS,
 };
 use super::run::Run;
 use super::{dot, Control, SolveReport, Termination};
 use crate::error::Result;
 use crate::feasible::{norm, FeasibleSet};
 use crate::objective::{Eval, SecondOrderObjective};
-use model::{newton_direction, truncated_cg, working_gradient, Model};
+use model::{newton_direction, truncated_cg, working_gradient, Model, Precond};
+use sample::SampleCurvature;
 
 /// Largest forcing term `η` (relative CG residual).
 const ETA_MAX: f64 = 0.5;
+/// The forcing term's floor asks for this fraction of the target residual ([`forcing`]).
+const FORCING_MARGIN: f64 = 0.1;
 /// Most CG iterations per Newton step.
 const CG_MAX: usize = 1000;
 /// Fewest CG iterations allowed per Newton step (small `m`).
@@ -91,6 +108,19 @@ const CG_MIN: usize = 10;
 /// Steps allowed after the tolerance is met, while the KKT residual keeps falling (L-BFGS's
 /// polishing rule, [`super::lbfgs`], with a smaller budget: each step costs CG passes).
 const POLISH_ITERS: usize = 3;
+
+/// The forcing term `η = min(0.5, max(√κ, 0.1·target/κ))` at relative KKT residual `κ`:
+/// Dembo–Eisenstat–Steihaug's `√κ` (superlinear convergence), but no smaller than what brings
+/// the residual to a tenth of `target` (the tolerance, or the polishing depth) to first order —
+/// a tighter linear solve buys digits the run does not use, at a pass per CG iteration.
+fn forcing(kkt: f64, target: f64) -> f64 {
+    let floor = if kkt > 0.0 {
+        FORCING_MARGIN * target / kkt
+    } else {
+        ETA_MAX
+    };
+    ETA_MAX.min(kkt.sqrt().max(floor))
+}
 
 /// Minimises `obj` over `set` by truncated Newton-CG from `theta0` (projected onto the set;
 /// default 0). See the module docs. `ctl.max_iter` bounds the Newton steps. `Err` only for
@@ -131,10 +161,12 @@ struct NewtonCg<'a, O> {
     /// The certificate and objective of the returned point, computed with fresh term
     /// magnitudes and the doubled-precision gradient.
     certified: Certified,
+    /// The preconditioner from the curvature of a row sample ([`sample`]), when taken.
+    sample: Option<SampleCurvature>,
 }
 
 impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
-    fn new(run: Run<'a, O>) -> Self {
+    fn new(mut run: Run<'a, O>) -> Self {
         let d = run.obj.dim();
         let m = if run.set.sum_zero() { d.saturating_sub(1) } else { d };
         let trial = run.obj.new_eval();
@@ -146,7 +178,11 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
         // `r` is the same on every process (the global count), so the bits are too.
         let rank = run.obj.num_samples().max(run.obj.num_scores());
         let mut cg_max = (2 * m).clamp(CG_MIN, CG_MAX);
-        if run.cols.preconditioner().is_none() {
+        let sample = SampleCurvature::of(run.obj, &run.ev, run.set.sum_zero(), run.ctl);
+        if let Some(s) = &sample {
+            run.rep.detail.preconditioner_rows = s.rows;
+        }
+        if run.cols.preconditioner().is_none() && sample.is_none() {
             cg_max = cg_max.min(rank.saturating_add(2).saturating_mul(2).saturating_add(CG_MIN));
         }
         NewtonCg {
@@ -160,6 +196,7 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
             prev_step: None,
             flat_steps: 0,
             certified: None,
+            sample,
         }
     }
 
@@ -176,7 +213,16 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
                 }
                 run.theta = bt;
                 let (f, g) = if self.m > 0 {
-                    refine(run.obj, run.set, &run.ev, &mut run.theta, self.cg_max, &mut run.rep)
+                    let sample = self.sample.as_ref();
+                    refine(
+                        run.obj,
+                        run.set,
+                        &run.ev,
+                        &mut run.theta,
+                        self.cg_max,
+                        sample,
+                        &mut run.rep,
+                    )
                 } else {
                     (run.ev.value, run.ev.grad.clone())
                 };
@@ -246,8 +292,17 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
         let run = &mut self.run;
         let (sz, radius) = (run.set.sum_zero(), run.set.radius());
         let gw_norm = norm(gw);
-        let mut model = Model::new(&run.theta, sz, radius, face_mu, run.cols.preconditioner(), &self.ones);
-        let eta = ETA_MAX.min(at.kkt.sqrt());
+        let precond = Precond::choose(self.sample.as_ref(), run.cols.preconditioner());
+        let mut model = Model::new(&run.theta, sz, radius, face_mu, precond, &self.ones);
+        // The floor on the forcing term assumes the run converges to its target, true of a
+        // convex loss; a non-convex one keeps the full `√κ` (its recession tests at KKT points
+        // need accurate directions).
+        let target = run.ctl.tol_rel * if self.polish.active() { POLISH_FACTOR } else { 1.0 };
+        let eta = if O::CONVEX {
+            forcing(at.kkt, target)
+        } else {
+            ETA_MAX.min(at.kkt.sqrt())
+        };
         let cg = newton_direction(run.obj, &run.ev, &mut model, gw, eta, self.cg_max, &mut run.rep);
         let mut dir = cg.p;
         model.project(&mut dir);
@@ -346,6 +401,7 @@ fn refine<O: SecondOrderObjective>(
     ev: &Eval,
     theta: &mut Vec<f64>,
     cg_max: usize,
+    sample: Option<&SampleCurvature>,
     rep: &mut SolveReport,
 ) -> (f64, Vec<f64>) {
     let d = theta.len();
@@ -361,7 +417,17 @@ fn refine<O: SecondOrderObjective>(
         if norm(&gw) == 0.0 {
             break;
         }
-        let model = Model::new(theta, sz, radius, face_mu, None, &ones);
+        let model = Model::new(theta, sz, radius, face_mu, Precond::choose(sample, None), &ones);
+        if sample.is_some() {
+            // The sample's factor estimates the correction `∇²F⁻¹ g` within a small factor
+            // (module docs of `sample`) at the cost of two triangular solves: a correction
+            // that is negligible with a 4× margin is not worth a CG solve.
+            let mut estimate = vec![0.0; d];
+            model.precondition(&gw, &mut estimate);
+            if !(norm(&estimate) > f64::EPSILON * norm(theta)) {
+                break;
+            }
+        }
         let cg = truncated_cg(obj, ev, &model, &gw, REFINE_ETA, cg_max, rep);
         if cg.negative_curvature.is_some() {
             // Not a local model of a minimiser: no correction from it.

@@ -5,6 +5,8 @@ use crate::feasible::{center, norm};
 use crate::objective::{Eval, SecondOrderObjective};
 use crate::solver::first_order::{FACE_TOL, RELEASE};
 use crate::solver::scales::apply_preconditioner;
+
+use super::sample::{SampleCurvature, SampleFace};
 use crate::solver::{dot, SolveReport};
 
 /// The largest `τ ≥ 0` with `‖z + τ v‖ ≤ b` for `‖z‖ ≤ b` (0 if `v = 0`).
@@ -36,6 +38,27 @@ pub(super) struct Cg {
     scale: f64,
 }
 
+/// The preconditioner of a Newton-CG step's conjugate gradients, on its working subspace.
+pub(super) enum Precond<'a> {
+    /// None (the projection on the working subspace).
+    None,
+    /// The diagonal of badly scaled columns ([`crate::solver::scales`]).
+    Diagonal(&'a [f64]),
+    /// The factored curvature of a row sample ([`super::sample`]), with its face data.
+    Sample(&'a SampleCurvature, Option<SampleFace>),
+}
+
+impl<'a> Precond<'a> {
+    /// The sample curvature when there is one, else the column diagonal when there is one.
+    pub(super) fn choose(sample: Option<&'a SampleCurvature>, diagonal: Option<&'a [f64]>) -> Self {
+        match (sample, diagonal) {
+            (Some(s), _) => Precond::Sample(s, None),
+            (None, Some(dg)) => Precond::Diagonal(dg),
+            (None, None) => Precond::None,
+        }
+    }
+}
+
 /// The working model of one Newton step.
 pub(super) struct Model<'a> {
     /// Sum-zero subspace.
@@ -46,8 +69,8 @@ pub(super) struct Model<'a> {
     ball: Option<(&'a [f64], f64)>,
     /// Shift `τ ≥ 0` added to the model's Hessian (negative curvature without a ball).
     shift: f64,
-    /// The diagonal preconditioner of badly scaled columns ([`super::scales`]), if any.
-    precond: Option<&'a [f64]>,
+    /// The preconditioner of the conjugate gradients.
+    precond: Precond<'a>,
     /// The all-ones vector (the sum-zero normal of the preconditioner's projection).
     ones: &'a [f64],
 }
@@ -58,10 +81,14 @@ impl<'a> Model<'a> {
         sz: bool,
         radius: Option<f64>,
         face_mu: Option<f64>,
-        precond: Option<&'a [f64]>,
+        precond: Precond<'a>,
         ones: &'a [f64],
     ) -> Self {
         let b2 = radius.map_or(1.0, |b| b * b);
+        let precond = match precond {
+            Precond::Sample(s, _) => Precond::Sample(s, face_mu.map(|mu| s.face(theta, mu))),
+            p => p,
+        };
         Model {
             sz,
             face: face_mu.map(|mu| (mu, theta, b2)),
@@ -75,9 +102,13 @@ impl<'a> Model<'a> {
         }
     }
     /// `out = M v`: the preconditioner on the working subspace, or the projection of `v` on it.
-    fn precondition(&self, v: &[f64], out: &mut [f64]) {
-        match self.precond {
-            Some(dg) => {
+    pub(super) fn precondition(&self, v: &[f64], out: &mut [f64]) {
+        match &self.precond {
+            Precond::Sample(s, sample_face) => {
+                let face = self.face.zip(sample_face.as_ref()).map(|((_, th, _), f)| (th, f));
+                s.apply(v, out, self.ones, face);
+            }
+            Precond::Diagonal(dg) => {
                 let mut normals: Vec<&[f64]> = Vec::with_capacity(2);
                 if self.sz {
                     normals.push(self.ones);
@@ -87,7 +118,7 @@ impl<'a> Model<'a> {
                 }
                 apply_preconditioner(dg, &normals, v, out);
             }
-            None => out.copy_from_slice(v),
+            Precond::None => out.copy_from_slice(v),
         }
         self.project(out);
     }
