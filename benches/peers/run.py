@@ -47,6 +47,7 @@ SKLEARN_SOLVERS = ["lbfgs", "newton-cg", "newton-cholesky", "liblinear"]
 # meeting the KKT tolerance (`--polish-iters 0`), as scikit-learn's solvers stop at theirs.
 PRIVPREF_SOLVERS = ["newton", "lbfgs", "auto", "lbfgs-nopolish"]
 PRIVPREF_ARGS = {"newton": ["--solver", "newton"], "lbfgs": ["--solver", "lbfgs"],
+                 "newton-cg": ["--solver", "newton-cg"],
                  "auto": ["--solver", "auto"],
                  "lbfgs-nopolish": ["--solver", "lbfgs", "--polish-iters", "0"]}
 DATA_DIR = "target/peers-data"
@@ -58,25 +59,53 @@ PASSES_TARGET_D1000 = 10.0
 AGREEMENT_TOL = 1e-8
 
 
-def make_data(n, d, seed=2026):
-    """Writes (if missing) and returns the paths of the x / y .npy files of shape (n, d)."""
+def fwht(a):
+    """The orthonormal Walsh–Hadamard transform of each row of `a` (width a power of two)."""
+    a = a.copy()
+    m = a.shape[1]
+    h = 1
+    while h < m:
+        v = a.reshape(a.shape[0], -1, 2, h)
+        s, t = v[:, :, 0, :] + v[:, :, 1, :], v[:, :, 0, :] - v[:, :, 1, :]
+        v[:, :, 0, :], v[:, :, 1, :] = s, t
+        h *= 2
+    return a / np.sqrt(m)
+
+
+def make_data(n, d, design="isotropic", seed=2026):
+    """Writes (if missing) and returns the paths of the x / y .npy files of shape (n, d).
+
+    `isotropic`: x ~ N(0, 2I). `powerlaw`: the law of the library's `sim::power_law_pairs`
+    with condition number d — x ~ N(0, 2QΛQᵀ), λ_k ∝ 1/k with trace d, Q = HD/√d (H
+    Walsh–Hadamard, D random signs), so every column has variance 2 and column scaling leaves
+    the condition number d as it is (d a power of two)."""
     os.makedirs(DATA_DIR, exist_ok=True)
-    xp = os.path.join(DATA_DIR, f"x_{n}x{d}.npy")
-    yp = os.path.join(DATA_DIR, f"y_{n}x{d}.npy")
+    tag = f"{n}x{d}" if design == "isotropic" else f"{design}_{n}x{d}"
+    xp = os.path.join(DATA_DIR, f"x_{tag}.npy")
+    yp = os.path.join(DATA_DIR, f"y_{tag}.npy")
+    if design == "powerlaw" and d & (d - 1):
+        raise SystemExit(f"--design powerlaw needs d a power of two, got {d}")
     if not (os.path.exists(xp) and os.path.exists(yp)):
         rng = np.random.default_rng([seed, n, d])
         theta = rng.standard_normal(d)
         theta /= np.linalg.norm(theta)
-        x = np.empty((n, d))
+        lam = 1.0 / np.arange(1, d + 1)
+        root = np.sqrt(lam * d / lam.sum())
+        signs = rng.choice([-1.0, 1.0], size=d)
+        x = np.lib.format.open_memmap(xp + ".tmp", mode="w+", dtype=np.float64, shape=(n, d))
         y = np.empty(n, dtype=np.uint8)
         step = max(1, (1 << 24) // d)
         for i in range(0, n, step):
             j = min(n, i + step)
             xb = np.sqrt(2.0) * rng.standard_normal((j - i, d))
+            if design == "powerlaw":
+                xb = fwht(xb * (root * signs))
             p = 1.0 / (1.0 + np.exp(-(xb @ theta)))
             x[i:j] = xb
             y[i:j] = rng.random(j - i) < p
-        np.save(xp, x)
+        x.flush()
+        del x
+        os.replace(xp + ".tmp", xp)
         np.save(yp, y)
     return xp, yp
 
@@ -84,7 +113,7 @@ def make_data(n, d, seed=2026):
 def make_f32(xp, n, d):
     """Writes (if missing) and returns the path of the float32 cast of the float64 features at
     `xp` (rounded to nearest by numpy's cast), written in blocks through a temporary file."""
-    xp32 = os.path.join(DATA_DIR, f"x32_{n}x{d}.npy")
+    xp32 = os.path.join(DATA_DIR, "x32_" + os.path.basename(xp)[2:])
     if not os.path.exists(xp32):
         x = np.load(xp, mmap_mode="r")
         tmp = xp32 + ".tmp"
@@ -318,12 +347,18 @@ def sklearn_f32_note(rows):
 
 
 def main():
+    global PRIVPREF_SOLVERS, SKLEARN_SOLVERS
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", default=DEFAULT_SHAPES, help="comma-separated NxD")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--dtypes", default="f64",
                     help="comma-separated feature dtypes among f64, f32 (f32: the f64 data cast to float32)")
     ap.add_argument("--out", default="bench-results/peers.md")
+    ap.add_argument("--design", default="isotropic", choices=["isotropic", "powerlaw"],
+                    help="the features' law (make_data)")
+    ap.add_argument("--solvers", default=",".join(PRIVPREF_SOLVERS),
+                    help=f"privpref solvers, from {','.join(PRIVPREF_ARGS)}")
+    ap.add_argument("--sklearn-solvers", default=",".join(SKLEARN_SOLVERS))
     ap.add_argument("--privpref", default="target/release/privpref")
     ap.add_argument("--stream-read", default="target/release/examples/stream_read",
                     help="the stream_read example binary (the streaming-read reference)")
@@ -333,6 +368,10 @@ def main():
                     help="seconds after which one fit is stopped and reported as '> limit'")
     ap.add_argument("--title", default="Peer benchmark: exact logistic MLE, privpref vs scikit-learn")
     a = ap.parse_args()
+    PRIVPREF_SOLVERS = [v for v in a.solvers.split(",") if v]
+    SKLEARN_SOLVERS = [v for v in a.sklearn_solvers.split(",") if v]
+    if any(v not in PRIVPREF_ARGS for v in PRIVPREF_SOLVERS):
+        ap.error(f"--solvers: choose from {','.join(PRIVPREF_ARGS)}")
     shapes = [tuple(int(v) for v in s.lower().split("x")) for s in a.shapes.split(",")]
     threads = [int(t) for t in a.threads.split(",")]
     dtypes = [t.strip().lower() for t in a.dtypes.split(",")]
@@ -345,7 +384,7 @@ def main():
     blocks = []
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     for n, d in shapes:
-        xp64, yp = make_data(n, d)
+        xp64, yp = make_data(n, d, a.design)
         y = np.load(yp).astype(np.float64)
         for dt in dtypes:
             xp = xp64 if dt == "f64" else make_f32(xp64, n, d)
@@ -397,10 +436,17 @@ def write_table(a, started, rows, blocks):
         f"# {a.title}", "",
         f"Machine: {cpu_model()}, {os.cpu_count()} logical CPUs. Started: {started}; last row: {now}.",
         f"Command: `benches/peers/run.sh --shapes {a.shapes} --threads {a.threads} --dtypes {a.dtypes} "
-        f"--timeout {a.timeout:g} --stream-repeats {a.stream_repeats}`.",
+        f"--timeout {a.timeout:g} --stream-repeats {a.stream_repeats} --design {a.design} "
+        f"--solvers {a.solvers} --sklearn-solvers {a.sklearn_solvers} --out {a.out}`.",
         f"Versions: {versions()}; privpref at `{a.privpref}` ({git_commit()}), streaming read by "
         f"`{a.stream_read}`.", "",
-        "Unpenalised logistic MLE without intercept on BTL data (x = φ¹ − φ⁰, φ ~ N(0, I), ‖θ*‖ = 1). "
+        ("Unpenalised logistic MLE without intercept on BTL data (x = φ¹ − φ⁰, φ ~ N(0, I), ‖θ*‖ = 1). "
+         if a.design == "isotropic" else
+         "Unpenalised logistic MLE without intercept on BTL data on a rotated power-law design "
+         "(x ~ N(0, 2QΛQᵀ), λ_k ∝ 1/k with trace d, condition number d, Q = HD/√d Walsh–Hadamard "
+         "with random signs, so every column has variance 2 and column scaling does nothing; "
+         "`make_data` in `benches/peers/run.py`, the law of `privpref::sim::power_law_pairs`; "
+         "‖θ*‖ = 1). ") +
         "scikit-learn: `LogisticRegression(penalty=None, fit_intercept=False, tol=1e-10)` (liblinear: "
         "`penalty='l2', C=1e12`, its closest setting); privpref: `fit --loss mle --constraint none` "
         "(KKT tolerance 1e-10 relative; by default L-BFGS then polishes up to 10 iterations while the "

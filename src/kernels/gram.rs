@@ -60,7 +60,7 @@ const SAMPLE_PARTS: usize = 4;
 /// [`SAMPLE_PART_ROWS`] rows (a function of `m` only), each part's [`syrk_lower`] on one thread
 /// and the parts summed along the fixed tree — the same bits for any thread count.
 pub(crate) fn sample_gram(a: &[f64], d: usize, alpha: f64, par: crate::par::Par) -> Vec<f64> {
-    let m = if d == 0 { 0 } else { a.len() / d };
+    let m = a.len().checked_div(d).unwrap_or(0);
     let parts = m.div_ceil(SAMPLE_PART_ROWS).clamp(1, SAMPLE_PARTS);
     let per = m.div_ceil(parts).max(1);
     let leaf = |p: usize| {
@@ -188,6 +188,32 @@ mod tests {
                         (g - w).abs() <= 1e-13 * (1.0 + w.abs()),
                         "{m}x{d} ({i},{j}): {g} vs {w}"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_sample_gram_is_symmetric_matches_the_reference_and_ignores_the_pool() {
+        // 5000 rows: four parts of 1250 (the multi-part tree), and 300 rows: one part.
+        for (m, d) in [(5000usize, 6usize), (300, 5)] {
+            let a: Vec<f64> = (0..m * d).map(|i| ((i * 37 % 13) as f64 - 6.0) / 5.0).collect();
+            let want = reference(&a, m, d, 0.5);
+            let seq = sample_gram(&a, d, 0.5, crate::par::Par::Seq);
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            let par = pool.install(|| sample_gram(&a, d, 0.5, crate::par::Par::Rayon));
+            assert_eq!(
+                seq.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                par.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            );
+            for j in 0..d {
+                for i in j..d {
+                    let w = want[j * d + i];
+                    assert!(
+                        (seq[j * d + i] - w).abs() <= 1e-12 * (1.0 + w.abs()),
+                        "{m}x{d} ({i},{j})"
+                    );
+                    assert_eq!(seq[i * d + j], seq[j * d + i]);
                 }
             }
         }

@@ -206,7 +206,7 @@ pub struct SolverDetail {
     /// Newton step has a constant length ([`crate::solver::newton_cg`]).
     pub extended_steps: usize,
     /// Newton-CG: rows of the sample whose curvature preconditioned its conjugate gradients
-    /// (`sample_curvature`, [`crate::solver::newton_cg`]); 0 when none did.
+    /// ([`crate::solver::newton_cg`], "Preconditioning"); 0 when none did.
     pub preconditioner_rows: usize,
 }
 

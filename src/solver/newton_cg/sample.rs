@@ -147,3 +147,85 @@ impl SampleCurvature {
         oblique_project(out, &ac, &normals);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dense SPD `H = G Λ Gᵀ` (column-major), `λ_k = 10/(1 + k)`, `G` orthogonal.
+    fn spd(d: usize) -> Vec<f64> {
+        let mut h = vec![0.0; d * d];
+        for k in 0..d {
+            h[k * d + k] = 10.0 / (1.0 + k as f64);
+        }
+        // Rotate: H ← G H Gᵀ with G a product of plane rotations (dense, orthogonal).
+        let mut g = vec![0.0; d * d];
+        for k in 0..d {
+            g[k * d + k] = 1.0;
+        }
+        for k in 0..d - 1 {
+            let (c, s) = ((0.3 + k as f64).cos(), (0.3 + k as f64).sin());
+            for col in 0..d {
+                let (x, y) = (g[col * d + k], g[col * d + k + 1]);
+                g[col * d + k] = c * x - s * y;
+                g[col * d + k + 1] = s * x + c * y;
+            }
+        }
+        let mut out = vec![0.0; d * d];
+        for j in 0..d {
+            for i in 0..d {
+                out[j * d + i] = (0..d).map(|k| g[k * d + i] * h[k * d + k] * g[k * d + j]).sum();
+            }
+        }
+        out
+    }
+
+    fn matvec(h: &[f64], v: &[f64]) -> Vec<f64> {
+        let d = v.len();
+        (0..d).map(|i| (0..d).map(|j| h[j * d + i] * v[j]).sum()).collect()
+    }
+
+    fn dot(a: &[f64], b: &[f64]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    /// On `{1ᵀx = 0, θᵀx = 0}`, `M((H + μI)x) = x` (M inverts the shifted sample curvature on
+    /// the working subspace), and `Mv` lies in the subspace for any `v`.
+    #[test]
+    fn the_face_preconditioner_inverts_the_shifted_curvature_on_the_tangent_space() {
+        let d = 6;
+        let h = spd(d);
+        let base = SampleFactor::of(&h, d, 0.0, true).unwrap();
+        let s = SampleCurvature {
+            h: h.clone(),
+            ridge: 0.0,
+            base,
+            sum_zero: true,
+            rows: 0,
+        };
+        let ones = vec![1.0; d];
+        let theta = vec![0.5, -0.1, 0.2, -0.4, 0.3, -0.5];
+        for mu in [0.0, 2.5] {
+            let face = s.face(&theta, mu);
+            // x in the subspace: project an arbitrary vector orthogonally on both normals.
+            let mut x = vec![0.7, -0.2, 0.4, 1.1, -0.9, 0.3];
+            for _ in 0..60 {
+                for c in [&ones, &theta] {
+                    let f = dot(&x, c) / dot(c, c);
+                    x.iter_mut().zip(c.iter()).for_each(|(a, b)| *a -= f * b);
+                }
+            }
+            let hx: Vec<f64> = matvec(&h, &x).iter().zip(&x).map(|(a, b)| a + mu * b).collect();
+            let mut out = vec![0.0; d];
+            s.apply(&hx, &mut out, &ones, Some((&theta, &face)));
+            for (o, want) in out.iter().zip(&x) {
+                assert!((o - want).abs() < 1e-10, "μ = {mu}: {out:?} vs {x:?}");
+            }
+            s.apply(&[1.0, 2.0, -3.0, 0.5, 0.0, 4.0], &mut out, &ones, Some((&theta, &face)));
+            assert!(
+                dot(&out, &ones).abs() < 1e-10 && dot(&out, &theta).abs() < 1e-10,
+                "{out:?}"
+            );
+        }
+    }
+}
