@@ -154,18 +154,38 @@ print(json.dumps({"theta": model.coef_[0].tolist(), "wall": w1 - w0, "cpu": c1 -
 """
 
 
+GLUM_CHILD = r"""
+import json, sys, time, warnings
+import numpy as np
+from glum import GeneralizedLinearRegressor
+xp, yp, solver = sys.argv[1:4]
+x = np.load(xp); y = np.load(yp).astype(np.float64)
+model = GeneralizedLinearRegressor(family="binomial", alpha=0, fit_intercept=False, solver=solver,
+                                   gradient_tol=1e-10, max_iter=10000)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    c0, w0 = time.process_time(), time.perf_counter()
+    model.fit(x, y)
+    w1, c1 = time.perf_counter(), time.process_time()
+print(json.dumps({"theta": np.asarray(model.coef_, dtype=np.float64).tolist(), "wall": w1 - w0,
+                  "cpu": c1 - c0, "fit": w1 - w0, "n_iter": int(np.max(model.n_iter_)),
+                  "x_dtype": str(x.dtype), "coef_dtype": str(model.coef_.dtype),
+                  "warning": any("converge" in str(w.message).lower() for w in caught)}))
+"""
+
+
 def timed_out(limit):
     """The record of a fit stopped after `limit` seconds (no answer)."""
     return {"theta": None, "wall": float("nan"), "cpu": float("nan"), "fit": float("nan"),
             "n_iter": 0, "warning": True, "timeout": limit}
 
 
-def run_sklearn(xp, yp, solver, threads, limit):
+def run_sklearn(xp, yp, solver, threads, limit, child=SKLEARN_CHILD):
     env = dict(os.environ)
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[k] = str(threads)
     try:
-        out = subprocess.run([sys.executable, "-c", SKLEARN_CHILD, xp, yp, solver],
+        out = subprocess.run([sys.executable, "-c", child, xp, yp, solver],
                              env=env, check=True, capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
         return timed_out(limit)
@@ -228,8 +248,13 @@ def versions():
     import scipy
     import sklearn
     import threadpoolctl
+    try:
+        import glum
+        extra = f", glum {glum.__version__}"
+    except ImportError:
+        extra = ""
     return (f"Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
-            f"scikit-learn {sklearn.__version__}, threadpoolctl {threadpoolctl.__version__}")
+            f"scikit-learn {sklearn.__version__}, threadpoolctl {threadpoolctl.__version__}{extra}")
 
 
 def git_commit():
@@ -288,7 +313,7 @@ def fmt_row(r):
 
 def summary_rows(blocks):
     """Per shape, dtype and thread count: the fastest privpref fit and its passes' worth (with
-    its target where the issue sets one), and the issue's ratios: fastest scikit-learn fit /
+    its target where the issue sets one), and the issue's ratios: fastest peer fit /
     fastest privpref fit (target >= 5), newton-cholesky and liblinear / fastest privpref
     (target >= 20). A stopped fit counts with its time limit (a lower bound on its ratio,
     marked '>')."""
@@ -299,11 +324,14 @@ def summary_rows(blocks):
                               if tool == "privpref" and not r.get("timeout"))
 
         def ratio(keys):
-            vals = [(res[k].get("timeout") or res[k]["fit"], bool(res[k].get("timeout"))) for k in keys]
+            vals = [(res[k].get("timeout") or res[k]["fit"], bool(res[k].get("timeout")))
+                    for k in keys if k in res]
+            if not vals:
+                return "not run"
             v, lower = min(vals)
             return f"{'> ' if lower else ''}{v / best:.2f}"
-        sk = [k for k in res if k[0] == "scikit-learn"]
-        fastest = min(sk, key=lambda k: res[k].get("timeout") or res[k]["fit"])
+        peers = [k for k in res if k[0] != "privpref"]
+        fastest = min(peers, key=lambda k: res[k].get("timeout") or res[k]["fit"])
         stream = b["stream"]["median_s"] if b["stream"] else None
         worth = best / stream if stream else None
         target = fmt_passes_target(b["n"], b["d"])
@@ -314,7 +342,7 @@ def summary_rows(blocks):
         else:
             tgt = f"≤ {target:g}: {'met' if worth <= target else 'missed'}"
         out.append(f"| {b['shape']} | {b['dtype']} | {b['threads']} | {best_name} {best:.3f} | "
-                   f"{f'{worth:.1f}' if worth is not None else '–'} | {tgt} | {fastest[1]} | "
+                   f"{f'{worth:.1f}' if worth is not None else '–'} | {tgt} | {' '.join(fastest)} | "
                    f"{ratio([fastest])} | {ratio([('scikit-learn', 'newton-cholesky')])} | "
                    f"{ratio([('scikit-learn', 'liblinear')])} |")
     return out
@@ -359,6 +387,9 @@ def main():
     ap.add_argument("--solvers", default=",".join(PRIVPREF_SOLVERS),
                     help=f"privpref solvers, from {','.join(PRIVPREF_ARGS)}")
     ap.add_argument("--sklearn-solvers", default=",".join(SKLEARN_SOLVERS))
+    ap.add_argument("--glum-solvers", default="",
+                    help="glum solvers (e.g. irls-cd,lbfgs; glum is not in requirements.txt: "
+                         "install it into the venv first)")
     ap.add_argument("--privpref", default="target/release/privpref")
     ap.add_argument("--stream-read", default="target/release/examples/stream_read",
                     help="the stream_read example binary (the streaming-read reference)")
@@ -403,6 +434,9 @@ def main():
                 for s in SKLEARN_SOLVERS:
                     res[("scikit-learn", s)] = run_sklearn(xp, yp, s, t, a.timeout)
                     print(f"{tag} sklearn {s}: {res[('scikit-learn', s)]['wall']:.3f} s", file=sys.stderr)
+                for s in [v for v in a.glum_solvers.split(",") if v]:
+                    res[("glum", s)] = run_sklearn(xp, yp, s, t, a.timeout, child=GLUM_CHILD)
+                    print(f"{tag} glum {s}: {res[('glum', s)]['wall']:.3f} s", file=sys.stderr)
                 ref = np.array(res[("privpref", "newton")]["theta"] or res[("privpref", "lbfgs")]["theta"])
                 done = [s for s in PRIVPREF_SOLVERS if not res[("privpref", s)].get("timeout")]
                 best = min(res[("privpref", s)]["fit"] for s in done)
@@ -437,7 +471,8 @@ def write_table(a, started, rows, blocks):
         f"Machine: {cpu_model()}, {os.cpu_count()} logical CPUs. Started: {started}; last row: {now}.",
         f"Command: `benches/peers/run.sh --shapes {a.shapes} --threads {a.threads} --dtypes {a.dtypes} "
         f"--timeout {a.timeout:g} --stream-repeats {a.stream_repeats} --design {a.design} "
-        f"--solvers {a.solvers} --sklearn-solvers {a.sklearn_solvers} --out {a.out}`.",
+        f"--solvers {a.solvers} --sklearn-solvers {a.sklearn_solvers} --glum-solvers {a.glum_solvers} "
+        f"--out {a.out}`.",
         f"Versions: {versions()}; privpref at `{a.privpref}` ({git_commit()}), streaming read by "
         f"`{a.stream_read}`.", "",
         ("Unpenalised logistic MLE without intercept on BTL data (x = φ¹ − φ⁰, φ ~ N(0, I), ‖θ*‖ = 1). "
@@ -476,9 +511,9 @@ def write_table(a, started, rows, blocks):
         "mapped file's pages in on its first pass, which the median read (after the warm-up) does not.", "",
         "## Targets", "",
         "Fastest privpref fit and its passes' worth (target ≤ 6 at (1e6, 100), ≤ 10 at d ≥ 1000); "
-        "fastest scikit-learn fit / fastest privpref fit (target ≥ 5) and newton-cholesky, liblinear / "
+        "fastest peer (scikit-learn or glum) fit / fastest privpref fit (target ≥ 5) and newton-cholesky, liblinear / "
         "fastest privpref fit (target ≥ 20), fit times of the same run.", "",
-        "| shape | dtype | threads | fastest privpref (s) | its passes' worth | passes' worth target | fastest scikit-learn | its ratio | newton-cholesky ratio | liblinear ratio |",
+        "| shape | dtype | threads | fastest privpref (s) | its passes' worth | passes' worth target | fastest peer | its ratio | newton-cholesky ratio | liblinear ratio |",
         "|---|---|---|---|---|---|---|---|---|---|",
         *summary_rows(blocks), "",
         "## Streaming reads", "",

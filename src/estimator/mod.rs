@@ -97,8 +97,12 @@ pub enum SolverKind {
     /// An exact solver chosen from the loss and the shape ([`auto_solver`]), with a
     /// second-order fallback ([`auto_fallback`]): when the first solver is L-BFGS and it stops
     /// without converging (iteration budget, failed line search), dense Newton (`d ≤`
-    /// [`AUTO_DENSE_NEWTON_MAX_D`]) or Newton-CG (larger `d`) continues from its point. The
-    /// report is the last solver's, with the counts and time of both. Dense Newton is never
+    /// [`AUTO_DENSE_NEWTON_MAX_D`]) or Newton-CG (larger `d`) continues from its point. For a
+    /// convex loss with `n > 16d` L-BFGS also stops after [`AUTO_PROBE_ITERS`] iterations if
+    /// its measured rate says it would need more than twice as many again (an ill-conditioned
+    /// design), and the fallback continues from its point — for `d > 64` Newton-CG with the
+    /// row-sample preconditioner. The report is the last solver's, with the counts and time of
+    /// both. Dense Newton is never
     /// chosen when its planned memory exceeds
     /// [`Control::memory_limit`](crate::solver::Control::memory_limit)
     /// ([`newton::fits`]): L-BFGS, then Newton-CG, instead. The
@@ -359,7 +363,10 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
         SolverKind::Newton if dense => newton::solve(obj, &opts.set, theta0, &opts.control),
         SolverKind::NewtonCg => newton_cg::solve(obj, &opts.set, theta0, &opts.control),
         _ => {
-            let first = solve_lbfgs(obj, opts, lbfgs_opts, start)?;
+            // A convex loss on data tall enough for Newton-CG's sample preconditioner: L-BFGS
+            // stops early when its rate shows an ill-conditioned design.
+            let probe = (O::CONVEX && newton_cg::offers_sample(n, d)).then_some(AUTO_PROBE_ITERS);
+            let first = solve_lbfgs(obj, opts, lbfgs_opts, probe, start)?.0;
             let retry = matches!(
                 first.termination,
                 Termination::MaxIterations | Termination::LineSearchFailed
@@ -372,38 +379,50 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
                 SolverKind::Newton if dense => newton::solve(obj, &opts.set, start, &opts.control)?,
                 _ => newton_cg::solve(obj, &opts.set, start, &opts.control)?,
             };
-            second.counts.iterations += first.counts.iterations;
-            second.counts.grad_evals += first.counts.grad_evals;
-            second.counts.line_search_evals += first.counts.line_search_evals;
-            second.counts.direction_passes += first.counts.direction_passes;
-            second.counts.setup_passes += first.counts.setup_passes;
-            second.counts.scale_passes += first.counts.scale_passes;
-            second.counts.sample_rows += first.counts.sample_rows;
-            second.counts.elapsed += first.counts.elapsed;
+            second.counts.absorb(&first.counts);
             Ok(second)
         }
     }
 }
 
+/// The iterations after which [`SolverKind::Auto`]'s L-BFGS stops when it is slow to converge
+/// (`lbfgs::slow_to_converge`: at its mean rate so far it would need more than twice as many
+/// again). Measured on the rotated power-law design at `(2·10⁵, 512)` (`fit --loss mle
+/// --constraint none`, 2026-12-03): L-BFGS alone 210 passes; a probe of 20 iterations then
+/// Newton-CG 73, of 10 then Newton-CG 63, Newton-CG alone 51.
+pub const AUTO_PROBE_ITERS: usize = 10;
+
 /// L-BFGS from `opts.theta0`, or from the row sample's point and curvature `start`, whose work
-/// the report then includes ([`sample_start`]).
+/// the report then includes ([`sample_start`]); stopped early when slow with `probe`
+/// (`lbfgs::solve_seeded`). With the run's curvature pairs.
 fn solve_lbfgs<O: SecondOrderObjective, S>(
     obj: &O,
     opts: &FitOptions<S>,
     lbfgs_opts: &LbfgsOptions,
+    probe: Option<usize>,
     start: Option<SampleStart>,
-) -> Result<SolveReport> {
+) -> Result<(SolveReport, lbfgs::Curvature)> {
+    let ctl = &opts.control;
     let Some(sample) = start else {
-        return lbfgs::solve(obj, &opts.set, opts.theta0.as_deref(), lbfgs_opts, &opts.control);
+        return lbfgs::solve_seeded(
+            obj,
+            &opts.set,
+            opts.theta0.as_deref(),
+            lbfgs_opts,
+            ctl,
+            Default::default(),
+            probe,
+        );
     };
     let (theta0, curvature) = match sample.start {
         Some((theta, curvature)) => (Some(theta), curvature),
         None => (opts.theta0.clone(), Default::default()),
     };
-    let (mut report, _) = lbfgs::solve_seeded(obj, &opts.set, theta0.as_deref(), lbfgs_opts, &opts.control, curvature)?;
+    let (mut report, pairs) =
+        lbfgs::solve_seeded(obj, &opts.set, theta0.as_deref(), lbfgs_opts, ctl, curvature, probe)?;
     report.counts.sample_rows += sample.rows_read;
     report.counts.elapsed += sample.elapsed;
-    Ok(report)
+    Ok((report, pairs))
 }
 
 /// Runs the solver `opts.solver` on `obj` (any [`SmoothObjective`]: the pairwise objective of
@@ -425,7 +444,7 @@ fn run_solver_from<O: SecondOrderObjective + SgdObjective, S>(
     match &opts.solver {
         Solver::Newton => newton::solve(obj, &opts.set, theta0, &opts.control),
         Solver::NewtonCg => newton_cg::solve(obj, &opts.set, theta0, &opts.control),
-        Solver::Lbfgs(o) => solve_lbfgs(obj, opts, o, start),
+        Solver::Lbfgs(o) => solve_lbfgs(obj, opts, o, None, start).map(|(r, _)| r),
         Solver::Sgd(o) => sgd::solve(obj, &opts.set, theta0, o, &opts.control),
         Solver::Auto(o) => solve_auto(obj, opts, o, start),
     }

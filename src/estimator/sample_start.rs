@@ -197,7 +197,7 @@ pub(crate) fn run<L: Loss>(
         sample_start: false,
         ..LbfgsOptions::default()
     };
-    let (report, curvature) = lbfgs::solve_seeded(&obj, set, None, &opts, &sctl, Curvature::default()).ok()?;
+    let (report, curvature) = lbfgs::solve_seeded(&obj, set, None, &opts, &sctl, Curvature::default(), None).ok()?;
     let rows_read = report.data_passes() * m;
     let converged = report.converged() && report.theta.iter().all(|v| v.is_finite());
     Some(SampleStart {

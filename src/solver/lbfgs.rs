@@ -192,7 +192,7 @@ pub fn solve<O: SmoothObjective>(
     opts: &LbfgsOptions,
     ctl: &Control,
 ) -> Result<SolveReport> {
-    solve_seeded(obj, set, theta0, opts, ctl, Curvature::default()).map(|(r, _)| r)
+    solve_seeded(obj, set, theta0, opts, ctl, Curvature::default(), None).map(|(r, _)| r)
 }
 
 /// The curvature pairs of a finished run (the newest last), to seed a run on a close objective
@@ -202,7 +202,9 @@ pub(crate) struct Curvature(VecDeque<Pair>);
 
 /// [`solve`] with the first iterations' inverse-Hessian model built from `seed` (at most
 /// `opts.memory` of its newest pairs; pairs without positive curvature are skipped as always),
-/// returning the run's own pairs with its report.
+/// returning the run's own pairs with its report. With `probe = Some(k)` the run stops with
+/// [`Termination::MaxIterations`] after `k` iterations if it is [`slow_to_converge`] there
+/// (`auto`'s switch to a second-order method on ill-conditioned designs).
 pub(crate) fn solve_seeded<O: SmoothObjective>(
     obj: &O,
     set: &FeasibleSet,
@@ -210,11 +212,13 @@ pub(crate) fn solve_seeded<O: SmoothObjective>(
     opts: &LbfgsOptions,
     ctl: &Control,
     seed: Curvature,
+    probe: Option<usize>,
 ) -> Result<(SolveReport, Curvature)> {
     opts.validate()?;
     let max_iter = ctl.max_iter.saturating_mul(ITERS_PER_MAX_ITER);
     let (run, ()) = Run::start("lbfgs", obj, set, theta0, ctl, max_iter, Run::evaluate_start(obj))?;
     let mut lbfgs = Lbfgs::new(run, opts, max_iter);
+    lbfgs.probe = probe;
     let mut pairs = seed.0;
     while pairs.len() > opts.memory {
         pairs.pop_front();
@@ -226,6 +230,25 @@ pub(crate) fn solve_seeded<O: SmoothObjective>(
     let pairs = std::mem::take(&mut lbfgs.pairs);
     Ok((lbfgs.run.finish(termination, lbfgs.certified), Curvature(pairs)))
 }
+
+/// Whether a run at relative KKT residual `κ_k` after `k` iterations is too slow to finish:
+/// at its mean rate `κ_k^{1/k}` (the residual starts near 1; the criterion is scale-free) it
+/// would need more than [`SLOW_FACTOR`]`·k` further iterations to reach `tol`. On designs whose
+/// Hessian has condition number `κ_H` L-BFGS's rate degrades like that of CG, `1 − O(1/√κ_H)`;
+/// at `tol = 10⁻¹⁰` and `k = 10` the cut is `κ_k > 4.6·10⁻⁴`.
+pub(crate) fn slow_to_converge(kkt: f64, k: usize, tol: f64) -> bool {
+    if !(kkt > tol) {
+        return false;
+    }
+    if !(kkt < 1.0) {
+        return true;
+    }
+    let k = k.max(1) as f64;
+    k * (tol / kkt).ln() / kkt.ln() > SLOW_FACTOR * k
+}
+
+/// See [`slow_to_converge`].
+const SLOW_FACTOR: f64 = 2.0;
 
 /// The working gradient of an iteration and the face of the ball it works on.
 struct Working {
@@ -260,6 +283,8 @@ struct Lbfgs<'a, O> {
     certified: Certified,
     /// The cheap KKT estimate of the previous iterate.
     prev_kkt: Option<f64>,
+    /// Stop after this many iterations if [`slow_to_converge`] ([`solve_seeded`]).
+    probe: Option<usize>,
 }
 
 impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
@@ -284,6 +309,7 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
             flat_steps: 0,
             certified: None,
             prev_kkt: None,
+            probe: None,
         }
     }
 
@@ -335,6 +361,12 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
         let at = self
             .run
             .first_order_checks("lbfgs", self.max_iter, &mut self.polish, &mut self.flat_steps)?;
+        if self.probe == Some(self.run.rep.counts.iterations)
+            && !self.polish.active()
+            && slow_to_converge(at.kkt, self.run.rep.counts.iterations, self.run.ctl.tol_rel)
+        {
+            return Err(Termination::MaxIterations);
+        }
         let w = self.working_gradient();
         if norm(&w.gw) == 0.0 {
             if at.at_kkt {

@@ -182,6 +182,25 @@ pub struct Counts {
     pub elapsed: Duration,
 }
 
+impl Counts {
+    /// Adds the work of an earlier stage of the same fit (every count and the time).
+    pub fn absorb(&mut self, earlier: &Counts) {
+        self.iterations += earlier.iterations;
+        self.grad_evals += earlier.grad_evals;
+        self.hessian_evals += earlier.hessian_evals;
+        self.fused_evals += earlier.fused_evals;
+        self.cg_iterations += earlier.cg_iterations;
+        self.line_search_evals += earlier.line_search_evals;
+        self.direction_passes += earlier.direction_passes;
+        self.setup_passes += earlier.setup_passes;
+        self.compensated_evals += earlier.compensated_evals;
+        self.scale_passes += earlier.scale_passes;
+        self.sample_rows += earlier.sample_rows;
+        self.refinement_steps += earlier.refinement_steps;
+        self.elapsed += earlier.elapsed;
+    }
+}
+
 /// Diagnostics that only some solvers produce (0 or `NaN` for the others).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]

@@ -239,3 +239,50 @@ fn an_underflowed_loss_is_never_certified() {
         }
     }
 }
+
+/// `auto` on a convex loss with `n > 16d`: L-BFGS stops after ten iterations when its rate
+/// shows an ill-conditioned design and Newton-CG with the sample preconditioner finishes (for
+/// `d > 64`), at a fraction of L-BFGS's passes; on an isotropic design the probe never fires
+/// and auto is L-BFGS, bit for bit.
+#[test]
+fn auto_hands_an_ill_conditioned_design_to_preconditioned_newton_cg() {
+    use privpref::estimator::AUTO_PROBE_ITERS;
+    let (n, d) = (12_000, 128);
+    let theta = theta_star(d, 1.0, true, &mut simulation_rng(31)).unwrap();
+    let run = |data: &privpref::data::PairwiseData, solver: SolverKind| {
+        let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::Unconstrained);
+        o.solver = solver.into();
+        fit(data.view().unwrap(), &o).unwrap().report
+    };
+    let skewed = power_law_pairs(n, &theta, 1e4, &mut simulation_rng(32)).unwrap();
+    let (auto, lbfgs, ncg) = (
+        run(&skewed, SolverKind::Auto),
+        run(&skewed, SolverKind::Lbfgs),
+        run(&skewed, SolverKind::NewtonCg),
+    );
+    eprintln!(
+        "rotated power law (n, d) = ({n}, {d}): auto ({}) {} passes, lbfgs {}, newton-cg {}",
+        auto.solver,
+        auto.data_passes(),
+        lbfgs.data_passes(),
+        ncg.data_passes()
+    );
+    assert!(auto.converged() && auto.certificate.certified_global, "{auto:?}");
+    assert_eq!(auto.solver, "newton-cg");
+    assert!(auto.detail.preconditioner_rows > 0);
+    assert!(auto.counts.iterations > AUTO_PROBE_ITERS);
+    assert!(
+        3 * auto.data_passes() <= lbfgs.data_passes(),
+        "{} vs {}",
+        auto.data_passes(),
+        lbfgs.data_passes()
+    );
+    let dt = inf_dist(&auto.theta, &ncg.theta);
+    assert!(dt <= 1e-8 * norm_inf(&ncg.theta), "auto vs newton-cg |Δθ|∞ = {dt:e}");
+
+    let isotropic = btl_pairs(n, &theta, &mut simulation_rng(33)).unwrap();
+    let (auto, lbfgs) = (run(&isotropic, SolverKind::Auto), run(&isotropic, SolverKind::Lbfgs));
+    assert_eq!(auto.solver, "lbfgs");
+    assert_eq!(bits(&auto.theta), bits(&lbfgs.theta));
+    assert_eq!(auto.data_passes(), lbfgs.data_passes());
+}

@@ -109,6 +109,12 @@ const CG_MIN: usize = 10;
 /// polishing rule, [`super::lbfgs`], with a smaller budget: each step costs CG passes).
 const POLISH_ITERS: usize = 3;
 
+/// Whether Newton-CG preconditions with a row sample's curvature ([`sample`]) at `n` rows and
+/// `d` columns, given a convex loss and the memory for it: `d ≥ 2` and `n > 16d`.
+pub fn offers_sample(n: usize, d: usize) -> bool {
+    d >= 2 && sample::ROWS_PER_DIM.checked_mul(2 * d).is_some_and(|m| n > m)
+}
+
 /// The forcing term `η = min(0.5, max(√κ, 0.1·target/κ))` at relative KKT residual `κ`:
 /// Dembo–Eisenstat–Steihaug's `√κ` (superlinear convergence), but no smaller than what brings
 /// the residual to a tenth of `target` (the tolerance, or the polishing depth) to first order —

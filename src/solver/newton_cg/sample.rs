@@ -28,7 +28,7 @@ use crate::solver::scales::oblique_project;
 use crate::solver::Control;
 
 /// Rows of the sample per dimension.
-pub(super) const ROWS_PER_DIM: usize = 8;
+pub(crate) const ROWS_PER_DIM: usize = 8;
 /// The regularisation `ρ = RIDGE_REL·tr(H_S)/d` added before factoring (raised ×100, up to
 /// three times, if the factorisation fails).
 const RIDGE_REL: f64 = 1e-8;
