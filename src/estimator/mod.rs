@@ -153,7 +153,11 @@ pub const AUTO_NONCONVEX_NEWTON_MAX_D: usize = 16;
 /// (`bench-results/fits.md`). Newton-CG is the first choice only on very wide data (below); it
 /// is the fallback for large `d` ([`auto_fallback`]),
 /// where a second-order method is wanted after L-BFGS has failed and dense Newton costs
-/// `n·d²` per iteration and `8d²` bytes.
+/// `n·d²` per iteration and `8d²` bytes — and, for a convex loss with `n > 16d`, after L-BFGS
+/// has shown a slow rate in its first [`AUTO_PROBE_ITERS`] iterations (those measurements were
+/// all on isotropic designs; on a rotated power-law design of condition number `d` at
+/// `(2·10⁵, 512)` L-BFGS took 210 passes, the sample-preconditioned Newton-CG 51,
+/// `bench-results/peers-powerlaw.md`).
 ///
 /// * **very wide data** (convex loss, `d ≥` [`AUTO_WIDE_RATIO`]`·n`) → **Newton-CG**: the
 ///   Hessian has rank at most `n`, so CG needs about `n` products per step, each a cheap pass
