@@ -42,10 +42,10 @@
 //!
 //! **Preconditioning.** With `n > 16d` rows and the memory for it, CG is preconditioned by the
 //! Cholesky factor of the Hessian of an evenly spaced sample of `8d` rows at the start
-//! ([`sample`]): on a design whose covariance has condition number `κ_X` — rotated, so column
+//! (module `sample`): on a design whose covariance has condition number `κ_X` — rotated, so column
 //! scaling does not remove it — plain CG needs `O(√κ_X)` products per Newton step, the
 //! preconditioned one about ten. Otherwise badly scaled columns get their diagonal
-//! ([`super::scales`]). Refinement uses the sample's factor to skip corrections it shows to
+//! (`solver::scales`). Refinement uses the sample's factor to skip corrections it shows to
 //! be negligible.
 //!
 //! **Safeguards.** Every step is accepted by the Armijo rule along the projection arc
@@ -109,7 +109,7 @@ const CG_MIN: usize = 10;
 /// polishing rule, [`super::lbfgs`], with a smaller budget: each step costs CG passes).
 const POLISH_ITERS: usize = 3;
 
-/// Whether Newton-CG preconditions with a row sample's curvature ([`sample`]) at `n` rows and
+/// Whether Newton-CG preconditions with a row sample's curvature (module docs) at `n` rows and
 /// `d` columns, given a convex loss and the memory for it: `d ≥ 2` and `n > 16d`.
 pub fn offers_sample(n: usize, d: usize) -> bool {
     d >= 2 && sample::ROWS_PER_DIM.checked_mul(2 * d).is_some_and(|m| n > m)
