@@ -99,6 +99,13 @@ pub(crate) fn check_linear_term(b: Vec<f64>, d: usize) -> Result<Vec<f64>> {
     Ok(b)
 }
 
+/// The rows of the block `r` in the evenly spaced sample of stride `step` (every `step`-th row
+/// from row 0), or `None` when the block holds none.
+fn sampled_rows(r: std::ops::Range<usize>, step: usize) -> Option<std::iter::StepBy<std::ops::Range<usize>>> {
+    let first = r.start.div_ceil(step) * step;
+    (first < r.end).then(|| (first..r.end).step_by(step))
+}
+
 impl<'a, L: Loss> Objective<'a, L> {
     /// The plain mean loss (`β = 0`, `b = 0`), parallel over the current rayon pool.
     pub fn new(data: PairwiseView<'a>, loss: L) -> Self {
@@ -337,24 +344,27 @@ impl<'a, L: Loss> Objective<'a, L> {
         kernels::reduce_blocks(r, self.par, &leaf, &|a, b| a + b) > 0
     }
 
+    /// The stride of the evenly spaced, fixed row sample of about `rows` rows (every
+    /// `⌈n/rows⌉`-th row, from row 0; the same rows for any thread and process count), or
+    /// `None` when `n ≤ 2·rows` (a full pass is then about as cheap).
+    fn sample_step(&self, rows: usize) -> Option<usize> {
+        let n = self.data.n();
+        (rows > 0 && n > 2 * rows).then(|| n.div_ceil(rows))
+    }
+
     /// Weighted column second moments over an evenly spaced, fixed sample of about `rows`
     /// rows (every `⌈n/rows⌉`-th row, from row 0; the same rows for any thread count):
     /// `m_j = Σ_{i∈S} w_i x_ij² / Σ_{i∈S} w_i`. `None` when `n ≤ 2·rows` (the full pass is then
     /// about as cheap) or the sampled weights are all zero. Reads `rows·d` values, not `X`.
     pub fn column_second_moments_sample(&self, rows: usize) -> Option<Vec<f64>> {
-        let n = self.data.n();
-        if rows == 0 || n <= 2 * rows {
-            return None;
-        }
         // The sampled rows of each block, in order; the blocks along the fixed tree (so a
         // member of a group reads the sampled rows it holds; a block without one adds nothing).
-        let step = n.div_ceil(rows);
+        let step = self.sample_step(rows)?;
         let leaf = |r: std::ops::Range<usize>| {
-            let first = r.start.div_ceil(step) * step;
-            if first >= r.end {
+            let Some(sampled) = sampled_rows(r, step) else {
                 return (Vec::new(), 0.0);
-            }
-            self.weighted_squares((first..r.end).step_by(step))
+            };
+            self.weighted_squares(sampled)
         };
         let combine = |(mut a, wa): (Vec<f64>, f64), (b, wb): (Vec<f64>, f64)| {
             if a.is_empty() {
@@ -380,25 +390,20 @@ impl<'a, L: Loss> Objective<'a, L> {
     /// processes too) and multiplied by [`kernels::gram::sample_gram`]. `None` when
     /// `n ≤ 2·rows` or the sampled weights are all zero.
     pub(crate) fn hessian_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
-        let n = self.data.n();
-        if rows == 0 || n <= 2 * rows {
-            return None;
-        }
+        let step = self.sample_step(rows)?;
         let d = self.dim();
         let x = self.data.features();
         let (y, w) = (self.data.y(), self.data.weights());
-        let step = n.div_ceil(rows);
         let held = self.rows().held().start;
         let f0 = self.data.data_first();
         let leaf = |r: std::ops::Range<usize>| {
-            let first = r.start.div_ceil(step) * step;
-            if first >= r.end {
+            let Some(sampled) = sampled_rows(r, step) else {
                 return (Vec::new(), 0.0);
-            }
-            let mut out = Vec::with_capacity((r.end - first).div_ceil(step) * d);
+            };
+            let mut out = Vec::with_capacity(sampled.len() * d);
             let mut buf = vec![0.0; d];
             let mut wt = 0.0;
-            for i in (first..r.end).step_by(step) {
+            for i in sampled {
                 let wi = w.map_or(1.0, |w| w[i - f0]);
                 wt += wi;
                 let c = (wi * self.loss.d2(ev.scores[i - held], y[i - f0])).max(0.0).sqrt();
@@ -493,28 +498,23 @@ impl<'a, L: Loss> Objective<'a, L> {
     /// ridge and linear terms. `None` when `n ≤ 2·rows` or the sampled weights are all zero.
     /// Only a guide (the solvers' cheap stopping test); certificates use the full pass.
     pub(crate) fn grad_scale_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
-        let n = self.data.n();
-        if rows == 0 || n <= 2 * rows {
-            return None;
-        }
+        let step = self.sample_step(rows)?;
         let d = self.dim();
         let x = self.data.features();
         let (y, w) = (self.data.y(), self.data.weights());
-        let step = n.div_ceil(rows);
         let held = self.rows().held().start;
         let f0 = self.data.data_first();
         // The sampled rows of each block, summed in order; the blocks along the fixed tree. A
         // block without a sampled row gives an empty vector (no allocation, nothing to add):
         // there are far more blocks than sampled rows at large n.
         let leaf = |r: std::ops::Range<usize>| {
-            let first = r.start.div_ceil(step) * step;
-            if first >= r.end {
+            let Some(sampled) = sampled_rows(r, step) else {
                 return (Vec::new(), 0.0);
-            }
+            };
             let mut m = vec![0.0; d];
             let mut buf = vec![0.0; d];
             let mut wt = 0.0;
-            for i in (first..r.end).step_by(step) {
+            for i in sampled {
                 let wi = w.map_or(1.0, |w| w[i - f0]);
                 wt += wi;
                 let c = (wi * self.loss.d1(ev.scores[i - held], y[i - f0])).abs();
