@@ -1,7 +1,7 @@
 //! The confidence set `C = {θ ∈ Θ_B : ‖θ − θ̂‖_{Σ̃+λI} ≤ Γ}` ("Provable protection of human
 //! judgements" (anon., 2025), eq. 2; Zhou, Wu & Orabona (2025), Algorithm 2).
 
-use super::inner::{Emptiness, InnerMin, InnerSolver};
+use super::inner::{Emptiness, InnerMin, InnerSolver, QuadraticStep};
 use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 
@@ -107,6 +107,13 @@ impl ConfidenceSet {
             fallback,
             solver,
         })
+    }
+
+    /// The Newton step of the smoothed dual: the minimiser over `C` of
+    /// `⟨g, θ − θ_k⟩ + ½(θ − θ_k)ᵀ(H + νI)(θ − θ_k)` (`h` row-major `d × d`, positive
+    /// semi-definite; `ν = nu_rel·tr(H)/d`), pulled into `C`.
+    pub(crate) fn newton_step(&self, theta_k: &[f64], g: &[f64], h: &[f64], nu_rel: f64) -> QuadraticStep {
+        self.solver.minimize_quadratic(theta_k, g, h, nu_rel)
     }
 
     /// `d`.

@@ -8,6 +8,14 @@
 //! over stochastic policies (a product of simplices). `Ĵ` is a minimum of linear functions of
 //! `π`, hence concave; its supergradient is `ρ_s⟨θ_min(π), φ(s, a)⟩` (Danskin).
 //!
+//! **Smoothed dual (the default, [`PolicyMethod::Smoothed`]).** Frank–Wolfe adds one
+//! deterministic policy per pass, and the optimum typically mixes about `d` states, so it needs at
+//! least that many passes. By default the solve first runs Newton's method on the log-sum-exp
+//! smoothing `h_τ` of the θ-dual `h` below, with a decreasing temperature: every pass gives an
+//! upper bound `h(θ_k)` and a softmax policy whose certified `Ĵ` is a lower bound, the same
+//! certificate as Frank–Wolfe's. If its gap stops closing, Frank–Wolfe continues from its best
+//! policy with its upper bound.
+//!
 //! **Frank–Wolfe in `g`-space.** Start at the greedy policy of `θ̂`; at iteration `t`:
 //! `θ_t = argmin_{θ ∈ C}⟨θ, g_t⟩` ([`ConfidenceSet::minimize`]); one pass over the data gives
 //! the linear-maximisation vertex — the greedy policy of `θ_t`, `s_t = g(greedy(θ_t))` — and
@@ -67,6 +75,8 @@ pub struct PolicyOptions {
     pub max_passes: usize,
     /// Purify and round to a deterministic policy (default true).
     pub deterministic: bool,
+    /// The method (default [`PolicyMethod::Smoothed`]).
+    pub method: PolicyMethod,
     /// Parallelism of the passes.
     pub par: Par,
 }
@@ -78,14 +88,37 @@ impl Default for PolicyOptions {
             tol_abs: None,
             max_passes: 2000,
             deterministic: true,
+            method: PolicyMethod::Smoothed,
             par: Par::Rayon,
+        }
+    }
+}
+
+/// How [`pessimistic_policy`] maximises `Ĵ`; both stop at the same certified gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyMethod {
+    /// Newton's method on the log-sum-exp smoothed dual `min_{θ ∈ C} h_τ(θ)` with a decreasing
+    /// temperature (one pass per step, the softmax policies as certified primal points), then
+    /// Frank–Wolfe from its best policy if the gap stops closing (module docs of the smoothed
+    /// phase in the source; `docs/papers.md`).
+    Smoothed,
+    /// Frank–Wolfe alone (one pass per vertex).
+    FrankWolfe,
+}
+
+impl PolicyMethod {
+    /// Stable name (CLI, JSON).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PolicyMethod::Smoothed => "smoothed",
+            PolicyMethod::FrankWolfe => "frank-wolfe",
         }
     }
 }
 
 /// The duality gap `max(U − L, 0)` of an upper bound `U` and a lower bound `L`; `+∞` when either
 /// is not finite (no certificate), never the `0` that `NaN.max(0.0)` would give.
-fn certified_gap(upper: f64, lower: f64) -> f64 {
+pub(crate) fn certified_gap(upper: f64, lower: f64) -> f64 {
     let gap = upper - lower;
     if upper.is_finite() && lower.is_finite() {
         gap.max(0.0)
@@ -139,6 +172,10 @@ pub struct PolicyReport {
     pub termination: PolicyTermination,
     /// Frank–Wolfe iterations.
     pub iterations: usize,
+    /// Passes of the smoothed phase (0 with [`PolicyMethod::FrankWolfe`]).
+    pub smoothed_passes: usize,
+    /// The smoothed phase's last temperature `τ` (0 when it did not run).
+    pub temperature: f64,
     /// Passes over the `n × A × d` data, all phases included.
     pub passes: usize,
     /// The stochastic policy (row-major `n × A`), purified when `deterministic`.
@@ -149,8 +186,8 @@ pub struct PolicyReport {
     pub purify: PurifyStats,
     /// `Ĵ` lower bound of the purified stochastic policy (equal to `value` up to rounding).
     pub purified_value: f64,
-    /// The deterministic policy (purified and rounded; the greedy policy of the final `θ_min`
-    /// when `deterministic` is false).
+    /// The deterministic policy (purified and rounded; when `deterministic` is false, the greedy
+    /// policy of the last pass's `θ`).
     pub actions: Vec<u32>,
     /// `Ĵ` (certified lower bound) of `actions`.
     pub deterministic_value: f64,
@@ -274,7 +311,54 @@ pub fn pessimistic_policy(
     let mut passes = 1usize;
     let tol_abs = opts.tol_abs.unwrap_or(opts.tol_rel * scale);
     let (mut probs, g) = starting_policy(states, reference, set, &actions, &greedy.g);
-    let fw = problem.frank_wolfe(opts, tol_abs, &mut probs, &mut actions, g, &mut passes);
+    let reference_start = set.contains_origin() && !matches!(reference, Reference::None | Reference::Vector(_));
+    let upper0 = if set.contains_origin() { 0.0 } else { f64::INFINITY };
+    let (fw, smoothed_passes, temperature) = if opts.method == PolicyMethod::Smoothed && !reference_start {
+        // The first candidate: a reference policy (`g = 0`) when there is one, else the greedy
+        // policy of θ̂; the iteration starts from the worst case θ of the latter.
+        let theta0 = set.minimize(&g).theta;
+        let start_g = match *reference {
+            Reference::Actions(acts) => {
+                probs = one_hot(acts, states.n(), states.actions());
+                vec![0.0; states.d()]
+            }
+            Reference::Distribution(p) => {
+                probs = p.to_vec();
+                vec![0.0; states.d()]
+            }
+            _ => g.clone(),
+        };
+        let end = problem.smoothed(
+            opts,
+            tol_abs,
+            theta0,
+            start_g,
+            scale,
+            &mut probs,
+            &mut actions,
+            &mut passes,
+        );
+        let fw = match end.termination {
+            Some(termination) => FrankWolfe {
+                termination,
+                lower: end.lower,
+                upper: end.upper,
+                theta_min: end.theta_min,
+                g: end.g,
+                iterations: 0,
+                drift: 0.0,
+            },
+            // Frank–Wolfe from the best softmax policy (or from the start if no pass ran).
+            None if end.passes > 0 => {
+                problem.frank_wolfe(opts, tol_abs, &mut probs, &mut actions, end.g, end.upper, &mut passes)
+            }
+            None => problem.frank_wolfe(opts, tol_abs, &mut probs, &mut actions, g, upper0, &mut passes),
+        };
+        (fw, end.passes, end.temperature)
+    } else {
+        let fw = problem.frank_wolfe(opts, tol_abs, &mut probs, &mut actions, g, upper0, &mut passes);
+        (fw, 0, 0.0)
+    };
     // Distributed: every member now takes the whole policy (purification and rounding read
     // every state).
     pass::gather_rows(states, &mut probs, &mut actions);
@@ -297,6 +381,8 @@ pub fn pessimistic_policy(
         range: scale,
         termination: fw.termination,
         iterations: fw.iterations,
+        smoothed_passes,
+        temperature,
         passes,
         probs,
         randomized_fw,
@@ -334,12 +420,12 @@ fn check_options(opts: &PolicyOptions) -> Result<()> {
 
 /// The inputs every pass shares: the data, the set, the reference vector `v` and the total
 /// weight `w` (`g = (pass sum)/w − v`).
-struct Problem<'a, 's> {
-    states: &'a StateActions<'s>,
-    set: &'a ConfidenceSet,
-    v: Vec<f64>,
-    w: f64,
-    par: Par,
+pub(crate) struct Problem<'a, 's> {
+    pub(crate) states: &'a StateActions<'s>,
+    pub(crate) set: &'a ConfidenceSet,
+    pub(crate) v: Vec<f64>,
+    pub(crate) w: f64,
+    pub(crate) par: Par,
 }
 
 /// The end of the Frank–Wolfe phase.
@@ -363,7 +449,7 @@ impl Problem<'_, '_> {
     }
 
     /// `g = sums/w − v`.
-    fn g_of(&self, sums: &[f64]) -> Vec<f64> {
+    pub(crate) fn g_of(&self, sums: &[f64]) -> Vec<f64> {
         sums.iter().zip(&self.v).map(|(a, b)| a / self.w - b).collect()
     }
 
@@ -393,9 +479,10 @@ impl Problem<'_, '_> {
         (greedy, scale)
     }
 
-    /// The Frank–Wolfe iterations from the policy `probs` with `g = g(probs)` (module docs),
-    /// one pass each, until the certified gap meets the tolerance, `max_passes` (counted in
-    /// `passes`) or a stalled line search.
+    /// The Frank–Wolfe iterations from the policy `probs` with `g = g(probs)` and a certified
+    /// upper bound `upper` on `max Ĵ` (module docs), one pass each, until the certified gap
+    /// meets the tolerance, `max_passes` (counted in `passes`) or a stalled line search.
+    #[allow(clippy::too_many_arguments)]
     fn frank_wolfe(
         &self,
         opts: &PolicyOptions,
@@ -403,11 +490,11 @@ impl Problem<'_, '_> {
         probs: &mut [f64],
         actions: &mut [u32],
         mut g: Vec<f64>,
+        mut upper: f64,
         passes: &mut usize,
     ) -> FrankWolfe {
         let set = self.set;
         let mut step: Option<f64> = None;
-        let mut upper = if set.contains_origin() { 0.0 } else { f64::INFINITY };
         let mut iterations = 0usize;
         let mut drift: f64 = 0.0;
         let (termination, lower, theta_min) = loop {

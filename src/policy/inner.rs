@@ -37,6 +37,10 @@
 //! caller ([`ConfidenceSet`](super::ConfidenceSet)) falls back to a larger valid set (dropping the
 //! ball keeps `θ* ∈ C` on the good event).
 
+mod quadratic;
+
+pub(crate) use quadratic::QuadraticStep;
+
 use crate::error::{Error, Result};
 use crate::feasible::helmert;
 use crate::math::dot;

@@ -15,7 +15,8 @@
 //!   lower bound and a feasible minimiser);
 //! * [`StateActions`]: the public state sample, a borrowed dense `n × A × d` array `φ(s, a)`,
 //!   weights `ρ`, reference [`Reference`];
-//! * [`pessimistic_policy`]: Frank–Wolfe over stochastic policies with a certified duality gap
+//! * [`pessimistic_policy`]: Newton's method on the smoothed dual, then (if needed) Frank–Wolfe
+//!   over stochastic policies, with a certified duality gap
 //!   (one parallel, deterministic, SIMD pass per iteration), purification to at most `d`
 //!   randomised states and rounding; [`greedy_policy`] (`η = 0`);
 //! * [`mdp`]: the finite-horizon MDP variant (anon., 2025, Sec. 5) for tabular MDPs with
@@ -35,11 +36,13 @@ mod pass;
 pub(crate) mod purify;
 pub mod radius;
 mod rounding;
+mod smooth_pass;
+mod smoothed;
 mod states;
 
 pub use confidence::{ConfidenceSet, ParamSet};
 pub use frank_wolfe::{
-    deterministic_value, greedy_policy, pessimistic_policy, GreedyReport, PolicyOptions, PolicyReport,
+    deterministic_value, greedy_policy, pessimistic_policy, GreedyReport, PolicyMethod, PolicyOptions, PolicyReport,
     PolicyTermination,
 };
 

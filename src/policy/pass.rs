@@ -83,7 +83,7 @@ pub(crate) struct PassSpec {
 }
 
 #[inline(always)]
-fn dot<S: Simd>(simd: S, x: &[f64], th: &[S::f64s], tail: &[f64]) -> f64 {
+pub(super) fn dot<S: Simd>(simd: S, x: &[f64], th: &[S::f64s], tail: &[f64]) -> f64 {
     let (xh, xt) = S::as_simd_f64s(x);
     let z = simd.splat_f64s(0.0);
     let (mut c0, mut c1, mut c2, mut c3) = (z, z, z, z);
@@ -106,7 +106,7 @@ fn dot<S: Simd>(simd: S, x: &[f64], th: &[S::f64s], tail: &[f64]) -> f64 {
 }
 
 #[inline(always)]
-fn axpy<S: Simd>(simd: S, alpha: f64, x: &[f64], acc: &mut [f64]) {
+pub(super) fn axpy<S: Simd>(simd: S, alpha: f64, x: &[f64], acc: &mut [f64]) {
     let (xh, xt) = S::as_simd_f64s(x);
     let (ah, at) = S::as_mut_simd_f64s(acc);
     let av = simd.splat_f64s(alpha);
@@ -194,46 +194,109 @@ pub(crate) fn blocks(states: &StateActions<'_>) -> Blocks {
     Blocks::new(states.n(), states.actions() * states.d(), BLOCK_BYTES, 8)
 }
 
+/// A per-block computation of a pass: it reads the block's states (starting at state `lo`),
+/// writes their rows of `probs` (`A` per state, or empty) and `actions`, and returns partial
+/// sums that [`BlockKernel::add`] combines along the fixed reduction tree.
+pub(crate) trait BlockKernel: Sync {
+    /// The block's partial sums.
+    type Sums: Partial + Send;
+    /// The partial sums of the states `lo..lo + actions.len()`.
+    fn block(&self, lo: usize, probs: &mut [f64], actions: &mut [u32]) -> Self::Sums;
+    /// Combines the sums of two adjacent subtrees (left first).
+    fn add(a: Self::Sums, b: Self::Sums) -> Self::Sums;
+}
+
+struct Greedy<'a> {
+    states: &'a StateActions<'a>,
+    theta: &'a [f64],
+    spec: PassSpec,
+}
+
+impl BlockKernel for Greedy<'_> {
+    type Sums = PassSums;
+    fn block(&self, lo: usize, probs: &mut [f64], actions: &mut [u32]) -> PassSums {
+        Arch::new().dispatch(BlockPass {
+            states: self.states,
+            theta: self.theta,
+            lo,
+            probs,
+            actions,
+            spec: self.spec,
+        })
+    }
+    fn add(a: PassSums, b: PassSums) -> PassSums {
+        a.add(b)
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
-fn reduce(
-    states: &StateActions<'_>,
-    theta: &[f64],
+fn reduce<K: BlockKernel>(
+    kernel: &K,
+    na: usize,
     bl: Blocks,
     lo: usize,
     hi: usize,
     probs: &mut [f64],
     actions: &mut [u32],
-    spec: PassSpec,
     par: Par,
-) -> PassSums {
+) -> K::Sums {
     if hi - lo == 1 {
-        let r = bl.range(lo);
-        return Arch::new().dispatch(BlockPass {
-            states,
-            theta,
-            lo: r.start,
-            probs,
-            actions,
-            spec,
-        });
+        return kernel.block(bl.range(lo).start, probs, actions);
     }
     let mid = lo + (hi - lo) / 2;
     let split = bl.range(mid).start - bl.range(lo).start;
     let (a_l, a_r) = actions.split_at_mut(split);
-    let pw = if probs.is_empty() { 0 } else { split * states.actions() };
+    let pw = if probs.is_empty() { 0 } else { split * na };
     let (p_l, p_r) = probs.split_at_mut(pw);
     let (x, y) = if par == Par::Rayon {
         rayon::join(
-            || reduce(states, theta, bl, lo, mid, p_l, a_l, spec, par),
-            || reduce(states, theta, bl, mid, hi, p_r, a_r, spec, par),
+            || reduce(kernel, na, bl, lo, mid, p_l, a_l, par),
+            || reduce(kernel, na, bl, mid, hi, p_r, a_r, par),
         )
     } else {
         (
-            reduce(states, theta, bl, lo, mid, p_l, a_l, spec, Par::Seq),
-            reduce(states, theta, bl, mid, hi, p_r, a_r, spec, Par::Seq),
+            reduce(kernel, na, bl, lo, mid, p_l, a_l, Par::Seq),
+            reduce(kernel, na, bl, mid, hi, p_r, a_r, Par::Seq),
         )
     };
-    x.add(y)
+    K::add(x, y)
+}
+
+/// Runs `kernel` over every block of `states` and reduces the sums along the fixed tree (in
+/// one process or across the members of a distributed `states`): the same bits for any thread
+/// or rank count.
+pub(crate) fn run_kernel<K: BlockKernel>(
+    states: &StateActions<'_>,
+    kernel: &K,
+    probs: &mut [f64],
+    actions: &mut [u32],
+    par: Par,
+) -> K::Sums {
+    assert_eq!(actions.len(), states.n());
+    assert!(probs.is_empty() || probs.len() == states.n() * states.actions());
+    let bl = blocks(states);
+    let na = states.actions();
+    let par = par.for_bytes(states.phi().len() * 8);
+    let Some(shard) = states.shard() else {
+        return reduce(kernel, na, bl, 0, bl.count(), probs, actions, par);
+    };
+    // Distributed: this member's maximal subtrees (their states' rows of `probs` and
+    // `actions` are written here, the others' rows elsewhere), then the tree above them.
+    let parts = shard
+        .owned_nodes(bl)
+        .into_iter()
+        .map(|(r, _)| {
+            let rows = bl.range(r.start).start..bl.range(r.end - 1).end;
+            let p = if probs.is_empty() {
+                &mut [][..]
+            } else {
+                &mut probs[rows.start * na..rows.end * na]
+            };
+            let t = reduce(kernel, na, bl, r.start, r.end, p, &mut actions[rows], par);
+            (r, t)
+        })
+        .collect();
+    shard.finish(bl.count(), parts, &K::add)
 }
 
 /// One pass (module docs). `probs` is the stored policy (`n × A`, or empty for none);
@@ -248,31 +311,7 @@ pub(crate) fn run(
     par: Par,
 ) -> PassSums {
     assert_eq!(theta.len(), states.d());
-    assert_eq!(actions.len(), states.n());
-    assert!(probs.is_empty() || probs.len() == states.n() * states.actions());
-    let bl = blocks(states);
-    let par = par.for_bytes(states.phi().len() * 8);
-    let Some(shard) = states.shard() else {
-        return reduce(states, theta, bl, 0, bl.count(), probs, actions, spec, par);
-    };
-    // Distributed: this member's maximal subtrees (their states' rows of `probs` and
-    // `actions` are written here, the others' rows elsewhere), then the tree above them.
-    let na = states.actions();
-    let parts = shard
-        .owned_nodes(bl)
-        .into_iter()
-        .map(|(r, _)| {
-            let rows = bl.range(r.start).start..bl.range(r.end - 1).end;
-            let p = if probs.is_empty() {
-                &mut [][..]
-            } else {
-                &mut probs[rows.start * na..rows.end * na]
-            };
-            let t = reduce(states, theta, bl, r.start, r.end, p, &mut actions[rows], spec, par);
-            (r, t)
-        })
-        .collect();
-    shard.finish(bl.count(), parts, &PassSums::add)
+    run_kernel(states, &Greedy { states, theta, spec }, probs, actions, par)
 }
 
 /// On a distributed `states`, gives every member every state's rows of `probs` (`n × A`, or

@@ -305,7 +305,9 @@ fn policy_bits(r: &privpref::policy::PolicyReport) -> String {
 
 #[test]
 fn the_policy_pass_over_shared_states_is_the_single_process_bits() {
-    use privpref::policy::{greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, Reference, StateActions};
+    use privpref::policy::{
+        greedy_policy, pessimistic_policy, ConfidenceSet, PolicyMethod, PolicyOptions, Reference, StateActions,
+    };
     use rand_distr::{Distribution, StandardNormal};
     let mut rng = simulation_rng(31);
     // 40 000 states × 4 actions × 8 features: 10 blocks of the pass.
@@ -340,15 +342,20 @@ fn the_policy_pass_over_shared_states_is_the_single_process_bits() {
         (plain, Reference::Actions(&acts)),
         (weighted, Reference::None),
     ] {
-        for deterministic in [true, false] {
+        for (deterministic, method) in [
+            (true, PolicyMethod::Smoothed),
+            (false, PolicyMethod::Smoothed),
+            (true, PolicyMethod::FrankWolfe),
+        ] {
             let mut opts = PolicyOptions::default();
             opts.deterministic = deterministic;
+            opts.method = method;
             let one = pessimistic_policy(&st, &reference, &set, &opts).unwrap();
-            // A real run: Frank–Wolfe steps that randomise states (then purified).
+            // A real run: smoothed Newton or Frank–Wolfe steps that randomise states (then purified).
             assert!(
-                one.iterations >= 3 && one.randomized_fw > 0,
+                one.smoothed_passes + one.iterations >= 3 && one.randomized_fw > 0,
                 "{} {} {:?} {:?}",
-                one.iterations,
+                one.smoothed_passes + one.iterations,
                 one.randomized_fw,
                 one.termination,
                 one.purify

@@ -31,7 +31,9 @@ use privpref::par::Par;
 use privpref::policy::diagnostics::suboptimality_bound;
 use privpref::policy::empirical::{empirical_fit_calibration, EmpiricalInputs};
 use privpref::policy::radius::{design_moments, fit_calibration, Calibration, FitRule, RuleError, RuleInputs};
-use privpref::policy::{greedy_policy, pessimistic_policy, ConfidenceSet, PolicyOptions, Reference, StateActions};
+use privpref::policy::{
+    greedy_policy, pessimistic_policy, ConfidenceSet, PolicyMethod, PolicyOptions, Reference, StateActions,
+};
 use privpref::Error;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -110,6 +112,10 @@ pub struct PolicyArgs {
     /// Maximum passes over the states.
     #[arg(long, default_value_t = 2000)]
     pub max_passes: usize,
+    /// `smoothed` (Newton on the smoothed dual, then Frank–Wolfe if it stalls) or
+    /// `frank-wolfe` (Frank–Wolfe alone); both stop at the same certified gap.
+    #[arg(long, default_value = "smoothed")]
+    pub method: String,
     /// Worker threads, 1 to 256 (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -314,7 +320,10 @@ pub fn run(a: &PolicyArgs, ranks: &Ranks) -> Result<(Value, bool), Error> {
                 "gap_over_range": r.gap / r.range,
                 "termination": r.termination.as_str(),
                 "converged": conv,
+                "method": opts.method.as_str(),
                 "iterations": r.iterations,
+                "smoothed_passes": r.smoothed_passes,
+                "temperature": r.temperature,
                 "passes": r.passes,
                 "randomized_states_fw": r.randomized_fw,
                 "randomized_states_purified": r.purify.randomized_after,
@@ -592,6 +601,16 @@ fn prepare(a: &PolicyArgs) -> Result<Prepared, Error> {
     opts.tol_rel = a.tol;
     opts.tol_abs = if a.strict_gap { Some(0.0) } else { None };
     opts.max_passes = a.max_passes;
+    opts.method = match a.method.as_str() {
+        "smoothed" => PolicyMethod::Smoothed,
+        "frank-wolfe" => PolicyMethod::FrankWolfe,
+        other => {
+            return Err(Error::param(
+                "method",
+                format!("must be smoothed or frank-wolfe, got {other:?}"),
+            ))
+        }
+    };
     opts.par = Par::Rayon;
     let common = json!({
         "theta_certified": theta_certified,
