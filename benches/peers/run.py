@@ -78,7 +78,10 @@ def make_data(n, d, design="isotropic", seed=2026):
     `isotropic`: x ~ N(0, 2I). `powerlaw`: the law of the library's `sim::power_law_pairs`
     with condition number d — x ~ N(0, 2QΛQᵀ), λ_k ∝ 1/k with trace d, Q = HD/√d (H
     Walsh–Hadamard, D random signs), so every column has variance 2 and column scaling leaves
-    the condition number d as it is (d a power of two)."""
+    the condition number d as it is (d a power of two). `colscale`: x = S z, z ~ N(0, 2I),
+    S = diag(s), s_j = 10^(4j/(d−1) − 2) (column scales spread geometrically over 1e4, so
+    XᵀX has condition number about 1e8 that a diagonal scaling removes), and θ = S⁻¹u with u
+    the random unit vector, so xᵀθ = zᵀu has the isotropic law."""
     os.makedirs(DATA_DIR, exist_ok=True)
     tag = f"{n}x{d}" if design == "isotropic" else f"{design}_{n}x{d}"
     xp = os.path.join(DATA_DIR, f"x_{tag}.npy")
@@ -92,6 +95,9 @@ def make_data(n, d, design="isotropic", seed=2026):
         lam = 1.0 / np.arange(1, d + 1)
         root = np.sqrt(lam * d / lam.sum())
         signs = rng.choice([-1.0, 1.0], size=d)
+        scales = 10.0 ** (4.0 * np.arange(d) / max(d - 1, 1) - 2.0)
+        if design == "colscale":
+            theta = theta / scales
         x = np.lib.format.open_memmap(xp + ".tmp", mode="w+", dtype=np.float64, shape=(n, d))
         y = np.empty(n, dtype=np.uint8)
         step = max(1, (1 << 24) // d)
@@ -100,6 +106,8 @@ def make_data(n, d, design="isotropic", seed=2026):
             xb = np.sqrt(2.0) * rng.standard_normal((j - i, d))
             if design == "powerlaw":
                 xb = fwht(xb * (root * signs))
+            elif design == "colscale":
+                xb = xb * scales
             p = 1.0 / (1.0 + np.exp(-(xb @ theta)))
             x[i:j] = xb
             y[i:j] = rng.random(j - i) < p
@@ -390,7 +398,7 @@ def main():
     ap.add_argument("--dtypes", default="f64",
                     help="comma-separated feature dtypes among f64, f32 (f32: the f64 data cast to float32)")
     ap.add_argument("--out", default="bench-results/peers.md")
-    ap.add_argument("--design", default="isotropic", choices=["isotropic", "powerlaw"],
+    ap.add_argument("--design", default="isotropic", choices=["isotropic", "powerlaw", "colscale"],
                     help="the features' law (make_data)")
     ap.add_argument("--solvers", default=",".join(PRIVPREF_SOLVERS),
                     help=f"privpref solvers, from {','.join(PRIVPREF_ARGS)}")
@@ -485,6 +493,11 @@ def write_table(a, started, rows, blocks):
         f"`{a.stream_read}`.", "",
         ("Unpenalised logistic MLE without intercept on BTL data (x = φ¹ − φ⁰, φ ~ N(0, I), ‖θ*‖ = 1). "
          if a.design == "isotropic" else
+         "Unpenalised logistic MLE without intercept on BTL data on a column-scaled design (x = Sz, "
+         "z ~ N(0, 2I), S = diag(10^(4j/(d−1) − 2)): column scales spread over 1e4, XᵀX of condition "
+         "number about 1e8 that a diagonal scaling removes; θ* = S⁻¹u, ‖u‖ = 1, so xᵀθ* has the "
+         "isotropic law; `make_data` in `benches/peers/run.py`). "
+         if a.design == "colscale" else
          "Unpenalised logistic MLE without intercept on BTL data on a rotated power-law design "
          "(x ~ N(0, 2QΛQᵀ), λ_k ∝ 1/k with trace d, condition number d, Q = HD/√d Walsh–Hadamard "
          "with random signs, so every column has variance 2 and column scaling does nothing; "

@@ -219,14 +219,14 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
                 }
                 run.theta = bt;
                 let (f, g) = if self.m > 0 {
-                    let sample = self.sample.as_ref();
+                    let precond = (self.sample.as_ref(), run.cols.preconditioner());
                     refine(
                         run.obj,
                         run.set,
                         &run.ev,
                         &mut run.theta,
                         self.cg_max,
-                        sample,
+                        precond,
                         &mut run.rep,
                     )
                 } else {
@@ -397,7 +397,8 @@ const REFINE_ETA: f64 = 1e-4;
 
 /// Iterative refinement at a converged point, as in [`super::newton`]: the gradient is
 /// recomputed as if in doubled precision ([`SecondOrderObjective::value_grad_compensated`]) and the
-/// Newton correction for it is solved by CG with the Hessian at the converged point (`ev`), for
+/// Newton correction for it is solved by CG (preconditioned as the iterations are: `precond` is the
+/// sample curvature and the column diagonal, when there are) with the Hessian at the converged point (`ev`), for
 /// up to three rounds while the corrections shrink. Removes the error that rounding in `xᵀθ`
 /// puts into the gradient of ill-conditioned problems (large `‖θ‖`, nearly collinear columns).
 /// Returns the objective and gradient at the final `theta`, both from the compensated pass.
@@ -407,7 +408,7 @@ fn refine<O: SecondOrderObjective>(
     ev: &Eval,
     theta: &mut Vec<f64>,
     cg_max: usize,
-    sample: Option<&SampleCurvature>,
+    precond: (Option<&SampleCurvature>, Option<&[f64]>),
     rep: &mut SolveReport,
 ) -> (f64, Vec<f64>) {
     let d = theta.len();
@@ -423,8 +424,8 @@ fn refine<O: SecondOrderObjective>(
         if norm(&gw) == 0.0 {
             break;
         }
-        let model = Model::new(theta, sz, radius, face_mu, Precond::choose(sample, None), &ones);
-        if sample.is_some() {
+        let model = Model::new(theta, sz, radius, face_mu, Precond::choose(precond.0, precond.1), &ones);
+        if precond.0.is_some() {
             // The sample's factor estimates the correction `∇²F⁻¹ g` within a small factor
             // (module docs of `sample`) at the cost of two triangular solves: a correction
             // that is negligible with a 4× margin is not worth a CG solve.

@@ -17,6 +17,13 @@
 //! large exactly where `μ` dominates, and CG then needed three times L-BFGS's passes on an
 //! active `Θ_B`).
 //!
+//! The sample is declined (the column diagonal of `solver::scales`, or nothing, preconditions
+//! instead) when it shows no conditioning beyond what column scaling removes: when the
+//! condition number of `D^{−1/2} H_S D^{−1/2}` (`D = diag(H_S)`, estimated by power iterations
+//! in `O(d²)` each) is below 1.5 times the Wishart spread `((1 + √(d/m))/(1 − √(d/m)))²` that
+//! the factor itself leaves CG. On isotropic and column-scaled designs the diagonal then takes
+//! 25–30 % fewer passes than the factor would.
+//!
 //! Weights `ℓ''(t_i)` are those at the start (the Gram matrix `XᵀX/4` for the logistic loss at
 //! `θ = 0`); a throwaway comparison on a rotated power-law design at `(2·10⁵, 512)` found
 //! resampling at every Newton step no better (39 and 42 passes).
@@ -103,6 +110,11 @@ impl SampleCurvature {
         }
         let ridge = RIDGE_REL * trace / d as f64;
         let base = SampleFactor::of(&h, d, ridge, sum_zero)?;
+        // A sample that looks no worse conditioned after column scaling than a Gaussian sample
+        // of a well-conditioned design: the diagonal (or nothing) preconditions better.
+        if jacobi_condition(&h, d, &base.chol) < WELL_CONDITIONED * wishart_spread(d, rows) {
+            return None;
+        }
         let rows = obj.num_samples().div_ceil(obj.num_samples().div_ceil(rows));
         Some(SampleCurvature {
             h,
@@ -149,6 +161,81 @@ impl SampleCurvature {
     }
 }
 
+/// `((1 + √(d/m))/(1 − √(d/m)))²`: the spread of the eigenvalues of `H_S⁻¹H` for a sample
+/// of `m` Gaussian rows (the Marchenko–Pastur edges), the condition number the sample factor
+/// leaves CG.
+fn wishart_spread(d: usize, m: usize) -> f64 {
+    let r = (d as f64 / m as f64).sqrt().min(0.99);
+    ((1.0 + r) / (1.0 - r)).powi(2)
+}
+
+/// The sample is declined when the condition number of its column-scaled form is below this
+/// multiple of [`wishart_spread`]. Measured with Newton-CG at `(5·10⁴, 256)` on rotated
+/// power-law designs (sample / diagonal passes): condition 1.3: 54 / 40, 2: 54 / 49, 4: 54 / 63,
+/// 16: 53 / 97 — the sample's scaled condition numbers were 4.2, 4.8, 8.0 and 29 against a
+/// spread of 4.4; on a column-scaled design (scales over 1e4, `(2·10⁴, 64)`) 51 / 36 at 3.8; on
+/// the isotropic `(10⁵, 1000)` 53 / 39 at 4.3.
+const WELL_CONDITIONED: f64 = 1.5;
+
+/// Power iterations for each end of the spectrum.
+const SPECTRUM_ITERS: usize = 30;
+
+/// An estimate of the condition number of `D^{−1/2} H_S D^{−1/2}` (`D = diag(H_S)`): the
+/// Rayleigh quotients of `SPECTRUM_ITERS` power iterations on it and on its inverse (through
+/// the factor `chol` of `H_S + ρI`), `2·SPECTRUM_ITERS·d²` flops, sequential (the same bits
+/// everywhere). An underestimate (each quotient lies inside the spectrum).
+fn jacobi_condition(h: &[f64], d: usize, chol: &Chol) -> f64 {
+    let root: Vec<f64> = (0..d).map(|j| h[j * d + j].max(f64::MIN_POSITIVE).sqrt()).collect();
+    let start = |v: &mut [f64]| {
+        v.iter_mut()
+            .enumerate()
+            .for_each(|(j, x)| *x = 1.0 + 0.5 * ((j as f64) * 0.618_033_988_75).fract());
+    };
+    let unit = |v: &mut [f64]| {
+        let s = norm(v);
+        if s > 0.0 {
+            v.iter_mut().for_each(|x| *x /= s);
+        }
+    };
+    // S v = D^{-1/2} H D^{-1/2} v (H column-major, symmetric).
+    let apply = |v: &[f64], out: &mut [f64]| {
+        out.iter_mut().for_each(|o| *o = 0.0);
+        for (j, (&vj, &rj)) in v.iter().zip(&root).enumerate() {
+            let c = vj / rj;
+            let col = &h[j * d..(j + 1) * d];
+            out.iter_mut().zip(col).for_each(|(o, &hij)| *o += hij * c);
+        }
+        out.iter_mut().zip(&root).for_each(|(o, r)| *o /= r);
+    };
+    let (mut v, mut w) = (vec![0.0; d], vec![0.0; d]);
+    start(&mut v);
+    unit(&mut v);
+    let mut top = 0.0;
+    for _ in 0..SPECTRUM_ITERS {
+        apply(&v, &mut w);
+        top = v.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
+        std::mem::swap(&mut v, &mut w);
+        unit(&mut v);
+    }
+    start(&mut v);
+    unit(&mut v);
+    let mut bottom_inv = 0.0;
+    for _ in 0..SPECTRUM_ITERS {
+        // S⁻¹ v = D^{1/2} H⁻¹ D^{1/2} v.
+        w.iter_mut().zip(v.iter().zip(&root)).for_each(|(o, (a, r))| *o = a * r);
+        chol.solve(&mut w);
+        w.iter_mut().zip(&root).for_each(|(o, r)| *o *= r);
+        bottom_inv = v.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
+        std::mem::swap(&mut v, &mut w);
+        unit(&mut v);
+    }
+    if top > 0.0 && bottom_inv > 0.0 && (top * bottom_inv).is_finite() {
+        top * bottom_inv
+    } else {
+        f64::INFINITY
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +266,35 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The estimate lies within the true condition number of the column-scaled matrix and
+    /// near it: a diagonal matrix scales to the identity (1), a rotated one with eigenvalues
+    /// `10/(1 + k)` stays ill-conditioned, and column scales do not change the estimate.
+    #[test]
+    fn the_scaled_condition_estimate_ignores_column_scales() {
+        let d = 8;
+        let mut diag = vec![0.0; d * d];
+        for j in 0..d {
+            diag[j * d + j] = 10f64.powi(j as i32 - 4);
+        }
+        let chol = Chol::factor(&diag, d, 0.0).unwrap();
+        assert!((jacobi_condition(&diag, d, &chol) - 1.0).abs() < 1e-12);
+        let h = spd(d);
+        let chol = Chol::factor(&h, d, 0.0).unwrap();
+        let k = jacobi_condition(&h, d, &chol);
+        let mut scaled = h.clone();
+        let s: Vec<f64> = (0..d).map(|j| 10f64.powi(j as i32 - 3)).collect();
+        for j in 0..d {
+            for i in 0..d {
+                scaled[j * d + i] *= s[i] * s[j];
+            }
+        }
+        let chol_s = Chol::factor(&scaled, d, 0.0).unwrap();
+        let ks = jacobi_condition(&scaled, d, &chol_s);
+        assert!(k > 1.5 && k <= 8.0 * (1.0 + 1e-9), "{k}");
+        assert!((ks / k - 1.0).abs() < 1e-8, "{k} vs {ks}");
+        assert!(wishart_spread(64, 512) > 4.3 && wishart_spread(64, 512) < 4.4);
     }
 
     fn matvec(h: &[f64], v: &[f64]) -> Vec<f64> {
