@@ -44,7 +44,9 @@
 //! Cholesky factor of the Hessian of an evenly spaced sample of `8d` rows at the start
 //! (module `sample`): on a design whose covariance has condition number `κ_X` — rotated, so column
 //! scaling does not remove it — plain CG needs `O(√κ_X)` products per Newton step, the
-//! preconditioned one a few (1–9 at `(2·10⁵, 512)` with `κ_X = 512`). Otherwise badly scaled columns get their diagonal
+//! preconditioned one a few (1–9 at `(2·10⁵, 512)` with `κ_X = 512`). The sample is declined
+//! when, after column scaling, it looks no worse conditioned than a Gaussian sample of a
+//! well-conditioned design (module `sample`). Otherwise badly scaled columns get their diagonal
 //! (`solver::scales`). Refinement uses the sample's factor to skip corrections it shows to
 //! be negligible.
 //!
