@@ -110,9 +110,11 @@ fn newton_cg_is_bit_identical_across_thread_counts_and_counts_its_passes() {
     assert!(r1.converged() && r1.certificate.certified_global, "{r1:?}");
     assert_eq!(r1.solver, "newton-cg");
     assert_eq!(r1.counts.hessian_evals, 0);
-    // n > 16d: preconditioned by the curvature of 8d sampled rows (the same rows, so the same
-    // bits, for any thread count).
-    assert_eq!(r1.detail.preconditioner_rows, n.div_ceil(n.div_ceil(8 * d)));
+    // n > 16d: preconditioned by the curvature of k·d sampled rows, k from the shape (the
+    // same rows, so the same bits, for any thread count).
+    let k = privpref::solver::newton_cg::sample_rows_per_dim(n, d);
+    assert_eq!(k, 64, "tall data: the most rows per dimension");
+    assert_eq!(r1.detail.preconditioner_rows, n.div_ceil(n.div_ceil(k * d)));
     assert!(r1.counts.cg_iterations >= r1.counts.iterations, "{r1:?}");
     assert_eq!(
         r1.data_passes(),
@@ -187,7 +189,13 @@ fn the_sample_preconditioner_carries_newton_cg_through_an_ill_conditioned_design
             r.certificate.on_boundary
         );
         assert!(r.converged() && r.certificate.certified_global, "{}: {r:?}", set.name());
-        assert_eq!(r.detail.preconditioner_rows, n / (n.div_ceil(8 * d)), "{}", set.name());
+        let k = privpref::solver::newton_cg::sample_rows_per_dim(n, d);
+        assert_eq!(
+            r.detail.preconditioner_rows,
+            n.div_ceil(n.div_ceil(k * d)),
+            "{}",
+            set.name()
+        );
         assert!(
             dt <= 1e-8 * norm_inf(&nr.theta).max(1.0),
             "{}: |Δθ|∞ = {dt:e}",

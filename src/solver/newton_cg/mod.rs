@@ -117,6 +117,15 @@ pub fn offers_sample(n: usize, d: usize) -> bool {
     d >= 2 && sample::ROWS_PER_DIM.checked_mul(2 * d).is_some_and(|m| n > m)
 }
 
+/// The rows per dimension `k` of the sample Newton-CG preconditions with, when it takes one, at
+/// `n` rows and `d` columns (about `k·d` rows): the minimiser of a cost model of the sample's
+/// Gram product against the CG products it saves, from the shape alone (so the same for any
+/// thread or rank count) — 48 at `(2·10⁵, 512)`, 6 at `(10⁵, 2048)`. Whether the sample is
+/// taken is decided on at most `8d` rows of it.
+pub fn sample_rows_per_dim(n: usize, d: usize) -> usize {
+    sample::rows_per_dim(n, d)
+}
+
 /// The forcing term `η = min(0.5, max(√κ, 0.1·target/κ))` at relative KKT residual `κ`:
 /// Dembo–Eisenstat–Steihaug's `√κ` (superlinear convergence), but no smaller than what brings
 /// the residual to a tenth of `target` (the tolerance, or the polishing depth) to first order —

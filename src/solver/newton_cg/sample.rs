@@ -1,7 +1,9 @@
 //! Newton-CG's preconditioner from the curvature of a row sample: the Cholesky factor of
-//! `H_S + ρI`, `H_S` the Hessian of a fixed sample of `m = ROWS_PER_DIM·d` rows
+//! `H_S + ρI`, `H_S` the Hessian of a fixed sample of `m = k·d` rows
 //! ([`SecondOrderObjective::hessian_sample`]) taken once at the start, restricted to the working
-//! subspace by the oblique projection of [`crate::solver::scales::oblique_project`].
+//! subspace by the oblique projection of [`crate::solver::scales::oblique_project`]. The
+//! multiple `k` comes from the shape alone ([`rows_per_dim`]): more rows cost more Gram flops
+//! and save CG products.
 //!
 //! On a design whose covariance has condition number `κ` (features embedded by a language
 //! model, one-hot identities, mixed scales — not removed by column scaling when the spectrum is
@@ -35,8 +37,48 @@ use crate::solver::memory;
 use crate::solver::scales::oblique_project;
 use crate::solver::Control;
 
-/// Rows of the sample per dimension.
+/// Rows per dimension of the sample that decides whether the preconditioner is taken (the
+/// sample itself when [`rows_per_dim`] asks no more).
 pub(crate) const ROWS_PER_DIM: usize = 8;
+
+/// The multiples `k` of `d` that [`rows_per_dim`] chooses from.
+const ROWS_PER_DIM_CHOICES: [usize; 10] = [4, 5, 6, 8, 12, 16, 24, 32, 48, 64];
+/// The time of the sample's Gram product per sampled row and column, `d` flops, in units of
+/// the time a pass takes per value of `X`: measured on 2 threads of a Zen 4 (faer's triangular
+/// product at 22 GFLOP/s a core; Newton-CG's passes at 2.1·10⁹ values/s in `f64` at
+/// `(2·10⁵, 512)` and 3.9·10⁹ in `f32` at `(10⁵, 2048)`), the geometric mean of 0.047 (`f64`)
+/// and 0.089 (`f32`).
+const GRAM_PER_PASS: f64 = 0.07;
+/// CG products per unit of `√(Wishart spread)` over a fit: the slope `B` of passes ≈ `A + B·√s`
+/// fitted to Newton-CG on rotated power-law designs of condition number `d` — 22.4 at
+/// `(2·10⁵, 512)` f64 (k = 8, 16, 32: 51, 42, 36 passes) and 19.8 at `(10⁵, 2048)` f32
+/// (k = 3, 4, 6, 8, 12: 87, 73, 59, 54, 49).
+const PASSES_PER_ROOT_SPREAD: f64 = 20.0;
+
+/// The sample's rows per dimension `k` for `n` rows of `d` columns: the choice that minimises
+/// the predicted cost in passes over `X`,
+///
+/// `k·d²·GRAM_PER_PASS/n  +  PASSES_PER_ROOT_SPREAD·√spread(d, k·d)`,
+///
+/// the Gram product `k·d·d²` flops against a pass of `n·d` values, and the CG products, which
+/// grow as the square root of the condition number [`wishart_spread`] leaves. Among
+/// [`ROWS_PER_DIM_CHOICES`] with `n > 2kd` (a smaller sample is not worth it against a full
+/// pass); `ROWS_PER_DIM` when none qualifies. A function of the shape only, so the same for any
+/// thread or rank count. Measured (Newton-CG, 2 threads, passes and seconds): at
+/// `(2·10⁵, 512)` f64 k = 8: 51, 2.52; 32: 36, 1.85–1.99; 48: 35, 1.87–1.94; 96: 31, 1.89–2.06
+/// (the rule: 48); at `(10⁵, 2048)` f32 k = 4: 73, 4.85–5.19; 6: 59, 4.30–4.56; 8: 54,
+/// 4.17–4.44; 12: 49, 4.47–4.88 (the rule: 6).
+pub(crate) fn rows_per_dim(n: usize, d: usize) -> usize {
+    let cost = |k: usize| {
+        let gram = k as f64 * (d as f64) * (d as f64) * GRAM_PER_PASS / n as f64;
+        gram + PASSES_PER_ROOT_SPREAD * wishart_spread(d, k * d).sqrt()
+    };
+    ROWS_PER_DIM_CHOICES
+        .into_iter()
+        .filter(|&k| k.checked_mul(2 * d).is_some_and(|m| n > m))
+        .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
+        .unwrap_or(ROWS_PER_DIM)
+}
 /// The regularisation `ρ = RIDGE_REL·tr(H_S)/d` added before factoring (raised ×100, up to
 /// three times, if the factorisation fails).
 const RIDGE_REL: f64 = 1e-8;
@@ -94,8 +136,9 @@ impl SampleCurvature {
     /// sample (too few rows for one: `n ≤ 2m`), the sample's memory does not fit within
     /// `ctl.memory_limit`, or the factor fails.
     pub(super) fn of<O: SecondOrderObjective>(obj: &O, ev: &Eval, sum_zero: bool, ctl: &Control) -> Option<Self> {
-        let d = obj.dim();
-        let rows = ROWS_PER_DIM.checked_mul(d)?;
+        let (n, d) = (obj.num_samples(), obj.dim());
+        let rows = rows_per_dim(n, d).checked_mul(d)?;
+        let test_rows = rows.min(ROWS_PER_DIM.checked_mul(d)?);
         let threads = rayon::current_num_threads();
         let needed = memory::newton_cg_bytes(obj.num_scores(), d, threads)
             .saturating_add(memory::f64_bytes(rows, d))
@@ -103,19 +146,20 @@ impl SampleCurvature {
         if !O::CONVEX || !super::offers_sample(obj.num_samples(), d) || !ctl.memory_limit.fits(needed) {
             return None;
         }
-        let h = obj.hessian_sample(ev, rows)?;
-        let trace: f64 = (0..d).map(|j| h[j * d + j]).sum();
-        if !(trace > 0.0 && trace.is_finite()) {
+        // The decision on at most `ROWS_PER_DIM·d` rows: a sample that looks no worse
+        // conditioned after column scaling than a Gaussian sample of a well-conditioned design
+        // is declined — the diagonal (or nothing) preconditions better — and a larger sample
+        // is paid for only once it is taken.
+        let (h, ridge, base) = Self::factored(obj, ev, test_rows, sum_zero)?;
+        if jacobi_condition(&h, d, &base.chol) < WELL_CONDITIONED * wishart_spread(d, test_rows) {
             return None;
         }
-        let ridge = RIDGE_REL * trace / d as f64;
-        let base = SampleFactor::of(&h, d, ridge, sum_zero)?;
-        // A sample that looks no worse conditioned after column scaling than a Gaussian sample
-        // of a well-conditioned design: the diagonal (or nothing) preconditions better.
-        if jacobi_condition(&h, d, &base.chol) < WELL_CONDITIONED * wishart_spread(d, rows) {
-            return None;
-        }
-        let rows = obj.num_samples().div_ceil(obj.num_samples().div_ceil(rows));
+        let (h, ridge, base) = if rows > test_rows {
+            Self::factored(obj, ev, rows, sum_zero)?
+        } else {
+            (h, ridge, base)
+        };
+        let rows = n.div_ceil(n.div_ceil(rows));
         Some(SampleCurvature {
             h,
             ridge,
@@ -123,6 +167,24 @@ impl SampleCurvature {
             sum_zero,
             rows,
         })
+    }
+
+    /// `H_S` of about `rows` rows, its ridge `ρ` and the factor of `H_S + ρI`.
+    fn factored<O: SecondOrderObjective>(
+        obj: &O,
+        ev: &Eval,
+        rows: usize,
+        sum_zero: bool,
+    ) -> Option<(Vec<f64>, f64, SampleFactor)> {
+        let d = obj.dim();
+        let h = obj.hessian_sample(ev, rows)?;
+        let trace: f64 = (0..d).map(|j| h[j * d + j]).sum();
+        if !(trace > 0.0 && trace.is_finite()) {
+            return None;
+        }
+        let ridge = RIDGE_REL * trace / d as f64;
+        let base = SampleFactor::of(&h, d, ridge, sum_zero)?;
+        Some((h, ridge, base))
     }
 
     /// The preconditioner's data on the face at `θ` with multiplier `μ` (once per Newton step
@@ -301,6 +363,39 @@ mod tests {
         assert!(k <= exact * (1.0 + 1e-9) && k >= 0.9 * exact, "{k} vs exact {exact}");
         assert!((ks / k - 1.0).abs() < 1e-8, "{k} vs {ks}");
         assert!(wishart_spread(64, 512) > 4.3 && wishart_spread(64, 512) < 4.4);
+    }
+
+    /// The sample size follows the cost model: many rows per dimension where the Gram product
+    /// is cheap against a pass (tall data), few where it is not (wide data); never so many
+    /// that `n ≤ 2kd`.
+    #[test]
+    fn the_sample_grows_with_rows_per_column() {
+        let k = |n, d| rows_per_dim(n, d);
+        assert_eq!(k(200_000, 512), 48);
+        assert_eq!(k(100_000, 2048), 6);
+        assert!(k(250_000, 4096) < ROWS_PER_DIM, "{}", k(250_000, 4096));
+        assert_eq!(k(10_000_000, 64), 64);
+        for (n, d) in [
+            (1000, 10),
+            (17 * 64, 64),
+            (9 * 4096, 4096),
+            (250_000, 4096),
+            (200_000, 512),
+        ] {
+            let k = k(n, d);
+            assert!(
+                n > 2 * k * d || (k == ROWS_PER_DIM && n <= 2 * 4 * d),
+                "({n}, {d}): {k}"
+            );
+        }
+        // The chosen k is the cost model's minimum over the choices.
+        let cost = |n: usize, d: usize, k: usize| {
+            k as f64 * (d * d) as f64 * GRAM_PER_PASS / n as f64
+                + PASSES_PER_ROOT_SPREAD * wishart_spread(d, k * d).sqrt()
+        };
+        for c in ROWS_PER_DIM_CHOICES {
+            assert!(cost(200_000, 512, 48) <= cost(200_000, 512, c));
+        }
     }
 
     fn matvec(h: &[f64], v: &[f64]) -> Vec<f64> {
