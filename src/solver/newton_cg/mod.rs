@@ -41,10 +41,12 @@
 //! `r + 2` steps in exact arithmetic).
 //!
 //! **Preconditioning.** With `n > 16d` rows and the memory for it, CG is preconditioned by the
-//! Cholesky factor of the Hessian of an evenly spaced sample of `8d` rows at the start
-//! (module `sample`): on a design whose covariance has condition number `κ_X` — rotated, so column
-//! scaling does not remove it — plain CG needs `O(√κ_X)` products per Newton step, the
-//! preconditioned one a few (1–9 at `(2·10⁵, 512)` with `κ_X = 512`). The sample is declined
+//! Cholesky factor of the Hessian of an evenly spaced sample of `k·d` rows at the start
+//! (module `sample`; `k` from 4 to 64 by [`sample_rows_per_dim`], more where the sample's Gram
+//! product is cheap against a pass): on a design whose covariance has condition number `κ_X` —
+//! rotated, so column scaling does not remove it — plain CG needs `O(√κ_X)` products per
+//! Newton step, the preconditioned one a few (1–9 at `(2·10⁵, 512)` with `κ_X = 512` and
+//! `k = 8`; 24 in all over 7 steps with the rule's `k = 48`). The sample is declined
 //! when, after column scaling, it looks no worse conditioned than a Gaussian sample of a
 //! well-conditioned design (module `sample`). Otherwise badly scaled columns get their diagonal
 //! (`solver::scales`). Refinement uses the sample's factor to skip corrections it shows to
@@ -80,9 +82,10 @@
 //! **Cost** per Newton step: one value+gradient pass plus one pass per CG iteration
 //! ([`Counts::cg_iterations`](crate::solver::Counts::cg_iterations)). Memory: `O(d)` vectors besides two `O(n)` score vectors
 //! (the current and the trial point) and a third for the direction's scores, allocated only
-//! when a line search backtracks; with the sample preconditioner `8d²` for the gathered rows
-//! and `d²` for the factor, and `8d³ + d³/3` flops once (a matrix product, at the machine's
-//! peak rather than its memory bandwidth).
+//! when a line search backtracks; with the sample preconditioner `8kd²` bytes for the gathered
+//! rows and `d²` for the factor, and `kd³ + d³/3` flops once (a matrix product, at the
+//! machine's peak rather than its memory bandwidth; `k ≤ 8` rows per dimension once more for
+//! the take-or-decline test when `k > 8`).
 
 mod model;
 mod sample;
