@@ -78,16 +78,24 @@ const AHEAD_BYTES: usize = 12 * 1024;
 /// without, a streaming read of the same `X` 24.3–27.1; at d = 1000 (n = 1e5) 34.7 against
 /// 35.6, at d = 2000 (n = 2e5) 155 against 163, at d = 10 (n = 1e6) no change (6.2–6.6 ms, the
 /// pass is compute-bound there).
+///
+/// Only where it pays ([`prefetch_pays`]): on a Zen 4 (AMD family 25 model 17, 2 vCPUs, shared
+/// host, 2026-12-07, a throwaway `kt2` example: best of 7, binaries alternated) the same
+/// prefetch made every pass slower — the `f64` value+gradient pass at `(10⁶, 100)` 66 ms
+/// against 49 without on 1 thread (36 against 28 on 2), at `(10⁵, 1000)` 68 against 49 (39
+/// against 28), the `f32` pass at `(10⁶, 100)` 37 against 29, at `(10⁵, 2048)` on 2 threads 47
+/// against 39; streaming reads 24–35 ms. A prefetch is a hint: the bits are the same either way.
 pub(super) struct Ahead<'a, E> {
     x: &'a [E],
-    /// Byte offset in `x` of the next line to prefetch.
+    /// Byte offset in `x` of the next line to prefetch; `usize::MAX` when prefetching is off.
     next: usize,
 }
 
 impl<'a, E: RowElem> Ahead<'a, E> {
     #[inline(always)]
     pub(super) fn new(x: &'a [E]) -> Self {
-        Ahead { x, next: 0 }
+        let next = if prefetch_pays() { 0 } else { usize::MAX };
+        Ahead { x, next }
     }
     /// The kernel is about to read `x` up to value `upto` (exclusive): prefetches the lines up
     /// to [`AHEAD_BYTES`] past it, within `x`.
@@ -100,6 +108,45 @@ impl<'a, E: RowElem> Ahead<'a, E> {
             self.next += 64;
         }
     }
+}
+
+/// Whether [`Ahead`] prefetches on this CPU: on AMD processors of family 26 (Zen 5) and later,
+/// where it was measured to pay; not on a Zen 4 (family 25), where it was measured to cost, nor
+/// on CPUs it was not measured on (their hardware prefetchers alone). Read once (`cpuid`).
+fn prefetch_pays() -> bool {
+    static PAYS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PAYS.get_or_init(cpu_prefetch_pays)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn cpu_prefetch_pays() -> bool {
+    let (vendor, signature) = (std::arch::x86_64::__cpuid(0), std::arch::x86_64::__cpuid(1).eax);
+    let mut name = [0u8; 12];
+    name[..4].copy_from_slice(&vendor.ebx.to_le_bytes());
+    name[4..8].copy_from_slice(&vendor.edx.to_le_bytes());
+    name[8..].copy_from_slice(&vendor.ecx.to_le_bytes());
+    pays_on(&name, x86_family(signature))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_prefetch_pays() -> bool {
+    false
+}
+
+/// The display family of an x86 `cpuid` leaf-1 signature: the base family, plus the extended
+/// family when the base family is 15.
+fn x86_family(eax: u32) -> u32 {
+    let base = (eax >> 8) & 0xf;
+    if base == 0xf {
+        base + ((eax >> 20) & 0xff)
+    } else {
+        base
+    }
+}
+
+/// [`prefetch_pays`]'s rule for the vendor string and display family.
+fn pays_on(vendor: &[u8; 12], family: u32) -> bool {
+    vendor == b"AuthenticAMD" && family >= 0x1a
 }
 
 /// A hint to bring the line of `p` into L1 (no access, no fault for any address).
@@ -158,6 +205,20 @@ fn same_type<T: Copy + 'static, U: Copy + 'static>(t: T) -> U {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The prefetch rule: AMD family 26 (Zen 5) and later, nothing else; the family read off
+    /// `cpuid` signatures of a Zen 4 (0x00A10F11), a Zen 5 (0x00B00F21) and an Intel core
+    /// (0x000906EA, family 6).
+    #[test]
+    fn software_prefetch_is_on_where_it_was_measured_to_pay() {
+        assert_eq!(x86_family(0x00A1_0F11), 0x19);
+        assert_eq!(x86_family(0x00B0_0F21), 0x1a);
+        assert_eq!(x86_family(0x0009_06EA), 6);
+        assert!(pays_on(b"AuthenticAMD", 0x1a));
+        assert!(!pays_on(b"AuthenticAMD", 0x19));
+        assert!(!pays_on(b"GenuineIntel", 6));
+        assert!(!pays_on(b"GenuineIntel", 0x1a));
+    }
     use pulp::{Arch, WithSimd};
 
     /// Every full vector and every tail length of an `f32` row widens to the `f64` vectors of

@@ -110,6 +110,7 @@ impl<O: SmoothObjective> Run<'_, O> {
                 budget,
                 objective: self.ev.value,
                 kkt_residual: kkt,
+                data_passes: Some(self.rep.data_passes()),
                 theta: &self.theta,
             });
         }

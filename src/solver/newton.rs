@@ -318,6 +318,7 @@ impl<'a, O: SecondOrderObjective> Newton<'a, O> {
                 budget: run.ctl.max_iter,
                 objective: run.ev.value,
                 kkt_residual: kkt,
+                data_passes: Some(run.rep.data_passes()),
                 theta: &run.theta,
             });
         }

@@ -36,6 +36,9 @@ pub struct Progress<'a> {
     pub objective: f64,
     /// KKT residual at the current iterate (`NaN` when not computed).
     pub kkt_residual: f64,
+    /// Reads of the data so far ([`SolveReport::data_passes`]); `None` for SGD, whose
+    /// progress is counted in steps.
+    pub data_passes: Option<usize>,
     /// The current iterate (replication 0 for replicated SGD).
     pub theta: &'a [f64],
 }

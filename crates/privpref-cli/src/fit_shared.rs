@@ -31,12 +31,16 @@ impl FitArgs {
         )
     }
 
-    /// The stopping rule: `--max-iter`, `--tol`, `--tol-abs`.
+    /// The stopping rule (`--max-iter`, `--tol`, `--tol-abs`) and, unless `--quiet`, a live
+    /// progress line on stderr when it is a terminal.
     pub fn control(&self) -> Control {
         let mut o = Control::default();
         o.max_iter = self.max_iter;
         o.tol_rel = self.tol;
         o.tol_abs = self.tol_abs;
+        if !self.quiet {
+            o.observer = Some(Arc::new(super::progress::FitLine::new()));
+        }
         o
     }
 
@@ -82,7 +86,7 @@ impl FitArgs {
         opts.linear_term = self.linear_term.as_ref().map(npy::read_vector).transpose()?;
         opts.theta0 = self.theta0.as_ref().map(npy::read_vector).transpose()?;
         opts.control = self.control();
-        if solver == SolverKind::Sgd {
+        if solver == SolverKind::Sgd && !self.quiet {
             opts.control.observer = Some(Arc::new(super::progress::StepBar::new()));
             opts.control.observe_every = (solver_args::sgd_steps(&settings.sgd, n) / 1000).max(1);
         }

@@ -220,6 +220,10 @@ struct FitArgs {
     /// Newton steps).
     #[arg(long, default_value_t = 100)]
     max_iter: usize,
+    /// No progress line on stderr (it is drawn only when stderr is a terminal, and cleared
+    /// when the fit ends).
+    #[arg(long)]
+    quiet: bool,
     /// Worker threads, 1 to 256 (default: all cores).
     #[arg(long)]
     threads: Option<usize>,

@@ -6,7 +6,7 @@ use crate::arrays::{borrow_exact, borrow_optional, values, FeatureArray};
 use crate::mechanisms::Privatized;
 use crate::options::{feasible, SolveArgs};
 use crate::results::fit_out;
-use crate::run::run;
+use crate::run::{run, run_observed};
 use numpy::{PyArray1, PyUntypedArrayMethods};
 use privpref::data::{self, GroupLabels, GroupView};
 use privpref::estimator::{fit_features, fit_kwise, fit_kwise_privatized, fit_privatized_features};
@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 /// uint8 labels, or `labels`: privatised labels (then `y` is ignored and the fit carries their
 /// guarantee). Returns `(theta, json)`.
 #[pyfunction]
-#[pyo3(signature = (x, y, labels, weights, loss, eps, constraint, radius, ridge, linear_term, theta0, solver, tol, tol_abs, max_iter, memory, polish_iters, batch, epochs, step, shuffle, average, seed, threads))]
+#[pyo3(signature = (x, y, labels, weights, loss, eps, constraint, radius, ridge, linear_term, theta0, solver, tol, tol_abs, max_iter, memory, polish_iters, batch, epochs, step, shuffle, average, seed, threads, progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit<'py>(
     py: Python<'py>,
@@ -47,6 +47,7 @@ pub fn fit<'py>(
     average: Option<String>,
     seed: Option<u64>,
     threads: Option<usize>,
+    progress: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, String)> {
     let xa = FeatureArray::borrow(x, "x", 2)?;
     let shape = xa.shape();
@@ -73,9 +74,12 @@ pub fn fit<'py>(
     };
     let (features, y, w) = (xa.slice(), ya.as_ref().map(values), wa.as_ref().map(values));
     let labels = labels.as_deref().map(|p| &p.inner);
-    let out = run(py, threads, |stop| {
+    // SGD reports in steps, at a rate the callback does not need: exact solvers only.
+    let progress = progress.filter(|_| args.solver != "sgd");
+    let out = run_observed(py, threads, progress, |stop, observer| {
         let set = feasible(constraint, radius)?;
-        let opts = args.fit_options(LossSpec::parse(loss, eps)?, set, ridge, linear_term, theta0, stop)?;
+        let mut opts = args.fit_options(LossSpec::parse(loss, eps)?, set, ridge, linear_term, theta0, stop)?;
+        opts.control.observer = observer;
         match (labels, y) {
             (Some(l), _) => fit_privatized_features(features, n, d, l, w, &opts),
             (None, Some(y)) => fit_features(features, n, d, y, w, &opts),

@@ -8,14 +8,21 @@
 //! next check (between iterations), and the exception is raised once it has stopped, so no
 //! work outlives the call. A panic inside the library (a bug) becomes a `RuntimeError` of
 //! `privpref.errors.PrivprefError`'s family instead of aborting the interpreter.
+//!
+//! With a `progress` callable ([`run_observed`]), the solver's observer keeps the latest
+//! progress, and the waiting thread, at each poll that finds a new one, calls the callable with
+//! it as a dict — on the caller's thread, with the GIL — and once more with the last one when
+//! the run ends. An exception it raises stops the solver like Ctrl-C does and is raised.
 
+use privpref::solver::{Observer, Progress, SharedObserver};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The most worker threads `threads=` accepts (the CLI's limit).
 pub const MAX_THREADS: usize = 256;
@@ -31,6 +38,72 @@ where
     T: Send,
     F: FnOnce(Arc<AtomicBool>) -> privpref::Result<T> + Send,
 {
+    run_observed(py, threads, None, |flag, _| f(flag))
+}
+
+/// One progress call of a solver, as the callback sees it.
+#[derive(Clone, Copy, Debug)]
+struct Snapshot {
+    solver: &'static str,
+    iteration: usize,
+    data_passes: Option<usize>,
+    objective: f64,
+    kkt_residual: f64,
+}
+
+/// An observer that keeps the latest progress for the waiting thread.
+#[derive(Default)]
+struct Latest {
+    snapshot: Mutex<Option<Snapshot>>,
+}
+
+impl Latest {
+    fn take(&self) -> Option<Snapshot> {
+        self.snapshot.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+impl Observer for Latest {
+    fn on_progress(&self, p: &Progress<'_>) {
+        *self.snapshot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Snapshot {
+            solver: p.solver,
+            iteration: p.iteration,
+            data_passes: p.data_passes,
+            objective: p.objective,
+            kkt_residual: p.kkt_residual,
+        });
+    }
+}
+
+/// Calls `callback` with `s` as a dict (`solver`, `iteration`, `data_passes` (None for SGD),
+/// `objective`, `kkt_residual` (NaN when not computed), `elapsed_s` since the call began).
+fn deliver(py: Python<'_>, callback: &Bound<'_, PyAny>, s: Snapshot, start: Instant) -> PyResult<()> {
+    let d = PyDict::new(py);
+    d.set_item("solver", s.solver)?;
+    d.set_item("iteration", s.iteration)?;
+    d.set_item("data_passes", s.data_passes)?;
+    d.set_item("objective", s.objective)?;
+    d.set_item("kkt_residual", s.kkt_residual)?;
+    d.set_item("elapsed_s", start.elapsed().as_secs_f64())?;
+    callback.call1((d,)).map(|_| ())
+}
+
+/// [`run`], handing `f` an observer too when `progress` is a callable: the callable then
+/// receives the solver's progress (module docs). `f` puts the observer in its
+/// [`Control`](privpref::solver::Control).
+pub fn run_observed<T, F>(
+    py: Python<'_>,
+    threads: Option<usize>,
+    progress: Option<&Bound<'_, PyAny>>,
+    f: F,
+) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce(Arc<AtomicBool>, Option<SharedObserver>) -> privpref::Result<T> + Send,
+{
+    let start = Instant::now();
+    let latest = progress.map(|_| Arc::new(Latest::default()));
+    let observer = latest.clone().map(|l| l as SharedObserver);
     let pool = pool(threads).map_err(|e| crate::errors::to_py(py, e))?;
     let flag = Arc::new(AtomicBool::new(false));
     let (tx, rx) = channel();
@@ -47,8 +120,8 @@ where
         let worker_flag = flag.clone();
         s.spawn(move || {
             let call = AssertUnwindSafe(move || match &pool {
-                Some(p) => p.install(|| f(worker_flag)),
-                None => f(worker_flag),
+                Some(p) => p.install(|| f(worker_flag, observer)),
+                None => f(worker_flag, observer),
             });
             // The receiver outlives this thread (the scope joins it first).
             let _ = tx.send(catch_unwind(call));
@@ -57,11 +130,15 @@ where
             match py.detach(|| recv(Some(SIGNAL_POLL))) {
                 Ok(done) => return Ok(done),
                 Err(RecvTimeoutError::Timeout) => {
-                    if let Err(signal) = py.check_signals() {
+                    let shown = match (progress, latest.as_ref().and_then(|l| l.take())) {
+                        (Some(cb), Some(s)) => deliver(py, cb, s, start),
+                        _ => Ok(()),
+                    };
+                    if let Err(stop) = py.check_signals().and(shown) {
                         flag.store(true, Ordering::Relaxed);
                         // Wait for the solver to stop at its next check.
                         let _ = py.detach(|| recv(None));
-                        return Err(signal);
+                        return Err(stop);
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => {
@@ -72,6 +149,9 @@ where
             }
         }
     })?;
+    if let (Some(cb), Some(s)) = (progress, latest.as_ref().and_then(|l| l.take())) {
+        deliver(py, cb, s, start)?;
+    }
     match outcome {
         Ok(result) => result.map_err(|e| crate::errors::to_py(py, e)),
         Err(panic) => {

@@ -91,6 +91,33 @@ def test_thread_count_does_not_change_the_bits():
             assert np.array_equal(fits[3 * s], fits[3 * s + t])
 
 
+def test_progress_callback_sees_the_run_and_changes_no_bits():
+    x, y, _ = btl(40_000, 20, seed=2)
+    for solver in ("lbfgs", "newton", "newton-cg"):
+        seen = []
+        model = privpref.fit(x, y, solver=solver, progress=seen.append)
+        assert np.array_equal(model.theta, privpref.fit(x, y, solver=solver).theta)
+        assert seen, solver
+        last = seen[-1]
+        assert set(last) == {"solver", "iteration", "data_passes", "objective", "kkt_residual", "elapsed_s"}
+        assert last["solver"] == solver
+        assert 0 < last["iteration"] <= model.counts["iterations"]
+        assert 0 < last["data_passes"] <= model.counts["data_passes"]
+        assert np.isfinite(last["kkt_residual"]) and last["elapsed_s"] >= 0
+        iterations = [s["iteration"] for s in seen]
+        assert iterations == sorted(iterations)
+
+
+def test_an_exception_in_the_progress_callback_stops_the_fit():
+    x, y, _ = btl(5_000, 10, seed=3)
+
+    def boom(progress):
+        raise ValueError(f"stop at iteration {progress['iteration']}")
+
+    with pytest.raises(ValueError, match="stop at iteration"):
+        privpref.fit(x, y, solver="lbfgs", progress=boom)
+
+
 def test_float32_stays_float32_and_fits_as_the_widened_data():
     x, y, _ = btl(5000, 8, seed=3)
     x32 = x.astype(np.float32)

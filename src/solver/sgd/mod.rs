@@ -251,6 +251,7 @@ fn epoch_steps<O: SgdObjective>(
                 budget: plan.budget,
                 objective: f64::NAN,
                 kkt_residual: f64::NAN,
+                data_passes: None,
                 theta: &st.output(),
             });
         }
@@ -336,6 +337,7 @@ pub fn solve<O: SgdObjective>(
                 budget: plan.budget,
                 objective: ev.value,
                 kkt_residual: est.relative,
+                data_passes: None,
                 theta: &st.output(),
             });
         }

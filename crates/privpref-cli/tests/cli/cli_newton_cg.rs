@@ -79,3 +79,47 @@ fn cli_runs_newton_cg() {
     assert!(err.contains("newton-cg"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The progress line is drawn only on a terminal: with stderr a pipe, a fit writes nothing to
+/// it, with or without `--quiet`, and `--quiet` changes no bit of the answer.
+#[test]
+fn the_progress_line_is_silent_off_a_terminal_and_quiet_changes_nothing() {
+    use privpref::data::npy;
+    let dir = std::env::temp_dir().join(format!("privpref-quiet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (n, d) = (3000, 5);
+    let theta = theta_star(d, 1.0, true, &mut simulation_rng(12)).unwrap();
+    let data = btl_pairs(n, &theta, &mut simulation_rng(13)).unwrap();
+    let (x, y) = (dir.join("x.npy"), dir.join("y.npy"));
+    npy::write_f64(&x, &data.x, &[n, d]).unwrap();
+    npy::write_u8(&y, &data.y).unwrap();
+    let run = |solver: &str, quiet: bool| {
+        let out = dir.join(format!("out-{solver}-{quiet}.json"));
+        let mut c = crate::support::command();
+        c.args(["fit", "--loss", "mle", "--radius", "2", "--solver", solver])
+            .arg("--x")
+            .arg(&x)
+            .arg("--y")
+            .arg(&y)
+            .arg("--out")
+            .arg(&out);
+        if quiet {
+            c.arg("--quiet");
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        (v["theta"].clone(), String::from_utf8(o.stderr).unwrap())
+    };
+    for solver in ["lbfgs", "newton", "newton-cg", "sgd"] {
+        let (theta, stderr) = run(solver, false);
+        let quiet = run(solver, true);
+        assert_eq!((theta, stderr.clone()), quiet, "{solver}");
+        // The exact solvers write nothing; SGD its one-line note that the result is approximate.
+        match solver {
+            "sgd" => assert!(stderr.starts_with("privpref: note: approximate result") && stderr.lines().count() == 1),
+            _ => assert!(stderr.is_empty(), "{solver}: {stderr}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 import numpy as np
 
@@ -74,6 +74,7 @@ def fit(
     average: Optional[str] = None,
     seed: Optional[int] = None,
     threads: Optional[int] = None,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
 ) -> Fit:
     """Fit a linear reward model to pairwise preferences, exactly.
 
@@ -119,6 +120,12 @@ def fit(
         ``statement``). A setting for another solver is a ``ParameterError``.
     threads : int, optional
         Worker threads (default: one per core). Results do not depend on it.
+    progress : callable, optional
+        Called with a dict — ``solver``, ``iteration``, ``data_passes``, ``objective``,
+        ``kkt_residual``, ``elapsed_s`` — about every 50 ms while an exact solver runs (on the
+        calling thread, holding the GIL), and once with the last progress when it ends. An
+        exception it raises stops the solver and is raised. Not called for ``solver="sgd"``.
+        Results do not depend on it.
 
     Returns
     -------
@@ -158,6 +165,7 @@ def fit(
         average,
         _ints.opt_count(seed, "seed"),
         _ints.threads(threads),
+        progress,
     )
     result = Fit._from_native(out)
     _warn_no_guarantee(result, loss, eps)

@@ -1,7 +1,7 @@
 # Type stub of the extension module privpref._native (crates/privpref-py/src). The public API is
 # the Python package around it; these functions take the arrays the package has already
 # checked (C-contiguous, exact dtypes) and return (theta, json) for the package's result types.
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +44,7 @@ def fit(
     average: Optional[str],
     seed: Optional[int],
     threads: Optional[int],
+    progress: Optional[Callable[[Dict[str, Any]], None]] = ...,
 ) -> FitOut: ...
 def fit_kwise_dense(
     x: npt.NDArray[np.float64],

@@ -250,6 +250,7 @@ impl<L: Loss> WithSimd for Engine<'_, '_, L> {
                     budget: n,
                     objective: f64::NAN,
                     kkt_residual: f64::NAN,
+                    data_passes: None,
                     theta: &ch.first_iterate(),
                 });
             }
