@@ -10,18 +10,25 @@ fn bits(v: &[f64]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits()).collect()
 }
 
+/// BTL pairs of `n × d` (simulation seeds `seed`, `seed + 1`) written as `x.npy` and `y.npy` in
+/// a fresh temporary folder named after `tag`: the folder and the data.
+fn btl_files(tag: &str, n: usize, d: usize, seed: u64) -> (std::path::PathBuf, privpref::data::PairwiseData) {
+    use privpref::data::npy;
+    let dir = std::env::temp_dir().join(format!("privpref-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let theta = theta_star(d, 1.0, true, &mut simulation_rng(seed)).unwrap();
+    let data = btl_pairs(n, &theta, &mut simulation_rng(seed + 1)).unwrap();
+    npy::write_f64(dir.join("x.npy"), &data.x, &[n, d]).unwrap();
+    npy::write_u8(dir.join("y.npy"), &data.y).unwrap();
+    (dir, data)
+}
+
 /// `privpref fit --solver newton-cg`: accepted, reported, and the library's bits.
 #[test]
 fn cli_runs_newton_cg() {
-    use privpref::data::npy;
-    let dir = std::env::temp_dir().join(format!("privpref-newton-cg-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let (n, d) = (2000, 6);
-    let theta = theta_star(d, 1.0, true, &mut simulation_rng(10)).unwrap();
-    let data = btl_pairs(n, &theta, &mut simulation_rng(11)).unwrap();
+    let (dir, data) = btl_files("newton-cg", n, d, 10);
     let (x, y, out) = (dir.join("x.npy"), dir.join("y.npy"), dir.join("out.json"));
-    npy::write_f64(&x, &data.x, &[n, d]).unwrap();
-    npy::write_u8(&y, &data.y).unwrap();
     let run = |solver: &str| {
         let o = crate::support::command()
             .args([
@@ -84,15 +91,8 @@ fn cli_runs_newton_cg() {
 /// it, with or without `--quiet`, and `--quiet` changes no bit of the answer.
 #[test]
 fn the_progress_line_is_silent_off_a_terminal_and_quiet_changes_nothing() {
-    use privpref::data::npy;
-    let dir = std::env::temp_dir().join(format!("privpref-quiet-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (n, d) = (3000, 5);
-    let theta = theta_star(d, 1.0, true, &mut simulation_rng(12)).unwrap();
-    let data = btl_pairs(n, &theta, &mut simulation_rng(13)).unwrap();
+    let (dir, _) = btl_files("quiet", 3000, 5, 12);
     let (x, y) = (dir.join("x.npy"), dir.join("y.npy"));
-    npy::write_f64(&x, &data.x, &[n, d]).unwrap();
-    npy::write_u8(&y, &data.y).unwrap();
     let run = |solver: &str, quiet: bool| {
         let out = dir.join(format!("out-{solver}-{quiet}.json"));
         let mut c = crate::support::command();
