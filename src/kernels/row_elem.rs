@@ -80,11 +80,12 @@ const AHEAD_BYTES: usize = 12 * 1024;
 /// pass is compute-bound there).
 ///
 /// Only where it pays ([`prefetch_pays`]): on a Zen 4 (AMD family 25 model 17, 2 vCPUs, shared
-/// host, 2026-12-07, a throwaway `kt2` example: best of 7, binaries alternated) the same
-/// prefetch made every pass slower — the `f64` value+gradient pass at `(10⁶, 100)` 66 ms
-/// against 49 without on 1 thread (36 against 28 on 2), at `(10⁵, 1000)` 68 against 49 (39
-/// against 28), the `f32` pass at `(10⁶, 100)` 37 against 29, at `(10⁵, 2048)` on 2 threads 47
-/// against 39; streaming reads 24–35 ms. A prefetch is a hint: the bits are the same either way.
+/// host, 2026-12-07) the same prefetch made every pass slower. `examples/kernel_timing 1000000
+/// 100 1`: the `f64` value+gradient pass 64–72 ms with it, 42–44 without (the streaming read
+/// 26–30; 2 threads: 29 without, the read 25). A throwaway example timing each pass with and
+/// without it (best of 7, alternated): `f64` at `(10⁵, 1000)` 68 against 49 ms on 1 thread, 39
+/// against 28 on 2; `f32` at `(10⁶, 100)` 37 against 29, at `(10⁵, 2048)` on 2 threads 47
+/// against 39. A prefetch is a hint: the bits are the same either way.
 pub(super) struct Ahead<'a, E> {
     x: &'a [E],
     /// Byte offset in `x` of the next line to prefetch; `usize::MAX` when prefetching is off.

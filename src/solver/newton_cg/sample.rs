@@ -44,10 +44,11 @@ pub(crate) const ROWS_PER_DIM: usize = 8;
 /// The multiples `k` of `d` that [`rows_per_dim`] chooses from.
 const ROWS_PER_DIM_CHOICES: [usize; 10] = [4, 5, 6, 8, 12, 16, 24, 32, 48, 64];
 /// The time of the sample's Gram product per sampled row and column, `d` flops, in units of
-/// the time a pass takes per value of `X`: measured on 2 threads of a Zen 4 (faer's triangular
-/// product at 22 GFLOP/s a core; Newton-CG's passes at 2.1·10⁹ values/s in `f64` at
-/// `(2·10⁵, 512)` and 3.9·10⁹ in `f32` at `(10⁵, 2048)`), the geometric mean of 0.047 (`f64`)
-/// and 0.089 (`f32`).
+/// the time a pass takes per value of `X`, on 2 threads of a Zen 4: faer's triangular product
+/// at 22 GFLOP/s a core (a throwaway timing of `m·d²` products at `d = 2048`), Newton-CG's
+/// passes at 2.1·10⁹ values/s in `f64` at `(2·10⁵, 512)` (2.52 s for 51 passes, the Gram product
+/// negligible) and 3.9·10⁹ in `f32` at `(10⁵, 2048)` (4.17 s for 54 passes less the Gram product
+/// at that rate, 1.36 s) — the geometric mean of 0.047 (`f64`) and 0.089 (`f32`).
 const GRAM_PER_PASS: f64 = 0.07;
 /// CG products per unit of `√(Wishart spread)` over a fit: the slope `B` of passes ≈ `A + B·√s`
 /// fitted to Newton-CG on rotated power-law designs of condition number `d` — 22.4 at
@@ -69,15 +70,17 @@ const PASSES_PER_ROOT_SPREAD: f64 = 20.0;
 /// (the rule: 48); at `(10⁵, 2048)` f32 k = 4: 73, 4.85–5.19; 6: 59, 4.30–4.56; 8: 54,
 /// 4.17–4.44; 12: 49, 4.47–4.88 (the rule: 6).
 pub(crate) fn rows_per_dim(n: usize, d: usize) -> usize {
-    let cost = |k: usize| {
-        let gram = k as f64 * (d as f64) * (d as f64) * GRAM_PER_PASS / n as f64;
-        gram + PASSES_PER_ROOT_SPREAD * wishart_spread(d, k * d).sqrt()
-    };
     ROWS_PER_DIM_CHOICES
         .into_iter()
         .filter(|&k| k.checked_mul(2 * d).is_some_and(|m| n > m))
-        .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
+        .min_by(|&a, &b| predicted_cost(n, d, a).total_cmp(&predicted_cost(n, d, b)))
         .unwrap_or(ROWS_PER_DIM)
+}
+
+/// [`rows_per_dim`]'s predicted cost, in passes over `X`, of a sample of `k·d` rows.
+fn predicted_cost(n: usize, d: usize, k: usize) -> f64 {
+    let gram = k as f64 * (d as f64) * (d as f64) * GRAM_PER_PASS / n as f64;
+    gram + PASSES_PER_ROOT_SPREAD * wishart_spread(d, k * d).sqrt()
 }
 /// The regularisation `ρ = RIDGE_REL·tr(H_S)/d` added before factoring (raised ×100, up to
 /// three times, if the factorisation fails).
@@ -388,14 +391,16 @@ mod tests {
                 "({n}, {d}): {k}"
             );
         }
-        // The chosen k is the cost model's minimum over the choices.
-        let cost = |n: usize, d: usize, k: usize| {
-            k as f64 * (d * d) as f64 * GRAM_PER_PASS / n as f64
-                + PASSES_PER_ROOT_SPREAD * wishart_spread(d, k * d).sqrt()
-        };
-        for c in ROWS_PER_DIM_CHOICES {
-            assert!(cost(200_000, 512, 48) <= cost(200_000, 512, c));
+        // The chosen k is the cost model's minimum over the choices that fit; the model grows
+        // with k where the Gram product dominates and falls where the CG products do.
+        for (n, d) in [(200_000, 512), (100_000, 2048), (250_000, 4096)] {
+            let best = predicted_cost(n, d, k(n, d));
+            for c in ROWS_PER_DIM_CHOICES.into_iter().filter(|&c| n > 2 * c * d) {
+                assert!(best <= predicted_cost(n, d, c), "({n}, {d}): k = {c}");
+            }
         }
+        assert!(predicted_cost(100_000, 2048, 12) > predicted_cost(100_000, 2048, 6));
+        assert!(predicted_cost(200_000, 512, 4) > predicted_cost(200_000, 512, 48));
     }
 
     fn matvec(h: &[f64], v: &[f64]) -> Vec<f64> {

@@ -1,5 +1,6 @@
 //! `privpref fit --solver newton-cg` through the binary.
 
+use crate::support::TempDir;
 use privpref::estimator::{fit, FitOptions, SolverKind};
 use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
@@ -11,15 +12,14 @@ fn bits(v: &[f64]) -> Vec<u64> {
 }
 
 /// BTL pairs of `n × d` (simulation seeds `seed`, `seed + 1`) written as `x.npy` and `y.npy` in
-/// a fresh temporary folder named after `tag`: the folder and the data.
-fn btl_files(tag: &str, n: usize, d: usize, seed: u64) -> (std::path::PathBuf, privpref::data::PairwiseData) {
+/// a fresh scratch directory named after `tag`: the directory and the data.
+fn btl_files(tag: &str, n: usize, d: usize, seed: u64) -> (TempDir, privpref::data::PairwiseData) {
     use privpref::data::npy;
-    let dir = std::env::temp_dir().join(format!("privpref-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new(tag);
     let theta = theta_star(d, 1.0, true, &mut simulation_rng(seed)).unwrap();
     let data = btl_pairs(n, &theta, &mut simulation_rng(seed + 1)).unwrap();
-    npy::write_f64(dir.join("x.npy"), &data.x, &[n, d]).unwrap();
-    npy::write_u8(dir.join("y.npy"), &data.y).unwrap();
+    npy::write_f64(dir.path("x.npy"), &data.x, &[n, d]).unwrap();
+    npy::write_u8(dir.path("y.npy"), &data.y).unwrap();
     (dir, data)
 }
 
@@ -28,7 +28,7 @@ fn btl_files(tag: &str, n: usize, d: usize, seed: u64) -> (std::path::PathBuf, p
 fn cli_runs_newton_cg() {
     let (n, d) = (2000, 6);
     let (dir, data) = btl_files("newton-cg", n, d, 10);
-    let (x, y, out) = (dir.join("x.npy"), dir.join("y.npy"), dir.join("out.json"));
+    let (x, y, out) = (dir.path("x.npy"), dir.path("y.npy"), dir.path("out.json"));
     let run = |solver: &str| {
         let o = crate::support::command()
             .args([
@@ -84,7 +84,6 @@ fn cli_runs_newton_cg() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("newton-cg"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The progress line is drawn only on a terminal: with stderr a pipe, a fit writes nothing to
@@ -92,9 +91,9 @@ fn cli_runs_newton_cg() {
 #[test]
 fn the_progress_line_is_silent_off_a_terminal_and_quiet_changes_nothing() {
     let (dir, _) = btl_files("quiet", 3000, 5, 12);
-    let (x, y) = (dir.join("x.npy"), dir.join("y.npy"));
+    let (x, y) = (dir.path("x.npy"), dir.path("y.npy"));
     let run = |solver: &str, quiet: bool| {
-        let out = dir.join(format!("out-{solver}-{quiet}.json"));
+        let out = dir.path(&format!("out-{solver}-{quiet}.json"));
         let mut c = crate::support::command();
         c.args(["fit", "--loss", "mle", "--radius", "2", "--solver", solver])
             .arg("--x")
@@ -121,5 +120,4 @@ fn the_progress_line_is_silent_off_a_terminal_and_quiet_changes_nothing() {
             _ => assert!(stderr.is_empty(), "{solver}: {stderr}"),
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
