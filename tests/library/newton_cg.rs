@@ -7,6 +7,8 @@ use privpref::feasible::FeasibleSet;
 use privpref::loss::LossSpec;
 use privpref::mechanism::{simulation_rng, Mechanism, RandomizedResponse};
 use privpref::sim::{btl_pairs, power_law_pairs, theta_star};
+use privpref::solver::observe::{RecordedEvent, Recorder};
+use std::sync::Arc;
 
 fn inf_dist(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
@@ -301,4 +303,81 @@ fn auto_hands_an_ill_conditioned_design_to_preconditioned_newton_cg() {
     assert_eq!(auto.solver, "lbfgs");
     assert_eq!(bits(&auto.theta), bits(&lbfgs.theta));
     assert_eq!(auto.data_passes(), lbfgs.data_passes());
+}
+
+/// The end of a run on a rotated power-law design: a point meeting the tolerance whose Newton
+/// correction the sample factor estimates negligible (within `10·tol` of the point's size in the
+/// scale of the scores) is certified as it is — no polishing step, no compensated-gradient
+/// refinement — and is still Newton's answer to `10·tol` relative. A point that meets the
+/// tolerance without being that accurate (here: an absolute tolerance met long before the
+/// relative one) is polished first, and reaches the same accuracy.
+#[test]
+fn a_point_the_sample_factor_shows_accurate_is_returned_without_polishing() {
+    let (mut as_is, mut polished) = (0, 0);
+    for (n, d, condition, tol_abs, set) in [
+        (20_000, 64, 1e2, 0.0, FeasibleSet::Unconstrained),
+        (8000, 32, 1e4, 0.0, FeasibleSet::SumZero),
+        (8000, 32, 1e4, 0.0, FeasibleSet::theta_b(0.5).unwrap()),
+        (20_000, 64, 1e2, 1e-5, FeasibleSet::Unconstrained),
+        (8000, 32, 1e4, 1e-5, FeasibleSet::SumZero),
+    ] {
+        let tol = 1e-10;
+        let theta = theta_star(d, 2.0, true, &mut simulation_rng(41)).unwrap();
+        let data = power_law_pairs(n, &theta, condition, &mut simulation_rng(42)).unwrap();
+        let view = data.view().unwrap();
+        let recorder = Arc::new(Recorder::new());
+        let run = |solver: SolverKind| {
+            let mut o = FitOptions::new(LossSpec::Mle, set);
+            o.solver = solver.into();
+            if solver == SolverKind::NewtonCg {
+                o.control.tol_abs = tol_abs;
+                o.control.observer = Some(recorder.clone());
+            }
+            fit(view, &o).unwrap().report
+        };
+        let (r, nr) = (run(SolverKind::NewtonCg), run(SolverKind::Newton));
+        // The first iteration whose (cheap) residual met a tolerance.
+        let met = recorder.events().iter().find_map(|e| match e {
+            RecordedEvent::Progress {
+                iteration,
+                kkt_residual,
+                ..
+            } if *kkt_residual <= tol => Some(*iteration),
+            _ => None,
+        });
+        let after = met.map_or(r.counts.iterations, |m| r.counts.iterations - m);
+        let dt = inf_dist(&r.theta, &nr.theta);
+        let size = nr.theta.iter().fold(1.0f64, |a, b| a.max(b.abs()));
+        let label = format!(
+            "({n}, {d}), condition {condition:e}, {}, tol_abs {tol_abs:e}",
+            set.name()
+        );
+        eprintln!(
+            "{label}: {} passes, {} steps ({after} after the relative tolerance was met), {} CG, {} compensated, \
+             KKT {:.2e}, |Δθ|∞ vs newton {dt:.2e}",
+            r.data_passes(),
+            r.counts.iterations,
+            r.counts.cg_iterations,
+            r.counts.compensated_evals,
+            r.certificate.kkt_residual
+        );
+        assert!(r.converged() && r.certificate.certified_global, "{label}: {r:?}");
+        assert!(r.detail.preconditioner_rows > 0, "{label}: the sample is taken");
+        assert!(dt <= 10.0 * tol * size, "{label}: |Δθ|∞ = {dt:e}");
+        if tol_abs == 0.0 {
+            assert!(r.certificate.kkt_residual <= tol, "{label}: {r:?}");
+            assert_eq!(
+                (after, r.counts.compensated_evals),
+                (0, 0),
+                "{label}: returned as it is"
+            );
+            as_is += 1;
+        } else {
+            // The absolute tolerance is met at a relative residual near 1e-5: the run went on
+            // past it to a point accurate to the relative tolerance.
+            assert!(r.certificate.kkt_residual <= 10.0 * tol, "{label}: {r:?}");
+            polished += 1;
+        }
+    }
+    assert_eq!((as_is, polished), (3, 2));
 }

@@ -509,3 +509,56 @@ fn lbfgs_without_polishing_stops_at_the_tolerance() {
     assert!(fewer >= 1, "polishing never skipped on {checked} fixtures");
     eprintln!("polish_iters = 0: {fewer} of {checked} fixtures stop earlier");
 }
+
+/// L-BFGS's polishing ends where the tolerance already makes `θ` accurate: on an isotropic
+/// design (the residual falling fast, the quasi-Newton step within `10·tol` of the point's
+/// size) the default stops at the same iterate as `polish_iters = 0`, with Newton's answer to
+/// `10·tol` relative; on a rotated power-law design of condition number 10⁴ (the residual
+/// falling slowly) it polishes, and comes closer to Newton's answer than without.
+#[test]
+fn lbfgs_polishes_only_where_the_tolerance_leaves_theta_inaccurate() {
+    use privpref::loss::LossSpec;
+    use privpref::mechanism::simulation_rng;
+    use privpref::sim::{btl_pairs, power_law_pairs, theta_star};
+    let (n, d) = (20_000, 64);
+    let theta = theta_star(d, 1.0, false, &mut simulation_rng(51)).unwrap();
+    let isotropic = btl_pairs(n, &theta, &mut simulation_rng(52)).unwrap();
+    let skewed = power_law_pairs(n, &theta, 1e4, &mut simulation_rng(52)).unwrap();
+    for (name, data) in [("isotropic", &isotropic), ("power law", &skewed)] {
+        let view = data.view().unwrap();
+        let run = |solver: Solver| {
+            let mut o = FitOptions::new(LossSpec::Mle, FeasibleSet::Unconstrained);
+            o.solver = solver;
+            fit(view, &o).unwrap().report
+        };
+        let mut no_polish = LbfgsOptions::default();
+        no_polish.polish_iters = 0;
+        let (full, quick, newton) = (
+            run(Solver::Lbfgs(LbfgsOptions::default())),
+            run(Solver::Lbfgs(no_polish)),
+            run(Solver::Newton),
+        );
+        let size = newton.theta.iter().fold(1.0f64, |a, b| a.max(b.abs()));
+        let dist = |r: &SolveReport| {
+            newton
+                .theta
+                .iter()
+                .zip(&r.theta)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max)
+        };
+        let (dt, dq) = (dist(&full), dist(&quick));
+        eprintln!(
+            "{name}: {} iterations ({} without polishing), |Δθ|∞ vs newton {dt:.2e} ({dq:.2e} without)",
+            full.counts.iterations, quick.counts.iterations
+        );
+        assert!(full.converged() && full.certificate.kkt_residual <= full.certificate.kkt_tol);
+        if name == "isotropic" {
+            assert_eq!(full.counts.iterations, quick.counts.iterations, "{name}: no polishing");
+            assert!(dt <= 10.0 * full.certificate.kkt_tol * size, "{name}: |Δθ|∞ = {dt:e}");
+        } else {
+            assert!(full.counts.iterations > quick.counts.iterations, "{name}: polished");
+            assert!(dt < dq, "{name}: polishing brought θ closer to Newton's");
+        }
+    }
+}

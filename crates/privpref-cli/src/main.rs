@@ -235,9 +235,10 @@ struct FitArgs {
     /// L-BFGS: correction pairs kept (default 10). Only with --solver lbfgs.
     #[arg(long)]
     memory: Option<usize>,
-    /// L-BFGS: polishing iterations allowed after the KKT tolerance is met (default 10; 0 stops
-    /// at the first iterate meeting it: fewer passes, the same certificate). Only with
-    /// --solver lbfgs or auto.
+    /// L-BFGS: polishing iterations allowed after the KKT tolerance is met (default 10, ending
+    /// early once the quasi-Newton model puts the point within about 10 × the tolerance of the
+    /// minimiser; 0 stops at the first iterate meeting it: fewer passes, the same certificate).
+    /// Only with --solver lbfgs or auto.
     #[arg(long)]
     polish_iters: Option<usize>,
     /// L-BFGS: `on` (default) starts a fit with many rows per feature (n ≥ 4096·d, convex
