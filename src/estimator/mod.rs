@@ -43,7 +43,10 @@
 //!     }
 //! }
 //! let view = PairwiseView::new(&x, 12, 3, &y, None)?;
-//! let model = fit(view, &FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0)?))?;
+//! // The default tolerance (a relative KKT residual of 1e-10) gives about 9 digits; ask for 12.
+//! let mut opts = FitOptions::new(LossSpec::Mle, FeasibleSet::theta_b(2.0)?);
+//! opts.control.tol_rel = 1e-13;
+//! let model = fit(view, &opts)?;
 //! let l3 = 3f64.ln();
 //! assert!(model.report.converged());
 //! for (a, b) in model.theta.iter().zip([l3, -l3, 0.0]) {
@@ -101,8 +104,11 @@ pub enum SolverKind {
     /// convex loss with `n > 16d` L-BFGS also stops after [`AUTO_PROBE_ITERS`] iterations if
     /// its measured rate says it would need more than twice as many again (an ill-conditioned
     /// design), and the fallback continues from its point — for `d > 64` Newton-CG with the
-    /// row-sample preconditioner. The report is the last solver's, with the counts and time of
-    /// both. Dense Newton is never
+    /// row-sample preconditioner. From the default start, where a sample of `4d` rows judges
+    /// the design for at most half a pass's worth of flops (`n ≥ 0.56·d²`), a sample that
+    /// shows conditioning beyond what column scaling removes sends the fit to the fallback
+    /// without the probe (Newton-CG's own take-or-decline test, on fewer rows). The report is
+    /// the last solver's, with the counts and time of both. Dense Newton is never
     /// chosen when its planned memory exceeds
     /// [`Control::memory_limit`](crate::solver::Control::memory_limit)
     /// ([`newton::fits`]): L-BFGS, then Newton-CG, instead. The
@@ -153,11 +159,13 @@ pub const AUTO_NONCONVEX_NEWTON_MAX_D: usize = 16;
 /// (`bench-results/fits.md`). Newton-CG is the first choice only on very wide data (below); it
 /// is the fallback for large `d` ([`auto_fallback`]),
 /// where a second-order method is wanted after L-BFGS has failed and dense Newton costs
-/// `n·d²` per iteration and `8d²` bytes — and, for a convex loss with `n > 16d`, after L-BFGS
-/// has shown a slow rate in its first [`AUTO_PROBE_ITERS`] iterations (those measurements were
-/// all on isotropic designs; on a rotated power-law design of condition number `d` at
-/// `(2·10⁵, 512)` L-BFGS took 210 passes, the sample-preconditioned Newton-CG 51,
-/// `bench-results/peers-powerlaw.md`).
+/// `n·d²` per iteration and `8d²` bytes — and, for a convex loss with `n > 16d`, on a design
+/// a cheap row sample shows ill-conditioned (from the default start, where `4d` rows cost at
+/// most half a pass's worth of flops: `n ≥ 0.56·d²`), or after L-BFGS has shown a slow rate in
+/// its first [`AUTO_PROBE_ITERS`] iterations (those measurements were all on isotropic designs;
+/// on a rotated power-law design of condition number `d` at `(2·10⁵, 512)` L-BFGS took 210
+/// passes, the sample-preconditioned Newton-CG 22, auto with the probe 34 and with the sample
+/// judgement 22; `bench-results/peers-powerlaw-accurate-stop.md`).
 ///
 /// * **very wide data** (convex loss, `d ≥` [`AUTO_WIDE_RATIO`]`·n`) → **Newton-CG**: the
 ///   Hessian has rank at most `n`, so CG needs about `n` products per step, each a cheap pass
@@ -367,6 +375,17 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
         SolverKind::Newton if dense => newton::solve(obj, &opts.set, theta0, &opts.control),
         SolverKind::NewtonCg => newton_cg::solve(obj, &opts.set, theta0, &opts.control),
         _ => {
+            // A design a cheap row sample shows ill-conditioned (from the default start): the
+            // second-order fallback straight away.
+            if theta0.is_none()
+                && start.is_none()
+                && newton_cg::sample_looks_ill_conditioned(obj, &opts.set, &opts.control) == Some(true)
+            {
+                return match auto_fallback(n, d) {
+                    SolverKind::Newton if dense => newton::solve(obj, &opts.set, None, &opts.control),
+                    _ => newton_cg::solve(obj, &opts.set, None, &opts.control),
+                };
+            }
             // A convex loss on data tall enough for Newton-CG's sample preconditioner: L-BFGS
             // stops early when its rate shows an ill-conditioned design.
             let probe = (O::CONVEX && newton_cg::offers_sample(n, d)).then_some(AUTO_PROBE_ITERS);

@@ -135,6 +135,19 @@ pub fn sample_rows_per_dim(n: usize, d: usize) -> usize {
     sample::rows_per_dim(n, d)
 }
 
+/// Whether `obj`'s design looks ill-conditioned on a cheap row sample at `θ = 0` (module
+/// `sample`: the take-or-decline test of the preconditioner on `4d` rows, judged only where
+/// the sample's Gram product costs at most half a pass's worth); `None` where it cannot be
+/// judged cheaply. [`SolverKind::Auto`](crate::estimator::SolverKind::Auto) chooses Newton-CG
+/// on `Some(true)` without probing with L-BFGS.
+pub(crate) fn sample_looks_ill_conditioned<O: SecondOrderObjective>(
+    obj: &O,
+    set: &FeasibleSet,
+    ctl: &Control,
+) -> Option<bool> {
+    sample::looks_ill_conditioned(obj, set.sum_zero(), ctl)
+}
+
 /// The forcing term `η = min(0.5, max(√κ, 0.1·target/κ))` at relative KKT residual `κ`:
 /// Dembo–Eisenstat–Steihaug's `√κ` (superlinear convergence), but no smaller than what brings
 /// the residual to a tenth of `target` (the tolerance, or the polishing depth) to first order —

@@ -77,6 +77,31 @@ pub(crate) fn rows_per_dim(n: usize, d: usize) -> usize {
         .unwrap_or(ROWS_PER_DIM)
 }
 
+/// Rows per dimension of the sample on which [`looks_ill_conditioned`] judges a design.
+const JUDGE_ROWS_PER_DIM: usize = 4;
+/// [`looks_ill_conditioned`] judges only where its sample's Gram product is predicted to cost at
+/// most this many passes over `X` (by [`GRAM_PER_PASS`]).
+const JUDGE_PASSES: f64 = 0.5;
+
+/// Whether a design shows, on a sample of `4d` rows at `θ = 0`, conditioning beyond what column
+/// scaling removes — the test by which Newton-CG takes its sample ([`SampleCurvature::of`]), on
+/// fewer rows — for `auto` to choose Newton-CG without first probing with L-BFGS. `None` where
+/// it cannot judge cheaply: a non-convex loss, too few rows for a sample (`n ≤ 16d`), a Gram
+/// product predicted to cost more than [`JUDGE_PASSES`] passes (`4d²·GRAM_PER_PASS > n/2`:
+/// `n ≥ 0.56·d²`), a sample beyond the memory limit, or an objective without row samples. A
+/// function of the data and the shape (the same bits for any thread or rank count).
+pub(crate) fn looks_ill_conditioned<O: SecondOrderObjective>(obj: &O, sum_zero: bool, ctl: &Control) -> Option<bool> {
+    let (n, d) = (obj.num_samples(), obj.dim());
+    let rows = JUDGE_ROWS_PER_DIM.checked_mul(d)?;
+    let cost = rows as f64 * d as f64 * GRAM_PER_PASS / n as f64;
+    let needed = memory::f64_bytes(rows, d).saturating_add(memory::f64_bytes(d, d).saturating_mul(3));
+    if !O::CONVEX || !super::offers_sample(n, d) || !(cost <= JUDGE_PASSES) || !ctl.memory_limit.fits(needed) {
+        return None;
+    }
+    let (h, _, base) = SampleCurvature::factored(obj, &obj.new_eval(), rows, sum_zero)?;
+    Some(jacobi_condition(&h, d, &base.chol) >= WELL_CONDITIONED * wishart_spread(d, rows))
+}
+
 /// [`rows_per_dim`]'s predicted cost, in passes over `X`, of a sample of `k·d` rows.
 fn predicted_cost(n: usize, d: usize, k: usize) -> f64 {
     let gram = k as f64 * (d as f64) * (d as f64) * GRAM_PER_PASS / n as f64;
