@@ -32,9 +32,9 @@
 //! already makes `θ` accurate: when the residual fell at least twofold per iteration over the
 //! last five and the quasi-Newton step over one minus that rate (the remaining steps at that
 //! rate) is within `10·tol` of the point's size, in the scale of the scores (12 instead of 16
-//! passes on an isotropic design at `(10⁵, 1000)`, 8 instead of 10 at `(10⁶, 100)`). On a non-convex loss a converged point is a
-//! KKT point; `certified_global` says whether the loss is certified convex on the set, exactly
-//! as for Newton.
+//! passes on an isotropic design at `(10⁵, 1000)`, 8 instead of 10 at `(10⁶, 100)`). On a
+//! non-convex loss a converged point is a KKT point; `certified_global` says whether the loss
+//! is certified convex on the set, exactly as for Newton.
 //!
 //! **No minimiser.** Without a norm bound (convex losses): a negative recession slope at the
 //! iterate proves the objective unbounded below; at a KKT point with `Xθ ≠ 0` and a recession
@@ -92,9 +92,10 @@ pub struct LbfgsOptions {
     /// 10): they run while the residual keeps falling, until it is `1e-3` times the tolerance
     /// or the quasi-Newton model estimates the point within `10·tol` of the minimiser (in the
     /// scale of the scores; `first_order::ACCURATE`), and the best point is returned. They
-    /// shrink the error in `θ` on ill-conditioned problems at the cost of one pass each. `0` stops at the first iterate that meets the tolerance
-    /// (the stopping rule of scikit-learn's and SciPy's L-BFGS, with this solver's KKT
-    /// residual): fewer passes, the same certificate `kkt_residual ≤ tol`.
+    /// shrink the error in `θ` on ill-conditioned problems at the cost of one pass each. `0`
+    /// stops at the first iterate that meets the tolerance (the stopping rule of
+    /// scikit-learn's and SciPy's L-BFGS, with this solver's KKT residual): fewer passes, the
+    /// same certificate `kkt_residual ≤ tol`.
     pub polish_iters: usize,
     /// Start from a row sample (default true): on the pairwise objective with a convex loss,
     /// no warm start and many rows per feature, the fit first runs L-BFGS on every
