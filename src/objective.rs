@@ -387,11 +387,14 @@ impl<'a, L: Loss> Objective<'a, L> {
     /// at `ev`'s point: `H_S = (1/W_S) Σ_{i∈S} w_i max(ℓ''(t_i), 0) x_i x_iᵀ + (β/W) I`,
     /// column-major `d × d` ([`SecondOrderObjective::hessian_sample`]). The sampled rows, scaled
     /// by `√(w_i max(ℓ''_i, 0))`, are gathered in row order along the fixed tree (so across
-    /// processes too) and multiplied by [`kernels::gram::sample_gram`]. `None` when
-    /// `n ≤ 2·rows` or the sampled weights are all zero.
-    pub(crate) fn hessian_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
+    /// processes too) and multiplied by [`kernels::gram::sample_gram`]. With `columns`
+    /// (ascending, in `0..d`), only those entries of each row are gathered: the principal
+    /// submatrix of `H_S` on them, `|columns| × |columns|`. `None` when `n ≤ 2·rows` or the
+    /// sampled weights are all zero.
+    pub(crate) fn hessian_sample(&self, ev: &Eval, rows: usize, columns: Option<&[usize]>) -> Option<Vec<f64>> {
         let step = self.sample_step(rows)?;
         let d = self.dim();
+        let width = columns.map_or(d, <[usize]>::len);
         let x = self.data.features();
         let (y, w) = (self.data.y(), self.data.weights());
         let held = self.rows().held().start;
@@ -400,14 +403,18 @@ impl<'a, L: Loss> Objective<'a, L> {
             let Some(sampled) = sampled_rows(r, step) else {
                 return (Vec::new(), 0.0);
             };
-            let mut out = Vec::with_capacity(sampled.len() * d);
+            let mut out = Vec::with_capacity(sampled.len() * width);
             let mut buf = vec![0.0; d];
             let mut wt = 0.0;
             for i in sampled {
                 let wi = w.map_or(1.0, |w| w[i - f0]);
                 wt += wi;
                 let c = (wi * self.loss.d2(ev.scores[i - held], y[i - f0])).max(0.0).sqrt();
-                out.extend(x.row(i - f0, d, &mut buf).iter().map(|v| c * v));
+                let row = x.row(i - f0, d, &mut buf);
+                match columns {
+                    Some(cols) => out.extend(cols.iter().map(|&j| c * row[j])),
+                    None => out.extend(row.iter().map(|v| c * v)),
+                }
             }
             (out, wt)
         };
@@ -419,10 +426,10 @@ impl<'a, L: Loss> Objective<'a, L> {
         if !(wt > 0.0) {
             return None;
         }
-        let mut h = kernels::gram::sample_gram(&sample, d, 1.0 / wt, self.par);
+        let mut h = kernels::gram::sample_gram(&sample, width, 1.0 / wt, self.par);
         let ridge = self.ridge / self.total_weight();
-        for j in 0..d {
-            h[j * d + j] += ridge;
+        for j in 0..width {
+            h[j * width + j] += ridge;
         }
         Some(h)
     }

@@ -104,10 +104,12 @@ pub enum SolverKind {
     /// convex loss with `n > 16d` L-BFGS also stops after [`AUTO_PROBE_ITERS`] iterations if
     /// its measured rate says it would need more than twice as many again (an ill-conditioned
     /// design), and the fallback continues from its point — for `d > 64` Newton-CG with the
-    /// row-sample preconditioner. From the default start, where a sample of `4d` rows judges
-    /// the design for at most half a pass's worth of flops (`n ≥ 0.56·d²`), a sample that
-    /// shows conditioning beyond what column scaling removes sends the fit to the fallback
-    /// without the probe (Newton-CG's own take-or-decline test, on fewer rows). The report is
+    /// row-sample preconditioner. From the default start, where a row sample judges the design
+    /// for at most half a pass's worth of flops — `4·128` rows on 128 of the columns (`d > 128`,
+    /// `n·d ≥ 1.2·10⁶`), or `4d` rows on all of them (`n ≥ 0.56·d²`) — a sample that shows
+    /// conditioning beyond what column scaling removes sends the fit to the fallback without
+    /// the probe (Newton-CG's own take-or-decline test, on fewer rows; a column subset's
+    /// condition number is at most the design's). The report is
     /// the last solver's, with the counts and time of both. Dense Newton is never
     /// chosen when its planned memory exceeds
     /// [`Control::memory_limit`](crate::solver::Control::memory_limit)
@@ -160,12 +162,15 @@ pub const AUTO_NONCONVEX_NEWTON_MAX_D: usize = 16;
 /// is the fallback for large `d` ([`auto_fallback`]),
 /// where a second-order method is wanted after L-BFGS has failed and dense Newton costs
 /// `n·d²` per iteration and `8d²` bytes — and, for a convex loss with `n > 16d`, on a design
-/// a cheap row sample shows ill-conditioned (from the default start, where `4d` rows cost at
-/// most half a pass's worth of flops: `n ≥ 0.56·d²`), or after L-BFGS has shown a slow rate in
+/// a cheap row sample shows ill-conditioned (from the default start, where the sample costs at
+/// most half a pass's worth of flops: `4·128` rows on 128 columns, or `4d` rows on all `d`), or
+/// after L-BFGS has shown a slow rate in
 /// its first [`AUTO_PROBE_ITERS`] iterations (those measurements were all on isotropic designs;
 /// on a rotated power-law design of condition number `d` at `(2·10⁵, 512)` L-BFGS took 210
 /// passes, the sample-preconditioned Newton-CG 22, auto with the probe 34 and with the sample
-/// judgement 22; `bench-results/peers-powerlaw-accurate-stop.md`).
+/// judgement 22, `bench-results/peers-powerlaw-accurate-stop.md`; at `(10⁵, 2048)` and
+/// `(2.5·10⁵, 4096)` in `f32` Newton-CG 38 and 39, auto with the probe 48 and 50 and with the
+/// column-subset judgement 38 and 39, `bench-results/auto-column-subset.md`).
 ///
 /// * **very wide data** (convex loss, `d ≥` [`AUTO_WIDE_RATIO`]`·n`) → **Newton-CG**: the
 ///   Hessian has rank at most `n`, so CG needs about `n` products per step, each a cheap pass

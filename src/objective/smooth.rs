@@ -129,9 +129,12 @@ pub trait SecondOrderObjective: SmoothObjective {
     /// `H_S = (1/W_S) Σ_{i∈S} w_i max(ℓ''(t_i), 0) x_i x_iᵀ + (β/W) I`, `W_S = Σ_{i∈S} w_i`,
     /// column-major `d × d` (both triangles). An unbiased estimate of the data part of `∇²F`
     /// when the loss is convex. `m·d²` flops on `m ≈ rows` rows, no pass over `X`; the same bits
-    /// for any thread and process count. `None` when not offered (the default), when the data
+    /// for any thread and process count. With `columns` (ascending indices in `0..d`), the
+    /// principal submatrix of `H_S` on those columns, `|columns| × |columns|`, at `m·|columns|²`
+    /// flops (a cheap look at the design's conditioning: by Cauchy interlacing its condition
+    /// number is at most that of `H_S`). `None` when not offered (the default), when the data
     /// have no more than `2·rows` rows or the sampled weights are all zero.
-    fn hessian_sample(&self, _ev: &Eval, _rows: usize) -> Option<Vec<f64>> {
+    fn hessian_sample(&self, _ev: &Eval, _rows: usize, _columns: Option<&[usize]>) -> Option<Vec<f64>> {
         None
     }
     /// Whether the dense Hessian can be formed with the single-process bits (false for rows
@@ -222,8 +225,8 @@ impl<L: Loss> SecondOrderObjective for Objective<'_, L> {
     fn hess_vec(&self, ev: &Eval, v: &[f64], out: &mut [f64]) {
         Objective::hess_vec(self, ev, v, out)
     }
-    fn hessian_sample(&self, ev: &Eval, rows: usize) -> Option<Vec<f64>> {
-        Objective::hessian_sample(self, ev, rows)
+    fn hessian_sample(&self, ev: &Eval, rows: usize, columns: Option<&[usize]>) -> Option<Vec<f64>> {
+        Objective::hessian_sample(self, ev, rows, columns)
     }
     fn dense_hessian_available(&self) -> bool {
         self.data().shard().is_none_or(|s| s.whole_chunks())

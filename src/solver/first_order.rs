@@ -27,8 +27,9 @@ pub(crate) const POLISH_FACTOR: f64 = 1e-3;
 /// own model of the Newton correction there, in the column-scaled norm of [`super::scales`] —
 /// is at most `ACCURATE·τ·max(1, ‖c ∘ θ‖)` (`τ` the tolerance; the scale of a change in the
 /// scores): `θ` then has about the relative accuracy `10·τ` that the tolerance alone gives a
-/// problem of condition number 10 — and that the reference fixtures hold every solver to
-/// (`1e-9` at the default `τ = 1e-10`). The tolerance bounds the KKT residual, so on a
+/// problem of condition number 10 — and that the Plackett–Luce high-precision fixture holds
+/// the solvers to (`1e-9·max(1, ‖θ‖)` at the default `τ = 1e-10`; `ACCURATE = 100` failed it).
+/// The tolerance bounds the KKT residual, so on a
 /// well-conditioned problem `θ` is that accurate when the tolerance is met; polishing buys the
 /// digits an ill-conditioned problem lacks, at a pass or more per iteration.
 pub(crate) const ACCURATE: f64 = 10.0;

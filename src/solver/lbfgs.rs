@@ -291,8 +291,6 @@ struct Lbfgs<'a, O> {
     flat_steps: usize,
     /// The certificate of the returned point, computed with fresh term magnitudes.
     certified: Certified,
-    /// The cheap KKT estimate of the previous iterate.
-    prev_kkt: Option<f64>,
     /// The cheap KKT estimates of the last [`RATE_WINDOW`] iterates before this one, oldest
     /// first.
     recent_kkt: VecDeque<f64>,
@@ -321,7 +319,6 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
             prev_step: None,
             flat_steps: 0,
             certified: None,
-            prev_kkt: None,
             recent_kkt: VecDeque::with_capacity(RATE_WINDOW),
             probe: None,
         }
@@ -334,7 +331,7 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
     /// certificate of the point returned needs no pass of its own.
     fn fuse_scale(&self, kkt: f64) -> bool {
         let tol = self.run.ctl.tol_rel;
-        let next = match self.prev_kkt {
+        let next = match self.recent_kkt.back().copied() {
             Some(p) if p > 0.0 && kkt.is_finite() => kkt * (kkt / p).min(1.0),
             _ => kkt,
         };
@@ -396,7 +393,6 @@ impl<'a, O: SmoothObjective> Lbfgs<'a, O> {
             return Err(Termination::Converged);
         }
         let mut outcome = self.search(&w, &at)?;
-        self.prev_kkt = Some(at.kkt);
         if self.recent_kkt.len() == RATE_WINDOW {
             self.recent_kkt.pop_front();
         }

@@ -6,6 +6,11 @@
 use serde_json::Value;
 use std::path::PathBuf;
 
+/// `max_j |a_j − b_j|`, the distance between two answers.
+pub fn inf_dist(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
 /// One fixture.
 #[derive(Debug, Clone)]
 pub struct Fixture {

@@ -2,7 +2,7 @@
 //! private MLE and private covariance of "Provable protection of human judgements" (anon., 2025)
 //! (Algorithms 1–2), their guarantees, noise scales and refusal paths.
 
-use crate::common;
+use crate::common::{self, inf_dist};
 use privpref::data::{FeatureBound, PairwiseView};
 use privpref::estimator::central::{
     objective_perturbation, objpert_minimiser, ObjPertDetail, ObjPertOptions, OutputPerturbation,
@@ -22,10 +22,6 @@ use privpref::privacy::{
 use privpref::sim::{btl_pairs, theta_star};
 use privpref::solver::Control;
 use privpref::Error;
-
-fn inf_dist(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
-}
 
 /// Acceptance: for a fixed `w`, the objective-perturbation minimiser matches the independent
 /// 50-digit mpmath references (tests/reference/gen_fixtures.py) to |Δθ|∞ ≤ 1e-8 on every

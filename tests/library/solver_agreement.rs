@@ -38,7 +38,7 @@
 //! [`Objective::recession_slope`]: privpref::objective::Objective::recession_slope
 //! [`Control::norm_cap`]: privpref::solver::Control::norm_cap
 
-use crate::common;
+use crate::common::{self, inf_dist};
 use common::{fixture_options, fixtures};
 use privpref::data::PairwiseView;
 use privpref::estimator::{fit, FitOptions, Solver, SolverKind};
@@ -315,10 +315,6 @@ fn generated_problems() -> Vec<Problem> {
         }
     }
     out
-}
-
-fn inf_dist(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
 }
 
 fn norm(v: &[f64]) -> f64 {

@@ -19,7 +19,7 @@
 //! to the honesty of their reports (same `kkt_tol`, feasible point, converged only with the KKT
 //! criterion met, a residual that matches an independent recomputation).
 
-use crate::common;
+use crate::common::{self, inf_dist};
 use common::{fixture, fixture_options, fixture_view, independent_kkt, Fixture};
 use privpref::estimator::{fit, FitOptions, Solver, SolverKind};
 use privpref::feasible::{center, norm, FeasibleSet};
@@ -88,10 +88,6 @@ fn kkt_recomputed(fx: &Fixture, theta: &[f64]) -> f64 {
         independent_kkt(&obj, &o.set, theta).relative
     })
     .unwrap()
-}
-
-fn inf_dist(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
 }
 
 fn describe(r: &SolveReport) -> String {

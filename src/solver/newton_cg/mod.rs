@@ -101,6 +101,7 @@ use super::first_order::{
     PolishedIterations, ACCURATE, MIN_COS, POLISH_FACTOR, RECESSION_STEPS,
 };
 use super::run::Run;
+use super::scales::ColumnScales;
 use super::{dot, Control, SolveReport, Termination};
 use crate::error::Result;
 use crate::feasible::{norm, FeasibleSet};
@@ -136,9 +137,10 @@ pub fn sample_rows_per_dim(n: usize, d: usize) -> usize {
 }
 
 /// Whether `obj`'s design looks ill-conditioned on a cheap row sample at `θ = 0` (module
-/// `sample`: the take-or-decline test of the preconditioner on `4d` rows, judged only where
-/// the sample's Gram product costs at most half a pass's worth); `None` where it cannot be
-/// judged cheaply. [`SolverKind::Auto`](crate::estimator::SolverKind::Auto) chooses Newton-CG
+/// `sample`: the take-or-decline test of the preconditioner on `4·128` rows of 128 evenly
+/// spaced columns when `d > 128`, then on `4d` rows of all of them, each only where the
+/// sample's Gram product costs at most half a pass's worth); `None` where it cannot be judged
+/// cheaply. [`SolverKind::Auto`](crate::estimator::SolverKind::Auto) chooses Newton-CG
 /// on `Some(true)` without probing with L-BFGS.
 pub(crate) fn sample_looks_ill_conditioned<O: SecondOrderObjective>(
     obj: &O,
@@ -252,9 +254,14 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
                     run.rep.counts.grad_evals += 1;
                 }
                 run.theta = bt;
-                let (gw, face_mu) = working_gradient(&run.theta, &run.ev.grad, run.set.sum_zero(), run.set.radius());
-                let accurate = self.m == 0 || self.correction_negligible(&gw, face_mu);
-                let run = &mut self.run;
+                let (sz, radius) = (run.set.sum_zero(), run.set.radius());
+                let (gw, face_mu) = working_gradient(&run.theta, &run.ev.grad, sz, radius);
+                let accurate = self.m == 0
+                    || (O::CONVEX && self.sample.is_some() && {
+                        let precond = Precond::choose(self.sample.as_ref(), run.cols.preconditioner());
+                        let model = Model::new(&run.theta, sz, radius, face_mu, precond, &self.ones);
+                        correction_ratio(&model, &gw, &run.cols, &run.theta, run.ctl.tol_rel) <= 1.0
+                    });
                 let (f, g) = if !accurate {
                     let precond = (self.sample.as_ref(), run.cols.preconditioner());
                     refine(
@@ -305,11 +312,11 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
             }
             return Err(Termination::LineSearchFailed);
         }
-        if at.at_kkt && !at.check_flat && self.correction_negligible(&gw, face_mu) {
+        let Some((mut outcome, dir)) = self.search(&gw, face_mu, &at) else {
+            // The tolerance already makes the point accurate.
             self.polish.settle(&self.run.theta, at.kkt);
             return Err(Termination::Converged);
-        }
-        let (mut outcome, dir) = self.search(&gw, face_mu, &at);
+        };
         if at.check_flat {
             if self.flat_steps == 0 {
                 // Short step at a KKT point: a genuine (local) minimiser.
@@ -333,44 +340,22 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
         Ok(())
     }
 
-    /// The sample factor's estimate of the Newton correction at the current point (working
-    /// gradient `gw`), `‖c ∘ M⁻¹g_w‖`, over the size it must not exceed to be negligible at the
-    /// tolerance, `ACCURATE·τ·max(1, ‖c ∘ θ‖)` ([`ACCURATE`]). The estimate is within a factor
-    /// of about 3 of the exact correction at `k ≥ 4` rows per dimension (the Wishart spread of
-    /// module `sample`) times the spread of the loss's weights since the start; measured (max-norm) at
-    /// 0.78 and 0.94 of the distance to the minimiser on rotated power-law designs at
-    /// `(2·10⁵, 512)` and `(10⁵, 2048)`. `None` without a sample factor or for a non-convex loss.
-    fn correction_ratio(&self, gw: &[f64], face_mu: Option<f64>) -> Option<f64> {
-        let run = &self.run;
-        if !O::CONVEX || self.sample.is_none() {
-            return None;
-        }
-        let (sz, radius) = (run.set.sum_zero(), run.set.radius());
-        let precond = Precond::choose(self.sample.as_ref(), run.cols.preconditioner());
-        let model = Model::new(&run.theta, sz, radius, face_mu, precond, &self.ones);
-        let mut estimate = vec![0.0; gw.len()];
-        model.precondition(gw, &mut estimate);
-        Some(run.cols.norm(&estimate) / (ACCURATE * run.ctl.tol_rel * run.cols.size(&run.theta)))
-    }
-
-    /// Whether [`Self::correction_ratio`] shows the point accurate at the tolerance.
-    fn correction_negligible(&self, gw: &[f64], face_mu: Option<f64>) -> bool {
-        self.correction_ratio(gw, face_mu).is_some_and(|r| r <= 1.0)
-    }
-
     /// The Newton-CG direction and up to two arc searches (module docs); returns the outcome
-    /// and the last direction tried.
-    fn search(&mut self, gw: &[f64], face_mu: Option<f64>, at: &AtPoint) -> (Arc, Vec<f64>) {
-        let correction = if self.polish.active() {
-            self.correction_ratio(gw, face_mu)
-        } else {
-            None
-        };
+    /// and the last direction tried, or `None` at a point meeting the tolerance (and not under
+    /// the flat-step test) that the sample factor shows accurate ([`correction_ratio`]).
+    fn search(&mut self, gw: &[f64], face_mu: Option<f64>, at: &AtPoint) -> Option<(Arc, Vec<f64>)> {
         let run = &mut self.run;
         let (sz, radius) = (run.set.sum_zero(), run.set.radius());
         let gw_norm = norm(gw);
         let precond = Precond::choose(self.sample.as_ref(), run.cols.preconditioner());
         let mut model = Model::new(&run.theta, sz, radius, face_mu, precond, &self.ones);
+        // One estimate of the correction per step, on the step's own model (on the face of a
+        // ball, building a model refactors the shifted sample factor).
+        let estimates = O::CONVEX && self.sample.is_some() && (at.at_kkt || self.polish.active());
+        let correction = estimates.then(|| correction_ratio(&model, gw, &run.cols, &run.theta, run.ctl.tol_rel));
+        if at.at_kkt && !at.check_flat && correction.is_some_and(|r| r <= 1.0) {
+            return None;
+        }
         // The floor on the forcing term assumes the run converges to its target, true of a
         // convex loss; a non-convex one keeps the full `√κ` (its recession tests at KKT points
         // need accurate directions).
@@ -463,8 +448,22 @@ impl<'a, O: SecondOrderObjective> NewtonCg<'a, O> {
             model.project(&mut dir);
             newton_dir = false;
         }
-        (outcome, dir)
+        Some((outcome, dir))
     }
+}
+
+/// The sample factor's estimate of the Newton correction at `θ` (working gradient `gw`, the
+/// step's `model`), `‖c ∘ M⁻¹g_w‖`, over the size it must not exceed to be negligible at the
+/// tolerance `τ`, `ACCURATE·τ·max(1, ‖c ∘ θ‖)` ([`ACCURATE`]; `c` the column scales). The
+/// estimate is within a factor of about 3 of the exact correction at `k ≥ 4` rows per dimension
+/// (the Wishart spread of module `sample`) times the spread of the loss's weights since the
+/// start; measured (max-norm) at 0.79 and 0.94 of the distance to the minimiser on rotated
+/// power-law designs at `(2·10⁵, 512)` and `(10⁵, 2048)`. Meaningful for a convex loss with a
+/// sample factor.
+fn correction_ratio(model: &Model, gw: &[f64], cols: &ColumnScales, theta: &[f64], tol: f64) -> f64 {
+    let mut estimate = vec![0.0; gw.len()];
+    model.precondition(gw, &mut estimate);
+    cols.norm(&estimate) / (ACCURATE * tol * cols.size(theta))
 }
 
 /// Rounds of iterative refinement after convergence.

@@ -7,7 +7,7 @@
 //! (bad values, bad files, bad data).
 
 use crate::{common, support};
-use support::{run, TempDir};
+use support::{json_of, run, TempDir};
 
 use common::write_npy_raw;
 use privpref::data::npy;
@@ -1087,37 +1087,25 @@ fn fit_lbfgs_without_polishing_stops_at_the_tolerance() {
     let dir = TempDir::new("lbfgs-polish");
     npy::write_f64(dir.path("x.npy"), &data.x, &[n, d]).unwrap();
     npy::write_u8(dir.path("y.npy"), &data.y).unwrap();
-    let fit = |out: &str, extra: &[&str]| {
-        let mut args: Vec<String> = [
+    let (x, y) = (dir.arg("x.npy"), dir.arg("y.npy"));
+    let fit = |extra: &[&str]| {
+        let base = [
             "fit",
             "--x",
-            &dir.arg("x.npy"),
+            &x,
             "--y",
-            &dir.arg("y.npy"),
+            &y,
             "--loss",
             "mle",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        args.extend(["--constraint".into(), "none".into(), "--out".into(), dir.arg(out)]);
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let o = run(&args);
-        let json = std::fs::read_to_string(dir.path(out))
-            .ok()
-            .map(|t| serde_json::from_str::<serde_json::Value>(&t).expect("JSON"));
-        (o.status.code(), json, String::from_utf8_lossy(&o.stderr).into_owned())
+            "--constraint",
+            "none",
+            "--solver",
+            "lbfgs",
+        ];
+        json_of(&run(&[&base[..], extra].concat()))
     };
-    let (code, json, err) = fit("full.json", &["--solver", "lbfgs"]);
-    assert_eq!(code, Some(0), "stderr: {err}");
-    let full = json.expect("result.json written");
-    let (code, json, err) = fit("quick.json", &["--solver", "lbfgs", "--polish-iters", "0"]);
-    assert_eq!(
-        code,
-        Some(0),
-        "privpref fit --solver lbfgs --polish-iters 0: stderr {err}"
-    );
-    let quick = json.expect("result.json written");
+    let full = fit(&[]);
+    let quick = fit(&["--polish-iters", "0"]);
     assert_eq!(quick["converged"], true);
     assert_eq!(quick["polish_iters"], 0);
     let (k, tol) = (
