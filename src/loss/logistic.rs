@@ -18,6 +18,14 @@ impl Loss for Logistic {
     fn curvature_sup(&self) -> f64 {
         0.25
     }
+    /// `1`: the likelihood on clear labels.
+    fn privacy_scale(&self) -> Option<f64> {
+        Some(1.0)
+    }
+    /// `σ'(T)`: the link is logistic.
+    fn link_curvature_floor(&self, tmax: f64) -> Option<f64> {
+        Some(scalar::dsigmoid(tmax))
+    }
     const CONVEX: bool = true;
     const BOUNDED_BELOW: bool = true;
 

@@ -37,7 +37,10 @@ pub use probit_rr::{ProbitRrDebiased, ProbitRrNoisyChannel};
 pub use rr::{RrConstants, RrDebiased, RrNoisyChannel};
 
 use crate::error::{check_eps, Error, Result};
-use pulp::{Arch, Simd, WithSimd};
+/// The SIMD context a [`Loss::eval_simd`] runs in (`pulp`'s), re-exported so that a loss
+/// written outside the crate can name it and call its vector operations.
+pub use pulp::Simd;
+use pulp::{Arch, WithSimd};
 
 /// Which outputs a batched evaluation should write. `None` outputs are not computed.
 #[derive(Debug, Default)]
@@ -68,21 +71,31 @@ pub trait Loss: Send + Sync + Clone + std::fmt::Debug {
     /// be `+∞`). For a convex loss, `F(θ + r v) − F(θ) ≤ r·F∞(v)` for all `r ≥ 0`, so a direction
     /// with `F∞(v) < 0` certifies that the objective is unbounded below (no minimiser).
     fn recession(&self, t: f64, y: u8) -> f64;
-    /// Batched evaluation inside a SIMD context. `y` holds the labels as `0.0`/`1.0`; all
-    /// slices have the same length.
-    fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>);
-    /// The privacy scale `c` of the loss: the factor by which randomized response shrinks the
-    /// expected gradient, `E[∇ℓ̂ | y] = c ∇ℓ_MLE` — `c_ε = tanh(ε/2)` for the RR losses (Chowdhury,
-    /// Zhou & Natarajan (2024), Sec. 4.3), `1` for losses on clear labels (default). Used by the
-    /// SGD theory step `λ = γ κ c` (Thm 4.5; `crate::solver::sgd::step`).
-    fn privacy_scale(&self) -> f64 {
-        1.0
+    /// Batched evaluation inside a SIMD context, which every pass over the rows calls. `y`
+    /// holds the labels as `0.0`/`1.0`; all slices have the same length; only the outputs
+    /// `out` asks for are written. The default loops over [`Loss::value`], [`Loss::d1`] and
+    /// [`Loss::d2`] (correct for any loss); a vectorised override with [`map_lanes`] and the
+    /// stable lane functions of [`crate::math::simd`] (as the library's losses do) makes the
+    /// passes memory-bound rather than bound by the scalar `exp`/`log1p`.
+    fn eval_simd<S: Simd>(&self, simd: S, t: &[f64], y: &[f64], out: LossOut<'_>) {
+        let _ = simd;
+        eval_scalar(self, t, y, out);
+    }
+    /// The privacy scale `c` of the loss for the SGD theory step `λ = γκc` (Chowdhury, Zhou &
+    /// Natarajan (2024), Thm 4.5; `crate::solver::sgd::step`): the factor by which randomized
+    /// response shrinks the expected gradient, `E[∇ℓ̂ | y] = c ∇ℓ_MLE` — `c_ε = tanh(ε/2)` for
+    /// the RR losses (Sec. 4.3), `1` for the likelihoods on clear labels. `None` (the default):
+    /// the loss states no such constant, and the theory step rules refuse it.
+    fn privacy_scale(&self) -> Option<f64> {
+        None
     }
     /// The curvature floor `γ(T) = inf_{|t| ≤ T} ψ''(t)` of the clear-label negative
-    /// log-likelihood `ψ` of the link: `σ'(T)` for the logistic link (default; also
-    /// the RR losses, whose link is logistic), `A(T)` for probit. Used by the SGD theory step.
-    fn link_curvature_floor(&self, tmax: f64) -> f64 {
-        crate::math::simd::scalar::dsigmoid(tmax)
+    /// log-likelihood `ψ` of the loss's link, for the SGD theory step: `σ'(T)` for the logistic
+    /// link (also the RR losses'), `A(T)` for probit. `None` (the default): the loss states
+    /// none, and the theory step rules refuse it.
+    fn link_curvature_floor(&self, tmax: f64) -> Option<f64> {
+        let _ = tmax;
+        None
     }
     /// An upper bound on `|ℓ''(t; y)|` over all `t` and labels (the SGD stability check of the
     /// data-dependent step rules, [`crate::solver::sgd::StepRule`]): `1/4` for the logistic
@@ -120,10 +133,35 @@ pub trait Loss: Send + Sync + Clone + std::fmt::Debug {
     }
 }
 
-/// Applies `f(t, y, want) -> [value, d1, d2]` lane-wise over SIMD chunks, storing the outputs
-/// that were asked for. `want = (value, d1, d2)` lets `f` skip unneeded work.
+/// [`Loss::eval_simd`]'s default: the scalar formulas, one element at a time.
+fn eval_scalar<L: Loss>(loss: &L, t: &[f64], y: &[f64], out: LossOut<'_>) {
+    debug_assert_eq!(t.len(), y.len());
+    let label = |v: f64| u8::from(v > 0.5);
+    let LossOut { value, d1, d2 } = out;
+    if let Some(out) = value {
+        out.iter_mut()
+            .zip(t.iter().zip(y))
+            .for_each(|(o, (&t, &y))| *o = loss.value(t, label(y)));
+    }
+    if let Some(out) = d1 {
+        out.iter_mut()
+            .zip(t.iter().zip(y))
+            .for_each(|(o, (&t, &y))| *o = loss.d1(t, label(y)));
+    }
+    if let Some(out) = d2 {
+        out.iter_mut()
+            .zip(t.iter().zip(y))
+            .for_each(|(o, (&t, &y))| *o = loss.d2(t, label(y)));
+    }
+}
+
+/// Applies `f(t, y, want) -> [value, d1, d2]` lane-wise over SIMD chunks of `t` and `y` (the
+/// labels as `0.0`/`1.0`), storing the outputs `out` asks for; the tail shorter than a vector
+/// is loaded zero-padded (the padding lanes' results are dropped). `want = (value, d1, d2)` lets `f` skip unneeded work. The building block of a
+/// vectorised [`Loss::eval_simd`]: `f` computes the loss's formulas on whole vectors with the
+/// `simd` operations (the stable ones in [`crate::math::simd`]).
 #[inline(always)]
-pub(crate) fn map_lanes<S: Simd, F>(simd: S, t: &[f64], y: &[f64], out: LossOut<'_>, f: F)
+pub fn map_lanes<S: Simd, F>(simd: S, t: &[f64], y: &[f64], out: LossOut<'_>, f: F)
 where
     F: Fn(S::f64s, S::f64s, (bool, bool, bool)) -> [S::f64s; 3],
 {

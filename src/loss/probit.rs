@@ -49,8 +49,12 @@ impl Loss for Probit {
     /// `A(T) = h(T)(T + h(T))`, `h = φ/Φ`: the smallest curvature (the paper leaves the probit
     /// `γ` to "a proper choice"; this is the exact one)
     /// `ℓ''(t; y) = A((2y−1)t)` on `|t| ≤ T` (`A` is decreasing).
-    fn link_curvature_floor(&self, tmax: f64) -> f64 {
-        log_phi_parts(tmax).2
+    fn link_curvature_floor(&self, tmax: f64) -> Option<f64> {
+        Some(log_phi_parts(tmax).2)
+    }
+    /// `1`: the likelihood on clear labels.
+    fn privacy_scale(&self) -> Option<f64> {
+        Some(1.0)
     }
     /// `0` for `s = (2y−1)t ≥ 0`, `+∞` for `s < 0` (quadratic growth).
     fn recession(&self, t: f64, y: u8) -> f64 {

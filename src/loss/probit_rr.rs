@@ -122,12 +122,12 @@ impl Loss for ProbitRrNoisyChannel {
         tmax <= 2.0 * self.k.c * npdf(tmax)
     }
     /// `c_ε = tanh(ε/2)`.
-    fn privacy_scale(&self) -> f64 {
-        self.k.c
+    fn privacy_scale(&self) -> Option<f64> {
+        Some(self.k.c)
     }
     /// `A(T)`: the link is probit.
-    fn link_curvature_floor(&self, tmax: f64) -> f64 {
-        log_phi_parts(tmax).2
+    fn link_curvature_floor(&self, tmax: f64) -> Option<f64> {
+        Some(log_phi_parts(tmax).2)
     }
     /// `0`: the loss tends to the finite limits `softplus(±ε)`.
     fn recession(&self, _t: f64, _y: u8) -> f64 {
@@ -229,12 +229,12 @@ impl Loss for ProbitRrDebiased {
         self.k.keep * log_phi_parts(tmax).2 >= self.k.flip * log_phi_parts(-tmax).2
     }
     /// `c_ε = tanh(ε/2)`.
-    fn privacy_scale(&self) -> f64 {
-        self.k.c
+    fn privacy_scale(&self) -> Option<f64> {
+        Some(self.k.c)
     }
     /// `A(T)`: the link is probit.
-    fn link_curvature_floor(&self, tmax: f64) -> f64 {
-        log_phi_parts(tmax).2
+    fn link_curvature_floor(&self, tmax: f64) -> Option<f64> {
+        Some(log_phi_parts(tmax).2)
     }
     /// `−∞` for `s = (2ỹ−1)t > 0` (quadratic decrease), `+∞` for `s < 0`, `0` at `t = 0`.
     fn recession(&self, t: f64, y: u8) -> f64 {

@@ -141,8 +141,12 @@ impl Loss for RrNoisyChannel {
         tmax <= 0.5 * self.k.eps
     }
     /// `c_ε = tanh(ε/2)`.
-    fn privacy_scale(&self) -> f64 {
-        self.k.c
+    fn privacy_scale(&self) -> Option<f64> {
+        Some(self.k.c)
+    }
+    /// `σ'(T)`: the link is logistic.
+    fn link_curvature_floor(&self, tmax: f64) -> Option<f64> {
+        Some(scalar::dsigmoid(tmax))
     }
     /// `0`: the loss tends to the finite limits `softplus(±ε)`.
     fn recession(&self, _t: f64, _y: u8) -> f64 {
@@ -266,8 +270,12 @@ impl Loss for RrDebiased {
         self.k.c * scalar::dsigmoid(t)
     }
     /// `c_ε = tanh(ε/2)`.
-    fn privacy_scale(&self) -> f64 {
-        self.k.c
+    fn privacy_scale(&self) -> Option<f64> {
+        Some(self.k.c)
+    }
+    /// `σ'(T)`: the link is logistic.
+    fn link_curvature_floor(&self, tmax: f64) -> Option<f64> {
+        Some(scalar::dsigmoid(tmax))
     }
     /// `c_ε max(s, 0) + σ̄_ε s`, `s = (1−2ỹ)t`: negative for `s < 0`, so the loss is unbounded
     /// below.

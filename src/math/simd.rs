@@ -11,6 +11,11 @@
 //!   `σ'(a)` (`softplus(a) = max(a,0) + log1p(e^{-|a|})`, never `ln(1 + e^a)`).
 //!
 //! Accuracy against mpmath (tests/library/losses.rs): a few ulps.
+//!
+//! These are the building blocks of a vectorised [`Loss::eval_simd`](crate::loss::Loss::eval_simd)
+//! (with [`map_lanes`](crate::loss::map_lanes)), public so that a loss written outside the crate
+//! is as fast and as stable as the library's own; [`scalar`] has the reference forms for its
+//! scalar methods.
 
 use pulp::Simd;
 
@@ -18,13 +23,13 @@ const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000); // ln 2 rounded to 32
 const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76); // ln 2 − LN2_HI (fdlibm)
 const LOG2_E: f64 = std::f64::consts::LOG2_E;
 /// Below this, `e^x < 2^-1022` and [`exp_nonpos`] returns 0.
-pub(crate) const EXP_FLUSH: f64 = -708.396_418_532_264_1;
+pub const EXP_FLUSH: f64 = -708.396_418_532_264_1;
 const ROUND_MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5·2^52: adding it rounds to an integer
 const TWO52: f64 = 4_503_599_627_370_496.0; // 2^52
 
 /// `e^x` for `x ≤ 0` (lanes with `x > 0` are not meaningful). See the module docs.
 #[inline(always)]
-pub(crate) fn exp_nonpos<S: Simd>(simd: S, x: S::f64s) -> S::f64s {
+pub fn exp_nonpos<S: Simd>(simd: S, x: S::f64s) -> S::f64s {
     exp_em1_nonpos(simd, x).0
 }
 
@@ -32,7 +37,7 @@ pub(crate) fn exp_nonpos<S: Simd>(simd: S, x: S::f64s) -> S::f64s {
 /// `|x|` (where `e^x − 1` computed from `e^x` would cancel): for `|x| ≤ ln2/2` it is `r·q(r)`
 /// straight from the polynomial. Below [`EXP_FLUSH`] the pair is `(0, −1)`.
 #[inline(always)]
-pub(crate) fn exp_em1_nonpos<S: Simd>(simd: S, x: S::f64s) -> (S::f64s, S::f64s) {
+pub fn exp_em1_nonpos<S: Simd>(simd: S, x: S::f64s) -> (S::f64s, S::f64s) {
     let flush = simd.less_than_f64s(x, simd.splat_f64s(EXP_FLUSH));
     let xc = simd.max_f64s(x, simd.splat_f64s(EXP_FLUSH));
     // k = round(x / ln 2) as a float, in [-1022, 0].
@@ -85,7 +90,7 @@ pub(crate) fn exp_em1_nonpos<S: Simd>(simd: S, x: S::f64s) -> (S::f64s, S::f64s)
 /// `log(1 + u)` for `u ∈ [0, 1]` (normal or zero: subnormal `u` may lose its last bits, which
 /// never happens here because [`exp_em1_nonpos`] flushes below `2^-1022`). See the module docs.
 #[inline(always)]
-pub(crate) fn log1p_unit<S: Simd>(simd: S, u: S::f64s) -> S::f64s {
+pub fn log1p_unit<S: Simd>(simd: S, u: S::f64s) -> S::f64s {
     let one = simd.splat_f64s(1.0);
     let big = simd.greater_than_f64s(u, simd.splat_f64s(std::f64::consts::SQRT_2 - 1.0));
     let num = simd.select_f64s(big, simd.sub_f64s(u, one), u);
@@ -142,7 +147,7 @@ pub fn logistic<S: Simd>(simd: S, a: S::f64s) -> Logistic<S::f64s> {
 
 /// `σ(a)` from `a` and `e = e^{-|a|}`: `1/(1+e)` for `a ≥ 0`, `e/(1+e)` otherwise.
 #[inline(always)]
-pub(crate) fn sigmoid_from<S: Simd>(simd: S, a: S::f64s, e: S::f64s) -> S::f64s {
+pub fn sigmoid_from<S: Simd>(simd: S, a: S::f64s, e: S::f64s) -> S::f64s {
     let one = simd.splat_f64s(1.0);
     let inv = simd.div_f64s(one, simd.add_f64s(one, e));
     let neg = simd.less_than_f64s(a, simd.splat_f64s(0.0));
@@ -151,7 +156,7 @@ pub(crate) fn sigmoid_from<S: Simd>(simd: S, a: S::f64s, e: S::f64s) -> S::f64s 
 
 /// `σ'(a) = e/(1+e)²` from `e = e^{-|a|}` (even in `a`).
 #[inline(always)]
-pub(crate) fn dsigmoid_from<S: Simd>(simd: S, e: S::f64s) -> S::f64s {
+pub fn dsigmoid_from<S: Simd>(simd: S, e: S::f64s) -> S::f64s {
     let one = simd.splat_f64s(1.0);
     let q = simd.add_f64s(one, e);
     simd.div_f64s(e, simd.mul_f64s(q, q))
@@ -182,7 +187,7 @@ pub mod scalar {
     }
     /// `log(e^a + e^b)`, stable.
     #[inline]
-    pub(crate) fn logaddexp(a: f64, b: f64) -> f64 {
+    pub fn logaddexp(a: f64, b: f64) -> f64 {
         let m = a.max(b);
         m + (-(a - b).abs()).exp().ln_1p()
     }

@@ -1142,3 +1142,64 @@ fn sgd_rr_theory_step_rate_and_factor_against_the_exact_minimiser() {
         / lx.iter().map(|a| (a - mx) * (a - mx)).sum::<f64>();
     assert!((slope + 0.5).abs() <= 0.1, "slope {slope:.3}, mean errors {mean_sgd:?}");
 }
+
+/// The logistic loss as a loss written outside the crate would state it: the scalar formulas
+/// only — the batched evaluation is the trait's default loop over them, and no link constants.
+#[derive(Debug, Clone, Copy)]
+struct ScalarOnly;
+
+impl Loss for ScalarOnly {
+    const CONVEX: bool = true;
+    const BOUNDED_BELOW: bool = true;
+    fn name(&self) -> &'static str {
+        "scalar-logistic"
+    }
+    fn value(&self, t: f64, y: u8) -> f64 {
+        Logistic.value(t, y)
+    }
+    fn d1(&self, t: f64, y: u8) -> f64 {
+        Logistic.d1(t, y)
+    }
+    fn d2(&self, t: f64, y: u8) -> f64 {
+        Logistic.d2(t, y)
+    }
+    fn recession(&self, t: f64, y: u8) -> f64 {
+        Logistic.recession(t, y)
+    }
+    fn curvature_sup(&self) -> f64 {
+        0.25
+    }
+}
+
+/// A loss that states no link constants gets a typed refusal from the theory step rules (never
+/// the logistic link's constants), while the rules that need none run; and its default batched
+/// evaluation (the scalar formulas) gives the exact solvers the built-in loss's answer.
+#[test]
+fn a_loss_without_link_constants_is_refused_the_theory_step() {
+    let d = 4;
+    let theta = theta_star(d, 1.0, false, &mut simulation_rng(3)).unwrap();
+    let data = btl_pairs(500, &theta, &mut simulation_rng(4)).unwrap();
+    let view = data.view().unwrap();
+    let set = FeasibleSet::theta_b(2.0).unwrap();
+    for rule in [StepRule::Theory, StepRule::Statement] {
+        match rule.resolve(&view, &ScalarOnly, &set) {
+            Err(Error::InvalidParam { name, reason }) => {
+                assert_eq!(name, "step");
+                assert!(
+                    reason.contains("scalar-logistic") && reason.contains("link constants"),
+                    "{reason}"
+                );
+            }
+            other => panic!("{rule}: {other:?}"),
+        }
+    }
+    assert!(StepRule::Theory.resolve(&view, &Logistic, &set).is_ok());
+    assert!(StepRule::Const(0.1).resolve(&view, &ScalarOnly, &set).is_ok());
+
+    let ctl = Control::default();
+    let ours = privpref::solver::newton::solve(&Objective::new(view, ScalarOnly), &set, None, &ctl).unwrap();
+    let builtin = privpref::solver::newton::solve(&Objective::new(view, Logistic), &set, None, &ctl).unwrap();
+    assert!(ours.converged() && ours.certificate.certified_global, "{ours:?}");
+    let gap = common::inf_dist(&ours.theta, &builtin.theta);
+    assert!(gap <= 1e-12, "|Δθ|∞ = {gap:e}");
+}

@@ -140,6 +140,12 @@ pub(super) mod tests {
         fn curvature_sup(&self) -> f64 {
             0.25
         }
+        fn privacy_scale(&self) -> Option<f64> {
+            Logistic.privacy_scale()
+        }
+        fn link_curvature_floor(&self, tmax: f64) -> Option<f64> {
+            Logistic.link_curvature_floor(tmax)
+        }
     }
 
     /// `θ` as hex bits.

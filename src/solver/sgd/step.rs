@@ -235,8 +235,10 @@ pub struct TheoryConstants {
 /// The theory constants `γ`, `κ`, `c`, `λ = γκc` of Thm 4.5 on `data` (module docs).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] (`step`) when `set` has no radius (`γ` needs `B`) or the feasible set
-/// is `{0}` (`d = 1` with the sum-zero constraint); [`Error::Numerical`] when `κ` is not
+/// [`Error::InvalidParam`] (`step`) when `set` has no radius (`γ` needs `B`), the feasible set
+/// is `{0}` (`d = 1` with the sum-zero constraint) or the loss states no link constants
+/// ([`Loss::privacy_scale`], [`Loss::link_curvature_floor`]: a loss defined outside the crate
+/// gets a refusal, never the logistic link's constants); [`Error::Numerical`] when `κ` is not
 /// positive (the design does not cover every direction of the parameter space, so Assumption
 /// 4.4 fails and `1/(λt)` is undefined — use a `const`, `invt` or `lambda` rule).
 pub fn theory_constants<L: Loss>(data: &PairwiseView<'_>, loss: &L, set: &FeasibleSet) -> Result<TheoryConstants> {
@@ -257,9 +259,16 @@ pub fn theory_constants<L: Loss>(data: &PairwiseView<'_>, loss: &L, set: &Feasib
         ));
     }
     let tmax = b * data.max_row_norm(sz);
-    let gamma = loss.link_curvature_floor(tmax);
+    let (Some(gamma), Some(c)) = (loss.link_curvature_floor(tmax), loss.privacy_scale()) else {
+        return Err(Error::param(
+            "step",
+            format!(
+                "the theory step needs the loss's link constants (Loss::privacy_scale and Loss::link_curvature_floor), which `{}` does not state; use a const, invt or lambda rule",
+                loss.name()
+            ),
+        ));
+    };
     let kappa = coverage_kappa(data, sz)?;
-    let c = loss.privacy_scale();
     let lambda = gamma * kappa * c;
     if !(lambda.is_finite() && lambda > 0.0) {
         return Err(Error::Numerical(format!(
