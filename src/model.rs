@@ -70,14 +70,17 @@ pub struct Fit<D = Local> {
     /// The solver's certificate, counts and detail.
     pub report: SolveReport,
     /// The privacy guarantee of `theta` (`None`: not private, not known to be, or refused; see
-    /// [`no_guarantee_reason`](Self::no_guarantee_reason)). A local fit gets the guarantee of
-    /// its labels' provenance ([`Provenance::guarantee`]), never one inferred from the loss;
-    /// the central and SGD estimators attach their own.
+    /// [`no_guarantee`](Self::no_guarantee)). A local fit gets the guarantee of its labels'
+    /// provenance ([`Provenance::guarantee`]), never one inferred from the loss; the central
+    /// and SGD estimators attach their own.
     pub guarantee: Option<Guarantee>,
-    /// Why `guarantee` is `None`, when it is (labels without provenance; a refused central
-    /// guarantee, prefixed `guarantee refused: `; a stochastic run stopped by the caller's
-    /// interrupt flag, prefixed `interrupted by the caller `).
-    pub no_guarantee_reason: Option<String>,
+    /// Why `guarantee` is `None`, when it is ([`NoGuarantee`]). Serialised as the sentence of
+    /// its `Display`, under the key `no_guarantee_reason`.
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "no_guarantee_reason", serialize_with = "sentence")
+    )]
+    pub no_guarantee: Option<NoGuarantee>,
     /// What only this estimator produces.
     pub detail: D,
 }
@@ -88,23 +91,23 @@ impl<D> Fit<D> {
             theta,
             report,
             guarantee: None,
-            no_guarantee_reason: None,
+            no_guarantee: None,
             detail,
         }
     }
 
-    /// The reason a central guarantee was refused (the text after `guarantee refused: ` in
-    /// [`no_guarantee_reason`](Self::no_guarantee_reason)), if it was.
+    /// The reason a central guarantee was refused ([`NoGuarantee::Refused`]), if it was.
     pub fn refusal(&self) -> Option<&str> {
-        self.no_guarantee_reason
-            .as_deref()
-            .and_then(|r| r.strip_prefix(REFUSED))
+        match &self.no_guarantee {
+            Some(NoGuarantee::Refused(reason)) => Some(reason),
+            _ => None,
+        }
     }
 
-    /// Records a refused guarantee: no guarantee, and the reason prefixed `guarantee refused: `.
+    /// Records a refused guarantee: no guarantee, and [`NoGuarantee::Refused`].
     pub(crate) fn refuse(&mut self, reason: &str) {
         self.guarantee = None;
-        self.no_guarantee_reason = Some(format!("{REFUSED}{reason}"));
+        self.no_guarantee = Some(NoGuarantee::Refused(reason.to_owned()));
     }
 
     /// Marks a stochastic estimator's run as stopped by the caller's interrupt flag after
@@ -115,16 +118,55 @@ impl<D> Fit<D> {
     pub(crate) fn interrupted(&mut self, steps: usize, budget: Option<usize>) {
         self.report.termination = crate::solver::Termination::Interrupted;
         self.guarantee = None;
-        let of = budget.map_or_else(String::new, |b| format!(" of {b}"));
-        self.no_guarantee_reason = Some(format!(
-            "{INTERRUPTED}after {steps}{of} steps; the run is incomplete and carries no guarantee"
-        ));
+        self.no_guarantee = Some(NoGuarantee::Interrupted { steps, budget });
     }
 }
 
-const REFUSED: &str = "guarantee refused: ";
-/// The start of [`Fit::no_guarantee_reason`] of an interrupted stochastic run.
-const INTERRUPTED: &str = "interrupted by the caller ";
+/// Why a [`Fit`] carries no privacy guarantee. Its `Display` is the sentence the CLI's JSON
+/// and Python show (`no_guarantee_reason`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum NoGuarantee {
+    /// The labels carry no provenance record (raw labels, or privatised labels whose record
+    /// was not kept): the sentence says what the loss would need.
+    NoProvenance(String),
+    /// A central estimator refused its guarantee, for this reason (shown after
+    /// `guarantee refused: `).
+    Refused(String),
+    /// A stochastic run stopped by the caller's interrupt flag after `steps` steps (of
+    /// `budget`, when known): incomplete, so it carries no guarantee.
+    Interrupted {
+        /// The steps taken.
+        steps: usize,
+        /// The steps planned, when known.
+        budget: Option<usize>,
+    },
+}
+
+impl std::fmt::Display for NoGuarantee {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoGuarantee::NoProvenance(reason) => f.write_str(reason),
+            NoGuarantee::Refused(reason) => write!(f, "guarantee refused: {reason}"),
+            NoGuarantee::Interrupted { steps, budget } => {
+                write!(f, "interrupted by the caller after {steps}")?;
+                if let Some(b) = budget {
+                    write!(f, " of {b}")?;
+                }
+                f.write_str(" steps; the run is incomplete and carries no guarantee")
+            }
+        }
+    }
+}
+
+/// [`Fit::no_guarantee`] as its sentence (or `null`).
+#[cfg(feature = "serde")]
+fn sentence<S: serde::Serializer>(v: &Option<NoGuarantee>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(n) => s.collect_str(n),
+        None => s.serialize_none(),
+    }
+}
 
 /// The detail of a local fit ([`fit`](crate::estimator::fit),
 /// [`fit_kwise`](crate::estimator::fit_kwise), the user-level RR fit, loss (14)): its

@@ -24,6 +24,6 @@ pub use crate::estimator::{fit, fit_kwise, fit_kwise_privatized, fit_privatized,
 pub use crate::feasible::{FeasibleSet, Radius};
 pub use crate::loss::{GroupLossSpec, LossSpec};
 pub use crate::mechanism::{KaryRr, Mechanism, RandomizedResponse, UserLevelRr};
-pub use crate::model::{Fit, FitConfig, Local};
+pub use crate::model::{Fit, FitConfig, Local, NoGuarantee};
 pub use crate::privacy::{Guarantee, NoiseRng, PrivatizedLabels, Provenance, Randomizer};
 pub use crate::solver::{Control, SolveReport, Termination};

@@ -20,7 +20,7 @@ use super::{local_fit, local_guarantee, loss_words, no_provenance_reason, run_so
 use crate::data::GroupView;
 use crate::error::{Error, Result};
 use crate::loss::GroupLossSpec;
-use crate::model::{Fit, Local};
+use crate::model::{Fit, Local, NoGuarantee};
 use crate::objective::GroupObjective;
 use crate::privacy::{PrivatizedLabels, Randomizer};
 use crate::with_group_loss;
@@ -31,7 +31,7 @@ use crate::with_group_loss;
 /// saying so.
 ///
 /// The labels carry no provenance, so the model carries no local guarantee, even with the
-/// `pl-krr` loss ([`Fit::no_guarantee_reason`] says so); fit privatised choices with
+/// `pl-krr` loss ([`Fit::no_guarantee`] says so); fit privatised choices with
 /// [`fit_kwise_privatized`].
 ///
 /// ```
@@ -52,7 +52,10 @@ use crate::with_group_loss;
 /// ```
 pub fn fit_kwise(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Result<Fit<Local<GroupLossSpec>>> {
     let mut model = fit_kwise_raw(data, opts)?;
-    model.no_guarantee_reason = Some(no_provenance_reason(opts.loss.name(), opts.loss.eps()));
+    model.no_guarantee = Some(NoGuarantee::NoProvenance(no_provenance_reason(
+        opts.loss.name(),
+        opts.loss.eps(),
+    )));
     Ok(model)
 }
 

@@ -21,7 +21,7 @@
 //! **Guarantees follow the labels.** [`fit`] takes raw labels and attaches no local guarantee,
 //! whatever the loss (the debiased loss is a valid estimator, but nothing shows its labels were
 //! randomised, at which `ε`, or with which generator); the model says why
-//! ([`Fit::no_guarantee_reason`]). [`fit_privatized`] takes
+//! ([`Fit::no_guarantee`]). [`fit_privatized`] takes
 //! [`PrivatizedLabels`] and attaches the guarantee of their
 //! [`Provenance`]: library-privatised (CSPRNG, or simulation-only
 //! for a seeded generator), recorded, or asserted by the caller. A loss calibrated to another
@@ -60,7 +60,7 @@ use crate::data::{check_shape, Features, PairwiseView};
 use crate::error::{Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::{Loss, LossSpec};
-use crate::model::{Fit, FitConfig, Local};
+use crate::model::{Fit, FitConfig, Local, NoGuarantee};
 use crate::objective::{Objective, SecondOrderObjective};
 use crate::privacy::{Guarantee, PrivatizedLabels, Provenance, Randomizer};
 use crate::solver::lbfgs::LbfgsOptions;
@@ -407,7 +407,7 @@ fn solve_auto<O: SecondOrderObjective + SgdObjective, S>(
                 SolverKind::Newton if dense => newton::solve(obj, &opts.set, start, &opts.control)?,
                 _ => newton_cg::solve(obj, &opts.set, start, &opts.control)?,
             };
-            second.counts.absorb(&first.counts);
+            second.counts += &first.counts;
             Ok(second)
         }
     }
@@ -505,11 +505,14 @@ fn sample_start_for<L: Loss>(data: &PairwiseView<'_>, loss: &L, opts: &FitOption
 /// [`SolveReport::into_result`](crate::solver::SolveReport::into_result) to turn that into an error.
 ///
 /// The labels carry no provenance, so the model carries **no local guarantee**, even with the
-/// `mle-rr` or `debiased-rr` loss; [`Fit::no_guarantee_reason`] says so. Fit labels
+/// `mle-rr` or `debiased-rr` loss; [`Fit::no_guarantee`] says so. Fit labels
 /// privatised by a mechanism (or with an asserted provenance) with [`fit_privatized`].
 pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fit> {
     let mut model = fit_raw(data, opts)?;
-    model.no_guarantee_reason = Some(no_provenance_reason(opts.loss.name(), opts.loss.eps()));
+    model.no_guarantee = Some(NoGuarantee::NoProvenance(no_provenance_reason(
+        opts.loss.name(),
+        opts.loss.eps(),
+    )));
     Ok(model)
 }
 

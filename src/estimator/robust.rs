@@ -120,7 +120,7 @@ pub fn fit_dpo(
         theta,
         report,
         guarantee,
-        no_guarantee_reason,
+        no_guarantee,
         detail: Local { config, .. },
     } = model;
     let mut dpo = Fit::new(
@@ -132,6 +132,6 @@ pub fn fit_dpo(
         },
     );
     dpo.guarantee = guarantee;
-    dpo.no_guarantee_reason = no_guarantee_reason;
+    dpo.no_guarantee = no_guarantee;
     Ok(dpo)
 }

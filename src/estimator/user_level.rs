@@ -40,7 +40,7 @@ use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::{Logistic, Loss, LossSpec};
 use crate::math::simd::scalar::sigmoid;
-use crate::model::Fit;
+use crate::model::{Fit, NoGuarantee};
 use crate::privacy::rdp::{Accountant, EpsilonReport};
 use crate::privacy::{
     Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit, PrivatizedLabels, Randomizer,
@@ -97,7 +97,7 @@ impl UserRrOptions {
 /// σ̄_i(1−2ỹ_i)x_i` (the objective is then `N/Σc_i` times `ℓ̂`, the same minimiser).
 ///
 /// The labels carry no provenance, so the result carries **no guarantee**
-/// ([`Fit::no_guarantee_reason`] says why); labels from
+/// ([`Fit::no_guarantee`] says why); labels from
 /// [`UserLevelRr::privatize`](crate::mechanism::UserLevelRr::privatize) are fitted with
 /// [`fit_user_rr_privatized`], which attaches the user-level guarantee of their provenance.
 ///
@@ -106,7 +106,10 @@ impl UserRrOptions {
 /// sample weights on `data` (the estimator defines its own); solver errors from `fit`.
 pub fn fit_user_rr(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptions) -> Result<Fit> {
     let mut model = fit_user_rr_raw(data, users, opts)?;
-    model.no_guarantee_reason = Some(no_provenance_reason("user-level debiased-rr", Some(opts.eps)));
+    model.no_guarantee = Some(NoGuarantee::NoProvenance(no_provenance_reason(
+        "user-level debiased-rr",
+        Some(opts.eps),
+    )));
     Ok(model)
 }
 
@@ -208,7 +211,7 @@ fn fit_user_rr_raw(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptio
 /// the steps of all phases and the time, or
 /// [`Interrupted`](crate::solver::Termination::Interrupted) with the steps taken when the
 /// caller's interrupt flag stopped the run (then no guarantee, and the reason in
-/// [`Fit::no_guarantee_reason`]).
+/// [`Fit::no_guarantee`]).
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -330,7 +333,7 @@ fn base_notes(acc: &Accountant, sampler: UserSampler, q: f64) -> Vec<String> {
 /// When [`UserDpSgdOptions::interrupt`] is set (checked before the first step and then every
 /// 256 steps), the run stops there: the fit is the output so far, its report
 /// [`Termination::Interrupted`](crate::solver::Termination::Interrupted) with the steps taken,
-/// and it carries no guarantee ([`Fit::no_guarantee_reason`] says so).
+/// and it carries no guarantee ([`Fit::no_guarantee`] says so).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for invalid options (ε, δ, ñ ∉ (0, n], T = 0, C, η, k = 0, the loss's
@@ -494,7 +497,7 @@ fn user_dpsgd_engine<S: UserGradients>(
 /// When [`AupOptions::interrupt`] is set (checked before every phase's first step and then
 /// every 256 steps), the run stops there: the fit is the average so far, its report
 /// [`Termination::Interrupted`](crate::solver::Termination::Interrupted) with the steps taken,
-/// and it carries no guarantee ([`Fit::no_guarantee_reason`] says so).
+/// and it carries no guarantee ([`Fit::no_guarantee`] says so).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for invalid options; [`Error::FeatureBound`] for a row with

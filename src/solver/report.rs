@@ -182,22 +182,45 @@ pub struct Counts {
     pub elapsed: Duration,
 }
 
-impl Counts {
-    /// Adds the work of an earlier stage of the same fit (every count and the time).
-    pub fn absorb(&mut self, earlier: &Counts) {
-        self.iterations += earlier.iterations;
-        self.grad_evals += earlier.grad_evals;
-        self.hessian_evals += earlier.hessian_evals;
-        self.fused_evals += earlier.fused_evals;
-        self.cg_iterations += earlier.cg_iterations;
-        self.line_search_evals += earlier.line_search_evals;
-        self.direction_passes += earlier.direction_passes;
-        self.setup_passes += earlier.setup_passes;
-        self.compensated_evals += earlier.compensated_evals;
-        self.scale_passes += earlier.scale_passes;
-        self.sample_rows += earlier.sample_rows;
-        self.refinement_steps += earlier.refinement_steps;
-        self.elapsed += earlier.elapsed;
+/// Adds the work of another stage of the same fit: every count and the time (`counts += &earlier`,
+/// for a fit that ran two solvers one after the other).
+impl std::ops::AddAssign<&Counts> for Counts {
+    fn add_assign(&mut self, other: &Counts) {
+        // Destructured, so that a new field cannot be left out of the sum.
+        let Counts {
+            iterations,
+            grad_evals,
+            hessian_evals,
+            fused_evals,
+            cg_iterations,
+            line_search_evals,
+            direction_passes,
+            setup_passes,
+            compensated_evals,
+            scale_passes,
+            sample_rows,
+            refinement_steps,
+            elapsed,
+        } = *other;
+        self.iterations += iterations;
+        self.grad_evals += grad_evals;
+        self.hessian_evals += hessian_evals;
+        self.fused_evals += fused_evals;
+        self.cg_iterations += cg_iterations;
+        self.line_search_evals += line_search_evals;
+        self.direction_passes += direction_passes;
+        self.setup_passes += setup_passes;
+        self.compensated_evals += compensated_evals;
+        self.scale_passes += scale_passes;
+        self.sample_rows += sample_rows;
+        self.refinement_steps += refinement_steps;
+        self.elapsed += elapsed;
+    }
+}
+
+impl std::ops::AddAssign for Counts {
+    fn add_assign(&mut self, other: Counts) {
+        *self += &other;
     }
 }
 
@@ -306,4 +329,49 @@ impl SolveReport {
 #[cfg(feature = "serde")]
 fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counts;
+    use std::time::Duration;
+
+    /// `+=` adds every count and the time.
+    #[test]
+    fn counts_add_field_by_field() {
+        let mut a = Counts {
+            iterations: 1,
+            grad_evals: 2,
+            hessian_evals: 3,
+            fused_evals: 4,
+            cg_iterations: 5,
+            line_search_evals: 6,
+            direction_passes: 7,
+            setup_passes: 8,
+            compensated_evals: 9,
+            scale_passes: 10,
+            sample_rows: 11,
+            refinement_steps: 12,
+            elapsed: Duration::from_millis(13),
+        };
+        let b = a.clone();
+        a += &b;
+        a += Counts::default();
+        let doubled = Counts {
+            iterations: 2,
+            grad_evals: 4,
+            hessian_evals: 6,
+            fused_evals: 8,
+            cg_iterations: 10,
+            line_search_evals: 12,
+            direction_passes: 14,
+            setup_passes: 16,
+            compensated_evals: 18,
+            scale_passes: 20,
+            sample_rows: 22,
+            refinement_steps: 24,
+            elapsed: Duration::from_millis(26),
+        };
+        assert_eq!(a, doubled);
+    }
 }

@@ -534,7 +534,7 @@ fn local_estimators_carry_their_guarantee() {
     ] {
         let m = fit(view, &FitOptions::new(loss, set)).unwrap();
         assert!(m.guarantee.is_none(), "{loss:?}");
-        assert!(m.no_guarantee_reason.unwrap().contains("no provenance"));
+        assert!(m.no_guarantee.unwrap().to_string().contains("no provenance"));
     }
     let asserted = PrivatizedLabels::asserted_by_caller(data.y.clone(), Randomizer::Rr { eps: 0.7 }).unwrap();
     for loss in [LossSpec::DebiasedRr { eps: 0.7 }, LossSpec::MleRr { eps: 0.7 }] {

@@ -10,6 +10,7 @@ use privpref::estimator::label_sgd::*;
 use privpref::feasible::FeasibleSet;
 use privpref::loss::{Logistic, PlTop1, Probit};
 use privpref::mechanism::{mix_seed, simulation_rng, KaryRr, Mechanism, RrTopK};
+use privpref::model::NoGuarantee;
 use privpref::privacy::NoiseRng;
 use privpref::sim::{class_means, class_mixture};
 use rand_distr::{Distribution, StandardNormal};
@@ -729,7 +730,7 @@ fn interrupt_flag_stops_the_pass_and_an_unset_flag_changes_nothing() {
         assert_eq!(f.report.counts.iterations, 0);
         assert!(f.detail.released.is_empty());
         assert_eq!(f.guarantee, None);
-        let reason = f.no_guarantee_reason.as_deref().unwrap();
+        let reason = f.no_guarantee.as_ref().unwrap().to_string();
         assert!(reason.starts_with("interrupted by the caller"), "{reason}");
         assert!(reason.contains(&format!("after 0 of {n} steps")), "{reason}");
         assert_eq!(f.refusal(), None);
@@ -752,8 +753,11 @@ fn interrupt_flag_stops_the_pass_and_an_unset_flag_changes_nothing() {
     assert_eq!(f.report.counts.iterations, 0);
     assert!(f.detail.stages.is_empty() && f.detail.released.is_empty());
     assert_eq!(f.guarantee, None);
+    assert_eq!(
+        f.no_guarantee,
+        Some(NoGuarantee::Interrupted { steps: 0, budget: None })
+    );
     assert!(f
-        .no_guarantee_reason
-        .as_deref()
-        .is_some_and(|r| r.starts_with("interrupted by the caller after 0 steps")));
+        .no_guarantee
+        .is_some_and(|r| r.to_string().starts_with("interrupted by the caller after 0 steps")));
 }

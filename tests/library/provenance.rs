@@ -74,7 +74,7 @@ fn library_privatised_labels_get_the_guarantee_of_their_provenance() {
         g.assumptions.notes
     );
     assert_eq!(model.detail.provenance.as_ref(), Some(p));
-    assert!(model.no_guarantee_reason.is_none());
+    assert!(model.no_guarantee.is_none());
     assert_eq!(g, &private.guarantee());
 }
 
@@ -118,7 +118,7 @@ fn raw_labels_get_no_local_guarantee_and_the_same_estimate() {
         let m = fit(view, &FitOptions::new(loss, FeasibleSet::theta_b(2.0).unwrap())).unwrap();
         assert!(m.guarantee.is_none(), "{loss:?}");
         assert!(m.detail.provenance.is_none());
-        let why = m.no_guarantee_reason.expect("a reason");
+        let why = m.no_guarantee.expect("a reason").to_string();
         assert!(why.contains("no provenance"), "{why}");
     }
     // The provenance changes the guarantee only, never the estimate.
@@ -254,7 +254,7 @@ fn mechanism_and_k_mismatches_are_typed_errors() {
     );
     assert!(gu.mechanism.starts_with("K-ary randomized response"));
     let raw = fit_kwise(gv, &plkrr(1.5)).unwrap();
-    assert!(raw.guarantee.is_none() && raw.no_guarantee_reason.unwrap().contains("no provenance"));
+    assert!(raw.guarantee.is_none() && raw.no_guarantee.unwrap().to_string().contains("no provenance"));
     assert_eq!(raw.theta, m.theta);
     // ε mismatch.
     let (e, f) = kwise_mismatch(fit_kwise_privatized(gv, &good, &plkrr(1.0)));
@@ -353,7 +353,7 @@ fn user_level_labels_need_the_same_budget_and_users() {
     assert_eq!(g.noise, NoiseSource::Seeded(33));
     assert!(g.mechanism.starts_with("user-level randomized response"));
     let raw = fit_user_rr(view, &ud.users, &UserRrOptions::new(2.0, set)).unwrap();
-    assert!(raw.guarantee.is_none() && raw.no_guarantee_reason.is_some());
+    assert!(raw.guarantee.is_none() && raw.no_guarantee.is_some());
     assert_eq!(raw.theta, m.theta);
     // Another budget.
     mismatch(fit_user_rr_privatized(

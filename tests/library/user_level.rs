@@ -518,7 +518,7 @@ fn interrupt_flag_stops_the_run_and_an_unset_flag_changes_nothing() {
         assert_eq!(f.report.termination, Termination::Interrupted);
         assert_eq!(f.report.counts.iterations, 0);
         assert_eq!(f.guarantee, None);
-        let reason = f.no_guarantee_reason.as_deref().unwrap();
+        let reason = f.no_guarantee.as_ref().unwrap().to_string();
         assert_eq!(
             reason,
             format!(

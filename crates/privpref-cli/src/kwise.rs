@@ -89,17 +89,9 @@ pub fn run(a: FitArgs) -> Result<(), Failure> {
     ] {
         result.insert(key.into(), v);
     }
-    provenance::insert_fields(
-        &mut result,
-        model.detail.provenance.as_ref(),
-        model.no_guarantee_reason.as_deref(),
-    );
-    let note = fit_shared::no_guarantee_note(
-        loss.eps(),
-        model.guarantee.as_ref(),
-        model.no_guarantee_reason.as_deref(),
-        Some(k),
-    );
+    let reason = model.no_guarantee.as_ref().map(ToString::to_string);
+    provenance::insert_fields(&mut result, model.detail.provenance.as_ref(), reason.as_deref());
+    let note = fit_shared::no_guarantee_note(loss.eps(), model.guarantee.as_ref(), reason.as_deref(), Some(k));
     if let Some(note) = note {
         eprintln!("{note}");
     }

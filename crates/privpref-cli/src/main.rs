@@ -672,19 +672,11 @@ fn finish_local_fit(
     };
     result.insert("x_dtype".into(), json!(dtype));
     result.insert("ranks".into(), json!(ranks.size()));
-    provenance::insert_fields(
-        &mut result,
-        model.detail.provenance.as_ref(),
-        model.no_guarantee_reason.as_deref(),
-    );
+    let reason = model.no_guarantee.as_ref().map(ToString::to_string);
+    provenance::insert_fields(&mut result, model.detail.provenance.as_ref(), reason.as_deref());
     let r = &model.report;
     let eps = LossSpec::parse(&a.loss, a.eps).ok().and_then(|l| l.eps());
-    let note = fit_shared::no_guarantee_note(
-        eps,
-        model.guarantee.as_ref(),
-        model.no_guarantee_reason.as_deref(),
-        None,
-    );
+    let note = fit_shared::no_guarantee_note(eps, model.guarantee.as_ref(), reason.as_deref(), None);
     if let (Some(note), true) = (note, ranks.is_root()) {
         eprintln!("{note}");
     }

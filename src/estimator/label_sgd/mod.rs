@@ -550,7 +550,7 @@ fn normal_release(
 /// When [`LpSgdOptions::interrupt`] is set during the pass (checked before the first step and
 /// then every 256 steps), the pass stops there: the fit is the last iterate so far
 /// with the labels released so far, its report [`Termination::Interrupted`] with the steps
-/// taken, and it carries no guarantee ([`Fit::no_guarantee_reason`] says so).
+/// taken, and it carries no guarantee ([`Fit::no_guarantee`] says so).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for invalid options, a missing or misplaced prior, `k > K`, a theory

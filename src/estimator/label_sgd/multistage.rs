@@ -365,7 +365,7 @@ fn composed_guarantee(stages: &[StageReport], initial_prior: Option<&Prior>) -> 
 /// thousand steps within one), training stops there: the fit is the iterate so far, the reports
 /// of the completed stages and every label released so far, its report
 /// [`Termination::Interrupted`](crate::solver::Termination::Interrupted), and no guarantee
-/// ([`Fit::no_guarantee_reason`] says so).
+/// ([`Fit::no_guarantee`] says so).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] for invalid options, a stage with no sample, or the errors of
