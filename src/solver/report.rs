@@ -186,8 +186,14 @@ pub struct Counts {
 /// for a fit that ran two solvers one after the other).
 impl std::ops::AddAssign<&Counts> for Counts {
     fn add_assign(&mut self, other: &Counts) {
-        // Destructured, so that a new field cannot be left out of the sum.
-        let Counts {
+        // Each field named once; the pattern is exhaustive, so a new field cannot be left out.
+        macro_rules! add_fields {
+            ($($field:ident),* $(,)?) => {{
+                let Counts { $($field),* } = *other;
+                $(self.$field += $field;)*
+            }};
+        }
+        add_fields!(
             iterations,
             grad_evals,
             hessian_evals,
@@ -201,20 +207,7 @@ impl std::ops::AddAssign<&Counts> for Counts {
             sample_rows,
             refinement_steps,
             elapsed,
-        } = *other;
-        self.iterations += iterations;
-        self.grad_evals += grad_evals;
-        self.hessian_evals += hessian_evals;
-        self.fused_evals += fused_evals;
-        self.cg_iterations += cg_iterations;
-        self.line_search_evals += line_search_evals;
-        self.direction_passes += direction_passes;
-        self.setup_passes += setup_passes;
-        self.compensated_evals += compensated_evals;
-        self.scale_passes += scale_passes;
-        self.sample_rows += sample_rows;
-        self.refinement_steps += refinement_steps;
-        self.elapsed += elapsed;
+        );
     }
 }
 
