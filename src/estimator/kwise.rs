@@ -16,11 +16,11 @@
 //! choices' [`Provenance`](crate::privacy::Provenance) after checking that `pl-krr` at `ε` gets
 //! choices randomised by K-RR at exactly that `ε` and `K`.
 
-use super::{local_fit, local_guarantee, loss_words, no_provenance_reason, run_solver, FitOptions};
+use super::{local_fit, local_guarantee, loss_words, no_provenance, run_solver, FitOptions};
 use crate::data::GroupView;
 use crate::error::{Error, Result};
 use crate::loss::GroupLossSpec;
-use crate::model::{Fit, Local, NoGuarantee};
+use crate::model::{Fit, Local};
 use crate::objective::GroupObjective;
 use crate::privacy::{PrivatizedLabels, Randomizer};
 use crate::with_group_loss;
@@ -52,10 +52,7 @@ use crate::with_group_loss;
 /// ```
 pub fn fit_kwise(data: GroupView<'_>, opts: &FitOptions<GroupLossSpec>) -> Result<Fit<Local<GroupLossSpec>>> {
     let mut model = fit_kwise_raw(data, opts)?;
-    model.no_guarantee = Some(NoGuarantee::NoProvenance(no_provenance_reason(
-        opts.loss.name(),
-        opts.loss.eps(),
-    )));
+    model.no_guarantee = Some(no_provenance(opts.loss.name(), opts.loss.eps()));
     Ok(model)
 }
 

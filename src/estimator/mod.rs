@@ -509,10 +509,7 @@ fn sample_start_for<L: Loss>(data: &PairwiseView<'_>, loss: &L, opts: &FitOption
 /// privatised by a mechanism (or with an asserted provenance) with [`fit_privatized`].
 pub fn fit(data: PairwiseView<'_>, opts: &FitOptions) -> Result<Fit> {
     let mut model = fit_raw(data, opts)?;
-    model.no_guarantee = Some(NoGuarantee::NoProvenance(no_provenance_reason(
-        opts.loss.name(),
-        opts.loss.eps(),
-    )));
+    model.no_guarantee = Some(no_provenance(opts.loss.name(), opts.loss.eps()));
     Ok(model)
 }
 
@@ -651,13 +648,13 @@ fn with_deferred_scan(
 }
 
 /// Why a local fit on labels without provenance carries no guarantee.
-pub(crate) fn no_provenance_reason(loss: &str, eps: Option<f64>) -> String {
-    match eps {
+pub(crate) fn no_provenance(loss: &str, eps: Option<f64>) -> NoGuarantee {
+    NoGuarantee::NoProvenance(match eps {
         Some(e) => format!(
             "the labels carry no provenance: the `{loss}` loss at eps = {e} is a valid estimator for labels randomised at eps = {e}, but nothing shows these labels were randomised, at which eps, or with which generator (privatise them with a mechanism's privatize method, or assert their provenance, and fit the privatised labels)"
         ),
         None => format!("the labels carry no provenance: the `{loss}` loss on clear labels is not private"),
-    }
+    })
 }
 
 /// The local guarantee of labels of provenance `p` fitted with a loss described by `what`

@@ -34,13 +34,13 @@ pub use group_privacy::{group_dpsgd, group_privacy_split, GroupDpSgdOptions};
 pub use kwise::{aup_rlhf_kwise, fit_user_rr_kwise, user_dpsgd_kwise};
 pub use source::pl_gradient_bound;
 
-use super::{fit_raw, no_provenance_reason, FitOptions, Solver};
+use super::{fit_raw, no_provenance, FitOptions, Solver};
 use crate::data::{Features, PairwiseView, UserIndex};
 use crate::error::{check_delta, check_eps, Error, Result};
 use crate::feasible::FeasibleSet;
 use crate::loss::{Logistic, Loss, LossSpec};
 use crate::math::simd::scalar::sigmoid;
-use crate::model::{Fit, NoGuarantee};
+use crate::model::Fit;
 use crate::privacy::rdp::{Accountant, EpsilonReport};
 use crate::privacy::{
     Assumptions, Guarantee, Neighbouring, NoiseRng, PrivacyModel, PrivacyUnit, PrivatizedLabels, Randomizer,
@@ -106,10 +106,7 @@ impl UserRrOptions {
 /// sample weights on `data` (the estimator defines its own); solver errors from `fit`.
 pub fn fit_user_rr(data: PairwiseView<'_>, users: &UserIndex, opts: &UserRrOptions) -> Result<Fit> {
     let mut model = fit_user_rr_raw(data, users, opts)?;
-    model.no_guarantee = Some(NoGuarantee::NoProvenance(no_provenance_reason(
-        "user-level debiased-rr",
-        Some(opts.eps),
-    )));
+    model.no_guarantee = Some(no_provenance("user-level debiased-rr", Some(opts.eps)));
     Ok(model)
 }
 
